@@ -1,0 +1,123 @@
+// Package store persists the gateway's runtime entities behind one interface,
+// with SQL implementations for SQLite, PostgreSQL and MySQL/MariaDB that share
+// the same migrations and the same test suite.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned when a looked-up record does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict is returned when a unique natural key is already taken.
+var ErrConflict = errors.New("conflict")
+
+// Page selects a slice of a list; Page is 1-based.
+type Page struct {
+	Page     int
+	PageSize int
+}
+
+// LogFilter narrows a usage log listing; zero values do not filter.
+type LogFilter struct {
+	Type      string
+	Model     string
+	UserID    int64
+	TokenID   int64
+	ChannelID int64
+	Since     time.Time
+}
+
+// Store is every repository the gateway uses. Implementations are safe for
+// concurrent use.
+type Store interface {
+	Ping(ctx context.Context) error
+	Close() error
+	// Dialect is "sqlite", "postgres" or "mysql".
+	Dialect() string
+
+	Users() UserRepo
+	Groups() GroupRepo
+	Tokens() TokenRepo
+	Channels() ChannelRepo
+	Prices() PriceRepo
+	Logs() LogRepo
+	Ledger() LedgerRepo
+}
+
+// UserRepo stores users. Quota and UsedQuota are changed only through
+// LedgerRepo.Apply so that every movement is recorded.
+type UserRepo interface {
+	Create(ctx context.Context, u *User) error
+	Get(ctx context.Context, id int64) (*User, error)
+	GetByUsername(ctx context.Context, username string) (*User, error)
+	List(ctx context.Context, p Page) ([]User, int, error)
+	// Update writes username, password hash, role, group and status.
+	Update(ctx context.Context, u *User) error
+	Delete(ctx context.Context, id int64) error
+}
+
+// GroupRepo stores pricing groups.
+type GroupRepo interface {
+	Upsert(ctx context.Context, g Group) error
+	List(ctx context.Context) ([]Group, error)
+	Delete(ctx context.Context, name string) error
+}
+
+// TokenRepo stores API keys. Quota and UsedQuota change only through
+// LedgerRepo.Apply.
+type TokenRepo interface {
+	Create(ctx context.Context, t *Token) error
+	Get(ctx context.Context, id int64) (*Token, error)
+	GetByHash(ctx context.Context, keyHash string) (*Token, error)
+	// GetByName finds a user's token by name (the seed file's natural key).
+	GetByName(ctx context.Context, userID int64, name string) (*Token, error)
+	// List lists tokens; userID 0 lists every user's.
+	List(ctx context.Context, userID int64, p Page) ([]Token, int, error)
+	// Update writes name, models, expiry and status.
+	Update(ctx context.Context, t *Token) error
+	Delete(ctx context.Context, id int64) error
+}
+
+// ChannelRepo stores channels and keeps the ability index in step with them:
+// Create and Update rewrite the channel's abilities in the same transaction.
+type ChannelRepo interface {
+	Create(ctx context.Context, c *Channel) error
+	Get(ctx context.Context, id int64) (*Channel, error)
+	GetByName(ctx context.Context, name string) (*Channel, error)
+	List(ctx context.Context, p Page) ([]Channel, int, error)
+	// All returns every channel, for building routing snapshots.
+	All(ctx context.Context) ([]Channel, error)
+	Update(ctx context.Context, c *Channel) error
+	Delete(ctx context.Context, id int64) error
+	Abilities(ctx context.Context) ([]Ability, error)
+}
+
+// PriceRepo stores model prices keyed by model name.
+type PriceRepo interface {
+	Upsert(ctx context.Context, p ModelPrice) error
+	Get(ctx context.Context, name string) (*ModelPrice, error)
+	List(ctx context.Context) ([]ModelPrice, error)
+	Delete(ctx context.Context, name string) error
+}
+
+// LogRepo stores the usage log. Insert takes a batch because logs are
+// written behind the request path.
+type LogRepo interface {
+	Insert(ctx context.Context, logs []UsageLog) error
+	// List returns newest first.
+	List(ctx context.Context, f LogFilter, p Page) ([]UsageLog, int, error)
+}
+
+// LedgerRepo applies quota movements. Apply writes a batch of entries and the
+// matching balance changes to users and tokens in one transaction; an entry
+// whose Key was already applied is skipped, so replays are harmless.
+type LedgerRepo interface {
+	Apply(ctx context.Context, entries []LedgerEntry) error
+	// Sum returns the summed Delta and Used of a user's entries.
+	Sum(ctx context.Context, userID int64) (delta, used int64, err error)
+	List(ctx context.Context, userID int64, p Page) ([]LedgerEntry, int, error)
+}
