@@ -1,0 +1,69 @@
+// Package protocol defines what a wire-format codec offers the relay. Each
+// subpackage (openai, anthropic, gemini) implements Codec with pure functions
+// between its wire format and the IR; the relay never looks inside a format.
+package protocol
+
+import "github.com/turnpike-gw/turnpike/internal/ir"
+
+// Format names a wire format.
+type Format string
+
+// The wire formats the gateway speaks.
+const (
+	OpenAI    Format = "openai"
+	Anthropic Format = "anthropic"
+	Gemini    Format = "gemini"
+)
+
+// EventSink receives encoded stream events. The relay frames them (SSE, or a
+// JSON array for the alternate-native non-SSE stream) and flushes each one.
+// name is the SSE event name, empty for unnamed events. data is only valid
+// during the call.
+type EventSink interface {
+	Event(name string, data []byte) error
+}
+
+// StreamDecoder turns the data of each upstream stream event into IR events.
+// It is stateful: one per stream.
+type StreamDecoder interface {
+	// Decode handles one upstream event. name is its SSE event name (may be
+	// empty); data its payload. emit is called for each IR event produced.
+	Decode(name string, data []byte, emit func(ir.Event) error) error
+	// Finish is called at the end of the upstream stream; it emits whatever
+	// the format implies at the end (a final Stop/Done if none came) and
+	// reports an error when the stream ended too early to be a whole answer.
+	Finish(emit func(ir.Event) error) error
+}
+
+// StreamEncoder turns IR events into the client's stream events. It is
+// stateful: one per stream.
+type StreamEncoder interface {
+	Encode(ev ir.Event) error
+}
+
+// Codec converts one wire format of chat-style calls to and from the IR.
+type Codec interface {
+	Format() Format
+	// DecodeRequest parses a client request; failures are *ir.Error 400s
+	// that name the offending field.
+	DecodeRequest(body []byte) (*ir.Request, error)
+	// EncodeRequest builds the upstream body for this format. A field the
+	// format cannot express is dropped only where that is harmless, else an
+	// *ir.Error 400 naming it is returned.
+	EncodeRequest(req *ir.Request) ([]byte, error)
+	DecodeResponse(body []byte) (*ir.Response, error)
+	EncodeResponse(resp *ir.Response) ([]byte, error)
+	NewStreamDecoder() StreamDecoder
+	NewStreamEncoder(sink EventSink) StreamEncoder
+	// EncodeError renders a client-facing error in this format's dialect.
+	EncodeError(e *ir.Error) []byte
+	// DecodeError reads an upstream error answer of this format into an
+	// *ir.Error with the status kept and a client-safe message.
+	DecodeError(status int, body []byte) *ir.Error
+	// SniffUsage reads usage from a complete response body without fully
+	// decoding it; it is used when the body is relayed untouched.
+	SniffUsage(body []byte) (ir.Usage, bool)
+	// SniffStreamUsage reads usage from one stream event's data, if the
+	// event carries any; ok is false for events without usage.
+	SniffStreamUsage(name string, data []byte) (u ir.Usage, ok bool)
+}

@@ -1,0 +1,160 @@
+// Package sse reads and writes server-sent event streams as the WHATWG
+// specification frames them: LF, CR or CRLF line ends, multi-line data,
+// comments, event names and ids. The reader reuses its buffers, so a relay
+// pumping thousands of chunks does not allocate per event.
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// DefaultMaxEventSize bounds one event (all its lines) so a hostile or broken
+// upstream cannot make the gateway buffer without limit.
+const DefaultMaxEventSize = 1 << 20
+
+// ErrEventTooLarge is returned when an event exceeds the reader's limit.
+var ErrEventTooLarge = errors.New("sse: event exceeds size limit")
+
+// Event is one dispatched event. Its slices are only valid until the next
+// call to Next; copy what must outlive it.
+type Event struct {
+	Name []byte // empty means "message"
+	ID   []byte
+	Data []byte
+	// Retry is the reconnection time in ms, or -1 when not given.
+	Retry int
+}
+
+// Reader parses events from a stream.
+type Reader struct {
+	br      *bufio.Reader
+	max     int
+	data    []byte
+	name    []byte
+	id      []byte
+	line    []byte
+	hasData bool
+	lastCR  bool
+	ev      Event
+}
+
+// NewReader returns a reader that rejects events larger than max bytes
+// (DefaultMaxEventSize when max <= 0).
+func NewReader(r io.Reader, max int) *Reader {
+	if max <= 0 {
+		max = DefaultMaxEventSize
+	}
+	return &Reader{br: bufio.NewReaderSize(r, 16<<10), max: max}
+}
+
+// Next returns the next event, or io.EOF when the stream ends. An event that
+// was not terminated by a blank line before EOF is discarded, as browsers do.
+func (r *Reader) Next() (*Event, error) {
+	r.data, r.name, r.hasData = r.data[:0], r.name[:0], false
+	retry := -1
+	size := 0
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			return nil, err
+		}
+		if len(line) == 0 {
+			if !r.hasData {
+				// The standard resets the event name when a blank line
+				// ends an event that carried no data.
+				r.name = r.name[:0]
+				continue
+			}
+			r.ev = Event{Name: r.name, ID: r.id, Data: r.data, Retry: retry}
+			return &r.ev, nil
+		}
+		size += len(line)
+		if size > r.max {
+			return nil, ErrEventTooLarge
+		}
+		retry = r.field(line, retry)
+	}
+}
+
+// field applies one "name: value" line to the event under construction.
+func (r *Reader) field(line []byte, retry int) int {
+	if line[0] == ':' {
+		return retry
+	}
+	name, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		name, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(name) {
+	case "data":
+		if r.hasData {
+			r.data = append(r.data, '\n')
+		}
+		r.data = append(r.data, value...)
+		r.hasData = true
+	case "event":
+		r.name = append(r.name[:0], value...)
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			r.id = append(r.id[:0], value...)
+		}
+	case "retry":
+		if n, ok := parseDigits(value); ok {
+			return n
+		}
+	}
+	return retry
+}
+
+func parseDigits(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// readLine returns one line without its terminator. It treats CR, LF and
+// CRLF as line ends, remembering a trailing CR so a CRLF split across reads
+// is not seen as two line ends.
+func (r *Reader) readLine() ([]byte, error) {
+	r.line = r.line[:0]
+	for {
+		b, err := r.br.ReadByte()
+		if err != nil {
+			if err == io.EOF && len(r.line) > 0 {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		if r.lastCR {
+			r.lastCR = false
+			if b == '\n' {
+				continue
+			}
+		}
+		switch b {
+		case '\n':
+			return r.line, nil
+		case '\r':
+			r.lastCR = true
+			return r.line, nil
+		}
+		if len(r.line) >= r.max {
+			return nil, ErrEventTooLarge
+		}
+		r.line = append(r.line, b)
+	}
+}
