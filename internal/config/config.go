@@ -1,0 +1,227 @@
+// Package config holds the start-up settings: one struct, its defaults, the
+// YAML file overlay and the environment overlay (which wins), and the seed
+// section of the YAML file. It imports nothing else from the module.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is every start-up setting. Runtime entities (users, channels,
+// prices) live in the database; Seed only fills it.
+type Config struct {
+	Listen            string  `yaml:"listen"`
+	Database          string  `yaml:"database"`
+	Redis             string  `yaml:"redis"`
+	RootToken         string  `yaml:"root_token"`
+	RootPassword      string  `yaml:"root_password"`
+	ServerAddress     string  `yaml:"server_address"`
+	TaskPublicAddress string  `yaml:"task_public_address"`
+	CryptoSecret      string  `yaml:"crypto_secret"`
+	QuotaPerUSD       int64   `yaml:"quota_per_usd"`
+	TaskPollInterval  float64 `yaml:"task_poll_interval_seconds"`
+	TaskPollMaxFails  int     `yaml:"task_poll_max_failures"`
+	TaskTimeoutMin    int     `yaml:"task_timeout_minutes"`
+	ProtocolTimeout   int     `yaml:"task_plugin_protocol_timeout_seconds"`
+	MaxFileDownloadMB int     `yaml:"max_file_download_mb"`
+
+	ModerationDefaultModel string `yaml:"moderation_default_model"`
+	RetryCount             int    `yaml:"retry_count"`
+	RequestBodyLimitMB     int    `yaml:"request_body_limit_mb"`
+	FirstByteTimeout       int    `yaml:"first_byte_timeout_seconds"`
+	UpstreamTimeout        int    `yaml:"upstream_timeout_seconds"`
+	// ChannelCooldown is how long a channel that answered 401/403 is skipped.
+	ChannelCooldown     int  `yaml:"channel_cooldown_seconds"`
+	AllowPrivateContent bool `yaml:"allow_private_content"`
+	MetricsPublic       bool `yaml:"metrics_public"`
+	LogLevel            string `yaml:"log_level"`
+
+	// GeneratedSecret is true when CryptoSecret was made up at start.
+	GeneratedSecret bool `yaml:"-"`
+
+	Seed `yaml:",inline"`
+}
+
+// Defaults returns the settings of CONTRACT.md §2 before any overlay.
+func Defaults() Config {
+	return Config{
+		Listen:                 ":3000",
+		Database:               "sqlite:./data/turnpike.db",
+		QuotaPerUSD:            500000,
+		TaskPollInterval:       15,
+		TaskPollMaxFails:       20,
+		TaskTimeoutMin:         1440,
+		ProtocolTimeout:        600,
+		MaxFileDownloadMB:      64,
+		ModerationDefaultModel: "omni-moderation-latest",
+		RetryCount:             2,
+		RequestBodyLimitMB:     32,
+		FirstByteTimeout:       60,
+		UpstreamTimeout:        600,
+		ChannelCooldown:        300,
+		MetricsPublic:          true,
+		LogLevel:               "info",
+	}
+}
+
+// Load builds the configuration: defaults, then the YAML file (if path is
+// not empty), then the environment given as getenv.
+func Load(path string, getenv func(string) string) (Config, error) {
+	cfg := Defaults()
+	if path != "" {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return cfg, fmt.Errorf("config: %w", err)
+		}
+		if err := decodeYAML(raw, &cfg); err != nil {
+			return cfg, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	if err := applyEnv(&cfg, getenv); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// decodeYAML rejects unknown keys so a typo is an error, not a silent default.
+func decodeYAML(raw []byte, cfg *Config) error {
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil {
+		if errors.Is(err, io.EOF) { // an empty file sets nothing
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+type envVar struct {
+	name string
+	set  func(c *Config, v string) error
+}
+
+func str(dst func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *dst(c) = v; return nil }
+}
+
+func integer(name string, dst func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("config: %s must be an integer, got %q", name, v)
+		}
+		*dst(c) = n
+		return nil
+	}
+}
+
+var envVars = []envVar{
+	{"TURNPIKE_LISTEN", str(func(c *Config) *string { return &c.Listen })},
+	{"TURNPIKE_DATABASE", str(func(c *Config) *string { return &c.Database })},
+	{"TURNPIKE_REDIS", str(func(c *Config) *string { return &c.Redis })},
+	{"TURNPIKE_ROOT_TOKEN", str(func(c *Config) *string { return &c.RootToken })},
+	{"TURNPIKE_ROOT_PASSWORD", str(func(c *Config) *string { return &c.RootPassword })},
+	{"TURNPIKE_SERVER_ADDRESS", str(func(c *Config) *string { return &c.ServerAddress })},
+	{"TURNPIKE_TASK_PUBLIC_ADDRESS", str(func(c *Config) *string { return &c.TaskPublicAddress })},
+	{"CRYPTO_SECRET", str(func(c *Config) *string { return &c.CryptoSecret })},
+	{"TASK_POLL_INTERVAL_SECONDS", func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return fmt.Errorf("config: TASK_POLL_INTERVAL_SECONDS must be a number, got %q", v)
+		}
+		c.TaskPollInterval = f
+		return nil
+	}},
+	{"TASK_POLL_MAX_FAILURES", integer("TASK_POLL_MAX_FAILURES", func(c *Config) *int { return &c.TaskPollMaxFails })},
+	{"TASK_TIMEOUT_MINUTES", integer("TASK_TIMEOUT_MINUTES", func(c *Config) *int { return &c.TaskTimeoutMin })},
+	{"TASK_PLUGIN_PROTOCOL_TIMEOUT_SECONDS", integer("TASK_PLUGIN_PROTOCOL_TIMEOUT_SECONDS", func(c *Config) *int { return &c.ProtocolTimeout })},
+	{"MAX_FILE_DOWNLOAD_MB", integer("MAX_FILE_DOWNLOAD_MB", func(c *Config) *int { return &c.MaxFileDownloadMB })},
+	{"TURNPIKE_QUOTA_PER_USD", func(c *Config, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("config: TURNPIKE_QUOTA_PER_USD must be an integer, got %q", v)
+		}
+		c.QuotaPerUSD = n
+		return nil
+	}},
+}
+
+func applyEnv(cfg *Config, getenv func(string) string) error {
+	if getenv == nil {
+		return nil
+	}
+	for _, ev := range envVars {
+		if v := getenv(ev.name); v != "" {
+			if err := ev.set(cfg, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Validate checks ranges so a bad setting fails at start with a clear message.
+func (c *Config) Validate() error {
+	var errs []string
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		errs = append(errs, fmt.Sprintf("listen %q is not host:port", c.Listen))
+	}
+	if c.QuotaPerUSD <= 0 {
+		errs = append(errs, "quota_per_usd must be positive")
+	}
+	if c.TaskPollInterval <= 0 {
+		errs = append(errs, "task_poll_interval_seconds must be positive")
+	}
+	positive := map[string]int{
+		"task_poll_max_failures": c.TaskPollMaxFails, "task_timeout_minutes": c.TaskTimeoutMin,
+		"task_plugin_protocol_timeout_seconds": c.ProtocolTimeout, "max_file_download_mb": c.MaxFileDownloadMB,
+		"request_body_limit_mb": c.RequestBodyLimitMB, "first_byte_timeout_seconds": c.FirstByteTimeout,
+		"upstream_timeout_seconds": c.UpstreamTimeout,
+	}
+	for name, v := range positive {
+		if v <= 0 {
+			errs = append(errs, name+" must be positive")
+		}
+	}
+	if c.RetryCount < 0 {
+		errs = append(errs, "retry_count must not be negative")
+	}
+	if err := c.Seed.validate(); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// PollInterval is TaskPollInterval as a duration.
+func (c *Config) PollInterval() time.Duration {
+	return time.Duration(c.TaskPollInterval * float64(time.Second))
+}
+
+// BodyLimit is the request body limit in bytes.
+func (c *Config) BodyLimit() int64 { return int64(c.RequestBodyLimitMB) << 20 }
+
+// Address is ServerAddress, or one derived from the listen address.
+func (c *Config) Address() string {
+	if c.ServerAddress != "" {
+		return strings.TrimRight(c.ServerAddress, "/")
+	}
+	host, port, _ := net.SplitHostPort(c.Listen)
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}

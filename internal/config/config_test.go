@@ -1,0 +1,115 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadWithNothingGivesContractDefaults(t *testing.T) {
+	c, err := Load("", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != ":3000" || c.Database != "sqlite:./data/turnpike.db" || c.QuotaPerUSD != 500000 ||
+		c.TaskPollMaxFails != 20 || c.ProtocolTimeout != 600 || c.RetryCount != 2 || c.RequestBodyLimitMB != 32 {
+		t.Fatalf("unexpected defaults %+v", c)
+	}
+}
+
+func TestEnvironmentWinsOverFile(t *testing.T) {
+	p := writeFile(t, "listen: ':4000'\nroot_token: file\ntask_poll_interval_seconds: 2\n")
+	c, err := Load(p, env(map[string]string{"TURNPIKE_ROOT_TOKEN": "env", "TASK_POLL_INTERVAL_SECONDS": "0.2"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != ":4000" || c.RootToken != "env" || c.TaskPollInterval != 0.2 {
+		t.Fatalf("got %+v", c)
+	}
+}
+
+func TestLoadRejects(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		env        map[string]string
+		want       string
+	}{
+		{"unknown key", "listen: ':1'\nlistn: x\n", nil, "listn"},
+		{"unknown nested key", "users:\n  - {username: a, pasword: b}\n", nil, "pasword"},
+		{"bad integer env", "", map[string]string{"TASK_POLL_MAX_FAILURES": "many"}, "TASK_POLL_MAX_FAILURES"},
+		{"bad listen", "listen: nope\n", nil, "listen"},
+		{"token without key", "tokens:\n  - {name: k, user: a}\n", nil, "tokens[0]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := ""
+			if tc.yaml != "" {
+				p = writeFile(t, tc.yaml)
+			}
+			_, err := Load(p, env(tc.env))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want mention of %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSeedSectionParsesEveryField(t *testing.T) {
+	p := writeFile(t, `
+root_token: "root-secret"
+groups: {default: 1.0, vip: 0.5}
+users:
+  - {username: alice, password: "alice-pass", role: user, group: default, quota: 5000000}
+tokens:
+  - {name: alice-key, user: alice, key: "sk-alice-test", quota: -1, models: [], expires_at: null}
+channels:
+  - name: openai-main
+    type: openai
+    base_url: "http://127.0.0.1:9101"
+    key: "upstream-key"
+    models: [gpt-4o-mini]
+    groups: [default, vip]
+    priority: 10
+    weight: 1
+    model_mapping: {gpt-4o-mini: gpt-4o-mini-2024-07-18}
+    settings: {}
+    status: enabled
+models:
+  gpt-4o-mini: {input_per_mtok: 0.15, output_per_mtok: 0.60}
+  dall-e-3: {per_call: 0.04}
+  local-llama: {free: true}
+plugins:
+  - {path: "./plugins/acme/plugin.js"}
+`)
+	c, err := Load(p, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Groups["vip"] != 0.5 || len(c.Users) != 1 || *c.Tokens[0].Quota != -1 || c.Channels[0].Type != "openai" ||
+		c.Models["gpt-4o-mini"].OutputPerMTok != 0.6 || !c.Models["local-llama"].Free || c.Plugins[0].Path == "" {
+		t.Fatalf("seed not parsed: %+v", c.Seed)
+	}
+}
+
+func TestAddressDerivesFromListen(t *testing.T) {
+	c := Defaults()
+	if got := c.Address(); got != "http://127.0.0.1:3000" {
+		t.Fatalf("got %s", got)
+	}
+	c.ServerAddress = "https://gw.example.com/"
+	if got := c.Address(); got != "https://gw.example.com" {
+		t.Fatalf("got %s", got)
+	}
+}

@@ -1,0 +1,93 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Seed is the data section of the YAML file, upserted by natural key at
+// start so starting twice with the same file changes nothing.
+type Seed struct {
+	Groups   map[string]float64   `yaml:"groups"`
+	Users    []SeedUser           `yaml:"users"`
+	Tokens   []SeedToken          `yaml:"tokens"`
+	Channels []SeedChannel        `yaml:"channels"`
+	Models   map[string]SeedPrice `yaml:"models"`
+	Plugins  []SeedPlugin         `yaml:"plugins"`
+}
+
+// SeedUser is a user to create or update by username.
+type SeedUser struct {
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+	Role     string `yaml:"role"`
+	Group    string `yaml:"group"`
+	Quota    int64  `yaml:"quota"`
+}
+
+// SeedToken is an API key to create by (user, name).
+type SeedToken struct {
+	Name      string     `yaml:"name"`
+	User      string     `yaml:"user"`
+	Key       string     `yaml:"key"`
+	Quota     *int64     `yaml:"quota"`
+	Models    []string   `yaml:"models"`
+	ExpiresAt *time.Time `yaml:"expires_at"`
+}
+
+// SeedChannel is a channel to create or update by name.
+type SeedChannel struct {
+	Name         string            `yaml:"name"`
+	Type         any               `yaml:"type"`
+	BaseURL      string            `yaml:"base_url"`
+	Key          string            `yaml:"key"`
+	Models       []string          `yaml:"models"`
+	Groups       []string          `yaml:"groups"`
+	Priority     int64             `yaml:"priority"`
+	Weight       *int              `yaml:"weight"`
+	ModelMapping map[string]string `yaml:"model_mapping"`
+	Settings     map[string]any    `yaml:"settings"`
+	Status       string            `yaml:"status"`
+}
+
+// SeedPrice is a model price in US dollars.
+type SeedPrice struct {
+	InputPerMTok      float64        `yaml:"input_per_mtok" json:"input_per_mtok,omitempty"`
+	OutputPerMTok     float64        `yaml:"output_per_mtok" json:"output_per_mtok,omitempty"`
+	CacheReadPerMTok  float64        `yaml:"cache_read_per_mtok" json:"cache_read_per_mtok,omitempty"`
+	CacheWritePerMTok float64        `yaml:"cache_write_per_mtok" json:"cache_write_per_mtok,omitempty"`
+	PerCall           float64        `yaml:"per_call" json:"per_call,omitempty"`
+	Free              bool           `yaml:"free" json:"free,omitempty"`
+	Extra             map[string]any `yaml:"extra" json:"extra,omitempty"`
+}
+
+// SeedPlugin is a task plugin file installed and activated at start.
+type SeedPlugin struct {
+	Path string `yaml:"path"`
+}
+
+func (s *Seed) validate() error {
+	var errs []error
+	for i, u := range s.Users {
+		if u.Username == "" {
+			errs = append(errs, fmt.Errorf("users[%d].username is required", i))
+		}
+	}
+	for i, t := range s.Tokens {
+		if t.Name == "" || t.User == "" || t.Key == "" {
+			errs = append(errs, fmt.Errorf("tokens[%d] needs name, user and key", i))
+		}
+	}
+	for i, c := range s.Channels {
+		if c.Name == "" || c.Type == nil {
+			errs = append(errs, fmt.Errorf("channels[%d] needs name and type", i))
+		}
+	}
+	for i, p := range s.Plugins {
+		if p.Path == "" {
+			errs = append(errs, fmt.Errorf("plugins[%d].path is required", i))
+		}
+	}
+	return errors.Join(errs...)
+}
