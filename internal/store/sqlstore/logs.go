@@ -1,0 +1,111 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+type logRepo struct{ s *Store }
+
+const logInsertColumns = "type, user_id, token_id, channel_id, model, prompt_tokens, completion_tokens, quota, latency_ms, request_id, other, created_at"
+
+const logSelect = "SELECT id, " + logInsertColumns + " FROM usage_logs"
+
+// logBatch rows per INSERT: 12 parameters each stays far below every
+// dialect's parameter limit.
+const logBatch = 200
+
+// Insert writes the batch in one transaction with multi-row inserts; a zero
+// CreatedAt is stamped with the current time. IDs are not reported back.
+func (r logRepo) Insert(ctx context.Context, logs []store.UsageLog) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	const cols = 12
+	stamp := now()
+	err := r.s.withTx(ctx, func(tx *sql.Tx) error {
+		for start := 0; start < len(logs); start += logBatch {
+			chunk := logs[start:min(start+logBatch, len(logs))]
+			args := make([]any, 0, len(chunk)*cols)
+			for _, l := range chunk {
+				created := stamp
+				if !l.CreatedAt.IsZero() {
+					created = dbTime(l.CreatedAt)
+				}
+				args = append(args, l.Type, l.UserID, l.TokenID, l.ChannelID, l.Model, l.PromptTokens, l.CompletionTokens,
+					l.Quota, l.LatencyMS, l.RequestID, rawText(l.Other), created)
+			}
+			row := "(?" + strings.Repeat(", ?", cols-1) + ")"
+			q := "INSERT INTO usage_logs (" + logInsertColumns + ") VALUES " + row + strings.Repeat(", "+row, len(chunk)-1)
+			if _, err := tx.ExecContext(ctx, r.s.Rebind(q), args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return wrap(err, "insert logs")
+}
+
+// logWhere turns a filter into a WHERE clause and its arguments.
+func logWhere(f store.LogFilter) (string, []any) {
+	var conds []string
+	var args []any
+	add := func(cond string, arg any) {
+		conds = append(conds, cond)
+		args = append(args, arg)
+	}
+	if f.Type != "" {
+		add("type = ?", f.Type)
+	}
+	if f.Model != "" {
+		add("model = ?", f.Model)
+	}
+	if f.UserID != 0 {
+		add("user_id = ?", f.UserID)
+	}
+	if f.TokenID != 0 {
+		add("token_id = ?", f.TokenID)
+	}
+	if f.ChannelID != 0 {
+		add("channel_id = ?", f.ChannelID)
+	}
+	if !f.Since.IsZero() {
+		add("created_at >= ?", dbTime(f.Since))
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+func scanLog(row interface{ Scan(...any) error }) (store.UsageLog, error) {
+	var l store.UsageLog
+	var other sql.NullString
+	err := row.Scan(&l.ID, &l.Type, &l.UserID, &l.TokenID, &l.ChannelID, &l.Model, &l.PromptTokens, &l.CompletionTokens,
+		&l.Quota, &l.LatencyMS, &l.RequestID, &other, &l.CreatedAt)
+	l.Other = rawFrom(other)
+	l.CreatedAt = l.CreatedAt.UTC()
+	return l, err
+}
+
+// List returns matching logs newest first (by id) and the total match count.
+func (r logRepo) List(ctx context.Context, f store.LogFilter, p store.Page) ([]store.UsageLog, int, error) {
+	where, args := logWhere(f)
+	total, err := r.s.count(ctx, "SELECT COUNT(*) FROM usage_logs"+where, args...)
+	if err != nil {
+		return nil, 0, wrap(err, "count logs")
+	}
+	limit, offset := limitOffset(p)
+	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(logSelect+where+" ORDER BY id DESC LIMIT ? OFFSET ?"), append(args, limit, offset)...)
+	if err != nil {
+		return nil, 0, wrap(err, "list logs")
+	}
+	out, err := collect(rows, scanLog)
+	if err != nil {
+		return nil, 0, wrap(err, "list logs")
+	}
+	return out, total, nil
+}

@@ -1,0 +1,138 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Migration is one versioned schema change. Versions below 100 belong to
+// this package; other packages register theirs from 100 up.
+type Migration struct {
+	Version int
+	Name    string
+	// SQL is a template expanded per dialect with Expand; it may hold
+	// several statements separated by semicolons.
+	SQL string
+	// PerDialect, when it has an entry for the store's dialect, is used
+	// verbatim instead of SQL.
+	PerDialect map[Dialect]string
+}
+
+// script returns the statements to run on d.
+func (m Migration) script(d Dialect) string {
+	if s, ok := m.PerDialect[d]; ok {
+		return s
+	}
+	return Expand(d, m.SQL)
+}
+
+var (
+	registryMu sync.Mutex
+	registry   = map[int]Migration{}
+)
+
+// Register adds a migration that every later Open applies. It is meant for
+// init functions of packages that keep their own tables in the gateway's
+// database, and panics on a version below 100 or one already taken, since
+// either is a programming error that must not reach a database.
+func Register(m Migration) {
+	if m.Version < 100 {
+		panic(fmt.Sprintf("sqlstore: migration %q: versions below 100 are reserved", m.Name))
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if prev, ok := registry[m.Version]; ok {
+		panic(fmt.Sprintf("sqlstore: migration version %d registered twice (%q, %q)", m.Version, prev.Name, m.Name))
+	}
+	registry[m.Version] = m
+}
+
+// migrations returns the built-in and registered migrations in version order.
+func migrations() []Migration {
+	registryMu.Lock()
+	all := append([]Migration(nil), coreMigrations...)
+	for _, m := range registry {
+		all = append(all, m)
+	}
+	registryMu.Unlock()
+	sort.Slice(all, func(i, j int) bool { return all[i].Version < all[j].Version })
+	return all
+}
+
+// migrate brings the schema up to date. All work happens on one connection
+// holding a database-wide lock on PostgreSQL and MySQL, so gateways started
+// together do not race; each migration and its schema_migrations row are
+// written in one transaction (MySQL commits DDL implicitly, so there a
+// failed migration can leave partial work behind).
+func migrate(ctx context.Context, db *sql.DB, d Dialect) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlstore: migrate: %w", err)
+	}
+	defer conn.Close()
+	unlock, err := lockMigrations(ctx, conn, d)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, err := conn.ExecContext(ctx, Expand(d,
+		"CREATE TABLE IF NOT EXISTS schema_migrations (version {{bigint}} NOT NULL PRIMARY KEY, name {{string}} NOT NULL, applied_at {{time}} NOT NULL) {{options}}")); err != nil {
+		return fmt.Errorf("sqlstore: create schema_migrations: %w", err)
+	}
+	for _, m := range migrations() {
+		if err := applyMigration(ctx, conn, d, m); err != nil {
+			return fmt.Errorf("sqlstore: migration %d %s: %w", m.Version, m.Name, err)
+		}
+	}
+	return nil
+}
+
+func applyMigration(ctx context.Context, conn *sql.Conn, d Dialect, m Migration) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	// Checked inside the transaction: on SQLite it holds the write lock, so
+	// a second process opening the same file sees the first one's work.
+	if err := tx.QueryRowContext(ctx, Rebind(d, "SELECT COUNT(*) FROM schema_migrations WHERE version = ?"), m.Version).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, m.script(d)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, Rebind(d, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+		m.Version, m.Name, now()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// lockMigrations takes an advisory lock where the database offers one.
+func lockMigrations(ctx context.Context, conn *sql.Conn, d Dialect) (func(), error) {
+	const key = 7_307_150_001 // arbitrary, fixed: "turnpike migrations"
+	switch d {
+	case Postgres:
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
+			return nil, fmt.Errorf("sqlstore: migration lock: %w", err)
+		}
+		return func() { conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock($1)", key) }, nil
+	case MySQL:
+		var got sql.NullInt64
+		if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK('turnpike_migrations', 60)").Scan(&got); err != nil {
+			return nil, fmt.Errorf("sqlstore: migration lock: %w", err)
+		}
+		if got.Int64 != 1 {
+			return nil, fmt.Errorf("sqlstore: migration lock: timed out waiting for another process")
+		}
+		return func() { conn.ExecContext(context.Background(), "SELECT RELEASE_LOCK('turnpike_migrations')") }, nil
+	}
+	return func() {}, nil
+}

@@ -1,0 +1,52 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+type priceRepo struct{ s *Store }
+
+var priceColumns = []string{"input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok", "per_call", "is_free", "extra", "updated_at"}
+
+const priceSelect = "SELECT name, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, per_call, is_free, extra, updated_at FROM model_prices"
+
+func scanPrice(row interface{ Scan(...any) error }) (store.ModelPrice, error) {
+	var p store.ModelPrice
+	var extra sql.NullString
+	err := row.Scan(&p.Name, &p.InputPerMTok, &p.OutputPerMTok, &p.CacheReadPerMTok, &p.CacheWritePerMTok, &p.PerCall, &p.Free, &extra, &p.UpdatedAt)
+	p.Extra = rawFrom(extra)
+	p.UpdatedAt = p.UpdatedAt.UTC()
+	return p, err
+}
+
+// Upsert stores p, stamping UpdatedAt with the current time when it is zero.
+func (r priceRepo) Upsert(ctx context.Context, p store.ModelPrice) error {
+	_, err := r.s.db.ExecContext(ctx, r.s.upsertSQL("model_prices", "name", priceColumns),
+		p.Name, p.InputPerMTok, p.OutputPerMTok, p.CacheReadPerMTok, p.CacheWritePerMTok, p.PerCall, p.Free,
+		rawText(p.Extra), orNow(p.UpdatedAt))
+	return wrap(err, "upsert price")
+}
+
+func (r priceRepo) Get(ctx context.Context, name string) (*store.ModelPrice, error) {
+	p, err := scanPrice(r.s.db.QueryRowContext(ctx, r.s.Rebind(priceSelect+" WHERE name = ?"), name))
+	if err != nil {
+		return nil, wrap(err, "get price")
+	}
+	return &p, nil
+}
+
+func (r priceRepo) List(ctx context.Context) ([]store.ModelPrice, error) {
+	rows, err := r.s.db.QueryContext(ctx, priceSelect+" ORDER BY name")
+	if err != nil {
+		return nil, wrap(err, "list prices")
+	}
+	out, err := collect(rows, scanPrice)
+	return out, wrap(err, "list prices")
+}
+
+func (r priceRepo) Delete(ctx context.Context, name string) error {
+	return r.s.execOne(ctx, r.s.db, "delete price", "DELETE FROM model_prices WHERE name = ?", name)
+}

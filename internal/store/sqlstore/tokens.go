@@ -1,0 +1,102 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+type tokenRepo struct{ s *Store }
+
+const tokenSelect = "SELECT id, user_id, name, key_hash, key_masked, quota, used_quota, models, expires_at, status, created_at FROM tokens"
+
+func scanToken(row interface{ Scan(...any) error }) (store.Token, error) {
+	var t store.Token
+	var models string
+	var expires sql.NullTime
+	if err := row.Scan(&t.ID, &t.UserID, &t.Name, &t.KeyHash, &t.KeyMasked, &t.Quota, &t.UsedQuota,
+		&models, &expires, &t.Status, &t.CreatedAt); err != nil {
+		return t, err
+	}
+	var err error
+	t.Models, err = decodeList(models)
+	t.ExpiresAt = timePtr(expires)
+	t.CreatedAt = t.CreatedAt.UTC()
+	return t, err
+}
+
+// Create inserts t with its initial Quota and UsedQuota and fills in ID,
+// CreatedAt (when zero) and an empty Status as enabled. A missing user is
+// store.ErrNotFound.
+func (r tokenRepo) Create(ctx context.Context, t *store.Token) error {
+	models, err := stringList(t.Models)
+	if err != nil {
+		return err
+	}
+	t.CreatedAt = orNow(t.CreatedAt)
+	t.Status = defaultStatus(t.Status)
+	id, err := r.s.insert(ctx, r.s.db,
+		"INSERT INTO tokens (user_id, name, key_hash, key_masked, quota, used_quota, models, expires_at, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		t.UserID, t.Name, t.KeyHash, t.KeyMasked, t.Quota, t.UsedQuota, models, nullTime(t.ExpiresAt), t.Status, t.CreatedAt)
+	if err != nil {
+		return wrap(err, "create token")
+	}
+	t.ID = id
+	return nil
+}
+
+func (r tokenRepo) get(ctx context.Context, where string, args ...any) (*store.Token, error) {
+	t, err := scanToken(r.s.db.QueryRowContext(ctx, r.s.Rebind(tokenSelect+" WHERE "+where), args...))
+	if err != nil {
+		return nil, wrap(err, "get token")
+	}
+	return &t, nil
+}
+
+func (r tokenRepo) Get(ctx context.Context, id int64) (*store.Token, error) {
+	return r.get(ctx, "id = ?", id)
+}
+
+func (r tokenRepo) GetByHash(ctx context.Context, keyHash string) (*store.Token, error) {
+	return r.get(ctx, "key_hash = ?", keyHash)
+}
+
+func (r tokenRepo) GetByName(ctx context.Context, userID int64, name string) (*store.Token, error) {
+	return r.get(ctx, "user_id = ? AND name = ?", userID, name)
+}
+
+func (r tokenRepo) List(ctx context.Context, userID int64, p store.Page) ([]store.Token, int, error) {
+	where, args := "", []any{}
+	if userID != 0 {
+		where, args = " WHERE user_id = ?", append(args, userID)
+	}
+	total, err := r.s.count(ctx, "SELECT COUNT(*) FROM tokens"+where, args...)
+	if err != nil {
+		return nil, 0, wrap(err, "count tokens")
+	}
+	limit, offset := limitOffset(p)
+	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(tokenSelect+where+" ORDER BY id LIMIT ? OFFSET ?"), append(args, limit, offset)...)
+	if err != nil {
+		return nil, 0, wrap(err, "list tokens")
+	}
+	out, err := collect(rows, scanToken)
+	if err != nil {
+		return nil, 0, wrap(err, "list tokens")
+	}
+	return out, total, nil
+}
+
+func (r tokenRepo) Update(ctx context.Context, t *store.Token) error {
+	models, err := stringList(t.Models)
+	if err != nil {
+		return err
+	}
+	return r.s.execOne(ctx, r.s.db, "update token",
+		"UPDATE tokens SET name = ?, models = ?, expires_at = ?, status = ? WHERE id = ?",
+		t.Name, models, nullTime(t.ExpiresAt), defaultStatus(t.Status), t.ID)
+}
+
+func (r tokenRepo) Delete(ctx context.Context, id int64) error {
+	return r.s.execOne(ctx, r.s.db, "delete token", "DELETE FROM tokens WHERE id = ?", id)
+}
