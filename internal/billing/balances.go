@@ -1,0 +1,182 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// ErrInsufficientUser and ErrInsufficientToken say whose quota did not fit.
+var (
+	ErrInsufficientUser  = errors.New("user quota is not enough")
+	ErrInsufficientToken = errors.New("API key quota is not enough")
+)
+
+// Balances holds the live quota balances. The database follows them through
+// ledger entries written in batches, so a reservation costs a few atomic
+// operations instead of a database round trip.
+type Balances interface {
+	// Take removes amount from the user's balance and, for a limited key,
+	// the key's, both or neither. With force it takes even past zero: real
+	// usage that has already happened is always charged.
+	Take(ctx context.Context, userID, tokenID, amount int64, force bool) error
+	// Give returns amount to the user and, for a limited key, the key.
+	Give(ctx context.Context, userID, tokenID, amount int64) error
+	// AddUser changes only the user's balance (top-ups and corrections).
+	AddUser(ctx context.Context, userID, delta int64) (int64, error)
+	// AddToken changes only a limited key's balance.
+	AddToken(ctx context.Context, tokenID, delta int64) (int64, error)
+	User(ctx context.Context, userID int64) (int64, error)
+	// Token returns the key's balance and whether it is limited.
+	Token(ctx context.Context, tokenID int64) (int64, bool, error)
+	// Forget drops cached balances so the next use reloads them from the
+	// database, after the database was changed directly.
+	Forget(userID, tokenID int64)
+}
+
+// memBalances is Balances for a single node: atomics in maps, loaded from
+// the store on first use and never evicted while the process runs.
+type memBalances struct {
+	st     store.Store
+	users  sync.Map // int64 → *atomic.Int64
+	tokens sync.Map // int64 → *tokenBalance
+}
+
+type tokenBalance struct {
+	limited bool
+	v       atomic.Int64
+}
+
+// NewMemoryBalances returns single-node balances backed by st.
+func NewMemoryBalances(st store.Store) Balances { return &memBalances{st: st} }
+
+func (m *memBalances) user(ctx context.Context, id int64) (*atomic.Int64, error) {
+	if v, ok := m.users.Load(id); ok {
+		return v.(*atomic.Int64), nil
+	}
+	u, err := m.st.Users().Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	b := new(atomic.Int64)
+	b.Store(u.Quota)
+	v, _ := m.users.LoadOrStore(id, b)
+	return v.(*atomic.Int64), nil
+}
+
+func (m *memBalances) token(ctx context.Context, id int64) (*tokenBalance, error) {
+	if id == 0 {
+		return &tokenBalance{}, nil
+	}
+	if v, ok := m.tokens.Load(id); ok {
+		return v.(*tokenBalance), nil
+	}
+	t, err := m.st.Tokens().Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	b := &tokenBalance{limited: t.Quota >= 0}
+	b.v.Store(t.Quota)
+	v, _ := m.tokens.LoadOrStore(id, b)
+	return v.(*tokenBalance), nil
+}
+
+// takeFrom subtracts amount unless that would go below zero (and !force).
+func takeFrom(b *atomic.Int64, amount int64, force bool) bool {
+	for {
+		cur := b.Load()
+		if !force && cur < amount {
+			return false
+		}
+		if b.CompareAndSwap(cur, cur-amount) {
+			return true
+		}
+	}
+}
+
+func (m *memBalances) Take(ctx context.Context, userID, tokenID, amount int64, force bool) error {
+	ub, err := m.user(ctx, userID)
+	if err != nil {
+		return err
+	}
+	tb, err := m.token(ctx, tokenID)
+	if err != nil {
+		return err
+	}
+	if tb.limited && !takeFrom(&tb.v, amount, force) {
+		return ErrInsufficientToken
+	}
+	if !takeFrom(ub, amount, force) {
+		if tb.limited {
+			tb.v.Add(amount)
+		}
+		return ErrInsufficientUser
+	}
+	return nil
+}
+
+func (m *memBalances) Give(ctx context.Context, userID, tokenID, amount int64) error {
+	ub, err := m.user(ctx, userID)
+	if err != nil {
+		return err
+	}
+	tb, err := m.token(ctx, tokenID)
+	if err != nil {
+		return err
+	}
+	ub.Add(amount)
+	if tb.limited {
+		tb.v.Add(amount)
+	}
+	return nil
+}
+
+func (m *memBalances) AddUser(ctx context.Context, userID, delta int64) (int64, error) {
+	ub, err := m.user(ctx, userID)
+	if err != nil {
+		return 0, err
+	}
+	return ub.Add(delta), nil
+}
+
+func (m *memBalances) AddToken(ctx context.Context, tokenID, delta int64) (int64, error) {
+	tb, err := m.token(ctx, tokenID)
+	if err != nil {
+		return 0, err
+	}
+	if !tb.limited {
+		return -1, nil
+	}
+	return tb.v.Add(delta), nil
+}
+
+func (m *memBalances) User(ctx context.Context, userID int64) (int64, error) {
+	ub, err := m.user(ctx, userID)
+	if err != nil {
+		return 0, err
+	}
+	return ub.Load(), nil
+}
+
+func (m *memBalances) Token(ctx context.Context, tokenID int64) (int64, bool, error) {
+	tb, err := m.token(ctx, tokenID)
+	if err != nil {
+		return 0, false, err
+	}
+	if !tb.limited {
+		return -1, false, nil
+	}
+	return tb.v.Load(), true, nil
+}
+
+func (m *memBalances) Forget(userID, tokenID int64) {
+	if userID != 0 {
+		m.users.Delete(userID)
+	}
+	if tokenID != 0 {
+		m.tokens.Delete(tokenID)
+	}
+}
