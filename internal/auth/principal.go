@@ -1,0 +1,171 @@
+package auth
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// Principal is the caller of a request.
+type Principal struct {
+	UserID   int64
+	Username string
+	Role     string
+	Group    string
+	// TokenID is zero for session and root-token callers.
+	TokenID   int64
+	TokenName string
+	// Models is the key's allow-list; empty allows every model.
+	Models []string
+}
+
+// Allows reports whether the key may use model.
+func (p *Principal) Allows(model string) bool {
+	if len(p.Models) == 0 {
+		return true
+	}
+	for _, m := range p.Models {
+		if m == model {
+			return true
+		}
+	}
+	return false
+}
+
+// AtLeast reports whether the principal's role is role or stronger.
+func (p *Principal) AtLeast(role string) bool { return rank(p.Role) >= rank(role) }
+
+func rank(role string) int {
+	switch role {
+	case store.RoleRoot:
+		return 3
+	case store.RoleAdmin:
+		return 2
+	case store.RoleUser:
+		return 1
+	}
+	return 0
+}
+
+type ctxKey struct{}
+
+// With stores the principal in ctx.
+func With(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, ctxKey{}, p)
+}
+
+// From returns the principal stored by With, or nil.
+func From(ctx context.Context) *Principal {
+	p, _ := ctx.Value(ctxKey{}).(*Principal)
+	return p
+}
+
+// Keys authenticates API keys with a short-lived cache in front of the store.
+type Keys struct {
+	st    store.Store
+	ttl   time.Duration
+	cache sync.Map // key hash → *cached
+	now   func() time.Time
+}
+
+type cached struct {
+	p       *Principal
+	err     *ir.Error
+	expires *time.Time
+	until   time.Time
+}
+
+// NewKeys returns a key authenticator whose cache entries live for ttl, the
+// longest a change made on another node can take to be seen here.
+func NewKeys(st store.Store, ttl time.Duration) *Keys {
+	return &Keys{st: st, ttl: ttl, now: time.Now}
+}
+
+// Invalidate drops every cached key, after users or tokens changed.
+func (k *Keys) Invalidate() { k.cache.Clear() }
+
+var (
+	errMissingKey = &ir.Error{Status: 401, Kind: ir.KindAuthentication, Code: "invalid_api_key", Message: "no API key was given; send it as a Bearer token"}
+	errBadKey     = &ir.Error{Status: 401, Kind: ir.KindAuthentication, Code: "invalid_api_key", Message: "the API key is not valid"}
+)
+
+// Authenticate resolves a raw key into its principal.
+func (k *Keys) Authenticate(ctx context.Context, key string) (*Principal, error) {
+	if key == "" {
+		return nil, errMissingKey
+	}
+	h := HashKey(key)
+	now := k.now()
+	if v, ok := k.cache.Load(h); ok {
+		c := v.(*cached)
+		if now.Before(c.until) {
+			return c.result(now)
+		}
+	}
+	c, err := k.load(ctx, h, now)
+	if err != nil {
+		return nil, err
+	}
+	k.cache.Store(h, c)
+	return c.result(now)
+}
+
+func (c *cached) result(now time.Time) (*Principal, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	if c.expires != nil && !now.Before(*c.expires) {
+		return nil, &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "token_expired", Message: "the API key has expired"}
+	}
+	return c.p, nil
+}
+
+func (k *Keys) load(ctx context.Context, hash string, now time.Time) (*cached, error) {
+	c := &cached{until: now.Add(k.ttl)}
+	t, err := k.st.Tokens().GetByHash(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		c.err = errBadKey
+		return c, nil
+	}
+	if err != nil {
+		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "store_unavailable", Message: "the gateway cannot check keys right now", Cause: err}
+	}
+	u, err := k.st.Users().Get(ctx, t.UserID)
+	if errors.Is(err, store.ErrNotFound) {
+		c.err = errBadKey
+		return c, nil
+	}
+	if err != nil {
+		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "store_unavailable", Message: "the gateway cannot check keys right now", Cause: err}
+	}
+	switch {
+	case t.Status != store.StatusEnabled:
+		c.err = &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "token_disabled", Message: "the API key is disabled"}
+	case u.Status != store.StatusEnabled:
+		c.err = &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "user_disabled", Message: "the account of this API key is disabled"}
+	}
+	c.expires = t.ExpiresAt
+	c.p = &Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group, TokenID: t.ID, TokenName: t.Name, Models: t.Models}
+	return c, nil
+}
+
+// BearerToken extracts the token of an "Authorization: Bearer" header.
+func BearerToken(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// Equal compares secrets in constant time.
+func Equal(a, b string) bool {
+	return len(a) == len(b) && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
