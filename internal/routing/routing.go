@@ -1,0 +1,155 @@
+// Package routing decides which channels a call may use and in which order:
+// the highest priority tier first, weighted random inside a tier, channels in
+// cool-down skipped. It reads an immutable snapshot swapped atomically, so
+// choosing a channel takes no lock.
+package routing
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"sync/atomic"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// Channel is a routable channel.
+type Channel struct {
+	store.Channel
+}
+
+// MapModel applies the channel's model mapping.
+func (c *Channel) MapModel(model string) string {
+	if m, ok := c.ModelMapping[model]; ok && m != "" {
+		return m
+	}
+	return model
+}
+
+type tier struct {
+	priority int64
+	channels []*Channel
+}
+
+// Table is one immutable routing snapshot.
+type Table struct {
+	// index maps group → model → tiers, highest priority first.
+	index map[string]map[string][]tier
+	byID  map[int64]*Channel
+}
+
+// NewTable builds a snapshot from every channel; disabled channels and
+// channels with no weight are left out of routing but kept by id.
+func NewTable(channels []store.Channel) *Table {
+	t := &Table{index: map[string]map[string][]tier{}, byID: map[int64]*Channel{}}
+	for i := range channels {
+		c := &Channel{Channel: channels[i]}
+		t.byID[c.ID] = c
+		if c.Status != store.StatusEnabled {
+			continue
+		}
+		for _, g := range c.Groups {
+			models := t.index[g]
+			if models == nil {
+				models = map[string][]tier{}
+				t.index[g] = models
+			}
+			for _, m := range c.Models {
+				models[m] = addToTier(models[m], c)
+			}
+		}
+	}
+	return t
+}
+
+func addToTier(tiers []tier, c *Channel) []tier {
+	for i := range tiers {
+		if tiers[i].priority == c.Priority {
+			tiers[i].channels = append(tiers[i].channels, c)
+			return tiers
+		}
+	}
+	tiers = append(tiers, tier{priority: c.Priority, channels: []*Channel{c}})
+	sort.Slice(tiers, func(i, j int) bool { return tiers[i].priority > tiers[j].priority })
+	return tiers
+}
+
+// Channel returns a channel by id.
+func (t *Table) Channel(id int64) *Channel { return t.byID[id] }
+
+// Models lists the models a group can reach, sorted.
+func (t *Table) Models(group string) []string {
+	out := make([]string, 0, len(t.index[group]))
+	for m := range t.index[group] {
+		out = append(out, m)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Serves reports whether any enabled channel serves model for group.
+func (t *Table) Serves(group, model string) bool { return len(t.index[group][model]) > 0 }
+
+// Router holds the current snapshot and channel health.
+type Router struct {
+	table  atomic.Pointer[Table]
+	Health *Health
+}
+
+// NewRouter returns a router with an empty table.
+func NewRouter(h *Health) *Router {
+	r := &Router{Health: h}
+	r.table.Store(NewTable(nil))
+	return r
+}
+
+// Swap installs a new snapshot.
+func (r *Router) Swap(t *Table) { r.table.Store(t) }
+
+// Table returns the current snapshot.
+func (r *Router) Table() *Table { return r.table.Load() }
+
+// Plan returns up to max channels to try for model in group, in order. A
+// filter, when given, drops channels that cannot serve this kind of call.
+func (r *Router) Plan(group, model string, max int, filter func(*Channel) bool) []*Channel {
+	tiers := r.table.Load().index[group][model]
+	plan := make([]*Channel, 0, max)
+	for _, tr := range tiers {
+		pool := make([]*Channel, 0, len(tr.channels))
+		for _, c := range tr.channels {
+			if r.Health.Cooling(c.ID) || (filter != nil && !filter(c)) {
+				continue
+			}
+			pool = append(pool, c)
+		}
+		for len(pool) > 0 && len(plan) < max {
+			i := pickWeighted(pool)
+			plan = append(plan, pool[i])
+			pool = append(pool[:i], pool[i+1:]...)
+		}
+		if len(plan) >= max {
+			break
+		}
+	}
+	return plan
+}
+
+// pickWeighted draws an index with probability proportional to weight;
+// channels with weight 0 are drawn only when every weight is 0.
+func pickWeighted(pool []*Channel) int {
+	total := 0
+	for _, c := range pool {
+		total += max(c.Weight, 0)
+	}
+	if total == 0 {
+		return rand.IntN(len(pool))
+	}
+	n := rand.IntN(total)
+	for i, c := range pool {
+		n -= max(c.Weight, 0)
+		if n < 0 {
+			return i
+		}
+	}
+	return len(pool) - 1
+}
