@@ -1,0 +1,225 @@
+package manifest
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+const (
+	maxRoutePathLength = 256
+	maxActionLength    = 64
+	shapeParam         = ":"
+)
+
+var (
+	routeMethods   = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"}
+	routeTypes     = []string{RouteSubmit, RouteQuery, RouteDynamic}
+	routeFields    = []string{"method", "path", "type", "decode", "render", "taskIdParam", "models", "retainResult", "action"}
+	functionName   = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
+	paramName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	staticSegment  = regexp.MustCompile(`^[A-Za-z0-9._~!$&'()*+,;=@-][A-Za-z0-9._~!$&'()*+,;=@:-]*$`)
+	reservedPrefix = []string{"/api/", "/pg/"}
+)
+
+// hostRoute is a method and path shape the host serves itself.
+type hostRoute struct{ method, shape, owner string }
+
+// hostRoutes are never available to plugin routes: the host protocols' paths
+// (plugins claim those through meta.protocols) and the gateway's own API.
+var hostRoutes = func() []hostRoute {
+	var out []hostRoute
+	add := func(owner, method string, paths ...string) {
+		for _, p := range paths {
+			out = append(out, hostRoute{method, RouteShape(p), owner})
+		}
+	}
+	add(ProtocolVideo, "POST", "/v1/videos")
+	add(ProtocolVideo, "GET", "/v1/videos/:id", "/v1/videos/:id/content")
+	add(ProtocolVideo, "HEAD", "/v1/videos/:id/content")
+	add(ProtocolResponses, "POST", "/v1/responses")
+	add(ProtocolResponses, "GET", "/v1/responses/:id")
+	add(ProtocolImage, "POST", "/v1/images/generations", "/v1/images/edits")
+	add("gateway", "POST", "/v1/chat/completions", "/v1/completions", "/v1/embeddings",
+		"/v1/engines/:model/embeddings", "/v1/edits", "/v1/audio/transcriptions",
+		"/v1/audio/translations", "/v1/audio/speech", "/v1/rerank", "/v1/moderations",
+		"/v1/responses/compact", "/v1/alpha/search", "/v1/messages")
+	add("gateway", "GET", "/v1/realtime", "/v1/models", "/v1/models/:model", "/v1beta/models",
+		"/v1beta/openai/models", "/v1/tasks", "/v1/tasks/:id")
+	return out
+}()
+
+// RouteShape is a route path with every `:param` segment replaced by a
+// placeholder, so `/v1/x/:id` and `/v1/x/:task` share the shape `/v1/x/:`.
+// Two routes with the same method and shape cannot both be served.
+func RouteShape(path string) string {
+	segments := strings.Split(path, "/")
+	for i, s := range segments {
+		if strings.HasPrefix(s, ":") {
+			segments[i] = shapeParam
+		}
+	}
+	return strings.Join(segments, "/")
+}
+
+// hostRouteOwner names who serves method+shape on the host, or "".
+func hostRouteOwner(method, shape string) string {
+	for _, prefix := range reservedPrefix {
+		if strings.HasPrefix(shape, prefix) {
+			return "gateway"
+		}
+	}
+	for _, h := range hostRoutes {
+		// A GET route also answers HEAD, so HEAD cannot be taken either.
+		if h.shape == shape && (h.method == method || h.method == "GET" && method == "HEAD") {
+			return h.owner
+		}
+	}
+	return ""
+}
+
+func (v *validator) routes(m *Manifest, path string, value any) {
+	items, ok := arrayOf(value)
+	if !ok {
+		v.addf(path, "must be an array of routes, got %s", kindOf(value))
+		v.routesOK = false
+		return
+	}
+	start := v.count()
+	seen := map[string]int{}
+	for i, item := range items {
+		itemPath := at(path, i)
+		r, ok := v.route(itemPath, item)
+		if !ok {
+			continue
+		}
+		key := r.Method + " " + r.Shape()
+		if j, dup := seen[key]; dup {
+			v.addf(itemPath, "conflicts with meta.routes[%d]: both serve %s %s", j, r.Method, r.Shape())
+			continue
+		}
+		seen[key] = i
+		if owner := hostRouteOwner(r.Method, r.Shape()); owner == "gateway" {
+			v.addf(dot(itemPath, "path"), "%s %s is served by the gateway itself", r.Method, r.Path)
+			continue
+		} else if owner != "" {
+			v.addf(dot(itemPath, "path"), "%s %s is a %s host path; claim it in meta.protocols instead", r.Method, r.Path, owner)
+			continue
+		}
+		m.Routes = append(m.Routes, r)
+	}
+	v.routesOK = v.count() == start
+}
+
+// route validates one native route; ok is false when it had any problem.
+func (v *validator) route(path string, item any) (Route, bool) {
+	obj, ok := objectOf(item)
+	if !ok {
+		v.addf(path, "must be an object, got %s", kindOf(item))
+		return Route{}, false
+	}
+	start := v.count()
+	for _, k := range sortedKeys(obj) {
+		if k == "renderer" {
+			v.addf(dot(path, k), "draft field renderer is not part of API v1; use render")
+		} else if !slices.Contains(routeFields, k) {
+			v.addf(dot(path, k), "unknown field")
+		}
+	}
+	var r Route
+	r.Method = v.routeMethod(path, obj)
+	params, pathOK := v.routePath(path, obj, &r)
+	r.Type = v.routeEnum(path, obj, "type", routeTypes)
+	v.routeHooks(path, obj, &r)
+	v.routeQueryFields(path, obj, &r, params, pathOK)
+	v.routeSubmitFields(path, obj, &r)
+	return r, v.count() == start
+}
+
+func (v *validator) routeMethod(path string, obj map[string]any) string {
+	raw, present := obj["method"]
+	if !present {
+		v.addf(dot(path, "method"), "is required")
+		return ""
+	}
+	s, ok := v.stringValue(dot(path, "method"), raw)
+	if !ok {
+		return ""
+	}
+	method := strings.ToUpper(s)
+	if !slices.Contains(routeMethods, method) {
+		v.addf(dot(path, "method"), "must be one of %s", strings.Join(routeMethods, ", "))
+		return ""
+	}
+	return method
+}
+
+func (v *validator) routeEnum(path string, obj map[string]any, name string, allowed []string) string {
+	raw, present := obj[name]
+	if !present {
+		v.addf(dot(path, name), "is required")
+		return ""
+	}
+	s, ok := v.stringValue(dot(path, name), raw)
+	if ok && !slices.Contains(allowed, s) {
+		v.addf(dot(path, name), "must be one of %s", strings.Join(allowed, ", "))
+		return ""
+	}
+	return s
+}
+
+// routePath validates the path and returns its parameter names.
+func (v *validator) routePath(path string, obj map[string]any, r *Route) ([]string, bool) {
+	fieldPath := dot(path, "path")
+	raw, present := obj["path"]
+	if !present {
+		v.addf(fieldPath, "is required")
+		return nil, false
+	}
+	s, ok := v.stringValue(fieldPath, raw)
+	if !ok {
+		return nil, false
+	}
+	params, msg := parseRoutePath(s)
+	if msg != "" {
+		v.addf(fieldPath, "%s", msg)
+		return nil, false
+	}
+	r.Path = s
+	return params, true
+}
+
+// parseRoutePath checks a route path of static and `:param` segments.
+func parseRoutePath(s string) ([]string, string) {
+	switch {
+	case !strings.HasPrefix(s, "/"):
+		return nil, "must start with /"
+	case len(s) > maxRoutePathLength:
+		return nil, "is longer than 256 characters"
+	case s == "/":
+		return nil, "must not be the root path"
+	case strings.HasSuffix(s, "/"):
+		return nil, "must not end with /"
+	}
+	var params []string
+	for _, seg := range strings.Split(s[1:], "/") {
+		switch {
+		case seg == "":
+			return nil, "must not contain empty segments (//)"
+		case strings.HasPrefix(seg, ":"):
+			name := seg[1:]
+			if !paramName.MatchString(name) {
+				return nil, "has an invalid parameter " + seg + "; use :name with letters, digits and _"
+			}
+			if slices.Contains(params, name) {
+				return nil, "repeats the parameter :" + name
+			}
+			params = append(params, name)
+		case seg == "." || seg == "..":
+			return nil, "must not contain . or .. segments"
+		case !staticSegment.MatchString(seg):
+			return nil, "has an invalid segment " + seg
+		}
+	}
+	return params, ""
+}
