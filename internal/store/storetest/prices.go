@@ -1,0 +1,59 @@
+package storetest
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+var priceTests = []namedTest{
+	{"upsert stores every field and overwrites on the same name", func(t *testing.T, s store.Store) {
+		p := store.ModelPrice{Name: "gpt-x", InputPerMTok: 2.5, OutputPerMTok: 10, CacheReadPerMTok: 1.25, CacheWritePerMTok: 3.75,
+			PerCall: 0.01, Free: true, Extra: json.RawMessage(`{"image":{"hd":2}}`)}
+		must(t, s.Prices().Upsert(ctx(t), p), "insert")
+		got, err := s.Prices().Get(ctx(t), "gpt-x")
+		must(t, err, "get")
+		checkUTC(t, "UpdatedAt", got.UpdatedAt)
+		if got.InputPerMTok != 2.5 || got.OutputPerMTok != 10 || got.CacheReadPerMTok != 1.25 || got.CacheWritePerMTok != 3.75 ||
+			got.PerCall != 0.01 || !got.Free || !jsonEqual(got.Extra, p.Extra) {
+			t.Errorf("got %+v", *got)
+		}
+		when := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+		must(t, s.Prices().Upsert(ctx(t), store.ModelPrice{Name: "gpt-x", InputPerMTok: 1, UpdatedAt: when}), "overwrite")
+		got, err = s.Prices().Get(ctx(t), "gpt-x")
+		must(t, err, "get")
+		if got.InputPerMTok != 1 || got.OutputPerMTok != 0 || got.Free || got.Extra != nil || !got.UpdatedAt.Equal(when) {
+			t.Errorf("after overwrite: %+v", *got)
+		}
+	}},
+	{"list is ordered by name and delete removes", func(t *testing.T, s store.Store) {
+		for _, n := range []string{"b", "c", "a"} {
+			must(t, s.Prices().Upsert(ctx(t), store.ModelPrice{Name: n, InputPerMTok: 1}), "upsert "+n)
+		}
+		must(t, s.Prices().Delete(ctx(t), "c"), "delete")
+		got, err := s.Prices().List(ctx(t))
+		must(t, err, "list")
+		if len(got) != 2 || got[0].Name != "a" || got[1].Name != "b" {
+			t.Errorf("List = %+v", got)
+		}
+	}},
+	{"missing price is not found", func(t *testing.T, s store.Store) {
+		_, err := s.Prices().Get(ctx(t), "none")
+		wantErr(t, err, store.ErrNotFound, "Get")
+		wantErr(t, s.Prices().Delete(ctx(t), "none"), store.ErrNotFound, "Delete")
+	}},
+}
+
+// jsonEqual compares JSON documents by value, since some databases
+// normalise whitespace.
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
+}
