@@ -1,0 +1,144 @@
+package openai
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+)
+
+// These helpers read one field of a parsed request and answer a 400 that names
+// the field when its JSON type is wrong. A JSON null counts as absent, because
+// the official clients send null for unset optional fields.
+
+// present reports whether r holds a value other than null.
+func present(r gjson.Result) bool { return r.Exists() && r.Type != gjson.Null }
+
+// field joins a parent parameter path and a key, e.g. "messages[2]" + "role".
+func field(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// item names the i-th element of an array parameter.
+func item(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
+
+func invalid(param, format string, args ...any) *ir.Error {
+	e := ir.BadRequest("invalid_request_error", format, args...)
+	e.Param = param
+	return e
+}
+
+func wrongType(param, want string) *ir.Error {
+	return invalid(param, "'%s' must be %s", param, want)
+}
+
+func readString(r gjson.Result, param string) (string, error) {
+	if r.Type != gjson.String {
+		return "", wrongType(param, "a string")
+	}
+	return r.Str, nil
+}
+
+func readBool(r gjson.Result, param string) (bool, error) {
+	if r.Type != gjson.True && r.Type != gjson.False {
+		return false, wrongType(param, "a boolean")
+	}
+	return r.Type == gjson.True, nil
+}
+
+func readNumber(r gjson.Result, param string) (float64, error) {
+	if r.Type != gjson.Number {
+		return 0, wrongType(param, "a number")
+	}
+	return r.Num, nil
+}
+
+// readInt accepts integral numbers only; 2.0 is allowed because JSON Schema's
+// integer type allows it, 2.5 is not.
+func readInt(r gjson.Result, param string) (int64, error) {
+	if r.Type != gjson.Number {
+		return 0, wrongType(param, "an integer")
+	}
+	if !strings.ContainsAny(r.Raw, ".eE") {
+		n, err := strconv.ParseInt(r.Raw, 10, 64)
+		if err != nil {
+			return 0, invalid(param, "'%s' is out of range", param)
+		}
+		return n, nil
+	}
+	if r.Num != math.Trunc(r.Num) || math.Abs(r.Num) > 1<<53 {
+		return 0, wrongType(param, "an integer")
+	}
+	return int64(r.Num), nil
+}
+
+func readObject(r gjson.Result, param string) (gjson.Result, error) {
+	if !r.IsObject() {
+		return r, wrongType(param, "an object")
+	}
+	return r, nil
+}
+
+func readArray(r gjson.Result, param string) ([]gjson.Result, error) {
+	if !r.IsArray() {
+		return nil, wrongType(param, "an array")
+	}
+	return r.Array(), nil
+}
+
+// optNumberIn reads an optional number bounded to [lo, hi].
+func optNumberIn(obj gjson.Result, key string, lo, hi float64) (*float64, error) {
+	r := obj.Get(key)
+	if !present(r) {
+		return nil, nil
+	}
+	v, err := readNumber(r, key)
+	if err != nil {
+		return nil, err
+	}
+	if v < lo || v > hi {
+		return nil, invalid(key, "'%s' must be between %g and %g, got %g", key, lo, hi, v)
+	}
+	return &v, nil
+}
+
+// optIntMin reads an optional integer that must be at least lo.
+func optIntMin(obj gjson.Result, key string, lo int64) (*int64, error) {
+	r := obj.Get(key)
+	if !present(r) {
+		return nil, nil
+	}
+	v, err := readInt(r, key)
+	if err != nil {
+		return nil, err
+	}
+	if v < lo {
+		return nil, invalid(key, "'%s' must be at least %d, got %d", key, lo, v)
+	}
+	return &v, nil
+}
+
+// optString reads an optional string field of obj.
+func optString(obj gjson.Result, parent, key string) (string, error) {
+	r := obj.Get(key)
+	if !present(r) {
+		return "", nil
+	}
+	return readString(r, field(parent, key))
+}
+
+// clampInt converts to int, saturating where int is narrower than the value.
+func clampInt(v int64) int {
+	if v > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	if v < math.MinInt32 {
+		return math.MinInt32
+	}
+	return int(v)
+}
