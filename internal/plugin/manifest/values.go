@@ -15,7 +15,7 @@ import (
 
 func objectOf(v any) (map[string]any, bool) {
 	m, ok := v.(map[string]any)
-	return m, ok && m != nil
+	return m, ok
 }
 
 func arrayOf(v any) ([]any, bool) {
