@@ -41,9 +41,9 @@ type Config struct {
 	FirstByteTimeout       int    `yaml:"first_byte_timeout_seconds"`
 	UpstreamTimeout        int    `yaml:"upstream_timeout_seconds"`
 	// ChannelCooldown is how long a channel that answered 401/403 is skipped.
-	ChannelCooldown     int  `yaml:"channel_cooldown_seconds"`
-	AllowPrivateContent bool `yaml:"allow_private_content"`
-	MetricsPublic       bool `yaml:"metrics_public"`
+	ChannelCooldown     int    `yaml:"channel_cooldown_seconds"`
+	AllowPrivateContent bool   `yaml:"allow_private_content"`
+	MetricsPublic       bool   `yaml:"metrics_public"`
 	LogLevel            string `yaml:"log_level"`
 
 	// GeneratedSecret is true when CryptoSecret was made up at start.

@@ -86,13 +86,13 @@ type Ability struct {
 // ModelPrice is what a model costs, in US dollars. Prices are rates, not
 // money: charges computed from them are integer quota units.
 type ModelPrice struct {
-	Name                string  `json:"name"`
-	InputPerMTok        float64 `json:"input_per_mtok,omitempty"`
-	OutputPerMTok       float64 `json:"output_per_mtok,omitempty"`
-	CacheReadPerMTok    float64 `json:"cache_read_per_mtok,omitempty"`
-	CacheWritePerMTok   float64 `json:"cache_write_per_mtok,omitempty"`
-	PerCall             float64 `json:"per_call,omitempty"`
-	Free                bool    `json:"free,omitempty"`
+	Name              string  `json:"name"`
+	InputPerMTok      float64 `json:"input_per_mtok,omitempty"`
+	OutputPerMTok     float64 `json:"output_per_mtok,omitempty"`
+	CacheReadPerMTok  float64 `json:"cache_read_per_mtok,omitempty"`
+	CacheWritePerMTok float64 `json:"cache_write_per_mtok,omitempty"`
+	PerCall           float64 `json:"per_call,omitempty"`
+	Free              bool    `json:"free,omitempty"`
 	// Extra holds per-kind pricing (image size/quality factors, audio per
 	// minute, task expressions) as JSON so new kinds need no migration.
 	Extra     json.RawMessage `json:"extra,omitempty"`
@@ -137,13 +137,13 @@ const (
 // same for the key (zero for unlimited keys and top-ups). Key is an
 // idempotency key: applying the same key twice is a no-op.
 type LedgerEntry struct {
-	ID         int64     `json:"id"`
-	Key        string    `json:"key"`
-	Kind       string    `json:"kind"`
-	UserID     int64     `json:"user_id"`
-	TokenID    int64     `json:"token_id"`
-	Delta      int64     `json:"delta"`
-	TokenDelta int64     `json:"token_delta"`
+	ID         int64  `json:"id"`
+	Key        string `json:"key"`
+	Kind       string `json:"kind"`
+	UserID     int64  `json:"user_id"`
+	TokenID    int64  `json:"token_id"`
+	Delta      int64  `json:"delta"`
+	TokenDelta int64  `json:"token_delta"`
 	// Used is the change to used_quota (settled charges minus refunds of
 	// settled charges); reservations do not count as used.
 	Used      int64     `json:"used"`

@@ -1,0 +1,245 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
+)
+
+// attemptAll tries the planned channels in order until one answers, a
+// failure says another channel would not help, or a byte reached the client.
+func (c *call) attemptAll(plan []*routing.Channel) error {
+	var last *ir.Error
+	for _, ch := range plan {
+		c.channel = ch
+		err := c.attempt(ch)
+		if err == nil {
+			return nil
+		}
+		e := ir.As(err)
+		last = e
+		if c.wrote || c.r.Context().Err() != nil {
+			return e
+		}
+		switch e.Retry {
+		case ir.RetryNextAndCool:
+			c.rl.Router.Health.CoolDown(ch.ID, e.Message)
+			c.rl.Metrics.attempt("cooled")
+		case ir.RetryNext:
+			c.rl.Router.Health.Failed(ch.ID, e.Message)
+			c.rl.Metrics.attempt("retried")
+		default:
+			c.rl.Metrics.attempt("rejected")
+			return e
+		}
+		c.rl.Logger.Warn("upstream attempt failed", "channel_id", ch.ID, "status", e.Status, "err", e.Message)
+	}
+	return afterRetries(last)
+}
+
+// afterRetries turns the last failure into what the client sees once every
+// channel failed: upstream trouble is a 502/503/504, never the channel's own
+// credential problem (a 401 from a provider is not the client's key).
+func afterRetries(e *ir.Error) *ir.Error {
+	if e == nil {
+		return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "no_available_channel", Message: "no channel could serve the request"}
+	}
+	out := *e
+	switch {
+	case e.Status == 401 || e.Status == 403:
+		out.Status, out.Kind, out.Code = 502, ir.KindUpstream, "upstream_auth_failed"
+		out.Message = "the upstream provider rejected the gateway's credentials"
+	case e.Status == 429:
+		out.Kind = ir.KindRateLimit
+	case e.Status == 504 || e.Kind == ir.KindTimeout:
+		out.Status = 504
+	case e.Status >= 500 && e.Status != 503:
+		out.Status = 502
+	}
+	return &out
+}
+
+// attempt runs one channel: encode, exchange with a first-byte deadline,
+// classify, then relay the answer.
+func (c *call) attempt(ch *routing.Channel) error {
+	codec := c.rl.Codecs[upstream.FormatOf(ch.Type)]
+	t := upstream.Target{Type: ch.Type, BaseURL: ch.BaseURL, Key: ch.Key, Settings: ch.Settings, Model: ch.MapModel(c.model)}
+	body, err := c.upstreamBody(codec, t.Model)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.r.Context(), c.rl.Options.UpstreamTimeout)
+	defer cancel()
+	req, err := upstream.Chat(ctx, t, body, c.req.Stream, c.r.Header)
+	if err != nil {
+		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "bad_channel", Message: "the channel's address is not usable", Retry: ir.RetryNext, Cause: err}
+	}
+	resp, err := c.exchange(req, ch, cancel)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return upstreamError(codec, resp)
+	}
+	c.rl.Router.Health.Succeeded(ch.ID)
+	if c.req.Stream {
+		return c.relayStream(codec, resp)
+	}
+	return c.relayRegular(codec, resp)
+}
+
+// exchange sends the request and waits for response headers no longer than
+// the channel's first-byte timeout.
+func (c *call) exchange(req *http.Request, ch *routing.Channel, cancel context.CancelFunc) (*http.Response, error) {
+	timeout := c.rl.Options.FirstByteTimeout
+	if s := settingSeconds(ch.Settings, "first_byte_timeout_seconds"); s > 0 {
+		timeout = s
+	}
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(timeout, func() { timedOut.Store(true); cancel() })
+	resp, err := c.rl.Client.Do(req)
+	stopped := timer.Stop()
+	if err == nil {
+		return resp, nil
+	}
+	if c.r.Context().Err() != nil {
+		return nil, &ir.Error{Status: 499, Kind: ir.KindInvalidRequest, Code: "client_closed", Message: "the client closed the request", Cause: err}
+	}
+	if timedOut.Load() && !stopped {
+		return nil, &ir.Error{Status: 504, Kind: ir.KindTimeout, Code: "upstream_timeout",
+			Message: fmt.Sprintf("the upstream sent nothing within %s", timeout), Retry: ir.RetryNext, Cause: err}
+	}
+	return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
+		Message: "the upstream could not be reached", Retry: ir.RetryNext, Cause: classifyNetErr(err)}
+}
+
+func classifyNetErr(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return ne
+	}
+	return err
+}
+
+func settingSeconds(s map[string]any, name string) time.Duration {
+	switch v := s[name].(type) {
+	case float64:
+		return time.Duration(v * float64(time.Second))
+	case int:
+		return time.Duration(v) * time.Second
+	case int64:
+		return time.Duration(v) * time.Second
+	case string:
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return time.Duration(f * float64(time.Second))
+		}
+	}
+	return 0
+}
+
+// upstreamError reads an error answer and decides whether another channel
+// could do better.
+func upstreamError(codec protocol.Codec, resp *http.Response) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	e := codec.DecodeError(resp.StatusCode, body)
+	if e == nil {
+		e = &ir.Error{Status: resp.StatusCode, Kind: ir.KindUpstream, Code: "upstream_error", Message: http.StatusText(resp.StatusCode)}
+	}
+	switch s := resp.StatusCode; {
+	case s == 401 || s == 403:
+		e.Retry = ir.RetryNextAndCool
+	case s == 408 || s == 409 || s == 429 || s >= 500:
+		e.Retry = ir.RetryNext
+	}
+	return e
+}
+
+// upstreamBody is the body for the channel: the client's own bytes when the
+// formats match (only the model rewritten, and usage requested for streams),
+// a converted body otherwise.
+func (c *call) upstreamBody(codec protocol.Codec, model string) ([]byte, error) {
+	if codec.Format() != c.sf.codec.Format() {
+		req := *c.req
+		req.Model = model
+		if req.Stream {
+			req.IncludeUsage = true
+		}
+		return codec.EncodeRequest(&req)
+	}
+	body := c.raw
+	var err error
+	if codec.Format() == protocol.Gemini || c.sf.playground {
+		return c.normalizedPassthrough(codec, model)
+	}
+	if gjson.GetBytes(body, "model").String() != model {
+		if body, err = sjson.SetBytes(body, "model", model); err != nil {
+			return nil, ir.BadRequest("invalid_body", "the request body is not a JSON object")
+		}
+	}
+	if c.req.Stream && codec.Format() == protocol.OpenAI && !c.req.IncludeUsage {
+		if body, err = sjson.SetBytes(body, "stream_options.include_usage", true); err != nil {
+			return nil, ir.BadRequest("invalid_body", "the request body is not a JSON object")
+		}
+	}
+	return body, nil
+}
+
+// normalizedPassthrough handles same-format calls whose body does not carry
+// the model (alternate-native) or carries playground-only fields.
+func (c *call) normalizedPassthrough(codec protocol.Codec, model string) ([]byte, error) {
+	if codec.Format() == protocol.Gemini {
+		return c.raw, nil
+	}
+	body, err := sjson.SetBytes(c.raw, "model", model)
+	if err == nil {
+		body, err = sjson.DeleteBytes(body, "group")
+	}
+	if err == nil && c.req.Stream {
+		body, err = sjson.SetBytes(body, "stream_options.include_usage", true)
+	}
+	if err != nil {
+		return nil, ir.BadRequest("invalid_body", "the request body is not a JSON object")
+	}
+	return body, nil
+}
+
+func isTaskOnly(t int) bool { return upstream.IsTaskOnly(t) }
+
+func otherJSON(c *call, u ir.Usage) json.RawMessage {
+	type other struct {
+		Stream        bool    `json:"stream"`
+		Surface       string  `json:"surface"`
+		UpstreamModel string  `json:"upstream_model,omitempty"`
+		CacheRead     int     `json:"cache_read_tokens,omitempty"`
+		CacheWrite    int     `json:"cache_write_tokens,omitempty"`
+		Reasoning     int     `json:"reasoning_tokens,omitempty"`
+		GroupRatio    float64 `json:"group_ratio"`
+	}
+	o := other{Stream: c.req != nil && c.req.Stream, Surface: string(c.sf.codec.Format()),
+		CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens, Reasoning: u.ReasoningTokens,
+		GroupRatio: c.rl.Billing.Ratio(c.principal.Group)}
+	if c.sf.playground {
+		o.Surface = "playground"
+	}
+	if c.channel != nil {
+		o.UpstreamModel = c.channel.MapModel(c.model)
+	}
+	b, _ := json.Marshal(o)
+	return b
+}

@@ -1,0 +1,81 @@
+package relay
+
+import (
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+)
+
+// maxResponseBody bounds a non-streamed answer held for conversion.
+const maxResponseBody = 64 << 20
+
+// relayRegular answers a non-streamed call: the upstream body as it is when
+// the formats match, converted otherwise.
+func (c *call) relayRegular(up protocol.Codec, resp *http.Response) error {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	if err != nil {
+		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_read_failed", Message: "the upstream answer was cut off", Retry: ir.RetryNext, Cause: err}
+	}
+	var out []byte
+	var text func() string
+	if up.Format() == c.sf.codec.Format() {
+		u, ok := up.SniffUsage(body)
+		if ok {
+			c.usage = u
+		} else {
+			text = func() string { return answerText(up, body) }
+		}
+		out = body
+	} else {
+		res, err := up.DecodeResponse(body)
+		if err != nil {
+			return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "bad_upstream_response", Message: "the upstream answer could not be understood", Retry: ir.RetryNext, Cause: err}
+		}
+		if res.Model == "" {
+			res.Model = c.model
+		}
+		c.usage = res.Usage
+		if res.Usage.OutputTokens == 0 {
+			text = func() string { return contentText(res.Content) }
+		}
+		if res.Usage.InputTokens == 0 {
+			res.Usage.InputTokens = c.prompt
+		}
+		if out, err = c.sf.codec.EncodeResponse(res); err != nil {
+			return err
+		}
+	}
+	c.wrote = true
+	c.w.Header().Set("Content-Type", "application/json")
+	c.w.WriteHeader(http.StatusOK)
+	_, _ = c.w.Write(out)
+	c.settle(text)
+	return nil
+}
+
+func answerText(codec protocol.Codec, body []byte) string {
+	res, err := codec.DecodeResponse(body)
+	if err != nil {
+		return ""
+	}
+	return contentText(res.Content)
+}
+
+func contentText(parts []ir.Part) string {
+	var b strings.Builder
+	for _, p := range parts {
+		switch p.Kind {
+		case ir.PartText:
+			b.WriteString(p.Text)
+		case ir.PartThinking:
+			b.WriteString(p.Thinking.Text)
+		case ir.PartToolCall:
+			b.WriteString(p.ToolCall.Name)
+			b.WriteString(p.ToolCall.Arguments)
+		}
+	}
+	return b.String()
+}

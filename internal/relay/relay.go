@@ -1,0 +1,82 @@
+// Package relay serves the model surfaces. Every call runs the same named
+// stages — accept, authenticate, decode, admit, plan, attempt, relay,
+// settle, record — whatever wire format it arrived in; the format-specific
+// work is delegated to protocol codecs and upstream adapters.
+package relay
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+)
+
+// Options are the relay's tunables from the start-up configuration.
+type Options struct {
+	RetryCount       int
+	BodyLimit        int64
+	FirstByteTimeout time.Duration
+	UpstreamTimeout  time.Duration
+	// DefaultCompletionTokens is reserved for the answer when the client
+	// sets no max_tokens.
+	DefaultCompletionTokens int
+}
+
+// Deps are the services the relay drives.
+type Deps struct {
+	Keys    *auth.Keys
+	Billing *billing.Service
+	Router  *routing.Router
+	Client  *http.Client
+	Codecs  map[protocol.Format]protocol.Codec
+	Logger  *slog.Logger
+	Metrics *Metrics
+	Options Options
+	// Session resolves the console session for the playground surface.
+	Session func(r *http.Request) (*auth.Principal, bool)
+}
+
+// Relay serves the model surfaces.
+type Relay struct {
+	Deps
+}
+
+// New returns a relay.
+func New(d Deps) *Relay {
+	if d.Options.DefaultCompletionTokens <= 0 {
+		d.Options.DefaultCompletionTokens = 1024
+	}
+	if d.Metrics == nil {
+		d.Metrics = NewMetrics(nil)
+	}
+	return &Relay{Deps: d}
+}
+
+// Register mounts the chat surfaces on mux.
+func (rl *Relay) Register(mux *http.ServeMux) {
+	openai := rl.Codecs[protocol.OpenAI]
+	mux.Handle("POST /v1/chat/completions", rl.chatHandler(surface{codec: openai, key: bearerKey}))
+	mux.Handle("POST /pg/chat/completions", rl.chatHandler(surface{codec: openai, playground: true}))
+	mux.HandleFunc("GET /v1/models", rl.listModels)
+	mux.HandleFunc("GET /v1/models/{model}", rl.getModel)
+}
+
+// surface is one inbound flavour of a chat call.
+type surface struct {
+	codec protocol.Codec
+	// key extracts the API key; nil for session-authenticated surfaces.
+	key        func(r *http.Request) string
+	playground bool
+	// modelFromPath is the path parameter holding the model, if any.
+	modelFromPath string
+	// streamFromPath forces streaming (alternate-native streamGenerateContent).
+	streamFromPath bool
+	// jsonArrayStream frames stream events as a JSON array instead of SSE.
+	jsonArrayStream bool
+}
+
+func bearerKey(r *http.Request) string { return auth.BearerToken(r) }
