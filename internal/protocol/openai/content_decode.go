@@ -57,7 +57,7 @@ func decodePart(p gjson.Result, param string, allowMedia bool) (ir.Part, error) 
 			return ir.Part{}, invalid(field(param, "type"), "content part type '%s' is not allowed in this message", typ)
 		}
 	case "":
-		return ir.Part{}, invalid(field(param, "type"), "'%s' is required", field(param, "type"))
+		return ir.Part{}, missing(field(param, "type"))
 	default:
 		return ir.Part{}, invalid(field(param, "type"), "content part type '%s' is not supported", typ)
 	}
@@ -97,7 +97,7 @@ func decodeImageURL(r gjson.Result, param string) (*ir.Media, error) {
 		return nil, wrongType(param, "an object")
 	}
 	if raw == "" {
-		return nil, invalid(field(param, "url"), "'%s' is required", field(param, "url"))
+		return nil, missing(field(param, "url"))
 	}
 	media, err := mediaFromURL(raw, field(param, "url"))
 	if err != nil {
@@ -116,14 +116,14 @@ func decodeInputAudio(r gjson.Result, param string) (*ir.Media, error) {
 		return nil, err
 	}
 	if data == "" {
-		return nil, invalid(field(param, "data"), "'%s' is required", field(param, "data"))
+		return nil, missing(field(param, "data"))
 	}
 	format, err := optString(r, param, "format")
 	if err != nil {
 		return nil, err
 	}
 	if format == "" {
-		return nil, invalid(field(param, "format"), "'%s' is required", field(param, "format"))
+		return nil, missing(field(param, "format"))
 	}
 	return &ir.Media{MIMEType: "audio/" + format, Data: data}, nil
 }

@@ -27,14 +27,29 @@ func field(parent, key string) string {
 // item names the i-th element of an array parameter.
 func item(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
 
+// invalid builds the 400 for a bad field. The message always names the
+// field, so a client reading only the message still knows what to fix.
 func invalid(param, format string, args ...any) *ir.Error {
-	e := ir.BadRequest("invalid_request_error", format, args...)
+	return invalidCode("invalid_value", param, format, args...)
+}
+
+// invalidCode is invalid with the API's finer code (invalid_type,
+// missing_required_parameter) that some clients branch on.
+func invalidCode(code, param, format string, args ...any) *ir.Error {
+	e := ir.BadRequest(code, format, args...)
 	e.Param = param
+	if quoted := "'" + param + "'"; param != "" && !strings.Contains(e.Message, quoted) {
+		e.Message = quoted + ": " + e.Message
+	}
 	return e
 }
 
 func wrongType(param, want string) *ir.Error {
-	return invalid(param, "'%s' must be %s", param, want)
+	return invalidCode("invalid_type", param, "'%s' must be %s", param, want)
+}
+
+func missing(param string) *ir.Error {
+	return invalidCode("missing_required_parameter", param, "'%s' is required", param)
 }
 
 func readString(r gjson.Result, param string) (string, error) {

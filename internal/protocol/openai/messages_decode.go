@@ -16,7 +16,7 @@ type messageDecoder struct {
 func decodeMessages(root gjson.Result, req *ir.Request) error {
 	r := root.Get("messages")
 	if !present(r) {
-		return invalid("messages", "'messages' is required")
+		return missing("messages")
 	}
 	items, err := readArray(r, "messages")
 	if err != nil {
@@ -61,7 +61,7 @@ func (d *messageDecoder) message(m gjson.Result, param string) error {
 	case "tool":
 		return d.tool(m, param, name)
 	case "":
-		return invalid(field(param, "role"), "'%s' is required", field(param, "role"))
+		return missing(field(param, "role"))
 	}
 	return invalid(field(param, "role"), "role '%s' is not supported; use system, developer, user, assistant or tool", role)
 }
@@ -139,7 +139,7 @@ func decodeToolCall(c gjson.Result, param string) (*ir.ToolCall, error) {
 		return nil, err
 	}
 	if id == "" {
-		return nil, invalid(field(param, "id"), "'%s' is required", field(param, "id"))
+		return nil, missing(field(param, "id"))
 	}
 	if typ, err := optString(c, param, "type"); err != nil {
 		return nil, err
@@ -156,7 +156,7 @@ func decodeToolCall(c gjson.Result, param string) (*ir.ToolCall, error) {
 		return nil, err
 	}
 	if name == "" {
-		return nil, invalid(field(fnParam, "name"), "'%s' is required", field(fnParam, "name"))
+		return nil, missing(field(fnParam, "name"))
 	}
 	args, err := toolArguments(fn.Get("arguments"), field(fnParam, "arguments"))
 	if err != nil {
@@ -191,7 +191,7 @@ func (d *messageDecoder) tool(m gjson.Result, param, name string) error {
 		return err
 	}
 	if id == "" {
-		return invalid(field(param, "tool_call_id"), "'%s' is required", field(param, "tool_call_id"))
+		return missing(field(param, "tool_call_id"))
 	}
 	content, err := decodeContent(m.Get("content"), field(param, "content"), true)
 	if err != nil {

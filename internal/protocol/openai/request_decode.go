@@ -11,11 +11,11 @@ import (
 // room for are ignored because passthrough forwards the raw body anyway.
 func decodeRequest(body []byte) (*ir.Request, error) {
 	if !gjson.ValidBytes(body) {
-		return nil, invalid("", "the request body is not valid JSON")
+		return nil, invalidCode("", "", "the request body is not valid JSON")
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {
-		return nil, invalid("", "the request body must be a JSON object")
+		return nil, invalidCode("", "", "the request body must be a JSON object")
 	}
 	req := &ir.Request{}
 	steps := []func(gjson.Result, *ir.Request) error{
@@ -34,7 +34,7 @@ func decodeRequest(body []byte) (*ir.Request, error) {
 func decodeModel(root gjson.Result, req *ir.Request) error {
 	r := root.Get("model")
 	if !present(r) {
-		return invalid("model", "'model' is required")
+		return missing("model")
 	}
 	model, err := readString(r, "model")
 	if err != nil {

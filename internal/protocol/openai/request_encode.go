@@ -9,7 +9,7 @@ import (
 // encodeRequest builds the body sent to an OpenAI-style upstream.
 func encodeRequest(req *ir.Request) ([]byte, error) {
 	if req == nil || req.Model == "" {
-		return nil, invalid("model", "'model' is required")
+		return nil, missing("model")
 	}
 	msgs, err := encodeMessages(req)
 	if err != nil {

@@ -40,7 +40,7 @@ func decodeTool(t gjson.Result, param string) (ir.Tool, error) {
 	fnParam := field(param, "function")
 	fn := t.Get("function")
 	if !present(fn) {
-		return ir.Tool{}, invalid(fnParam, "'%s' is required", fnParam)
+		return ir.Tool{}, missing(fnParam)
 	}
 	if _, err := readObject(fn, fnParam); err != nil {
 		return ir.Tool{}, err
@@ -50,7 +50,7 @@ func decodeTool(t gjson.Result, param string) (ir.Tool, error) {
 		return ir.Tool{}, err
 	}
 	if name == "" {
-		return ir.Tool{}, invalid(field(fnParam, "name"), "'%s' is required", field(fnParam, "name"))
+		return ir.Tool{}, missing(field(fnParam, "name"))
 	}
 	desc, err := optString(fn, fnParam, "description")
 	if err != nil {
@@ -102,7 +102,7 @@ func decodeToolChoice(root gjson.Result, req *ir.Request) error {
 		return err
 	}
 	if name == "" {
-		return invalid("tool_choice.function.name", "'tool_choice.function.name' is required")
+		return missing("tool_choice.function.name")
 	}
 	req.ToolChoice = &ir.ToolChoice{Mode: ir.ToolChoiceTool, Name: name}
 	return nil
