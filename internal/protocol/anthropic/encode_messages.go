@@ -90,7 +90,12 @@ func (e *reqEncoder) add(role string, results, others []any) {
 func (e *reqEncoder) turns() []wireMessage {
 	out := make([]wireMessage, 0, len(e.list))
 	for _, t := range e.list {
-		out = append(out, wireMessage{Role: t.role, Content: append(t.results, t.others...)})
+		blocks := append(t.results, t.others...)
+		var content any = blocks
+		if tb, ok := blocks[0].(textBlock); ok && len(blocks) == 1 && tb.CacheControl == nil {
+			content = tb.Text
+		}
+		out = append(out, wireMessage{Role: t.role, Content: content})
 	}
 	return out
 }

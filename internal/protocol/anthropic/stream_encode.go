@@ -14,7 +14,9 @@ import (
 // block, then message_delta and message_stop. message_start carries the usage
 // known when the stream starts; converted upstreams often report input
 // tokens only at the end, so message_delta repeats the final input and cache
-// counts next to output_tokens.
+// counts next to output_tokens. message_start is written lazily, at the
+// first event that needs it, so usage a decoder reports right after Start
+// (as the messages-native upstream does) still lands in it.
 type streamEncoder struct {
 	sink protocol.EventSink
 	buf  bytes.Buffer
@@ -25,7 +27,6 @@ type streamEncoder struct {
 	stop             ir.StopReason
 	stopSeq          string
 	usage            ir.Usage
-	startInput       int
 	blocks           map[int]encBlock // IR index → emitted block
 	open, nextOutIdx int              // open is -1 when no block is open
 }
@@ -48,25 +49,28 @@ func (e *streamEncoder) Encode(ev ir.Event) error {
 	}
 	switch ev.Type {
 	case ir.EventStart:
-		e.id, e.model = ev.ID, ev.Model
-		return e.ensureStarted()
+		if !e.started {
+			e.id, e.model = ev.ID, ev.Model
+		}
+		return nil
 	case ir.EventUsage:
 		if ev.Usage != nil {
 			e.usage.Merge(*ev.Usage)
 		}
 		return nil
-	case ir.EventPing:
-		if !e.started {
-			return nil
+	}
+	if !e.started {
+		// message_start is followed by a ping of our own; an upstream ping
+		// that triggered it need not be repeated.
+		if err := e.ensureStarted(); err != nil || ev.Type == ir.EventPing {
+			return err
 		}
+	}
+	switch ev.Type {
+	case ir.EventPing:
 		return e.emit("ping", struct {
 			Type string `json:"type"`
 		}{"ping"})
-	}
-	if err := e.ensureStarted(); err != nil {
-		return err
-	}
-	switch ev.Type {
 	case ir.EventBlockStart:
 		return e.blockStart(ev)
 	case ir.EventDelta:
@@ -94,7 +98,6 @@ func (e *streamEncoder) ensureStarted() error {
 		e.id = newID("msg_")
 	}
 	u := usageToWire(e.usage)
-	e.startInput = e.usage.InputTokens
 	msg := struct {
 		Type    string `json:"type"`
 		Message struct {

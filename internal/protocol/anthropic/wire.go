@@ -24,8 +24,9 @@ type wireRequest struct {
 }
 
 type wireMessage struct {
-	Role    string `json:"role"`
-	Content []any  `json:"content"`
+	Role string `json:"role"`
+	// Content is a string for a lone plain text, else content blocks.
+	Content any `json:"content"`
 }
 
 type wireTool struct {

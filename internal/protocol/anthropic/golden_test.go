@@ -1,0 +1,215 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files from current output")
+
+// golden compares got with the file at path, or rewrites it under -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("missing golden %s (run with -update): %v", path, err)
+	}
+	if !bytes.Equal(bytes.TrimSpace(want), bytes.TrimSpace(got)) {
+		t.Errorf("%s mismatch\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func indentJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+func reindent(t *testing.T, raw []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		t.Fatalf("invalid JSON %s: %v", raw, err)
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes()
+}
+
+func fixtures(t *testing.T, dir, suffix string) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join("testdata", dir, "*"+suffix))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no fixtures in testdata/%s (*%s)", dir, suffix)
+	}
+	return names
+}
+
+func base(path, suffix string) string { return strings.TrimSuffix(path, suffix) }
+
+// Each client request decodes to the IR golden, and the IR encodes back to a
+// request golden (the body sent to a messages-native upstream).
+func TestRequestGoldens(t *testing.T) {
+	for _, in := range fixtures(t, "requests", ".json") {
+		if strings.HasSuffix(in, ".ir.json") || strings.HasSuffix(in, ".out.json") {
+			continue
+		}
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			body, _ := os.ReadFile(in)
+			req, err := Messages.DecodeRequest(body)
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			golden(t, base(in, ".json")+".ir.json", indentJSON(t, req))
+			out, err := Messages.EncodeRequest(req)
+			if err != nil {
+				t.Fatalf("encode: %v", err)
+			}
+			golden(t, base(in, ".json")+".out.json", reindent(t, out))
+		})
+	}
+}
+
+// IR requests shaped like those other formats produce encode to the golden
+// upstream body.
+func TestEncodeForeignRequestGoldens(t *testing.T) {
+	for _, in := range fixtures(t, "foreign", ".ir.json") {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			var req ir.Request
+			raw, _ := os.ReadFile(in)
+			if err := json.Unmarshal(raw, &req); err != nil {
+				t.Fatal(err)
+			}
+			out, err := Messages.EncodeRequest(&req)
+			if err != nil {
+				t.Fatalf("encode: %v", err)
+			}
+			golden(t, base(in, ".ir.json")+".out.json", reindent(t, out))
+		})
+	}
+}
+
+func TestResponseGoldens(t *testing.T) {
+	for _, in := range fixtures(t, "responses", ".json") {
+		if strings.HasSuffix(in, ".ir.json") || strings.HasSuffix(in, ".out.json") {
+			continue
+		}
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			body, _ := os.ReadFile(in)
+			resp, err := Messages.DecodeResponse(body)
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			golden(t, base(in, ".json")+".ir.json", indentJSON(t, resp))
+			out, err := Messages.EncodeResponse(resp)
+			if err != nil {
+				t.Fatalf("encode: %v", err)
+			}
+			golden(t, base(in, ".json")+".out.json", reindent(t, out))
+		})
+	}
+}
+
+// recorder is an EventSink that renders events as SSE text.
+type recorder struct{ buf bytes.Buffer }
+
+func (r *recorder) Event(name string, data []byte) error {
+	var scratch bytes.Buffer
+	return sse.WriteEvent(&r.buf, &scratch, name, data)
+}
+
+// decodeSSE runs a whole SSE text through a fresh stream decoder.
+func decodeSSE(t *testing.T, raw []byte) ([]ir.Event, error) {
+	t.Helper()
+	dec := Messages.NewStreamDecoder()
+	var evs []ir.Event
+	emit := func(ev ir.Event) error { evs = append(evs, ev); return nil }
+	r := sse.NewReader(bytes.NewReader(raw), 0)
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		if err := dec.Decode(string(ev.Name), ev.Data, emit); err != nil {
+			return evs, err
+		}
+	}
+	return evs, dec.Finish(emit)
+}
+
+func encodeEvents(t *testing.T, evs []ir.Event) []byte {
+	t.Helper()
+	rec := &recorder{}
+	enc := Messages.NewStreamEncoder(rec)
+	for _, ev := range evs {
+		if err := enc.Encode(ev); err != nil {
+			t.Fatalf("encode %+v: %v", ev, err)
+		}
+	}
+	return rec.buf.Bytes()
+}
+
+// Upstream streams decode to IR event goldens, which re-encode to the
+// client stream golden.
+func TestStreamGoldens(t *testing.T) {
+	for _, in := range fixtures(t, "streams", ".sse") {
+		if strings.HasSuffix(in, ".out.sse") {
+			continue
+		}
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			raw, _ := os.ReadFile(in)
+			evs, err := decodeSSE(t, raw)
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			golden(t, base(in, ".sse")+".events.json", indentJSON(t, evs))
+			golden(t, base(in, ".sse")+".out.sse", encodeEvents(t, evs))
+		})
+	}
+}
+
+// IR event sequences as other formats' decoders produce them (usage late,
+// no BlockStop, deltas without BlockStart) encode to the documented sequence.
+func TestEncodeForeignStreamGoldens(t *testing.T) {
+	for _, in := range fixtures(t, "foreign", ".events.json") {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			var evs []ir.Event
+			raw, _ := os.ReadFile(in)
+			if err := json.Unmarshal(raw, &evs); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, base(in, ".events.json")+".out.sse", encodeEvents(t, evs))
+		})
+	}
+}
+
+func ExampleEncodeModelList() {
+	fmt.Printf("%s\n", EncodeModelList([]string{"model-a"}, mustTime("2025-01-02T03:04:05Z")))
+	// Output: {"data":[{"type":"model","id":"model-a","display_name":"model-a","created_at":"2025-01-02T03:04:05Z"}],"has_more":false,"first_id":"model-a","last_id":"model-a"}
+}
+
+func mustTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
