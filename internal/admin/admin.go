@@ -1,0 +1,154 @@
+// Package admin serves the administration API under /api (users, API keys,
+// channels, prices, groups, logs) and seeds the database from the YAML file.
+package admin
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// Deps is what the administration API works with.
+type Deps struct {
+	Store     store.Store
+	Billing   *billing.Service
+	Keys      *auth.Keys
+	Sessions  *auth.Sessions
+	Router    *routing.Router
+	RootToken string
+	Version   string
+	Logger    *slog.Logger
+	// Reload rebuilds routing and price snapshots after channels/prices/groups change.
+	Reload func(ctx context.Context) error
+	// TestChannel sends one small request through a channel (provided by the relay).
+	TestChannel func(ctx context.Context, c *store.Channel) (latency time.Duration, err error)
+	// Metrics is served at GET /metrics; nil answers 404.
+	Metrics http.Handler
+	// MetricsAdminOnly requires an admin for /metrics (metrics_public: false).
+	MetricsAdminOnly bool
+	// Secure sets the Secure flag on cookies.
+	Secure bool
+}
+
+// API is the administration API.
+type API struct {
+	d   Deps
+	log *slog.Logger
+}
+
+// New returns the API; Register mounts it.
+func New(d Deps) *API {
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &API{d: d, log: log}
+}
+
+// handlerFunc is a handler that returns its failure instead of writing it,
+// so every error leaves in the same shape. p is nil for anonymous routes.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, p *auth.Principal) error
+
+// Register mounts every route of the administration API on mux.
+func (a *API) Register(mux *http.ServeMux) {
+	a.route(mux, "GET /api/status", "", "status", a.status)
+	a.route(mux, "GET /healthz", "", "database", a.healthz)
+	a.route(mux, "GET /metrics", "", "metrics", a.metrics)
+	a.route(mux, "POST /api/auth/login", "", "user", a.login)
+	a.route(mux, "POST /api/auth/logout", "", "session", a.logout)
+	a.route(mux, "GET /api/auth/me", store.RoleUser, "user", a.me)
+
+	a.routeUsers(mux)
+	a.routeTokens(mux)
+	a.routeChannels(mux)
+	a.routePrices(mux)
+	a.routeGroups(mux)
+	a.route(mux, "GET /api/logs", store.RoleUser, "log", a.listLogs)
+	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)
+}
+
+// route mounts h behind authentication when role is set. what names the
+// resource in not-found and conflict messages.
+func (a *API) route(mux *http.ServeMux, pattern, role, what string, h handlerFunc) {
+	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		var p *auth.Principal
+		if role != "" {
+			var err *apiError
+			if p, err = a.authorize(r, role); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
+		if err := h(w, r, p); err != nil {
+			e := classify(err, what)
+			if e.Status >= 500 {
+				a.log.Error("admin API request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+			}
+			writeError(w, e)
+		}
+	})
+}
+
+// authorize resolves the caller and checks it holds at least role.
+func (a *API) authorize(r *http.Request, role string) (*auth.Principal, *apiError) {
+	p, ok := a.principal(r)
+	if !ok {
+		return nil, errUnauthenticated
+	}
+	if !p.AtLeast(role) {
+		return nil, forbidden("this needs the %s role", role)
+	}
+	return p, nil
+}
+
+// principal prefers the root token; a wrong bearer falls through to the
+// cookie so a browser session still works behind a proxy that adds headers.
+func (a *API) principal(r *http.Request) (*auth.Principal, bool) {
+	if a.d.RootToken != "" {
+		if tok := auth.BearerToken(r); tok != "" && auth.Equal(tok, a.d.RootToken) {
+			return &auth.Principal{Username: store.RoleRoot, Role: store.RoleRoot}, true
+		}
+	}
+	return a.SessionPrincipal(r)
+}
+
+// SessionPrincipal resolves the session cookie into its user, for other
+// surfaces (the playground) that share the console's sign-in. Disabled and
+// deleted users have no session.
+func (a *API) SessionPrincipal(r *http.Request) (*auth.Principal, bool) {
+	if a.d.Sessions == nil {
+		return nil, false
+	}
+	c, err := r.Cookie(auth.SessionCookie)
+	if err != nil {
+		return nil, false
+	}
+	id, ok := a.d.Sessions.Verify(c.Value)
+	if !ok {
+		return nil, false
+	}
+	u, err := a.d.Store.Users().Get(r.Context(), id)
+	if err != nil || u.Status != store.StatusEnabled {
+		return nil, false
+	}
+	return &auth.Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group}, true
+}
+
+// reload makes routing and billing see a change to channels, prices or groups.
+func (a *API) reload(ctx context.Context) error {
+	if a.d.Reload != nil {
+		return a.d.Reload(ctx)
+	}
+	return a.d.Billing.Reload(ctx, a.d.Store)
+}
+
+// flush makes ledger and log rows queued so far visible in the database.
+func (a *API) flush(ctx context.Context) error {
+	return a.d.Billing.Writer().Flush(ctx)
+}

@@ -1,0 +1,93 @@
+package admin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// apiError is an error with a status and a message that is safe to show.
+type apiError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+func errorf(status int, code, format string, args ...any) *apiError {
+	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) *apiError {
+	return errorf(http.StatusBadRequest, "invalid_request", format, args...)
+}
+
+func badField(name, format string, args ...any) *apiError {
+	return errorf(http.StatusBadRequest, "invalid_field", name+" "+format, args...)
+}
+
+func notFound(what string) *apiError {
+	return errorf(http.StatusNotFound, "not_found", "%s not found", what)
+}
+
+func forbidden(format string, args ...any) *apiError {
+	return errorf(http.StatusForbidden, "forbidden", format, args...)
+}
+
+var errUnauthenticated = errorf(http.StatusUnauthorized, "unauthorized",
+	"sign in, or send the root token as a Bearer token")
+
+// classify maps any handler error to what the client sees. Store sentinels
+// become 404/409; anything unrecognised is a 500 whose cause stays in the log.
+func classify(err error, what string) *apiError {
+	var ae *apiError
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &tooBig):
+		return errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the request body is larger than %d bytes", tooBig.Limit)
+	case errors.Is(err, store.ErrNotFound):
+		return notFound(what)
+	case errors.Is(err, store.ErrConflict):
+		return errorf(http.StatusConflict, "conflict", "a %s with this name already exists", what)
+	}
+	return errorf(http.StatusInternalServerError, "internal_error", "the request could not be completed; see the server log")
+}
+
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	var b errorBody
+	b.Error.Code, b.Error.Message = e.Code, e.Message
+	writeJSON(w, e.Status, b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// list is the shape of every paged listing.
+type list[T any] struct {
+	Items []T `json:"items"`
+	Total int `json:"total"`
+}
+
+func newList[T any](items []T, total int) list[T] {
+	if items == nil {
+		items = []T{}
+	}
+	return list[T]{Items: items, Total: total}
+}

@@ -1,0 +1,60 @@
+package admin
+
+import (
+	"net/http"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// listLogs shows the usage log newest first. The billing writer is flushed
+// first so a call that has just finished is already listed.
+func (a *API) listLogs(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	page, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := store.LogFilter{Type: q.Get("type"), Model: q.Get("model")}
+	for _, it := range []struct {
+		name string
+		dst  *int64
+	}{{"user_id", &f.UserID}, {"token_id", &f.TokenID}, {"channel_id", &f.ChannelID}} {
+		if *it.dst, err = queryID(r, it.name); err != nil {
+			return err
+		}
+	}
+	if !p.AtLeast(store.RoleAdmin) {
+		f.UserID = p.UserID
+	}
+	if err := a.flush(r.Context()); err != nil {
+		return err
+	}
+	logs, total, err := a.d.Store.Logs().List(r.Context(), f, page)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(logs, total))
+	return nil
+}
+
+// listLedger shows quota movements newest first, for audits.
+func (a *API) listLedger(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+	page, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	userID, err := queryID(r, "user_id")
+	if err != nil {
+		return err
+	}
+	if err := a.flush(r.Context()); err != nil {
+		return err
+	}
+	entries, total, err := a.d.Store.Ledger().List(r.Context(), userID, page)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(entries, total))
+	return nil
+}

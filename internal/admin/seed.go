@@ -1,0 +1,297 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// Seed upserts the seed section of the configuration file by natural key,
+// so that starting twice with the same file changes nothing. Plugins are
+// left to the plugin package.
+func Seed(ctx context.Context, d Deps, s config.Seed) error {
+	steps := []struct {
+		what string
+		run  func(context.Context, Deps, config.Seed) error
+	}{{"groups", seedGroups}, {"users", seedUsers}, {"tokens", seedTokens}, {"channels", seedChannels}, {"models", seedPrices}}
+	for _, st := range steps {
+		if err := st.run(ctx, d, s); err != nil {
+			return fmt.Errorf("seed %s: %w", st.what, err)
+		}
+	}
+	// Top-ups are queued; the database must hold them before anything
+	// reads balances or the ledger from it.
+	if err := d.Billing.Writer().Flush(ctx); err != nil {
+		return fmt.Errorf("seed: flush billing: %w", err)
+	}
+	if d.Keys != nil {
+		d.Keys.Invalidate()
+	}
+	if d.Reload != nil {
+		return d.Reload(ctx)
+	}
+	return d.Billing.Reload(ctx, d.Store)
+}
+
+func seedGroups(ctx context.Context, d Deps, s config.Seed) error {
+	for _, name := range slices.Sorted(maps.Keys(s.Groups)) {
+		if s.Groups[name] < 0 {
+			return fmt.Errorf("group %s: ratio must not be negative", name)
+		}
+		if err := d.Store.Groups().Upsert(ctx, store.Group{Name: name, Ratio: s.Groups[name]}); err != nil {
+			return fmt.Errorf("group %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func seedUsers(ctx context.Context, d Deps, s config.Seed) error {
+	for _, su := range s.Users {
+		if err := seedUser(ctx, d, su); err != nil {
+			return fmt.Errorf("user %s: %w", su.Username, err)
+		}
+	}
+	return nil
+}
+
+// seedUser creates the user with its starting quota as a recorded top-up,
+// or brings role, group and password of an existing one in line. An
+// existing user's quota is never touched again: it has been spent since.
+func seedUser(ctx context.Context, d Deps, su config.SeedUser) error {
+	role, group := orDefault(su.Role, store.RoleUser), orDefault(su.Group, "default")
+	if roleRank(role) == 0 {
+		return fmt.Errorf("unknown role %q", role)
+	}
+	if su.Quota < 0 {
+		return errors.New("quota must not be negative")
+	}
+	u, err := d.Store.Users().GetByUsername(ctx, su.Username)
+	if errors.Is(err, store.ErrNotFound) {
+		return createSeedUser(ctx, d, su, role, group)
+	}
+	if err != nil {
+		return err
+	}
+	changed := u.Role != role || u.Group != group
+	u.Role, u.Group = role, group
+	if su.Password != "" && !auth.CheckPassword(u.PasswordHash, su.Password) {
+		if u.PasswordHash, err = auth.HashPassword(su.Password); err != nil {
+			return err
+		}
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	return d.Store.Users().Update(ctx, u)
+}
+
+func createSeedUser(ctx context.Context, d Deps, su config.SeedUser, role, group string) error {
+	if su.Password == "" {
+		return errors.New("a new user needs a password")
+	}
+	hash, err := auth.HashPassword(su.Password)
+	if err != nil {
+		return err
+	}
+	u := &store.User{Username: su.Username, PasswordHash: hash, Role: role, Group: group, Status: store.StatusEnabled}
+	if err := d.Store.Users().Create(ctx, u); err != nil {
+		return err
+	}
+	if su.Quota > 0 {
+		_, err = d.Billing.TopUp(ctx, u.ID, su.Quota, "initial quota from the seed file")
+	}
+	return err
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// seedTokens creates keys that do not exist yet. An existing key is left
+// alone: its quota has been spent and its settings may have been edited.
+func seedTokens(ctx context.Context, d Deps, s config.Seed) error {
+	for _, st := range s.Tokens {
+		if err := seedToken(ctx, d, st); err != nil {
+			return fmt.Errorf("token %s of %s: %w", st.Name, st.User, err)
+		}
+	}
+	return nil
+}
+
+func seedToken(ctx context.Context, d Deps, st config.SeedToken) error {
+	u, err := d.Store.Users().GetByUsername(ctx, st.User)
+	if err != nil {
+		return fmt.Errorf("user %s: %w", st.User, err)
+	}
+	hash := auth.HashKey(st.Key)
+	if _, err := d.Store.Tokens().GetByHash(ctx, hash); err == nil {
+		return nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if _, err := d.Store.Tokens().GetByName(ctx, u.ID, st.Name); err == nil {
+		return nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	quota := int64(-1)
+	if st.Quota != nil {
+		quota = *st.Quota
+	}
+	if quota < -1 {
+		return errors.New("quota must be -1 (unlimited) or non-negative")
+	}
+	models := st.Models
+	if models == nil {
+		models = []string{}
+	}
+	t := &store.Token{UserID: u.ID, Name: st.Name, KeyHash: hash, KeyMasked: auth.MaskKey(st.Key), Quota: quota,
+		Models: models, ExpiresAt: st.ExpiresAt, Status: store.StatusEnabled}
+	return d.Store.Tokens().Create(ctx, t)
+}
+
+func seedChannels(ctx context.Context, d Deps, s config.Seed) error {
+	for _, sc := range s.Channels {
+		if err := seedChannel(ctx, d, sc); err != nil {
+			return fmt.Errorf("channel %s: %w", sc.Name, err)
+		}
+	}
+	return nil
+}
+
+// seedChannel writes the channel only when it differs from the stored one,
+// so an unchanged file does not even bump updated_at.
+func seedChannel(ctx context.Context, d Deps, sc config.SeedChannel) error {
+	want, err := channelFromSeed(sc)
+	if err != nil {
+		return err
+	}
+	have, err := d.Store.Channels().GetByName(ctx, sc.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return d.Store.Channels().Create(ctx, want)
+	}
+	if err != nil {
+		return err
+	}
+	want.ID, want.CreatedAt, want.UpdatedAt = have.ID, have.CreatedAt, have.UpdatedAt
+	if sameChannel(have, want) {
+		return nil
+	}
+	return d.Store.Channels().Update(ctx, want)
+}
+
+// channelFromSeed validates a seed channel with the same rules as the API.
+func channelFromSeed(sc config.SeedChannel) (*store.Channel, error) {
+	typeJSON, err := json.Marshal(sc.Type)
+	if err != nil {
+		return nil, fmt.Errorf("type: %w", err)
+	}
+	t, err := parseChannelType(typeJSON)
+	if err != nil {
+		return nil, err
+	}
+	c := &store.Channel{Name: sc.Name, Type: t, BaseURL: sc.BaseURL, Key: sc.Key, Models: sc.Models, Groups: sc.Groups,
+		Priority: sc.Priority, Weight: 1, ModelMapping: sc.ModelMapping, Settings: sc.Settings,
+		Status: orDefault(sc.Status, store.StatusEnabled)}
+	if sc.Weight != nil {
+		c.Weight = *sc.Weight
+	}
+	if c.Models == nil {
+		c.Models = []string{}
+	}
+	if c.Groups == nil {
+		c.Groups = []string{"default"}
+	}
+	if c.ModelMapping == nil {
+		c.ModelMapping = map[string]string{}
+	}
+	if c.Settings == nil {
+		c.Settings = map[string]any{}
+	}
+	if err := checkChannel(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// sameChannel compares through JSON so that settings decoded from YAML
+// (ints) and from the database (float64) compare by value.
+func sameChannel(a, b *store.Channel) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	var va, vb any
+	if json.Unmarshal(ja, &va) != nil || json.Unmarshal(jb, &vb) != nil {
+		return false
+	}
+	return a.Key == b.Key && reflect.DeepEqual(va, vb)
+}
+
+func seedPrices(ctx context.Context, d Deps, s config.Seed) error {
+	names := make([]string, 0, len(s.Models))
+	for name := range s.Models {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p, err := priceFromSeed(name, s.Models[name])
+		if err != nil {
+			return fmt.Errorf("model %s: %w", name, err)
+		}
+		if have, err := d.Store.Prices().Get(ctx, name); err == nil && samePrice(have, &p) {
+			continue
+		}
+		if err := d.Store.Prices().Upsert(ctx, p); err != nil {
+			return fmt.Errorf("model %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// priceFromSeed checks a seed price with the API's rules by sending it
+// through the same decoder.
+func priceFromSeed(name string, sp config.SeedPrice) (store.ModelPrice, error) {
+	raw, err := json.Marshal(sp)
+	if err != nil {
+		return store.ModelPrice{}, err
+	}
+	f, err := parseFields(raw, priceFields)
+	if err != nil {
+		return store.ModelPrice{}, err
+	}
+	return readPrice(f, name)
+}
+
+func samePrice(a, b *store.ModelPrice) bool {
+	x, y := *a, *b
+	x.UpdatedAt, y.UpdatedAt = time.Time{}, time.Time{}
+	x.Extra, y.Extra = nil, nil
+	return reflect.DeepEqual(x, y) && jsonEqual(a.Extra, b.Extra)
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}

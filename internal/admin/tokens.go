@@ -1,0 +1,351 @@
+package admin
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+func (a *API) routeTokens(mux *http.ServeMux) {
+	a.route(mux, "GET /api/tokens", store.RoleUser, "token", a.listTokens)
+	a.route(mux, "POST /api/tokens", store.RoleUser, "token", a.createToken)
+	a.route(mux, "GET /api/tokens/{id}", store.RoleUser, "token", a.getToken)
+	a.route(mux, "PATCH /api/tokens/{id}", store.RoleUser, "token", a.patchToken)
+	a.route(mux, "DELETE /api/tokens/{id}", store.RoleUser, "token", a.deleteToken)
+}
+
+// tokenView is an API key as the API shows it. Key is the masked form,
+// except in the answer to the request that created the key.
+type tokenView struct {
+	ID        int64      `json:"id"`
+	Name      string     `json:"name"`
+	UserID    int64      `json:"user_id"`
+	Key       string     `json:"key"`
+	Quota     int64      `json:"quota"`
+	UsedQuota int64      `json:"used_quota"`
+	Models    []string   `json:"models"`
+	ExpiresAt *time.Time `json:"expires_at"`
+	Status    string     `json:"status"`
+	CreatedAt time.Time  `json:"created_at"`
+}
+
+func (a *API) tokenView(ctx context.Context, t *store.Token) (tokenView, error) {
+	bal, limited, err := a.d.Billing.Balances().Token(ctx, t.ID)
+	if err != nil {
+		return tokenView{}, err
+	}
+	if !limited {
+		bal = -1
+	}
+	models := t.Models
+	if models == nil {
+		models = []string{}
+	}
+	return tokenView{ID: t.ID, Name: t.Name, UserID: t.UserID, Key: t.KeyMasked, Quota: bal, UsedQuota: t.UsedQuota,
+		Models: models, ExpiresAt: t.ExpiresAt, Status: t.Status, CreatedAt: t.CreatedAt}, nil
+}
+
+// loadToken reads the {id} token the caller may see; another user's key is
+// reported missing so ids cannot be probed.
+func (a *API) loadToken(r *http.Request, p *auth.Principal) (*store.Token, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	t, err := a.d.Store.Tokens().Get(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if !p.AtLeast(store.RoleAdmin) && t.UserID != p.UserID {
+		return nil, notFound("token")
+	}
+	return t, nil
+}
+
+func (a *API) listTokens(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	page, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	userID, err := queryID(r, "user_id")
+	if err != nil {
+		return err
+	}
+	if !p.AtLeast(store.RoleAdmin) {
+		userID = p.UserID
+	}
+	if err := a.flush(r.Context()); err != nil {
+		return err
+	}
+	tokens, total, err := a.d.Store.Tokens().List(r.Context(), userID, page)
+	if err != nil {
+		return err
+	}
+	views := make([]tokenView, 0, len(tokens))
+	for i := range tokens {
+		v, err := a.tokenView(r.Context(), &tokens[i])
+		if err != nil {
+			return err
+		}
+		views = append(views, v)
+	}
+	writeJSON(w, http.StatusOK, newList(views, total))
+	return nil
+}
+
+func (a *API) getToken(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if _, err := pathID(r); err != nil {
+		return err
+	}
+	if err := a.flush(r.Context()); err != nil {
+		return err
+	}
+	t, err := a.loadToken(r, p)
+	if err != nil {
+		return err
+	}
+	v, err := a.tokenView(r.Context(), t)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// tokenInput holds the writable fields of a token request.
+type tokenInput struct {
+	f       fields
+	name    string
+	key     string
+	quota   int64
+	models  []string
+	expires *time.Time
+	status  string
+	userID  int64
+}
+
+func readTokenInput(w http.ResponseWriter, r *http.Request, allowed ...string) (*tokenInput, error) {
+	f, err := readFields(w, r, allowed...)
+	if err != nil {
+		return nil, err
+	}
+	in := &tokenInput{f: f, quota: -1}
+	errs := []error{}
+	_, e1 := get(f, "name", &in.name)
+	_, e2 := get(f, "key", &in.key)
+	_, e3 := get(f, "quota", &in.quota)
+	_, e4 := getList(f, "models", &in.models)
+	_, e5 := get(f, "status", &in.status)
+	_, e6 := get(f, "user_id", &in.userID)
+	errs = append(errs, e1, e2, e3, e4, e5, e6)
+	if f.has("expires_at") {
+		in.expires, err = parseExpiry(f["expires_at"])
+		errs = append(errs, err)
+	}
+	if err := firstErr(errs...); err != nil {
+		return nil, err
+	}
+	return in, in.check()
+}
+
+func (in *tokenInput) check() error {
+	f := in.f
+	if f.has("name") {
+		if err := checkName("name", in.name, 64); err != nil {
+			return err
+		}
+	}
+	if f.has("key") && (len(in.key) < 8 || len(in.key) > 256) {
+		return badField("key", "must be 8 to 256 bytes")
+	}
+	if in.quota < -1 {
+		return badField("quota", "must be -1 (unlimited) or a non-negative integer")
+	}
+	for _, m := range in.models {
+		if m == "" {
+			return badField("models", "must not contain empty names")
+		}
+	}
+	if f.has("status") {
+		return checkStatus(in.status)
+	}
+	return nil
+}
+
+// owner picks whose key a create request makes: a plain user always its
+// own; an administrator the user_id given, else itself (the root token the
+// root user).
+func (a *API) owner(ctx context.Context, p *auth.Principal, in *tokenInput) (int64, error) {
+	if in.f.has("user_id") && in.userID != p.UserID && !p.AtLeast(store.RoleAdmin) {
+		return 0, forbidden("you can create keys only for yourself")
+	}
+	id := p.UserID
+	if in.f.has("user_id") {
+		id = in.userID
+	}
+	if id == 0 {
+		u, err := a.d.Store.Users().GetByUsername(ctx, store.RoleRoot)
+		if err != nil {
+			return 0, badField("user_id", "is required for the root token")
+		}
+		id = u.ID
+	}
+	if _, err := a.d.Store.Users().Get(ctx, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return 0, notFound("user")
+		}
+		return 0, err
+	}
+	return id, nil
+}
+
+func (a *API) createToken(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	in, err := readTokenInput(w, r, "name", "key", "quota", "models", "expires_at", "status", "user_id")
+	if err != nil {
+		return err
+	}
+	if !in.f.has("name") {
+		return badField("name", "is required")
+	}
+	if in.f.has("key") && !p.AtLeast(store.RoleAdmin) {
+		return forbidden("only administrators may choose a key; leave key out to get a random one")
+	}
+	userID, err := a.owner(r.Context(), p, in)
+	if err != nil {
+		return err
+	}
+	key := in.key
+	if key == "" {
+		key = auth.NewKey()
+	}
+	t := &store.Token{UserID: userID, Name: in.name, KeyHash: auth.HashKey(key), KeyMasked: auth.MaskKey(key),
+		Quota: in.quota, Models: in.models, ExpiresAt: in.expires, Status: store.StatusEnabled}
+	if t.Models == nil {
+		t.Models = []string{}
+	}
+	if in.f.has("status") {
+		t.Status = in.status
+	}
+	if err := a.d.Store.Tokens().Create(r.Context(), t); err != nil {
+		return err
+	}
+	a.d.Keys.Invalidate()
+	v, err := a.tokenView(r.Context(), t)
+	if err != nil {
+		return err
+	}
+	v.Key = key // the only time the whole key leaves the server
+	writeJSON(w, http.StatusCreated, v)
+	return nil
+}
+
+func (a *API) patchToken(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	t, err := a.loadToken(r, p)
+	if err != nil {
+		return err
+	}
+	in, err := readTokenInput(w, r, "name", "quota", "models", "expires_at", "status")
+	if err != nil {
+		return err
+	}
+	if in.f.has("name") {
+		t.Name = in.name
+	}
+	if in.f.has("models") {
+		t.Models = in.models
+	}
+	if in.f.has("expires_at") {
+		t.ExpiresAt = in.expires
+	}
+	if in.f.has("status") {
+		t.Status = in.status
+	}
+	if err := a.d.Store.Tokens().Update(r.Context(), t); err != nil {
+		return err
+	}
+	if in.f.has("quota") {
+		if err := a.setTokenQuota(r.Context(), t, in.quota); err != nil {
+			return err
+		}
+	}
+	a.d.Keys.Invalidate()
+	v, err := a.tokenView(r.Context(), t)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// setTokenQuota sets a key's remaining quota. Within limited keys the change
+// is a recorded adjustment of the live balance; switching between limited
+// and unlimited rewrites the column, after the writer has drained what was
+// queued under the old mode, and drops the cached balance.
+func (a *API) setTokenQuota(ctx context.Context, t *store.Token, want int64) error {
+	cur, limited, err := a.d.Billing.Balances().Token(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case limited && want >= 0:
+		if want != cur {
+			_, err = a.d.Billing.AdjustToken(ctx, t.UserID, t.ID, want-cur)
+		}
+		return err
+	case !limited && want < 0:
+		return nil
+	}
+	if err := a.flush(ctx); err != nil {
+		return err
+	}
+	if err := writeTokenQuota(ctx, a.d.Store, t.ID, want); err != nil {
+		return err
+	}
+	a.d.Billing.Balances().Forget(0, t.ID)
+	return nil
+}
+
+// tokenQuotaSetter is the repository method the store interface lacks for
+// switching a key between limited and unlimited; the ledger keeps -1 fixed.
+type tokenQuotaSetter interface {
+	SetQuota(ctx context.Context, id, quota int64) error
+}
+
+// sqlBacked is what the SQL store exposes for callers that need one
+// statement its repositories do not offer.
+type sqlBacked interface {
+	DB() *sql.DB
+	Rebind(query string) string
+}
+
+func writeTokenQuota(ctx context.Context, st store.Store, id, quota int64) error {
+	if s, ok := st.Tokens().(tokenQuotaSetter); ok {
+		return s.SetQuota(ctx, id, quota)
+	}
+	s, ok := st.(sqlBacked)
+	if !ok {
+		return errorf(http.StatusConflict, "unsupported",
+			"this store cannot switch a key between limited and unlimited; create a new key instead")
+	}
+	_, err := s.DB().ExecContext(ctx, s.Rebind("UPDATE tokens SET quota = ? WHERE id = ?"), quota, id)
+	return err
+}
+
+func (a *API) deleteToken(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	t, err := a.loadToken(r, p)
+	if err != nil {
+		return err
+	}
+	if err := a.d.Store.Tokens().Delete(r.Context(), t.ID); err != nil {
+		return err
+	}
+	a.d.Billing.Balances().Forget(0, t.ID)
+	a.d.Keys.Invalidate()
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
