@@ -90,25 +90,36 @@ func (v *validator) routes(m *Manifest, path string, value any) {
 	for i, item := range items {
 		itemPath := at(path, i)
 		r, ok := v.route(itemPath, item)
-		if !ok {
+		// Placement is checked whenever method and path are readable, so a
+		// route with other problems still reports its conflicts.
+		if r.Method == "" || r.Path == "" {
 			continue
 		}
-		key := r.Method + " " + r.Shape()
-		if j, dup := seen[key]; dup {
-			v.addf(itemPath, "conflicts with meta.routes[%d]: both serve %s %s", j, r.Method, r.Shape())
-			continue
+		if v.routePlacement(itemPath, i, r, seen) && ok {
+			m.Routes = append(m.Routes, r)
 		}
-		seen[key] = i
-		if owner := hostRouteOwner(r.Method, r.Shape()); owner == "gateway" {
-			v.addf(dot(itemPath, "path"), "%s %s is served by the gateway itself", r.Method, r.Path)
-			continue
-		} else if owner != "" {
-			v.addf(dot(itemPath, "path"), "%s %s is a %s host path; claim it in meta.protocols instead", r.Method, r.Path, owner)
-			continue
-		}
-		m.Routes = append(m.Routes, r)
 	}
 	v.routesOK = v.count() == start
+}
+
+// routePlacement reports a route that repeats an earlier one's method and
+// shape or takes a host path; seen maps method+shape to route index.
+func (v *validator) routePlacement(path string, index int, r Route, seen map[string]int) bool {
+	key := r.Method + " " + r.Shape()
+	if j, dup := seen[key]; dup {
+		v.addf(path, "conflicts with meta.routes[%d]: both serve %s %s", j, r.Method, r.Shape())
+		return false
+	}
+	seen[key] = index
+	switch owner := hostRouteOwner(r.Method, r.Shape()); owner {
+	case "":
+		return true
+	case "gateway":
+		v.addf(dot(path, "path"), "%s %s is served by the gateway itself", r.Method, r.Path)
+	default:
+		v.addf(dot(path, "path"), "%s %s is a %s host path; claim it in meta.protocols instead", r.Method, r.Path, owner)
+	}
+	return false
 }
 
 // route validates one native route; ok is false when it had any problem.
