@@ -18,7 +18,10 @@ const (
 
 // columnTypes maps the placeholders of a migration template to each dialect's
 // column type. MySQL needs bounded VARCHARs wherever a column is indexed, and
-// TEXT there is only 64 KiB, so long JSON goes to MEDIUMTEXT.
+// TEXT there is only 64 KiB, so long JSON goes to MEDIUMTEXT. MySQL tables
+// use a binary collation so that names compare case-sensitively, as they do
+// on SQLite and PostgreSQL; otherwise "GPT-4o" and "gpt-4o" would collide
+// on MySQL alone.
 var columnTypes = map[Dialect]map[string]string{
 	SQLite: {
 		"id":      "INTEGER PRIMARY KEY AUTOINCREMENT",
@@ -54,7 +57,7 @@ var columnTypes = map[Dialect]map[string]string{
 		"float":   "DOUBLE",
 		"bool":    "BOOLEAN",
 		"blob":    "LONGBLOB",
-		"options": "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+		"options": "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 	},
 }
 

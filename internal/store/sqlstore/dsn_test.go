@@ -34,7 +34,7 @@ func TestParseDSN(t *testing.T) {
 		{name: "postgresql scheme", dsn: "postgresql://u@localhost/db", dialect: Postgres, driver: "pgx"},
 		{name: "malformed postgres", dsn: "postgres://u@host:notaport/db", wantErr: true},
 		{name: "mysql gets utc, parse time and multi statements", dsn: "mysql://root:pw@tcp(127.0.0.1:3306)/tp", dialect: MySQL, driver: "mysql",
-			sourceHas: []string{"root:pw@tcp(127.0.0.1:3306)/tp", "parseTime=true", "multiStatements=true", "clientFoundRows=true", "utf8mb4"},
+			sourceHas:  []string{"root:pw@tcp(127.0.0.1:3306)/tp", "parseTime=true", "multiStatements=true", "clientFoundRows=true", "utf8mb4"},
 			sourceLack: []string{"mysql://"}},
 		{name: "mysql without database", dsn: "mysql://root@tcp(127.0.0.1:3306)/", wantErr: true},
 		{name: "malformed mysql", dsn: "mysql://root@tcp(127.0.0.1:3306", wantErr: true},

@@ -68,7 +68,7 @@ func (s *Store) insert(ctx context.Context, q querier, query string, args ...any
 	return res.LastInsertId()
 }
 
-// exec runs a rebound statement and reports store.ErrNotFound when it
+// execOne runs a rebound statement and reports store.ErrNotFound when it
 // matched no row.
 func (s *Store) execOne(ctx context.Context, q querier, what, query string, args ...any) error {
 	res, err := q.ExecContext(ctx, s.Rebind(query), args...)

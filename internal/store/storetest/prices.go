@@ -39,6 +39,20 @@ var priceTests = []namedTest{
 			t.Errorf("List = %+v", got)
 		}
 	}},
+	{"names differing only in case are distinct", func(t *testing.T, s store.Store) {
+		must(t, s.Prices().Upsert(ctx(t), store.ModelPrice{Name: "Model-A", InputPerMTok: 1}), "upsert Model-A")
+		must(t, s.Prices().Upsert(ctx(t), store.ModelPrice{Name: "model-a", InputPerMTok: 2}), "upsert model-a")
+		got, err := s.Prices().Get(ctx(t), "Model-A")
+		must(t, err, "get")
+		if got.InputPerMTok != 1 {
+			t.Errorf("Model-A input = %v, want 1: lower-case upsert overwrote it", got.InputPerMTok)
+		}
+		u := newUser(t, s, "Zed", 0)
+		v := newUser(t, s, "zed", 0)
+		if u.ID == v.ID {
+			t.Error("Zed and zed are one user")
+		}
+	}},
 	{"missing price is not found", func(t *testing.T, s store.Store) {
 		_, err := s.Prices().Get(ctx(t), "none")
 		wantErr(t, err, store.ErrNotFound, "Get")
