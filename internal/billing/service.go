@@ -74,12 +74,14 @@ func (s *Service) Balances() Balances { return s.balances }
 func (s *Service) Writer() *Writer { return s.writer }
 
 // Price returns the model's price, or a model_price_error when the model has
-// none: serving an unpriced model would give it away by accident.
+// none: serving an unpriced model would give it away by accident. It is a
+// 400, not a 5xx, so client libraries report it at once instead of retrying
+// a call that cannot succeed until an administrator acts.
 func (s *Service) Price(model string) (*Price, error) {
 	if p, ok := s.table.Load().prices[model]; ok {
 		return p, nil
 	}
-	return nil, &ir.Error{Status: 500, Kind: ir.KindInternal, Code: "model_price_error",
+	return nil, &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "model_price_error",
 		Message: fmt.Sprintf("model %s has no price; an administrator must set one or mark it free", model)}
 }
 

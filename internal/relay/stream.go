@@ -11,6 +11,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
 	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
 )
 
@@ -171,7 +172,7 @@ func appendDeltaText(b *strings.Builder, f protocol.Format, data []byte) {
 // client, one by one.
 func (c *call) pumpConverted(up protocol.Codec, rd *sse.Reader, sink *clientSink) (func() string, error) {
 	dec := up.NewStreamDecoder()
-	enc := c.sf.codec.NewStreamEncoder(sink)
+	enc := c.streamEncoder(sink)
 	var out strings.Builder
 	emit := func(ev ir.Event) error {
 		switch ev.Type {
@@ -214,4 +215,13 @@ func (c *call) pumpConverted(up protocol.Codec, rd *sse.Reader, sink *clientSink
 			return textFn(&out, c.usage.OutputTokens > 0), err
 		}
 	}
+}
+
+// streamEncoder builds the client's stream encoder. OpenAI clients get the
+// usage chunk only when they asked for it, as the OpenAI API behaves.
+func (c *call) streamEncoder(sink protocol.EventSink) protocol.StreamEncoder {
+	if c.sf.codec.Format() == protocol.OpenAI {
+		return openai.NewChatStreamEncoderWith(sink, openai.ChatStreamOptions{IncludeUsage: c.req.IncludeUsage})
+	}
+	return c.sf.codec.NewStreamEncoder(sink)
 }
