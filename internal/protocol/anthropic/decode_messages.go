@@ -91,7 +91,7 @@ func (d *msgDecoder) block(b gjson.Result, param string, msg *ir.Message) *ir.Er
 	}
 	if typ == "tool_result" {
 		if msg.Role != ir.RoleUser {
-			return badParam(param+".type", codeInvalidVal, "%s: tool_result blocks belong in user turns", param)
+			return badParam(param+".type", codeInvalidVal, "%s.type: tool_result blocks belong in user turns", param)
 		}
 		return d.toolResult(b, param)
 	}
@@ -115,7 +115,7 @@ func (d *msgDecoder) contentBlock(b gjson.Result, typ, param string, role ir.Rol
 	var err *ir.Error
 	assistantOnly := typ == "tool_use" || typ == "thinking" || typ == "redacted_thinking"
 	if assistantOnly && role != ir.RoleAssistant {
-		return p, badParam(param+".type", codeInvalidVal, "%s: %s blocks belong in assistant turns", param, typ)
+		return p, badParam(param+".type", codeInvalidVal, "%s.type: %s blocks belong in assistant turns", param, typ)
 	}
 	switch typ {
 	case "text":

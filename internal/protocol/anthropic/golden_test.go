@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -213,3 +214,5 @@ func mustTime(s string) time.Time {
 	}
 	return t
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }
