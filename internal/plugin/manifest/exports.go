@@ -7,7 +7,7 @@ import (
 
 // exports checks the module's exports: the top-level names, the hooks the
 // manifest makes mandatory, the native object and the protocol hooks.
-func (v *validator) exports(m *Manifest, ex Exports, metaOK bool) {
+func (v *validator) exports(m *Manifest, ex Exports) {
 	hooks := newHookSet()
 	protocolExports := map[string][]string{}
 	for _, name := range topLevelNames(ex) {
@@ -16,10 +16,8 @@ func (v *validator) exports(m *Manifest, ex Exports, metaOK bool) {
 	for _, f := range sortedUnique(ex.Functions) {
 		v.memberExport(f, hooks, protocolExports)
 	}
-	if metaOK {
-		v.requiredHooks(m)
-		v.protocolHooks(m, protocolExports)
-	}
+	v.requiredHooks(m)
+	v.protocolHooks(m, protocolExports)
 	m.Hooks = hooks
 }
 

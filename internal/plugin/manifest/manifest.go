@@ -7,6 +7,8 @@
 // module and hands over the plain `meta` value plus the exported names.
 package manifest
 
+import "slices"
+
 // APIVersion is the only plugin contract version this host implements.
 const APIVersion = 1
 
@@ -172,12 +174,7 @@ func (p ProtocolClaim) HookPath(hook string) string {
 
 // SupportsMode reports whether a std_responses claim declares the mode.
 func (p ProtocolClaim) SupportsMode(mode string) bool {
-	for _, m := range p.Supports {
-		if m == mode {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(p.Supports, mode)
 }
 
 // Protocol returns the claim for a canonical protocol name.
@@ -192,10 +189,5 @@ func (m *Manifest) Protocol(name string) (ProtocolClaim, bool) {
 
 // HasCapability reports whether meta.requiredCapabilities names cap.
 func (m *Manifest) HasCapability(cap string) bool {
-	for _, c := range m.RequiredCapabilities {
-		if c == cap {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(m.RequiredCapabilities, cap)
 }

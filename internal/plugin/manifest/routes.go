@@ -82,10 +82,8 @@ func (v *validator) routes(m *Manifest, path string, value any) {
 	items, ok := arrayOf(value)
 	if !ok {
 		v.addf(path, "must be an array of routes, got %s", kindOf(value))
-		v.routesOK = false
 		return
 	}
-	start := v.count()
 	seen := map[string]int{}
 	for i, item := range items {
 		itemPath := at(path, i)
@@ -99,7 +97,6 @@ func (v *validator) routes(m *Manifest, path string, value any) {
 			m.Routes = append(m.Routes, r)
 		}
 	}
-	v.routesOK = v.count() == start
 }
 
 // routePlacement reports a route that repeats an earlier one's method and

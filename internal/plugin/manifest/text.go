@@ -12,12 +12,14 @@ type LocalizedText map[string]string
 
 // Limits of LocalizedText values.
 const (
-	maxLocales            = 16
-	maxDescriptionRunes   = 512
-	maxUsageTextRunes     = 256
-	defaultLocale         = "en"
-	maxShortStringRunes   = 128
-	maxLongStringCharsURL = 2048
+	maxLocales          = 16
+	maxDescriptionRunes = 512
+	maxUsageTextRunes   = 256
+	defaultLocale       = "en"
+	// maxShortStringRunes bounds display names, which the contract leaves
+	// open; it only keeps admin pages and logs sane.
+	maxShortStringRunes = 128
+	maxURLLength        = 2048
 )
 
 var localePattern = regexp.MustCompile(`^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$`)

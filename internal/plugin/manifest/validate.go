@@ -29,7 +29,7 @@ func ValidateWith(ex Exports, opts Options) (*Manifest, Problems) {
 		v.addf("meta", "must be an object, got %s", kindOf(ex.Meta))
 	}
 	applyDefaults(m)
-	v.exports(m, ex, ok)
+	v.exports(m, ex)
 	if v.count() > 0 {
 		return nil, v.problems
 	}
@@ -44,10 +44,9 @@ type validator struct {
 	// models is the set of meta.models, or nil when meta.models is invalid:
 	// membership checks are then skipped rather than repeated as noise.
 	models map[string]bool
-	// fetchModeOK and protocolsOK gate hook checks that depend on them.
+	// fetchModeOK and protocolsOK gate the hook checks that depend on them.
 	fetchModeOK bool
 	protocolsOK bool
-	routesOK    bool
 	// usageSchemaBad marks an invalid meta.usageSchema, so examples are
 	// not checked against it.
 	usageSchemaBad bool
@@ -98,7 +97,7 @@ func (v *validator) meta(m *Manifest, meta map[string]any) {
 			v.addf(dot("meta", key), "unknown field; this host does not support it")
 		}
 	}
-	v.routesOK, v.protocolsOK = true, true
+	v.protocolsOK = true
 	for _, r := range fieldRules {
 		path := dot("meta", r.name)
 		value, present := meta[r.name]

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Limits of address-like fields.
@@ -36,7 +37,7 @@ func (v *validator) icon(m *Manifest, path string, value any) {
 func checkIcon(s string) string {
 	lower := strings.ToLower(s)
 	switch {
-	case len(s) > maxIconLength:
+	case utf8.RuneCountInString(s) > maxIconLength:
 		return "is longer than 128 characters"
 	case strings.Contains(s, "://") || strings.HasPrefix(s, "//"):
 		return "must not be a URL; use an icon-library name, text or text:<label>"
@@ -77,7 +78,7 @@ func (v *validator) website(m *Manifest, path string, value any) {
 
 // checkWebURL validates an absolute web address shown to administrators.
 func checkWebURL(s string, httpsOnly bool) string {
-	if len(s) > maxLongStringCharsURL || hasControl(s) || strings.ContainsAny(s, " \\") {
+	if len(s) > maxURLLength || hasControl(s) || strings.ContainsAny(s, " \\") {
 		return "is not a valid URL"
 	}
 	u, err := url.Parse(s)
