@@ -1,0 +1,218 @@
+// Package app is the composition root: it builds every service from the
+// configuration, wires them into one HTTP server, and starts and stops them
+// in order. It is the only package that knows which store is in use.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/turnpike-gw/turnpike/internal/admin"
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/protocol/anthropic"
+	"github.com/turnpike-gw/turnpike/internal/protocol/gemini"
+	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
+	"github.com/turnpike-gw/turnpike/internal/relay"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
+)
+
+// Version is the gateway's version, set at build time with -ldflags.
+var Version = "0.1.0-dev"
+
+// App is a running gateway.
+type App struct {
+	Config   config.Config
+	Log      *slog.Logger
+	Store    store.Store
+	Billing  *billing.Service
+	Writer   *billing.Writer
+	Keys     *auth.Keys
+	Sessions *auth.Sessions
+	Router   *routing.Router
+	Relay    *relay.Relay
+	Admin    *admin.API
+	Handler  http.Handler
+
+	registry  *prometheus.Registry
+	adminDeps admin.Deps
+	stop      context.CancelFunc
+	bg        chan struct{}
+}
+
+// New builds a gateway from cfg. It opens the store, migrates it, creates
+// the root user on first start and applies the seed section.
+func New(ctx context.Context, cfg config.Config, logOut io.Writer) (*App, error) {
+	a := &App{Config: cfg, Log: newLogger(cfg.LogLevel, logOut)}
+	if a.Config.CryptoSecret == "" {
+		a.Config.CryptoSecret = randomHex(32)
+		a.Config.GeneratedSecret = true
+		a.Log.Warn("CRYPTO_SECRET is not set: using a random one; sessions and artifact links end with this process")
+	}
+	st, err := sqlstore.Open(ctx, cfg.Database)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	a.Store = st
+	a.buildServices()
+	if err := a.reload(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	a.buildHandler()
+	return a, nil
+}
+
+func (a *App) buildServices() {
+	cfg := a.Config
+	a.registry = prometheus.NewRegistry()
+	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.Writer = billing.NewWriter(a.Store, a.Log, 100*time.Millisecond, 1024)
+	a.Billing = billing.NewService(billing.NewMemoryBalances(a.Store), a.Writer, cfg.QuotaPerUSD)
+	a.Keys = auth.NewKeys(a.Store, 10*time.Second)
+	a.Sessions = auth.NewSessions(a.Config.CryptoSecret, 7*24*time.Hour)
+	a.Router = routing.NewRouter(routing.NewHealth(time.Duration(cfg.ChannelCooldown) * time.Second))
+	a.adminDeps = admin.Deps{
+		Store: a.Store, Billing: a.Billing, Keys: a.Keys, Sessions: a.Sessions, Router: a.Router,
+		RootToken: cfg.RootToken, Version: Version, Logger: a.Log, Reload: a.reload,
+		TestChannel: a.testChannel, Metrics: promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}),
+	}
+	a.Admin = admin.New(a.adminDeps)
+	a.Relay = relay.New(relay.Deps{
+		Keys: a.Keys, Billing: a.Billing, Router: a.Router, Client: newUpstreamClient(),
+		Codecs: map[protocol.Format]protocol.Codec{
+			protocol.OpenAI: openai.Chat, protocol.Anthropic: anthropic.Messages, protocol.Gemini: gemini.Generate,
+		},
+		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal,
+		Options: relay.Options{
+			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(),
+			FirstByteTimeout: time.Duration(cfg.FirstByteTimeout) * time.Second,
+			UpstreamTimeout:  time.Duration(cfg.UpstreamTimeout) * time.Second,
+		},
+	})
+}
+
+// reload rebuilds the routing and price snapshots from the database.
+func (a *App) reload(ctx context.Context) error {
+	chs, err := a.Store.Channels().All(ctx)
+	if err != nil {
+		return fmt.Errorf("load channels: %w", err)
+	}
+	a.Router.Swap(routing.NewTable(chs))
+	if err := a.Billing.Reload(ctx, a.Store); err != nil {
+		return fmt.Errorf("load prices: %w", err)
+	}
+	return nil
+}
+
+func (a *App) buildHandler() {
+	mux := http.NewServeMux()
+	a.Admin.Register(mux)
+	a.Relay.Register(mux)
+	a.Handler = accept(a.Log, mux)
+}
+
+// Prepare creates the root user and applies the seed; it returns the
+// generated root password, if one was made up.
+func (a *App) Prepare(ctx context.Context) (string, error) {
+	deps := a.adminDeps
+	created, generated, err := admin.EnsureRoot(ctx, deps, a.Config.RootPassword)
+	if err != nil {
+		return "", err
+	}
+	if err := admin.Seed(ctx, deps, a.Config.Seed); err != nil {
+		return "", fmt.Errorf("seed: %w", err)
+	}
+	if err := a.reload(ctx); err != nil {
+		return "", err
+	}
+	if created {
+		return generated, nil
+	}
+	return "", nil
+}
+
+// Serve listens and serves until ctx ends, then shuts down gracefully:
+// in-flight requests finish (bounded), billing is flushed, the store closed.
+func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
+	ln, err := net.Listen("tcp", a.Config.Listen)
+	if err != nil {
+		return err
+	}
+	bgCtx, stop := context.WithCancel(context.Background())
+	a.stop = stop
+	a.bg = make(chan struct{})
+	go a.background(bgCtx)
+	srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn)}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	select {
+	case err := <-errc:
+		a.shutdown()
+		return err
+	case <-ctx.Done():
+	}
+	a.Log.Info("shutting down: finishing in-flight requests")
+	shCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shCtx); err != nil {
+		a.Log.Warn("in-flight requests did not finish in time", "err", err)
+	}
+	a.shutdown()
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (a *App) shutdown() {
+	if a.stop != nil {
+		a.stop()
+		<-a.bg
+	}
+	a.Writer.Close()
+	a.Store.Close()
+}
+
+// background refreshes snapshots so that changes made through another node
+// reach this one.
+func (a *App) background(ctx context.Context) {
+	defer close(a.bg)
+	t := time.NewTicker(15 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := a.reload(ctx); err != nil && ctx.Err() == nil {
+				a.Log.Warn("snapshot refresh failed", "err", err)
+			}
+		}
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

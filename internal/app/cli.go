@@ -1,0 +1,89 @@
+package app
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os/signal"
+	"syscall"
+
+	"github.com/turnpike-gw/turnpike/internal/config"
+)
+
+const usage = `Usage: turnpike [command] [--config FILE]
+
+Commands:
+  serve     run the gateway (the default)
+  demo      run the gateway with a built-in demo upstream, channel, user and key
+  version   print the version
+`
+
+// Main runs the command line and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	cmd := "serve"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "version":
+		fmt.Fprintln(stdout, "turnpike", Version)
+		return 0
+	case "serve", "demo":
+		return runServer(cmd == "demo", args, stdout, stderr, getenv)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "turnpike: unknown command %q\n\n%s", cmd, usage)
+	return 2
+}
+
+func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("turnpike", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "YAML configuration file")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := config.Load(*cfgPath, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "turnpike:", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	var d *demoUpstream
+	if demo {
+		if d, err = startDemo(&cfg); err != nil {
+			fmt.Fprintln(stderr, "turnpike:", err)
+			return 1
+		}
+		defer d.Close()
+	}
+	a, err := New(ctx, cfg, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "turnpike:", err)
+		return 1
+	}
+	rootPassword, err := a.Prepare(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "turnpike:", err)
+		a.shutdown()
+		return 1
+	}
+	err = a.Serve(ctx, func(addr string) {
+		fmt.Fprintf(stdout, "turnpike %s listening on %s\n", Version, a.Config.Address())
+		if rootPassword != "" {
+			fmt.Fprintf(stdout, "created user root with password %s (shown once)\n", rootPassword)
+		}
+		if d != nil {
+			d.announce(stdout, a.Config.Address())
+		}
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "turnpike:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,92 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/relay"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+func newLogger(level string, out io.Writer) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: l}))
+}
+
+// newUpstreamClient is tuned for many concurrent calls to few hosts: large
+// idle pools so connections are reused instead of redialled.
+func newUpstreamClient() *http.Client {
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{Transport: tr}
+}
+
+// accept is the first stage of every request: panic recovery (a panic is
+// logged and answered 500, never a stack trace) and a debug access log.
+func accept(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: 200}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				log.Error("handler panicked", "path", r.URL.Path, "panic", v)
+				if !rec.wrote {
+					http.Error(rec, `{"error":{"message":"internal error","type":"api_error","code":"internal_error"}}`, http.StatusInternalServerError)
+				}
+			}
+			if log.Enabled(r.Context(), slog.LevelDebug) {
+				log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "ms", time.Since(start).Milliseconds())
+			}
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
+}
+
+// Flush passes flushes through so streams are not buffered by the wrapper.
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// testChannel sends one small chat request through a channel.
+func (a *App) testChannel(ctx context.Context, c *store.Channel) (time.Duration, error) {
+	return relay.TestChannel(ctx, a.Relay, c)
+}
