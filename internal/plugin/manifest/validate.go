@@ -111,7 +111,7 @@ func (v *validator) meta(m *Manifest, meta map[string]any) {
 		}
 		r.check(v, m, path, value)
 	}
-	if meta["usageExamples"] == nil {
+	if meta["usageExamples"] == nil && !v.usageSchemaBad {
 		v.requireTokenExample("meta.usageExamples", m.UsageSchema, nil)
 	}
 }
