@@ -24,12 +24,18 @@ func (e *reqEncoder) modelParts(i int, parts []ir.Part) ([]partWire, error) {
 			if p.Thinking == nil {
 				continue
 			}
+			sig, ours := upstreamSignature(p.Thinking.Signature)
+			if !ours && p.Thinking.Signature != "" {
+				// Another provider's reasoning: this one can neither verify
+				// nor use it.
+				continue
+			}
 			if p.Thinking.Text != "" {
 				pw := textWire(p.Thinking.Text)
 				pw.Thought = true
 				out = append(out, pw)
 			}
-			if sig, ok := upstreamSignature(p.Thinking.Signature); ok {
+			if ours {
 				pending = sig
 			}
 		case ir.PartText:

@@ -49,7 +49,7 @@ func answerParts(parts []partWire, responseID string) ([]ir.Part, bool) {
 			out = append(out, thinkingPart(*p.Text, tagSignature(p.ThoughtSignature)))
 			continue
 		}
-		if p.ThoughtSignature != "" {
+		if keepSignature(p, lastIsThinking(out)) {
 			out = attachSignature(out, tagSignature(p.ThoughtSignature))
 		}
 		switch {
@@ -65,6 +65,18 @@ func answerParts(parts []partWire, responseID string) ([]ir.Part, bool) {
 		}
 	}
 	return out, called
+}
+
+// keepSignature decides whether a signature on a non-thought part is kept.
+// On a function call the provider needs it back; on text it is optional, and
+// keeping it would only add an empty thinking block after the text unless a
+// thinking block precedes it anyway.
+func keepSignature(p partWire, afterThinking bool) bool {
+	return p.ThoughtSignature != "" && (p.FunctionCall != nil || afterThinking)
+}
+
+func lastIsThinking(parts []ir.Part) bool {
+	return len(parts) > 0 && parts[len(parts)-1].Kind == ir.PartThinking
 }
 
 func toolCallFromWire(fc *functionCallWire, responseID string, j int) *ir.ToolCall {

@@ -11,10 +11,10 @@ import (
 // maxSchemaDepth bounds the recursion over client schemas.
 const maxSchemaDepth = 64
 
-// normalizeSchema turns the API's OpenAPI-subset schema (which allows
-// upper-case type names such as "OBJECT") into JSON Schema the other formats
-// accept, by lower-casing every "type" string. Key order is kept because
-// models follow property order.
+// normalizeSchema turns the API's OpenAPI-subset schema into JSON Schema the
+// other formats accept: type names are lower-cased ("OBJECT" is allowed
+// here), "nullable" becomes a "null" type, and the format-specific
+// "propertyOrdering" is dropped (key order, which is kept, says the same).
 func normalizeSchema(v gjson.Result, p string) (json.RawMessage, error) {
 	if err := wantObject(v, p); err != nil {
 		return nil, err
@@ -33,18 +33,22 @@ func writeSchema(b *bytes.Buffer, v gjson.Result, depth int) bool {
 	ok := true
 	switch {
 	case v.IsObject():
+		nullable := v.Get("nullable").Type == gjson.True
 		b.WriteByte('{')
 		first := true
 		v.ForEach(func(k, e gjson.Result) bool {
+			key := k.String()
+			if key == "nullable" || key == "propertyOrdering" {
+				return true
+			}
 			if !first {
 				b.WriteByte(',')
 			}
 			first = false
 			b.WriteString(k.Raw)
 			b.WriteByte(':')
-			if k.String() == "type" && e.Type == gjson.String {
-				lower, _ := json.Marshal(strings.ToLower(e.Str))
-				b.Write(lower)
+			if key == "type" && e.Type == gjson.String {
+				writeType(b, strings.ToLower(e.Str), nullable)
 				return true
 			}
 			ok = writeSchema(b, e, depth+1)
@@ -67,4 +71,15 @@ func writeSchema(b *bytes.Buffer, v gjson.Result, depth int) bool {
 		b.WriteString(compactJSON(v.Raw))
 	}
 	return ok
+}
+
+func writeType(b *bytes.Buffer, t string, nullable bool) {
+	name, _ := json.Marshal(t)
+	if !nullable {
+		b.Write(name)
+		return
+	}
+	b.WriteByte('[')
+	b.Write(name)
+	b.WriteString(`,"null"]`)
 }

@@ -116,7 +116,7 @@ func (d *streamDecoder) part(p partWire, j int) error {
 		}
 		return d.signature(p.ThoughtSignature)
 	}
-	if p.ThoughtSignature != "" {
+	if keepSignature(p, d.open == ir.BlockThinking) {
 		if d.open != ir.BlockThinking {
 			if err := d.openBlock(ir.BlockThinking, ir.Event{}); err != nil {
 				return err
