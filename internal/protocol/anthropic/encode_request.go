@@ -47,6 +47,9 @@ func (Codec) EncodeRequest(req *ir.Request) ([]byte, error) {
 		return nil, err
 	}
 	out.Messages, out.System = enc.turns(), enc.systemValue()
+	if len(out.Messages) == 0 {
+		return nil, badParam("messages", codeInvalidVal, "messages: at least one non-empty user or assistant message is required")
+	}
 	if out.Tools, err = encodeTools(req.Tools); err != nil {
 		return nil, err
 	}

@@ -139,6 +139,7 @@ func TestEncodeRequestRefusesWhatItCannotExpress(t *testing.T) {
 			{Kind: ir.PartImage, Media: &ir.Media{Data: "AAAA"}}}}}}, "messages[0].content[0].mime_type"},
 		{"percent-encoded data URL", ir.Request{Model: "m", Messages: []ir.Message{{Role: ir.RoleUser, Parts: []ir.Part{
 			{Kind: ir.PartImage, Media: &ir.Media{URL: "data:image/png,%89PNG"}}}}}}, "messages[0].content[0].url"},
+		{"only system messages", ir.Request{Model: "m", Messages: []ir.Message{{Role: ir.RoleSystem, Parts: []ir.Part{{Kind: ir.PartText, Text: "s"}}}}}, "messages"},
 		{"image in system", ir.Request{Model: "m", System: []ir.Part{{Kind: ir.PartImage}}, Messages: []ir.Message{user}}, "system[0]"},
 	}
 	for _, tt := range tests {
