@@ -101,16 +101,16 @@ var blockNames = map[ir.BlockKind]string{
 
 type eventJSON struct {
 	Type           string
-	Index          int    `json:",omitempty"`
-	Block          string `json:",omitempty"`
-	ID             string `json:",omitempty"`
-	Model          string `json:",omitempty"`
-	ToolCallID     string `json:",omitempty"`
-	ToolName       string `json:",omitempty"`
-	Text           string `json:",omitempty"`
-	ArgumentsDelta string `json:",omitempty"`
-	Signature      string `json:",omitempty"`
-	StopReason     string `json:",omitempty"`
+	Index          int       `json:",omitempty"`
+	Block          string    `json:",omitempty"`
+	ID             string    `json:",omitempty"`
+	Model          string    `json:",omitempty"`
+	ToolCallID     string    `json:",omitempty"`
+	ToolName       string    `json:",omitempty"`
+	Text           string    `json:",omitempty"`
+	ArgumentsDelta string    `json:",omitempty"`
+	Signature      string    `json:",omitempty"`
+	StopReason     string    `json:",omitempty"`
 	Usage          *ir.Usage `json:",omitempty"`
 }
 

@@ -41,12 +41,22 @@ func usageFromResult(u gjson.Result) (ir.Usage, bool) {
 	if !u.IsObject() {
 		return ir.Usage{}, false
 	}
-	w := usageWire{
-		PromptTokenCount:        int(u.Get("promptTokenCount").Int()),
-		CandidatesTokenCount:    int(u.Get("candidatesTokenCount").Int()),
-		CachedContentTokenCount: int(u.Get("cachedContentTokenCount").Int()),
-		ThoughtsTokenCount:      int(u.Get("thoughtsTokenCount").Int()),
-		ToolUsePromptTokenCount: int(u.Get("toolUsePromptTokenCount").Int()),
-	}
+	// One pass over the object instead of a lookup per field.
+	var w usageWire
+	u.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "promptTokenCount":
+			w.PromptTokenCount = int(v.Int())
+		case "candidatesTokenCount":
+			w.CandidatesTokenCount = int(v.Int())
+		case "cachedContentTokenCount":
+			w.CachedContentTokenCount = int(v.Int())
+		case "thoughtsTokenCount":
+			w.ThoughtsTokenCount = int(v.Int())
+		case "toolUsePromptTokenCount":
+			w.ToolUsePromptTokenCount = int(v.Int())
+		}
+		return true
+	})
 	return usageFromWire(&w), true
 }
