@@ -1,0 +1,134 @@
+package loadtest
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const usage = `Usage: turnpike-load [flags]
+
+Starts a fake upstream, a bare reverse proxy and the gateway on loopback as
+separate processes, drives the same load through both proxies and prints
+requests/s, latency and CPU time per request as a Markdown table.
+
+Flags:
+`
+
+// Main runs the load tool (or, for a hidden child subcommand, one of its
+// servers) and returns the process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && IsChildRole(args[0]) {
+		return RunChild(args[0], args[1:], stdin, stdout, stderr)
+	}
+	o, markdown, err := parseFlags(args, stderr)
+	if err != nil {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	results, runErr := Run(ctx, o)
+	var table strings.Builder
+	fmt.Fprintf(&table, "Machine: %s. Each phase: %s after %s warm-up; streams of %d chunks, paced %s apart.\n\n",
+		Machine(), phaseLength(o), o.Warmup, o.Chunks, o.ChunkDelay)
+	_ = WriteMarkdown(&table, results)
+	fmt.Fprint(stdout, table.String())
+	if markdown != "" && len(results) > 0 {
+		if err := appendFile(markdown, "\n"+table.String()); err != nil {
+			fmt.Fprintln(stderr, "turnpike-load:", err)
+			return 1
+		}
+	}
+	if runErr != nil {
+		fmt.Fprintln(stderr, "turnpike-load: FAILED:", runErr)
+		return 1
+	}
+	return 0
+}
+
+func phaseLength(o Options) string {
+	if o.Requests > 0 {
+		return fmt.Sprintf("%d requests", o.Requests)
+	}
+	return o.Duration.String()
+}
+
+func parseFlags(args []string, stderr io.Writer) (Options, string, error) {
+	fs := flag.NewFlagSet("turnpike-load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	o := Options{Log: stderr}
+	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "measured length of each phase")
+	fs.DurationVar(&o.Warmup, "warmup", time.Second, "unmeasured load before each phase")
+	fs.IntVar(&o.Requests, "requests", 0, "end each phase after this many calls instead of -duration")
+	fs.IntVar(&o.Chunks, "chunks", 20, "content chunks per streamed answer")
+	fs.DurationVar(&o.ChunkDelay, "chunk-delay", 5*time.Millisecond, "upstream pause before each chunk in the stream-paced mode")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the gateway process to this file")
+	conns := fs.String("conns", "1,50", "comma-separated connection counts")
+	modes := fs.String("modes", "regular,stream,stream-paced", "comma-separated modes: regular, stream, stream-paced")
+	markdown := fs.String("markdown", "", "append the result table to this file")
+	if err := fs.Parse(args); err != nil {
+		return o, "", err
+	}
+	var err error
+	if o.Conns, err = parseConns(*conns); err == nil {
+		o.Modes, err = parseModes(*modes)
+	}
+	if err == nil && (o.Chunks <= 0 || o.Duration <= 0 && o.Requests <= 0) {
+		err = fmt.Errorf("-chunks and -duration (or -requests) must be positive")
+	}
+	if err == nil {
+		o.Self, err = os.Executable()
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "turnpike-load:", err)
+		return o, "", err
+	}
+	return o, *markdown, nil
+}
+
+func parseConns(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || n > 1000 {
+			return nil, fmt.Errorf("-conns: %q is not a count between 1 and 1000", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseModes(s string) ([]Mode, error) {
+	var out []Mode
+	for _, f := range strings.Split(s, ",") {
+		m := Mode(strings.TrimSpace(f))
+		if m != Regular && m != Stream && m != StreamPaced {
+			return nil, fmt.Errorf("-modes: unknown mode %q", f)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,87 @@
+package loadtest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// WriteMarkdown writes results as a Markdown table, each gateway row with
+// its ratios to the baseline row of the same mode and concurrency.
+func WriteMarkdown(w io.Writer, results []Result) error {
+	var b strings.Builder
+	b.WriteString("| target | mode | conns | req/s | p50 | p99 | CPU µs/req | CPU × baseline | req/s ÷ baseline | chunk lag p50 / p99 |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range results {
+		cpuRatio, rpsRatio := "", ""
+		if base, ok := baselineFor(results, r); ok && r.Target != Baseline {
+			cpuRatio = ratio(float64(r.CPUPerRequest()), float64(base.CPUPerRequest()), "%.2f×")
+			rpsRatio = ratio(r.RPS(), base.RPS(), "%.0f%%", 100)
+		}
+		lag := "–"
+		if r.Mode == StreamPaced {
+			lag = fmtDur(r.LagP50) + " / " + fmtDur(r.LagP99)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %.0f | %s | %s | %.0f | %s | %s | %s |\n",
+			r.Target, r.Mode, r.Conns, r.RPS(), fmtDur(r.P50), fmtDur(r.P99),
+			float64(r.CPUPerRequest())/float64(time.Microsecond), cpuRatio, rpsRatio, lag)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func baselineFor(results []Result, r Result) (Result, bool) {
+	for _, c := range results {
+		if c.Target == Baseline && c.Mode == r.Mode && c.Conns == r.Conns {
+			return c, true
+		}
+	}
+	return Result{}, false
+}
+
+// ratio formats num/den with format, scaled by the optional factor; a
+// zero denominator (too little CPU to measure) yields "n/a".
+func ratio(num, den float64, format string, scale ...float64) string {
+	if den == 0 {
+		return "n/a"
+	}
+	v := num / den
+	for _, s := range scale {
+		v *= s
+	}
+	return fmt.Sprintf(format, v)
+}
+
+// fmtDur prints short durations in µs and longer ones in ms.
+func fmtDur(d time.Duration) string {
+	if d < time.Millisecond {
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	}
+	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+// Machine describes the host for the record: cores, CPU model, Go version.
+func Machine() string {
+	model := "unknown CPU"
+	if raw, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		model = cpuModel(raw)
+	}
+	return fmt.Sprintf("%d × %s, %s %s/%s", runtime.NumCPU(), model, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// cpuModel returns the first "model name" of a /proc/cpuinfo text.
+func cpuModel(cpuinfo []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(cpuinfo))
+	for sc.Scan() {
+		key, value, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(key) == "model name" {
+			return strings.TrimSpace(value)
+		}
+	}
+	return "unknown CPU"
+}

@@ -1,0 +1,168 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// Target names.
+const (
+	// Baseline is the bare reverse proxy.
+	Baseline = "baseline"
+	// Gateway is Turnpike with billing and logging on.
+	Gateway = "gateway"
+)
+
+// Options set up a run.
+type Options struct {
+	// Self is the executable re-run for the child servers.
+	Self string
+	// Duration is how long each phase is measured; Warmup precedes it.
+	Duration, Warmup time.Duration
+	// Requests, when positive, ends each phase after that many calls
+	// instead of after Duration.
+	Requests int
+	Conns    []int
+	Modes    []Mode
+	// Chunks is the number of content chunks per streamed answer, and
+	// ChunkDelay the upstream's pause before each in paced streams.
+	Chunks     int
+	ChunkDelay time.Duration
+	// CPUProfile, if set, is where the gateway child writes a CPU profile.
+	CPUProfile string
+	// Log receives the children's diagnostics and progress lines.
+	Log io.Writer
+}
+
+// Result is one measured phase.
+type Result struct {
+	Target   string
+	Mode     Mode
+	Conns    int
+	Requests int
+	Errors   int
+	FirstErr string
+	Elapsed  time.Duration
+	P50, P99 time.Duration
+	// CPU is the proxy process's user+system time during the phase.
+	CPU time.Duration
+	// LagP50 and LagP99 are, for paced streams, how late content chunks
+	// reached the client relative to when the upstream sent them.
+	LagP50, LagP99 time.Duration
+}
+
+// RPS is completed requests per second.
+func (r Result) RPS() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Requests) / r.Elapsed.Seconds()
+}
+
+// CPUPerRequest is the proxy's CPU time per completed request.
+func (r Result) CPUPerRequest() time.Duration {
+	if r.Requests == 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(r.Requests)
+}
+
+// Run starts the fake upstream, the bare proxy and the gateway as child
+// processes on loopback, measures every mode × concurrency against each
+// and returns the results. It fails if any call failed.
+func Run(ctx context.Context, o Options) ([]Result, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	dir, err := os.MkdirTemp("", "turnpike-load-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	up, err := startChild(o.Self, roleUpstream, []string{"-chunks", fmt.Sprint(o.Chunks), "-delay", o.ChunkDelay.String()}, nil, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer up.stop()
+	targets := make([]*child, 2)
+	names := []string{Baseline, Gateway}
+	if targets[0], err = startChild(o.Self, roleProxy, []string{"-upstream", up.URL}, nil, o.Log); err != nil {
+		return nil, err
+	}
+	defer targets[0].stop()
+	var env []string
+	if o.CPUProfile != "" {
+		env = append(env, ProfileEnv+"="+o.CPUProfile)
+	}
+	if targets[1], err = startChild(o.Self, roleGateway, []string{"-upstream", up.URL, "-dir", dir}, env, o.Log); err != nil {
+		return nil, err
+	}
+	defer targets[1].stop()
+	var results []Result
+	for _, mode := range o.Modes {
+		for _, conns := range o.Conns {
+			// Baseline and gateway run back to back so each pair sees the
+			// same machine conditions.
+			for i, t := range targets {
+				r, err := measure(ctx, o, t, names[i], mode, conns)
+				if err != nil {
+					return results, err
+				}
+				fmt.Fprintf(o.Log, "%-8s %-12s %3d conns: %8.0f req/s  p50 %-9s  CPU %s/req\n",
+					r.Target, r.Mode, r.Conns, r.RPS(), fmtDur(r.P50), fmtDur(r.CPUPerRequest()))
+				results = append(results, r)
+			}
+		}
+	}
+	return results, failures(results)
+}
+
+func measure(ctx context.Context, o Options, t *child, name string, mode Mode, conns int) (Result, error) {
+	p := phase{target: name, url: t.URL, mode: mode, conns: conns, chunks: o.Chunks, delay: o.ChunkDelay}
+	if o.Warmup > 0 {
+		warm := p
+		warm.duration, warm.requests = o.Warmup, 0
+		warm.run(ctx)
+	}
+	p.duration, p.requests = o.Duration, o.Requests
+	before, err := ProcessCPU(t.pid())
+	if err != nil {
+		return Result{}, fmt.Errorf("read CPU of %s: %w", name, err)
+	}
+	start := time.Now()
+	s := p.run(ctx)
+	elapsed := time.Since(start)
+	after, err := ProcessCPU(t.pid())
+	if err != nil {
+		return Result{}, fmt.Errorf("read CPU of %s: %w", name, err)
+	}
+	if ctx.Err() != nil {
+		return Result{}, ctx.Err()
+	}
+	lat, lags := sortedCopy(s.latencies), sortedCopy(s.lags)
+	return Result{
+		Target: name, Mode: mode, Conns: conns, Requests: len(lat), Errors: s.errors, FirstErr: s.firstErr,
+		Elapsed: elapsed, P50: percentile(lat, 0.5), P99: percentile(lat, 0.99), CPU: after - before,
+		LagP50: percentile(lags, 0.5), LagP99: percentile(lags, 0.99),
+	}, nil
+}
+
+// failures reports every phase that saw a failed call, so a run whose
+// figures include errors is never mistaken for a good one.
+func failures(results []Result) error {
+	var errs []string
+	for _, r := range results {
+		if r.Errors > 0 {
+			errs = append(errs, fmt.Sprintf("%s %s %d conns: %d failed calls, first: %s", r.Target, r.Mode, r.Conns, r.Errors, r.FirstErr))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
+}
