@@ -103,7 +103,13 @@ func (e *chatStreamEncoder) ensureStarted() error {
 	return e.start("", "")
 }
 
+// blockStart announces tool calls; text and reasoning blocks need no chunk
+// of their own. Content after the finish chunk is dropped, since no client
+// expects deltas after finish_reason.
 func (e *chatStreamEncoder) blockStart(ev ir.Event) error {
+	if e.stopped {
+		return nil
+	}
 	if err := e.ensureStarted(); err != nil {
 		return err
 	}
@@ -131,6 +137,9 @@ func (e *chatStreamEncoder) blockStart(ev ir.Event) error {
 }
 
 func (e *chatStreamEncoder) delta(ev ir.Event) error {
+	if e.stopped {
+		return nil
+	}
 	if err := e.ensureStarted(); err != nil {
 		return err
 	}

@@ -67,7 +67,9 @@ func ev(typ ir.EventType, idx int, block ir.BlockKind) ir.Event {
 
 func TestStreamEncoderSequences(t *testing.T) {
 	start := ir.Event{Type: ir.EventStart, ID: "chatcmpl-x", Model: "m"}
-	text := func(i int, s string) ir.Event { return ir.Event{Type: ir.EventDelta, Index: i, Block: ir.BlockText, Text: s} }
+	text := func(i int, s string) ir.Event {
+		return ir.Event{Type: ir.EventDelta, Index: i, Block: ir.BlockText, Text: s}
+	}
 	usage := func(in, out int) ir.Event {
 		return ir.Event{Type: ir.EventUsage, Usage: &ir.Usage{InputTokens: in, OutputTokens: out}}
 	}
@@ -107,6 +109,10 @@ func TestStreamEncoderSequences(t *testing.T) {
 				"finish tool_calls", "[DONE]"}},
 		{"events after Done and repeated stops are ignored", ChatStreamOptions{},
 			[]ir.Event{start, stop(ir.StopEnd), stop(ir.StopMaxTokens), done, text(0, "late"), done},
+			[]string{`{"role":"assistant","content":""}`, "finish stop", "[DONE]"}},
+		{"content after Stop is dropped", ChatStreamOptions{},
+			[]ir.Event{start, stop(ir.StopEnd), ev(ir.EventBlockStart, 0, ir.BlockText), text(0, "late"),
+				{Type: ir.EventBlockStart, Index: 1, Block: ir.BlockToolCall, ToolCallID: "c", ToolName: "f"}, done},
 			[]string{`{"role":"assistant","content":""}`, "finish stop", "[DONE]"}},
 		{"pings and empty text write nothing", ChatStreamOptions{},
 			[]ir.Event{start, {Type: ir.EventPing}, ev(ir.EventBlockStart, 0, ir.BlockText), text(0, ""), ev(ir.EventBlockStop, 0, ir.BlockText), stop(ir.StopEnd), done},
