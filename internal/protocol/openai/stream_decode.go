@@ -58,20 +58,27 @@ func (d *chatStreamDecoder) Decode(_ string, data []byte, emit func(ir.Event) er
 	if e := root.Get("error"); present(e) {
 		return streamError(e, data)
 	}
+	choice, hasChoice := firstChoice(root)
+	usage := root.Get("usage")
+	if !d.started && !hasChoice && !usage.IsObject() {
+		// Azure opens with a prompt_filter_results chunk whose id and
+		// model are empty; Start waits for a chunk that names them.
+		return nil
+	}
 	if !d.started {
 		d.started = true
 		if err := emit(ir.Event{Type: ir.EventStart, ID: root.Get("id").String(), Model: root.Get("model").String()}); err != nil {
 			return err
 		}
 	}
-	if choice, ok := firstChoice(root); ok && !d.stopped {
+	if hasChoice && !d.stopped {
 		if err := d.choice(choice, emit); err != nil {
 			return err
 		}
 	}
-	if u := root.Get("usage"); u.IsObject() {
-		usage := usageFrom(u)
-		return emit(ir.Event{Type: ir.EventUsage, Usage: &usage})
+	if usage.IsObject() {
+		u := usageFrom(usage)
+		return emit(ir.Event{Type: ir.EventUsage, Usage: &u})
 	}
 	return nil
 }
