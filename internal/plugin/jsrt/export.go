@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,8 @@ var resultLimits = exportLimits{maxDepth: 128, maxNodes: 1 << 20, maxBytes: 64 <
 
 // cloneLimits are the published limits of utils.json.clone.
 var cloneLimits = exportLimits{maxDepth: 32, maxNodes: 32768, maxBytes: 1 << 20, strict: true}
+
+var promiseType = reflect.TypeOf((*sobek.Promise)(nil))
 
 // maxSafeInteger is 2^53, the largest range in which a float64 holds every
 // integer exactly.
@@ -68,9 +71,14 @@ func (e *exporter) export(v sobek.Value, depth int) (any, error) {
 	if e.nodes > e.lim.maxNodes {
 		return nil, e.fail("value has more than %d nodes", e.lim.maxNodes)
 	}
-	if e.bytes > e.lim.maxBytes {
+	out, err := e.exportNode(v, depth)
+	if err == nil && e.bytes > e.lim.maxBytes {
 		return nil, e.fail("value is larger than %d bytes when encoded", e.lim.maxBytes)
 	}
+	return out, err
+}
+
+func (e *exporter) exportNode(v sobek.Value, depth int) (any, error) {
 	if v == nil || sobek.IsUndefined(v) {
 		if e.lim.strict {
 			return nil, e.fail("undefined is not a JSON value")
@@ -89,6 +97,9 @@ func (e *exporter) export(v sobek.Value, depth int) (any, error) {
 }
 
 func (e *exporter) exportPrimitive(v sobek.Value) (any, error) {
+	if _, isSym := v.(*sobek.Symbol); isSym {
+		return nil, e.fail("symbols are not JSON values")
+	}
 	switch x := v.Export().(type) {
 	case bool:
 		e.bytes += 5
@@ -103,8 +114,6 @@ func (e *exporter) exportPrimitive(v sobek.Value) (any, error) {
 		return e.exportNumber(x)
 	case *big.Int:
 		return nil, e.fail("BigInt is not a JSON value")
-	case *sobek.Symbol:
-		return nil, e.fail("symbols are not JSON values")
 	default:
 		return nil, e.fail("unsupported value of type %T", x)
 	}
@@ -138,13 +147,14 @@ func (e *exporter) exportObject(obj *sobek.Object, depth int) (any, error) {
 	}
 	e.ancestors = append(e.ancestors, obj)
 	defer func() { e.ancestors = e.ancestors[:len(e.ancestors)-1] }()
+	if obj.ExportType() == promiseType {
+		return nil, e.fail("a Promise is not a JSON value: hooks must be synchronous")
+	}
 	switch class := obj.ClassName(); class {
 	case "Array":
 		return e.exportArray(obj, depth)
 	case "Object":
 		return e.exportMap(obj, depth)
-	case "Promise":
-		return nil, e.fail("a Promise is not a JSON value: hooks must be synchronous")
 	case "Date":
 		if e.lim.strict {
 			return nil, e.fail("Date objects are not JSON values")

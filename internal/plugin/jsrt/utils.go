@@ -84,7 +84,7 @@ func stringArg(rt *sobek.Runtime, call sobek.FunctionCall, i int, fn string) str
 	if _, isObj := v.(*sobek.Object); isObj {
 		throwType(rt, "utils.%s: argument %d must be a string", fn, i+1)
 	}
-	if _, isSym := v.Export().(*sobek.Symbol); isSym {
+	if _, isSym := v.(*sobek.Symbol); isSym {
 		throwType(rt, "utils.%s: argument %d must be a string", fn, i+1)
 	}
 	if s, ok := v.(sobek.String); ok && s.Length() > maxUtilInputBytes {
