@@ -17,6 +17,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/protocol/gemini"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
@@ -175,6 +176,11 @@ func upstreamError(codec protocol.Codec, resp *http.Response) error {
 // a converted body otherwise.
 func (c *call) upstreamBody(codec protocol.Codec, model string) ([]byte, error) {
 	if codec.Format() != c.sf.codec.Format() {
+		if c.sf.codec.Format() == protocol.Gemini {
+			if err := gemini.CheckConvertible(c.raw); err != nil {
+				return nil, err
+			}
+		}
 		req := *c.req
 		req.Model = model
 		if req.Stream {

@@ -73,18 +73,26 @@ func (c *call) run() error {
 // accept reads the body once, within the size limit, so that every attempt
 // can replay it.
 func (c *call) accept() error {
-	body := http.MaxBytesReader(c.w, c.r.Body, c.rl.Options.BodyLimit)
-	raw, err := io.ReadAll(body)
+	raw, err := readLimited(c.w, c.r, c.rl.Options.BodyLimit)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return &ir.Error{Status: 413, Kind: ir.KindRequestTooLarge, Code: "request_too_large",
-				Message: "the request body is larger than the gateway accepts"}
-		}
-		return ir.BadRequest("invalid_body", "the request body could not be read")
+		return err
 	}
 	c.raw = raw
 	return nil
+}
+
+// readLimited reads a request body within limit, answering 413 past it.
+func readLimited(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *ir.Error) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &ir.Error{Status: 413, Kind: ir.KindRequestTooLarge, Code: "request_too_large",
+				Message: "the request body is larger than the gateway accepts"}
+		}
+		return nil, ir.BadRequest("invalid_body", "the request body could not be read")
+	}
+	return raw, nil
 }
 
 func (c *call) authenticate() error {
@@ -112,10 +120,10 @@ func (c *call) decode() error {
 	if err != nil {
 		return err
 	}
-	if c.sf.modelFromPath != "" {
-		req.Model = c.r.PathValue(c.sf.modelFromPath)
+	if c.sf.model != "" {
+		req.Model = c.sf.model
 	}
-	if c.sf.streamFromPath {
+	if c.sf.stream {
 		req.Stream = true
 	}
 	if req.Model == "" {

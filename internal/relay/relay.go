@@ -43,6 +43,7 @@ type Deps struct {
 // Relay serves the model surfaces.
 type Relay struct {
 	Deps
+	altActions map[string]AltAction
 }
 
 // New returns a relay.
@@ -53,7 +54,7 @@ func New(d Deps) *Relay {
 	if d.Metrics == nil {
 		d.Metrics = NewMetrics(nil)
 	}
-	return &Relay{Deps: d}
+	return &Relay{Deps: d, altActions: map[string]AltAction{}}
 }
 
 // Register mounts the chat surfaces on mux.
@@ -61,9 +62,22 @@ func (rl *Relay) Register(mux *http.ServeMux) {
 	openai := rl.Codecs[protocol.OpenAI]
 	mux.Handle("POST /v1/chat/completions", rl.chatHandler(surface{codec: openai, key: bearerKey}))
 	mux.Handle("POST /pg/chat/completions", rl.chatHandler(surface{codec: openai, playground: true}))
+	mux.Handle("POST /v1/messages", rl.messagesHandler())
+	mux.HandleFunc("POST /v1beta/models/{call}", rl.altInvoke)
+	mux.HandleFunc("POST /v1/models/{call}", rl.altInvoke)
 	mux.HandleFunc("GET /v1/models", rl.listModels)
 	mux.HandleFunc("GET /v1/models/{model}", rl.getModel)
+	mux.HandleFunc("GET /v1beta/models", rl.listAltModels)
+	mux.HandleFunc("GET /v1beta/models/{model}", rl.getAltModel)
+	mux.HandleFunc("GET /v1beta/openai/models", rl.listOpenAIModels)
 }
+
+// AltAction serves one extra alternate-native action for a model.
+type AltAction func(w http.ResponseWriter, r *http.Request, model string)
+
+// HandleAltAction adds an alternate-native action (embedContent, ...) served
+// by another part of the gateway.
+func (rl *Relay) HandleAltAction(name string, h AltAction) { rl.altActions[name] = h }
 
 // surface is one inbound flavour of a chat call.
 type surface struct {
@@ -71,10 +85,10 @@ type surface struct {
 	// key extracts the API key; nil for session-authenticated surfaces.
 	key        func(r *http.Request) string
 	playground bool
-	// modelFromPath is the path parameter holding the model, if any.
-	modelFromPath string
-	// streamFromPath forces streaming (alternate-native streamGenerateContent).
-	streamFromPath bool
+	// model is the model named by the path (alternate-native), if any.
+	model string
+	// stream forces streaming (alternate-native streamGenerateContent).
+	stream bool
 	// jsonArrayStream frames stream events as a JSON array instead of SSE.
 	jsonArrayStream bool
 }

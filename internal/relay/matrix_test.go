@@ -1,0 +1,298 @@
+package relay
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// recorder keeps what a fake upstream received.
+type recorder struct {
+	mu      sync.Mutex
+	path    string
+	headers http.Header
+	body    map[string]any
+}
+
+func (rc *recorder) keep(r *http.Request) map[string]any {
+	raw, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	_ = json.Unmarshal(raw, &body)
+	rc.mu.Lock()
+	rc.path, rc.headers, rc.body = r.URL.String(), r.Header.Clone(), body
+	rc.mu.Unlock()
+	return body
+}
+
+func writeSSE(w http.ResponseWriter, events ...[2]string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, ev := range events {
+		if ev[0] != "" {
+			fmt.Fprintf(w, "event: %s\n", ev[0])
+		}
+		fmt.Fprintf(w, "data: %s\n\n", ev[1])
+		w.(http.Flusher).Flush()
+	}
+}
+
+func newFakeAnthropic(t *testing.T, rc *recorder) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := rc.keep(r)
+		if r.URL.Path != "/v1/messages" || r.Header.Get("x-api-key") == "" || r.Header.Get("anthropic-version") == "" {
+			w.WriteHeader(400)
+			fmt.Fprint(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad path or headers"}}`)
+			return
+		}
+		if body["stream"] == true {
+			writeSSE(w,
+				[2]string{"message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1000,"output_tokens":1}}}`},
+				[2]string{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`},
+				[2]string{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello "}}`},
+				[2]string{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"there"}}`},
+				[2]string{"content_block_stop", `{"type":"content_block_stop","index":0}`},
+				[2]string{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":500}}`},
+				[2]string{"message_stop", `{"type":"message_stop"}`})
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"Hello there"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1000,"output_tokens":500,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func newFakeGemini(t *testing.T, rc *recorder) *httptest.Server {
+	chunk := func(text, finish string, usage bool) string {
+		s := `{"candidates":[{"content":{"role":"model","parts":[{"text":%q}]},"index":0%s}]%s,"modelVersion":"m"}`
+		f, u := "", ""
+		if finish != "" {
+			f = `,"finishReason":"` + finish + `"`
+		}
+		if usage {
+			u = `,"usageMetadata":{"promptTokenCount":1000,"candidatesTokenCount":500,"totalTokenCount":1500}`
+		}
+		return fmt.Sprintf(s, text, f, u)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc.keep(r)
+		if r.Header.Get("x-goog-api-key") == "" || !strings.HasPrefix(r.URL.Path, "/v1beta/models/m:") {
+			w.WriteHeader(400)
+			fmt.Fprint(w, `{"error":{"code":400,"message":"bad path or key","status":"INVALID_ARGUMENT"}}`)
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
+			writeSSE(w, [2]string{"", chunk("Hello ", "", false)}, [2]string{"", chunk("there", "STOP", true)})
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, chunk("Hello there", "STOP", true))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type clientCase struct {
+	name     string
+	request  func(e *env, stream bool) *http.Response
+	checkOne func(t *testing.T, body []byte)
+	checkSSE func(t *testing.T, body string)
+}
+
+var clients = []clientCase{
+	{
+		name: "openai",
+		request: func(e *env, stream bool) *http.Response {
+			return e.post("/v1/chat/completions", testKey, fmt.Sprintf(`{"model":"m","stream":%v,"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}]}`, stream))
+		},
+		checkOne: func(t *testing.T, body []byte) {
+			var v struct {
+				Choices []struct{ Message struct{ Content string } }
+				Usage   struct{ PromptTokens, CompletionTokens int } `json:"usage"`
+			}
+			if json.Unmarshal(body, &v) != nil || len(v.Choices) == 0 || v.Choices[0].Message.Content != "Hello there" {
+				t.Fatalf("not an OpenAI answer: %s", body)
+			}
+		},
+		checkSSE: func(t *testing.T, s string) {
+			if !strings.Contains(s, `"content":"Hello `) || !strings.Contains(s, "data: [DONE]") {
+				t.Fatalf("not an OpenAI stream:\n%s", s)
+			}
+		},
+	},
+	{
+		name: "messages",
+		request: func(e *env, stream bool) *http.Response {
+			req, _ := http.NewRequest("POST", e.srv.URL+"/v1/messages", strings.NewReader(fmt.Sprintf(
+				`{"model":"m","max_tokens":100,"stream":%v,"system":"Be brief.","messages":[{"role":"user","content":"Hi"}]}`, stream)))
+			req.Header.Set("x-api-key", testKey)
+			req.Header.Set("anthropic-version", "2023-06-01")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			return resp
+		},
+		checkOne: func(t *testing.T, body []byte) {
+			var v struct {
+				Type    string
+				Content []struct{ Type, Text string }
+				Usage   map[string]int
+			}
+			if json.Unmarshal(body, &v) != nil || v.Type != "message" || len(v.Content) == 0 || v.Content[0].Text != "Hello there" {
+				t.Fatalf("not a messages answer: %s", body)
+			}
+			if v.Usage["input_tokens"] != 1000 || v.Usage["output_tokens"] != 500 {
+				t.Fatalf("usage %v", v.Usage)
+			}
+		},
+		checkSSE: func(t *testing.T, s string) {
+			for _, want := range []string{"event: message_start", "event: content_block_delta", `"text":"Hello `, "event: message_delta", "event: message_stop"} {
+				if !strings.Contains(s, want) {
+					t.Fatalf("messages stream lacks %q:\n%s", want, s)
+				}
+			}
+		},
+	},
+	{
+		name: "alternate",
+		request: func(e *env, stream bool) *http.Response {
+			action := "generateContent"
+			if stream {
+				action = "streamGenerateContent?alt=sse"
+			}
+			req, _ := http.NewRequest("POST", e.srv.URL+"/v1beta/models/m:"+action, strings.NewReader(
+				`{"systemInstruction":{"parts":[{"text":"Be brief."}]},"contents":[{"role":"user","parts":[{"text":"Hi"}]}]}`))
+			req.Header.Set("x-goog-api-key", testKey)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			return resp
+		},
+		checkOne: func(t *testing.T, body []byte) {
+			var v struct {
+				Candidates []struct {
+					Content struct{ Parts []struct{ Text string } }
+				}
+				UsageMetadata map[string]int
+			}
+			if json.Unmarshal(body, &v) != nil || len(v.Candidates) == 0 || len(v.Candidates[0].Content.Parts) == 0 ||
+				v.Candidates[0].Content.Parts[0].Text != "Hello there" {
+				t.Fatalf("not an alternate-native answer: %s", body)
+			}
+		},
+		checkSSE: func(t *testing.T, s string) {
+			if !strings.Contains(s, `"candidates"`) || !strings.Contains(s, "Hello ") {
+				t.Fatalf("not an alternate-native stream:\n%s", s)
+			}
+		},
+	},
+}
+
+func TestEveryClientFormatReachesEveryChannelKind(t *testing.T) {
+	upstreams := []struct {
+		name string
+		typ  int
+		make func(t *testing.T, rc *recorder) *httptest.Server
+	}{
+		{"openai", 1, func(t *testing.T, rc *recorder) *httptest.Server { return newFake(t, &fakeOpenAI{}) }},
+		{"anthropic", 14, newFakeAnthropic},
+		{"gemini", 24, newFakeGemini},
+	}
+	for _, cl := range clients {
+		for _, up := range upstreams {
+			for _, stream := range []bool{false, true} {
+				name := fmt.Sprintf("%s client to %s channel stream=%v", cl.name, up.name, stream)
+				t.Run(name, func(t *testing.T) {
+					e := newEnv(t)
+					e.price("m", store.ModelPrice{InputPerMTok: 0.15, OutputPerMTok: 0.60})
+					rc := &recorder{}
+					srv := up.make(t, rc)
+					e.channel(up.name, srv.URL, func(c *store.Channel) { c.Type = up.typ; c.Models = []string{"m"} })
+					before := e.balance()
+					resp := cl.request(e, stream)
+					raw, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						t.Fatalf("status %d: %s", resp.StatusCode, raw)
+					}
+					if stream {
+						cl.checkSSE(t, string(raw))
+					} else {
+						cl.checkOne(t, raw)
+					}
+					e.flush()
+					if got := before - e.balance(); got != chargeFor1000x500 {
+						t.Fatalf("charged %d, want %d", got, chargeFor1000x500)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestMessagesSurfaceNeedsTheVersionHeaderAndAnswersInItsDialect(t *testing.T) {
+	e := newEnv(t)
+	req, _ := http.NewRequest("POST", e.srv.URL+"/v1/messages", strings.NewReader(`{"model":"m","max_tokens":1,"messages":[]}`))
+	req.Header.Set("x-api-key", testKey)
+	resp, _ := http.DefaultClient.Do(req)
+	body := readJSON(t, resp)
+	if resp.StatusCode != 400 || body["type"] != "error" {
+		t.Fatalf("status %d body %v", resp.StatusCode, body)
+	}
+	req, _ = http.NewRequest("POST", e.srv.URL+"/v1/messages", strings.NewReader(`{"model":"m","max_tokens":0,"messages":[{"role":"user","content":"x"}]}`))
+	req.Header.Set("x-api-key", testKey)
+	req.Header.Set("provider-version", "2099-01-01")
+	resp, _ = http.DefaultClient.Do(req)
+	body = readJSON(t, resp)
+	if resp.StatusCode != 400 || body["type"] != "error" || body["error"].(map[string]any)["type"] != "invalid_request_error" {
+		t.Fatalf("max_tokens 0: status %d body %v", resp.StatusCode, body)
+	}
+}
+
+func TestAlternateSurfaceErrorsUseItsDialect(t *testing.T) {
+	e := newEnv(t)
+	resp, _ := http.Post(e.srv.URL+"/v1beta/models/m:generateContent?key=wrong", "application/json", strings.NewReader(`{"contents":[]}`))
+	body := readJSON(t, resp)
+	errObj, _ := body["error"].(map[string]any)
+	if resp.StatusCode != 401 || errObj["code"] != float64(401) || errObj["status"] == nil {
+		t.Fatalf("status %d body %v", resp.StatusCode, body)
+	}
+}
+
+func TestModelListShapeFollowsTheClientHeaders(t *testing.T) {
+	e := newEnv(t)
+	e.channel("c", newFake(t, &fakeOpenAI{}).URL, func(c *store.Channel) { c.Models = []string{"a", "b", "c"} })
+	get := func(path string, h map[string]string) map[string]any {
+		req, _ := http.NewRequest("GET", e.srv.URL+path, nil)
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, _ := http.DefaultClient.Do(req)
+		return readJSON(t, resp)
+	}
+	if v := get("/v1/models", map[string]string{"Authorization": "Bearer " + testKey}); v["object"] != "list" {
+		t.Fatalf("openai shape: %v", v)
+	}
+	if v := get("/v1/models", map[string]string{"x-api-key": testKey, "anthropic-version": "2023-06-01"}); v["has_more"] == nil {
+		t.Fatalf("messages shape: %v", v)
+	}
+	page := get("/v1/models?key="+testKey+"&pageSize=2", nil)
+	if len(page["models"].([]any)) != 2 || page["nextPageToken"] == nil {
+		t.Fatalf("alternate shape page 1: %v", page)
+	}
+	rest := get(fmt.Sprintf("/v1beta/models?pageSize=2&pageToken=%s", page["nextPageToken"]), map[string]string{"x-goog-api-key": testKey})
+	if len(rest["models"].([]any)) != 1 || rest["nextPageToken"] != nil {
+		t.Fatalf("alternate shape page 2: %v", rest)
+	}
+	if v := get("/v1beta/openai/models", map[string]string{"Authorization": "Bearer " + testKey}); v["object"] != "list" {
+		t.Fatalf("openai list in alternate namespace: %v", v)
+	}
+}
