@@ -1,0 +1,67 @@
+package loadtest
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func TestParseProcStat(t *testing.T) {
+	tests := []struct {
+		name    string
+		raw     string
+		want    time.Duration
+		wantErr bool
+	}{
+		{name: "adds user and system ticks", raw: "4242 (turnpike-load) S 1 4242 4242 0 -1 4194560 900 0 0 0 150 25 0 0 20 0 8 0 100 0 0",
+			want: 1750 * time.Millisecond},
+		{name: "counts fields after a name holding spaces and parentheses", raw: "7 (a) b (c) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0 20 0",
+			want: 70 * time.Millisecond},
+		{name: "accepts the trailing newline of the real file", raw: "1 (x) S 0 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0\n", want: 20 * time.Millisecond},
+		{name: "rejects a text without a command name", raw: "1 x S 0 1 1 0 -1 0 0 0 0 0 1 1", wantErr: true},
+		{name: "rejects a truncated line", raw: "1 (x) S 0 1 1 0 -1 0 0 0 0 0 1", wantErr: true},
+		{name: "rejects a non-numeric utime", raw: "1 (x) S 0 1 1 0 -1 0 0 0 0 0 u 1 0", wantErr: true},
+		{name: "rejects a negative stime", raw: "1 (x) S 0 1 1 0 -1 0 0 0 0 0 1 -1 0", wantErr: true},
+		{name: "rejects tick counts that overflow a duration", raw: "1 (x) S 0 1 1 0 -1 0 0 0 0 0 4611686018427387903 0 0", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseProcStat([]byte(tt.raw))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestProcessCPUReadsTheRunningProcess(t *testing.T) {
+	deadline := time.Now().Add(30 * time.Millisecond)
+	for time.Now().Before(deadline) { // burn a few ticks so the count is above zero
+	}
+	cpu, err := ProcessCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu <= 0 {
+		t.Errorf("CPU of a process that just spun = %v, want positive", cpu)
+	}
+}
+
+func FuzzParseProcStat(f *testing.F) {
+	f.Add([]byte("4242 (turnpike-load) S 1 4242 4242 0 -1 4194560 900 0 0 0 150 25 0 0 20 0 8 0 100 0 0\n"))
+	f.Add([]byte("7 (a) b (c) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0 20 0"))
+	f.Add([]byte("1 (x) S 0 1 1 0 -1 0 0 0 0 0 99999999999999999999 1"))
+	f.Add([]byte(")"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		d, err := ParseProcStat(raw)
+		if err == nil && d < 0 {
+			t.Fatalf("negative CPU time %v from %q", d, raw)
+		}
+		if err != nil && d != 0 {
+			t.Fatalf("error %v with a non-zero result %v", err, d)
+		}
+	})
+}

@@ -1,0 +1,118 @@
+package loadtest
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWriteMarkdownGivesGatewayRowsTheirRatiosToTheBaseline(t *testing.T) {
+	results := []Result{
+		{Target: Baseline, Mode: Regular, Conns: 1, Requests: 1000, Elapsed: time.Second, P50: 200 * time.Microsecond, P99: 2 * time.Millisecond, CPU: 200 * time.Millisecond},
+		{Target: Gateway, Mode: Regular, Conns: 1, Requests: 800, Elapsed: time.Second, P50: 250 * time.Microsecond, P99: 3 * time.Millisecond, CPU: 240 * time.Millisecond},
+		{Target: Baseline, Mode: StreamPaced, Conns: 50, Requests: 10, Elapsed: time.Second, LagP50: time.Millisecond, LagP99: 4 * time.Millisecond},
+		{Target: Gateway, Mode: StreamPaced, Conns: 50, Requests: 10, Elapsed: time.Second, CPU: time.Millisecond, LagP50: 1500 * time.Microsecond, LagP99: 5 * time.Millisecond},
+	}
+	var b strings.Builder
+	if err := WriteMarkdown(&b, results); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	want := []string{
+		"| baseline | regular | 1 | 1000 | 200 µs | 2.00 ms | 200 |  |  | – |",
+		"| gateway | regular | 1 | 800 | 250 µs | 3.00 ms | 300 | 1.50× | 80% | – |",
+		"| baseline | stream-paced | 50 | 10 | 0 µs | 0 µs | 0 |  |  | 1.00 ms / 4.00 ms |",
+		"| gateway | stream-paced | 50 | 10 | 0 µs | 0 µs | 100 | n/a | 100% | 1.50 ms / 5.00 ms |",
+	}
+	if len(lines) != 2+len(want) {
+		t.Fatalf("got %d lines, want header, rule and %d rows:\n%s", len(lines), len(want), b.String())
+	}
+	for i, w := range want {
+		if lines[2+i] != w {
+			t.Errorf("row %d:\n got %s\nwant %s", i, lines[2+i], w)
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	hundred := make([]int, 100)
+	for i := range hundred {
+		hundred[i] = i + 1
+	}
+	tests := []struct {
+		name   string
+		sorted []time.Duration
+		q      float64
+		want   time.Duration
+	}{
+		{"no values give zero", nil, 0.5, 0},
+		{"one value is every quantile", ms(7), 0.99, 7 * time.Millisecond},
+		{"median of an odd count is the middle", ms(1, 2, 3), 0.5, 2 * time.Millisecond},
+		{"median of an even count is the lower middle", ms(1, 2, 3, 4), 0.5, 2 * time.Millisecond},
+		{"p99 of 1..100 is 99", ms(hundred...), 0.99, 99 * time.Millisecond},
+		{"p100 is the maximum", ms(1, 5, 9), 1, 9 * time.Millisecond},
+		{"p0 is the minimum", ms(1, 5, 9), 0, time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := percentile(tt.sorted, tt.q); got != tt.want {
+				t.Errorf("percentile(%v, %v) = %v, want %v", tt.sorted, tt.q, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCPUModelTakesTheFirstModelName(t *testing.T) {
+	info := "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\nprocessor\t: 1\nmodel name\t: other\n"
+	if got := cpuModel([]byte(info)); got != "AMD EPYC 7B13" {
+		t.Errorf("cpuModel = %q", got)
+	}
+	if got := cpuModel([]byte("processor\t: 0\n")); got != "unknown CPU" {
+		t.Errorf("cpuModel without a model name = %q", got)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr bool
+		check   func(t *testing.T, o Options, markdown string)
+	}{
+		{name: "defaults measure every mode at 1 and 50 connections", check: func(t *testing.T, o Options, _ string) {
+			if len(o.Modes) != 3 || len(o.Conns) != 2 || o.Conns[1] != 50 || o.Duration != 10*time.Second || o.Chunks != 20 {
+				t.Errorf("defaults %+v", o)
+			}
+		}},
+		{name: "lists and the markdown file are read", args: []string{"-conns", "2, 8", "-modes", "stream", "-markdown", "out.md", "-requests", "9"},
+			check: func(t *testing.T, o Options, markdown string) {
+				if len(o.Conns) != 2 || o.Conns[1] != 8 || len(o.Modes) != 1 || o.Modes[0] != Stream || markdown != "out.md" || o.Requests != 9 {
+					t.Errorf("got %+v, markdown %q", o, markdown)
+				}
+			}},
+		{name: "an unknown mode is refused", args: []string{"-modes", "regular,batch"}, wantErr: true},
+		{name: "a zero connection count is refused", args: []string{"-conns", "0"}, wantErr: true},
+		{name: "a huge connection count is refused", args: []string{"-conns", "100000"}, wantErr: true},
+		{name: "zero chunks are refused", args: []string{"-chunks", "0"}, wantErr: true},
+		{name: "an unknown flag is refused", args: []string{"-bogus"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr strings.Builder
+			o, markdown, err := parseFlags(tt.args, &stderr)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if tt.check != nil {
+				tt.check(t, o, markdown)
+			}
+		})
+	}
+}

@@ -1,0 +1,75 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRunMeasuresEveryPhaseOfBothTargetsWithoutErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three servers as child processes")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	o := Options{Self: self, Requests: 50, Conns: []int{1, 4}, Modes: []Mode{Regular, Stream, StreamPaced},
+		Chunks: 5, ChunkDelay: time.Millisecond, Log: &log}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	results, err := Run(ctx, o)
+	if err != nil {
+		t.Fatalf("Run: %v\nlog:\n%s", err, log.String())
+	}
+	if len(results) != 12 {
+		t.Fatalf("got %d results, want 3 modes × 2 conns × 2 targets = 12", len(results))
+	}
+	for _, r := range results {
+		name := fmt.Sprintf("%s/%s/%d", r.Target, r.Mode, r.Conns)
+		if r.Requests != 50 || r.Errors != 0 {
+			t.Errorf("%s: %d requests, %d errors; want 50 and 0", name, r.Requests, r.Errors)
+		}
+		if r.P50 <= 0 || r.P99 < r.P50 || r.RPS() <= 0 {
+			t.Errorf("%s: p50 %v p99 %v rps %.0f, want positive and ordered", name, r.P50, r.P99, r.RPS())
+		}
+		if r.CPU < 0 {
+			t.Errorf("%s: negative CPU %v", name, r.CPU)
+		}
+		if paced := r.Mode == StreamPaced; paced != (r.LagP99 > 0) {
+			t.Errorf("%s: chunk lag p99 %v; lags are measured for paced streams only", name, r.LagP99)
+		}
+	}
+	var table strings.Builder
+	if err := WriteMarkdown(&table, results); err != nil {
+		t.Fatal(err)
+	}
+	if rows := strings.Count(table.String(), "\n| gateway |"); rows != 6 {
+		t.Errorf("table has %d gateway rows, want 6:\n%s", rows, table.String())
+	}
+}
+
+func TestRunFailsWhenTheChildCannotStart(t *testing.T) {
+	_, err := Run(context.Background(), Options{Self: "/nonexistent/turnpike-load", Requests: 1, Conns: []int{1}, Modes: []Mode{Regular}, Chunks: 1})
+	if err == nil || !strings.Contains(err.Error(), "start _upstream") {
+		t.Fatalf("Run with a missing executable: err = %v, want a start error", err)
+	}
+}
+
+func TestFailuresNamesEveryPhaseWithFailedCalls(t *testing.T) {
+	results := []Result{
+		{Target: Baseline, Mode: Regular, Conns: 1},
+		{Target: Gateway, Mode: Stream, Conns: 50, Errors: 3, FirstErr: "status 502: boom"},
+	}
+	err := failures(results)
+	if err == nil || !strings.Contains(err.Error(), "gateway stream 50 conns: 3 failed calls, first: status 502: boom") {
+		t.Fatalf("failures = %v", err)
+	}
+	if err := failures(results[:1]); err != nil {
+		t.Fatalf("failures without errors = %v, want nil", err)
+	}
+}
