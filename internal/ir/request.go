@@ -1,6 +1,9 @@
 package ir
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Role is who authored a message.
 type Role string
@@ -119,6 +122,18 @@ type Tool struct {
 	Name        string
 	Description string
 	Parameters  json.RawMessage
+	// Native is a provider's own tool definition (a server-side tool such
+	// as web search), carried verbatim. Only a codec of the format it came
+	// from can send it; other codecs refuse it with a 400 naming the tool,
+	// because dropping it would silently change what the model can do.
+	Native json.RawMessage
+}
+
+// NativeToolError is the 400 a codec returns for a provider tool it cannot
+// express, naming tools[i].
+func NativeToolError(i int, name string) *Error {
+	return &Error{Status: 400, Kind: KindInvalidRequest, Code: "unsupported_tool", Param: fmt.Sprintf("tools[%d]", i),
+		Message: fmt.Sprintf("tools[%d] (%s) is a provider-specific tool that the selected channel's format cannot express", i, name)}
 }
 
 // ToolChoiceMode is how the model must use tools.

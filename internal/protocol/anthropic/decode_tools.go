@@ -10,7 +10,7 @@ const adaptiveEffort = "medium"
 
 // decodeTools reads tool definitions. Custom tools (no type, or "custom")
 // map to IR functions. Provider server tools (web_search_…, bash_…, and the
-// like) have no IR form; they are kept as an ir.Tool whose Parameters hold
+// like) have no IR function form; they are kept as an ir.Tool whose Native holds
 // the whole original definition, recognisable because its top-level "type"
 // is the tool type rather than a JSON Schema "object". Rejecting them here
 // would break passthrough to a messages-native upstream, which is where they
@@ -50,7 +50,7 @@ func decodeTool(t gjson.Result, param string) (ir.Tool, *ir.Error) {
 		return ir.Tool{}, err
 	}
 	if typ != "" && typ != "custom" {
-		return ir.Tool{Name: name, Parameters: rawOrNil(t)}, nil
+		return ir.Tool{Name: name, Native: rawOrNil(t)}, nil
 	}
 	desc, err := optString(t.Get("description"), param+".description")
 	if err != nil {
@@ -68,10 +68,7 @@ func decodeTool(t gjson.Result, param string) (ir.Tool, *ir.Error) {
 
 // isServerTool reports whether an IR tool carries a provider server-tool
 // definition (see decodeTools).
-func isServerTool(t ir.Tool) bool {
-	typ := gjson.GetBytes(t.Parameters, "type")
-	return typ.Type == gjson.String && typ.Str != "object" && typ.Str != "custom"
-}
+func isServerTool(t ir.Tool) bool { return len(t.Native) > 0 }
 
 func decodeToolChoice(root gjson.Result, req *ir.Request) *ir.Error {
 	tc := root.Get("tool_choice")

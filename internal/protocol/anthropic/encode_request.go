@@ -145,7 +145,7 @@ func encodeTools(tools []ir.Tool) ([]json.RawMessage, *ir.Error) {
 	var out []json.RawMessage
 	for i, t := range tools {
 		if isServerTool(t) {
-			out = append(out, t.Parameters)
+			out = append(out, t.Native)
 			continue
 		}
 		if t.Name == "" {

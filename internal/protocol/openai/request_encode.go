@@ -11,6 +11,11 @@ func encodeRequest(req *ir.Request) ([]byte, error) {
 	if req == nil || req.Model == "" {
 		return nil, missing("model")
 	}
+	for i, t := range req.Tools {
+		if len(t.Native) > 0 {
+			return nil, ir.NativeToolError(i, t.Name)
+		}
+	}
 	msgs, err := encodeMessages(req)
 	if err != nil {
 		return nil, err
