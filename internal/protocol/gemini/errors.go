@@ -20,7 +20,7 @@ func (Codec) EncodeError(e *ir.Error) []byte {
 	}
 	msg := e.Message
 	if msg == "" {
-		msg = http.StatusText(status)
+		msg = statusText(status)
 	}
 	b, _ := json.Marshal(errorEnvelope{Error: &errorDetail{Code: status, Message: msg, Status: rpcStatus(status)}})
 	return b
@@ -105,7 +105,7 @@ func errorFromDetail(status int, d *errorDetail) *ir.Error {
 	}
 	e := &ir.Error{Status: status, Code: d.Status, Message: truncate(d.Message)}
 	if e.Message == "" {
-		e.Message = http.StatusText(status)
+		e.Message = statusText(status)
 	}
 	switch {
 	case keyInvalid(d.Details):
@@ -180,4 +180,11 @@ func truncate(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+func statusText(status int) string {
+	if t := http.StatusText(status); t != "" {
+		return t
+	}
+	return "upstream error"
 }
