@@ -36,7 +36,8 @@ type reqDecoder struct {
 // decodeGenerate reads a GenerateContentRequest object; prefix is its path
 // inside an enclosing body ("" at top level).
 func decodeGenerate(root gjson.Result, prefix string) (*ir.Request, error) {
-	d := &reqDecoder{req: &ir.Request{}}
+	// This format always reports usage, streamed or not.
+	d := &reqDecoder{req: &ir.Request{IncludeUsage: true}}
 	var contents, toolConfig gjson.Result
 	var contentsPath, toolConfigPath string
 	err := eachField(root, func(key string, v gjson.Result) error {
@@ -185,7 +186,7 @@ func (d *reqDecoder) modelTurn(i int, parts []inPart, p string) error {
 		}
 		switch {
 		case ip.thought && ip.hasText:
-			msg.Parts = append(msg.Parts, thinkingPart(ip.text, ip.sig))
+			msg.Parts = appendThought(msg.Parts, ip.text, ip.sig)
 			continue
 		case ip.sig != "":
 			msg.Parts = attachSignature(msg.Parts, ip.sig)
@@ -245,6 +246,19 @@ func plainPart(ip inPart) (ir.Part, bool) {
 
 func thinkingPart(text, sig string) ir.Part {
 	return ir.Part{Kind: ir.PartThinking, Thinking: &ir.Thinking{Text: text, Signature: sig}}
+}
+
+// appendThought adds thought text, continuing the previous thinking part
+// while that one is still unsigned: clients that stored a streamed answer
+// hold one reasoning block as several thought parts with the signature last,
+// and formats that verify signatures need the whole text next to it.
+func appendThought(parts []ir.Part, text, sig string) []ir.Part {
+	if n := len(parts); n > 0 && parts[n-1].Kind == ir.PartThinking && parts[n-1].Thinking.Signature == "" {
+		parts[n-1].Thinking.Text += text
+		parts[n-1].Thinking.Signature = sig
+		return parts
+	}
+	return append(parts, thinkingPart(text, sig))
 }
 
 // attachSignature puts a signature that came on a non-thought part onto the

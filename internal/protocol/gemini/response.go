@@ -46,7 +46,7 @@ func answerParts(parts []partWire, responseID string) ([]ir.Part, bool) {
 	called := false
 	for j, p := range parts {
 		if p.Thought && p.Text != nil {
-			out = append(out, thinkingPart(*p.Text, tagSignature(p.ThoughtSignature)))
+			out = appendThought(out, *p.Text, tagSignature(p.ThoughtSignature))
 			continue
 		}
 		if keepSignature(p, lastIsThinking(out)) {

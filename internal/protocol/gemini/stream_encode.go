@@ -67,6 +67,11 @@ func (e *streamEncoder) Encode(ev ir.Event) error {
 }
 
 func (e *streamEncoder) delta(ev ir.Event) error {
+	if ev.Block == ir.BlockRedactedThinking {
+		// Opaque data meant for its own provider; nothing a client here
+		// could show or send back.
+		return nil
+	}
 	if ev.Block == ir.BlockToolCall || (ev.Block == 0 && ev.ArgumentsDelta != "") {
 		if !e.inTool {
 			return nil
@@ -84,7 +89,7 @@ func (e *streamEncoder) delta(ev ir.Event) error {
 	var parts []partWire
 	if ev.Text != "" {
 		pw := textWire(ev.Text)
-		pw.Thought = ev.Block == ir.BlockThinking || ev.Block == ir.BlockRedactedThinking
+		pw.Thought = ev.Block == ir.BlockThinking
 		parts = append(parts, pw)
 	}
 	if ev.Signature != "" {
