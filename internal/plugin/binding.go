@@ -1,0 +1,65 @@
+package plugin
+
+import (
+	"context"
+	"os"
+	"slices"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// DefaultBaseURL is the baseUrl of key's active version, or "" when the key
+// is not active here or declares none. A type-61 channel saved without a
+// base_url takes this one.
+func (g *Generation) DefaultBaseURL(key string) string {
+	if l, ok := g.active[key]; ok && l.Manifest != nil {
+		return l.Manifest.BaseURL
+	}
+	return ""
+}
+
+// BoundChannels lists the channels that bind key: type 61 by
+// settings.task_plugin_key, type 60 by task_plugin_key or
+// task_extend_plugin_keys, and any other type the plugin's active version
+// owns through channelTypes.
+func (r *Registry) BoundChannels(ctx context.Context, key string) ([]store.Channel, error) {
+	all, err := r.opts.Store.Channels().All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var owned []int
+	if l, ok := r.Current().active[key]; ok {
+		owned = l.Manifest.ChannelTypes
+	}
+	var out []store.Channel
+	for _, c := range all {
+		if bindsKey(&c, key, owned) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func bindsKey(c *store.Channel, key string, owned []int) bool {
+	switch c.Type {
+	case ChannelTypeTaskPlugin:
+		return settingString(c.Settings, "task_plugin_key") == key
+	case ChannelTypePeerAPI:
+		return settingString(c.Settings, "task_plugin_key") == key || slices.Contains(settingStrings(c.Settings, "task_extend_plugin_keys"), key)
+	}
+	return slices.Contains(owned, c.Type)
+}
+
+// InstallFile installs the plugin file at path (seeding's `plugins:`
+// entries) and makes it the active version. Running it again with the same
+// file changes nothing.
+func (r *Registry) InstallFile(ctx context.Context, path string) (*UploadResult, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxSourceBytes {
+		return nil, errorf(400, "plugin_invalid", "%s is %d bytes; the limit is %d", path, len(data), MaxSourceBytes)
+	}
+	return r.Upload(ctx, UploadRequest{Source: string(data), Activate: true, Actor: "seed", Origin: OriginSeed, OriginURL: path})
+}
