@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/turnpike-gw/turnpike/internal/admin"
 	"github.com/turnpike-gw/turnpike/internal/auth"
@@ -51,6 +52,7 @@ type App struct {
 	Handler  http.Handler
 
 	registry  *prometheus.Registry
+	redis     *redis.Client
 	adminDeps admin.Deps
 	stop      context.CancelFunc
 	bg        chan struct{}
@@ -70,7 +72,12 @@ func New(ctx context.Context, cfg config.Config, logOut io.Writer) (*App, error)
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	a.Store = st
-	a.buildServices()
+	balances, err := a.balances(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	a.buildServices(balances)
 	if err := a.reload(ctx); err != nil {
 		st.Close()
 		return nil, err
@@ -79,12 +86,29 @@ func New(ctx context.Context, cfg config.Config, logOut io.Writer) (*App, error)
 	return a, nil
 }
 
-func (a *App) buildServices() {
+// balances picks where live quota balances are kept: in this process for a
+// single node, in Redis when several nodes share the database.
+func (a *App) balances(ctx context.Context) (billing.Balances, error) {
+	if a.Config.Redis == "" {
+		return billing.NewMemoryBalances(a.Store), nil
+	}
+	opts, err := redis.ParseURL(a.Config.Redis)
+	if err != nil {
+		return nil, fmt.Errorf("redis address: %w", err)
+	}
+	a.redis = redis.NewClient(opts)
+	if err := a.redis.Ping(ctx).Err(); err != nil {
+		return nil, fmt.Errorf("redis does not answer at %s: %w", opts.Addr, err)
+	}
+	return billing.NewRedisBalances(a.redis, a.Store), nil
+}
+
+func (a *App) buildServices(balances billing.Balances) {
 	cfg := a.Config
 	a.registry = prometheus.NewRegistry()
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Writer = billing.NewWriter(a.Store, a.Log, 100*time.Millisecond, 1024)
-	a.Billing = billing.NewService(billing.NewMemoryBalances(a.Store), a.Writer, cfg.QuotaPerUSD)
+	a.Billing = billing.NewService(balances, a.Writer, cfg.QuotaPerUSD)
 	a.Keys = auth.NewKeys(a.Store, 10*time.Second)
 	a.Sessions = auth.NewSessions(a.Config.CryptoSecret, 7*24*time.Hour)
 	a.Router = routing.NewRouter(routing.NewHealth(time.Duration(cfg.ChannelCooldown) * time.Second))
@@ -191,6 +215,9 @@ func (a *App) shutdown() {
 	}
 	a.Writer.Close()
 	a.Store.Close()
+	if a.redis != nil {
+		a.redis.Close()
+	}
 }
 
 // background refreshes snapshots so that changes made through another node

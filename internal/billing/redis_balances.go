@@ -1,0 +1,183 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// redisBalances keeps live balances in Redis so that several gateway nodes
+// share them. Each balance is loaded from the database the first time any
+// node needs it (SET NX, so the first loader wins) and changed only by the
+// scripts below, which check and move user and key balances in one atomic
+// step.
+type redisBalances struct {
+	rdb    redis.UniversalClient
+	st     store.Store
+	prefix string
+}
+
+// NewRedisBalances returns multi-node balances in Redis backed by st.
+func NewRedisBalances(rdb redis.UniversalClient, st store.Store) Balances {
+	return &redisBalances{rdb: rdb, st: st, prefix: "turnpike:balance:"}
+}
+
+// unlimitedMark is stored for keys without a quota of their own.
+const unlimitedMark = "unlimited"
+
+// Results of the take script besides 0 (done).
+const (
+	rNoUser     = -1
+	rNoToken    = -2
+	rShortUser  = -3
+	rShortToken = -4
+)
+
+// takeScript: KEYS user, token; ARGV amount, force (0/1), hasToken (0/1).
+var takeScript = redis.NewScript(`
+local u = redis.call('GET', KEYS[1])
+if not u then return -1 end
+local amount = tonumber(ARGV[1])
+local force = ARGV[2] == '1'
+local t = false
+if ARGV[3] == '1' then
+  t = redis.call('GET', KEYS[2])
+  if not t then return -2 end
+end
+if not force and tonumber(u) < amount then return -3 end
+if t and t ~= 'unlimited' and not force and tonumber(t) < amount then return -4 end
+redis.call('DECRBY', KEYS[1], amount)
+if t and t ~= 'unlimited' then redis.call('DECRBY', KEYS[2], amount) end
+return 0
+`)
+
+// addScript: KEYS key; ARGV delta. Returns the new value, or nil when the
+// key is not loaded; an unlimited key is left alone and reported as -1.
+var addScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if not v then return nil end
+if v == 'unlimited' then return -1 end
+return redis.call('INCRBY', KEYS[1], ARGV[1])
+`)
+
+func (r *redisBalances) userKey(id int64) string  { return r.prefix + "u:" + strconv.FormatInt(id, 10) }
+func (r *redisBalances) tokenKey(id int64) string { return r.prefix + "t:" + strconv.FormatInt(id, 10) }
+
+func (r *redisBalances) loadUser(ctx context.Context, id int64) error {
+	u, err := r.st.Users().Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	return r.rdb.SetNX(ctx, r.userKey(id), u.Quota, 0).Err()
+}
+
+func (r *redisBalances) loadToken(ctx context.Context, id int64) error {
+	t, err := r.st.Tokens().Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	var v any = t.Quota
+	if t.Quota < 0 {
+		v = unlimitedMark
+	}
+	return r.rdb.SetNX(ctx, r.tokenKey(id), v, 0).Err()
+}
+
+func b2s(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+func (r *redisBalances) Take(ctx context.Context, userID, tokenID, amount int64, force bool) error {
+	keys := []string{r.userKey(userID), r.tokenKey(tokenID)}
+	for attempt := 0; attempt < 3; attempt++ {
+		res, err := takeScript.Run(ctx, r.rdb, keys, amount, b2s(force), b2s(tokenID != 0)).Int()
+		if err != nil {
+			return err
+		}
+		switch res {
+		case 0:
+			return nil
+		case rShortUser:
+			return ErrInsufficientUser
+		case rShortToken:
+			return ErrInsufficientToken
+		case rNoUser:
+			err = r.loadUser(ctx, userID)
+		case rNoToken:
+			err = r.loadToken(ctx, tokenID)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return errors.New("billing: balance could not be loaded into redis")
+}
+
+func (r *redisBalances) Give(ctx context.Context, userID, tokenID, amount int64) error {
+	if _, err := r.AddUser(ctx, userID, amount); err != nil {
+		return err
+	}
+	if tokenID == 0 {
+		return nil
+	}
+	_, err := r.AddToken(ctx, tokenID, amount)
+	return err
+}
+
+// add runs the add script, loading the balance first when it is missing.
+func (r *redisBalances) add(ctx context.Context, key string, delta int64, load func() error) (int64, error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		v, err := addScript.Run(ctx, r.rdb, []string{key}, delta).Int64()
+		if err == nil {
+			return v, nil
+		}
+		if !errors.Is(err, redis.Nil) {
+			return 0, err
+		}
+		if err := load(); err != nil {
+			return 0, err
+		}
+	}
+	return 0, errors.New("billing: balance could not be loaded into redis")
+}
+
+func (r *redisBalances) AddUser(ctx context.Context, userID, delta int64) (int64, error) {
+	return r.add(ctx, r.userKey(userID), delta, func() error { return r.loadUser(ctx, userID) })
+}
+
+func (r *redisBalances) AddToken(ctx context.Context, tokenID, delta int64) (int64, error) {
+	return r.add(ctx, r.tokenKey(tokenID), delta, func() error { return r.loadToken(ctx, tokenID) })
+}
+
+func (r *redisBalances) User(ctx context.Context, userID int64) (int64, error) {
+	return r.AddUser(ctx, userID, 0)
+}
+
+func (r *redisBalances) Token(ctx context.Context, tokenID int64) (int64, bool, error) {
+	v, err := r.AddToken(ctx, tokenID, 0)
+	if err != nil {
+		return 0, false, err
+	}
+	v2, err := r.rdb.Get(ctx, r.tokenKey(tokenID)).Result()
+	if err == nil && v2 == unlimitedMark {
+		return -1, false, nil
+	}
+	return v, true, err
+}
+
+func (r *redisBalances) Forget(userID, tokenID int64) {
+	ctx := context.Background()
+	if userID != 0 {
+		r.rdb.Del(ctx, r.userKey(userID))
+	}
+	if tokenID != 0 {
+		r.rdb.Del(ctx, r.tokenKey(tokenID))
+	}
+}
