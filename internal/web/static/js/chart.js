@@ -1,0 +1,72 @@
+// The usage chart: requests as bars and cost as a line over time buckets,
+// drawn as inline SVG so no charting library is needed.
+import { h, num } from "./dom.js";
+
+const HOUR = 3600 * 1000;
+const DAY = 24 * HOUR;
+
+/**
+ * bucketize groups usage-log rows into consecutive time buckets ending now:
+ * hourly for the last day when every row is that recent, else daily for the
+ * last 14 days. Refunds subtract from cost; errors count as requests.
+ */
+export function bucketize(logs, now = Date.now()) {
+  const times = logs.map((l) => new Date(l.created_at).getTime()).filter((t) => !Number.isNaN(t));
+  const hourly = times.every((t) => now - t <= DAY);
+  const step = hourly ? HOUR : DAY;
+  const count = hourly ? 24 : 14;
+  const end = Math.floor(now / step) * step + step;
+  const start = end - count * step;
+  const buckets = Array.from({ length: count }, (_, i) => ({ start: start + i * step, requests: 0, cost: 0 }));
+  for (const l of logs) {
+    const t = new Date(l.created_at).getTime();
+    if (Number.isNaN(t) || t < start || t >= end) continue;
+    const b = buckets[Math.floor((t - start) / step)];
+    if (l.type === "refund") b.cost -= Number(l.quota) || 0;
+    else {
+      b.requests += 1;
+      b.cost += Number(l.quota) || 0;
+    }
+  }
+  return { buckets, hourly };
+}
+
+function label(t, hourly) {
+  const d = new Date(t);
+  return hourly ? `${String(d.getHours()).padStart(2, "0")}:00` : `${d.getMonth() + 1}/${d.getDate()}`;
+}
+
+/** usageChart returns a figure with the SVG chart and a data table for screen readers. */
+export function usageChart(logs) {
+  const { buckets, hourly } = bucketize(logs);
+  const W = 720, H = 220, L = 40, R = 48, T = 12, B = 28;
+  const iw = W - L - R, ih = H - T - B;
+  const maxReq = Math.max(1, ...buckets.map((b) => b.requests));
+  const maxCost = Math.max(1, ...buckets.map((b) => b.cost));
+  const bw = iw / buckets.length;
+  const y = (v, max) => T + ih - (Math.max(0, v) / max) * ih;
+  const bars = buckets.map((b, i) => h("rect", {
+    class: "bar", x: (L + i * bw + bw * 0.15).toFixed(1), y: y(b.requests, maxReq).toFixed(1),
+    width: (bw * 0.7).toFixed(1), height: (T + ih - y(b.requests, maxReq)).toFixed(1), rx: 2,
+  }, h("title", {}, `${label(b.start, hourly)}: ${b.requests} requests, cost ${num(b.cost)}`)));
+  const pts = buckets.map((b, i) => `${(L + i * bw + bw / 2).toFixed(1)},${y(b.cost, maxCost).toFixed(1)}`);
+  const every = Math.ceil(buckets.length / 8);
+  const ticks = buckets.map((b, i) => (i % every === 0
+    ? h("text", { x: (L + i * bw + bw / 2).toFixed(1), y: H - 8, "text-anchor": "middle" }, label(b.start, hourly)) : null));
+  const svg = h("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-labelledby": "chart-title chart-desc" },
+    h("title", { id: "chart-title" }, "Requests and cost over time"),
+    h("desc", { id: "chart-desc" }, `${hourly ? "Hourly, last 24 hours" : "Daily, last 14 days"}. A table with the same data follows.`),
+    h("line", { class: "axis", x1: L, x2: W - R, y1: T + ih, y2: T + ih }),
+    h("text", { x: L - 6, y: T + 10, "text-anchor": "end" }, String(maxReq)),
+    h("text", { x: W - R + 6, y: T + 10 }, num(maxCost)),
+    bars,
+    h("polyline", { class: "line", points: pts.join(" ") }),
+    buckets.map((b, i) => h("circle", { class: "dot", cx: pts[i].split(",")[0], cy: pts[i].split(",")[1], r: 2.5 })),
+    ticks);
+  const data = h("table", { class: "visually-hidden" }, h("caption", {}, "Usage by time"),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Time"), h("th", { scope: "col" }, "Requests"), h("th", { scope: "col" }, "Cost (quota)"))),
+    h("tbody", {}, buckets.map((b) => h("tr", {}, h("td", {}, label(b.start, hourly)), h("td", {}, String(b.requests)), h("td", {}, String(b.cost))))));
+  return h("figure", { class: "chart", style: "margin:0" },
+    h("div", { class: "legend", "aria-hidden": "true" }, h("span", { class: "l-req" }, "Requests"), h("span", { class: "l-cost" }, "Cost (quota units)")),
+    svg, data);
+}
