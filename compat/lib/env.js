@@ -1,0 +1,90 @@
+// Shared settings and checks for the compatibility tests. Every test reads the
+// gateway from the environment so the same files run against the Go harness
+// (internal/compat) and against any running gateway.
+import assert from 'node:assert/strict';
+
+/** Gateway origin without a trailing slash, e.g. http://127.0.0.1:3000. */
+export const gatewayURL = (process.env.TURNPIKE_URL ?? '').replace(/\/+$/, '');
+/** A valid API key of the gateway. */
+export const apiKey = process.env.TURNPIKE_KEY ?? '';
+/** A key the gateway must refuse. */
+export const badKey = process.env.TURNPIKE_BAD_KEY || 'sk-turnpike-compat-not-a-key';
+/** One model per upstream channel kind; every SDK test runs once per model. */
+export const models = (process.env.TURNPIKE_MODELS || 'up-openai,up-anthropic,up-gemini')
+  .split(',').map((s) => s.trim()).filter(Boolean);
+/** A model name no channel serves. */
+export const missingModel = 'turnpike-compat-no-such-model';
+
+// With TURNPIKE_FAKES=1 the models are served by the deterministic fake
+// upstreams of internal/compat, so answers and usage are checked exactly;
+// otherwise (a real provider behind the gateway) only their shape is.
+export const fakes = process.env.TURNPIKE_FAKES === '1';
+const FAKE_USAGE = { input: 21, output: 9 };
+
+/** Reason to skip everything when no gateway is configured, else false. */
+export const skip = gatewayURL && apiKey ? false : 'set TURNPIKE_URL and TURNPIKE_KEY to run the compatibility tests';
+
+/** Per-request time limit; the fakes answer in milliseconds. */
+export const timeoutMs = Number(process.env.TURNPIKE_TIMEOUT_MS || 20000);
+
+export const HELLO_PROMPT = 'Say hello.';
+export const WEATHER_PROMPT = 'What is the weather in Paris? Use the get_weather tool.';
+export const WEATHER_TOOL = {
+  name: 'get_weather',
+  description: 'Current weather of a city',
+  schema: {
+    type: 'object',
+    properties: { city: { type: 'string', description: 'City name' } },
+    required: ['city'],
+  },
+};
+/** What the client's tool "returns"; the final answer must use it. */
+export const WEATHER_RESULT = { city: 'Paris', forecast: 'sunny', temp_c: 21 };
+
+/** The upstream kind a fake model stands for: up-openai -> openai. */
+export function kindOf(model) {
+  return model.replace(/^up-/, '');
+}
+
+/** Checks a plain answer to HELLO_PROMPT. */
+export function assertHello(text, model) {
+  assert.equal(typeof text, 'string', 'answer text is a string');
+  if (fakes) {
+    assert.equal(text, `Hello from the ${kindOf(model)} upstream.`);
+  } else {
+    assert.ok(text.trim().length > 0, 'answer text is not empty');
+  }
+}
+
+/** Checks the answer given after the tool result was sent back. */
+export function assertWeatherAnswer(text) {
+  assert.equal(typeof text, 'string', 'final answer is text');
+  if (fakes) {
+    // The fakes answer "Weather report: <tool result>", so the result's
+    // values must have reached the upstream intact.
+    assert.match(text, /^Weather report: /);
+    assert.match(text, /sunny/);
+    assert.match(text, /21/);
+  } else {
+    assert.ok(text.trim().length > 0, 'final answer is not empty');
+  }
+}
+
+/** Checks the tool-call arguments the model produced. */
+export function assertWeatherArgs(args) {
+  const parsed = typeof args === 'string' ? JSON.parse(args) : args;
+  if (fakes) {
+    assert.deepEqual(parsed, { city: 'Paris' });
+  } else {
+    assert.equal(typeof parsed.city, 'string');
+  }
+}
+
+/** Checks reported token usage; with the fakes it must be exactly theirs. */
+export function assertUsage(input, output, where = 'usage') {
+  if (fakes) {
+    assert.deepEqual({ input, output }, FAKE_USAGE, `${where}: the upstream's usage is passed on unchanged`);
+  } else {
+    assert.ok(input > 0 && output > 0, `${where}: input and output token counts are positive`);
+  }
+}
