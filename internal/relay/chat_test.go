@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -369,5 +370,42 @@ func TestConcurrentCallsKeepTheLedgerExact(t *testing.T) {
 	}
 	if delta != u.Quota || used != settled {
 		t.Fatalf("ledger sum delta %d used %d; user quota %d", delta, used, u.Quota)
+	}
+}
+
+func TestPlaygroundUsesTheSessionAndBillsTheUser(t *testing.T) {
+	e := newEnv(t)
+	f := &fakeOpenAI{}
+	e.channel("main", newFake(t, f).URL, nil)
+	session := &auth.Principal{UserID: e.user.ID, Username: "alice", Role: store.RoleUser, Group: "default"}
+	e.relay.Session = func(r *http.Request) (*auth.Principal, bool) {
+		return session, r.Header.Get("Cookie") == "s=1"
+	}
+	post := func(body string, cookie bool) *http.Response {
+		req, _ := http.NewRequest("POST", e.srv.URL+"/pg/chat/completions", strings.NewReader(body))
+		if cookie {
+			req.Header.Set("Cookie", "s=1")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if resp := post(chatBody, false); resp.StatusCode != 401 {
+		t.Fatalf("no session: status %d", resp.StatusCode)
+	}
+	if resp := post(`{"group":"vip","model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}`, true); resp.StatusCode != 403 {
+		t.Fatalf("foreign group: status %d", resp.StatusCode)
+	}
+	before := e.balance()
+	resp := post(`{"group":"default","model":"gpt-4o-mini","temperature":0.3,"messages":[{"role":"user","content":"x"}]}`, true)
+	readJSON(t, resp)
+	if resp.StatusCode != 200 || f.last()["temperature"] != 0.3 || f.last()["group"] != nil {
+		t.Fatalf("status %d, upstream got %v", resp.StatusCode, f.last())
+	}
+	e.flush()
+	if before-e.balance() != chargeFor1000x500 {
+		t.Fatalf("playground call charged %d", before-e.balance())
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
@@ -97,9 +99,9 @@ func readLimited(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *
 
 func (c *call) authenticate() error {
 	if c.sf.playground {
-		p, ok := c.rl.Session(c.r)
-		if !ok {
-			return &ir.Error{Status: 401, Kind: ir.KindAuthentication, Code: "not_logged_in", Message: "log in to use the playground"}
+		p, err := c.rl.playgroundPrincipal(c.r, gjson.GetBytes(c.raw, "group").String())
+		if err != nil {
+			return err
 		}
 		c.principal = p
 		return nil

@@ -62,6 +62,7 @@ func (rl *Relay) Register(mux *http.ServeMux) {
 	openai := rl.Codecs[protocol.OpenAI]
 	mux.Handle("POST /v1/chat/completions", rl.chatHandler(surface{codec: openai, key: bearerKey}))
 	mux.Handle("POST /pg/chat/completions", rl.chatHandler(surface{codec: openai, playground: true}))
+	mux.HandleFunc("GET /pg/models", rl.playgroundModels)
 	mux.Handle("POST /v1/messages", rl.messagesHandler())
 	mux.HandleFunc("POST /v1beta/models/{call}", rl.altInvoke)
 	mux.HandleFunc("POST /v1/models/{call}", rl.altInvoke)
