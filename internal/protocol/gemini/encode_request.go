@@ -11,6 +11,11 @@ import (
 // EncodeRequest builds a generateContent body. The model goes in the URL,
 // never in the body; the stream flag picks the action, not a field.
 func (Codec) EncodeRequest(req *ir.Request) ([]byte, error) {
+	for i, t := range req.Tools {
+		if len(t.Native) > 0 {
+			return nil, ir.NativeToolError(i, t.Name)
+		}
+	}
 	e := &reqEncoder{callNames: map[string]string{}, sentinel: wantsSentinel(req.Model)}
 	e.system = appendText(e.system, req.System)
 	for i, m := range req.Messages {

@@ -1,0 +1,18 @@
+package gemini
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+)
+
+func TestEncodeRequestRefusesAnotherProvidersServerTool(t *testing.T) {
+	req := &ir.Request{Model: "m", Messages: []ir.Message{{Role: ir.RoleUser, Parts: []ir.Part{{Kind: ir.PartText, Text: "hi"}}}},
+		Tools: []ir.Tool{{Name: "web_search", Native: json.RawMessage(`{"type":"web_search_20250305","name":"web_search"}`)}}}
+	_, err := Generate.EncodeRequest(req)
+	e := ir.As(err)
+	if err == nil || e.Status != 400 || e.Param != "tools[0]" {
+		t.Fatalf("err = %v", err)
+	}
+}
