@@ -3,6 +3,7 @@ package jsrt
 import (
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/grafana/sobek"
@@ -51,7 +52,12 @@ func refuseImport(any, string) (sobek.ModuleRecord, error) { return nil, errImpo
 // Compile parses, checks and links a plugin module and evaluates it once to
 // discover its exports. The source must be a single ES module without imports,
 // async functions or await; syntax errors carry their line and column.
-func Compile(name, source string) (prog *Program, err error) {
+func Compile(name, source string) (*Program, error) {
+	return compile(name, source, defaultModuleTimeout)
+}
+
+// compile is Compile with an explicit bound on the module's top-level run.
+func compile(name, source string, evalTimeout time.Duration) (prog *Program, err error) {
 	if name == "" {
 		name = "plugin.js"
 	}
@@ -81,7 +87,7 @@ func Compile(name, source string) (prog *Program, err error) {
 		return nil, compilerError(name, err)
 	}
 	prog = &Program{name: name, record: record}
-	exports, err := prog.inspect()
+	exports, err := prog.inspect(evalTimeout)
 	if err != nil {
 		return nil, err
 	}

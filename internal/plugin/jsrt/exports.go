@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/grafana/sobek"
 )
@@ -38,8 +39,8 @@ func (p *Program) Exports() Exports {
 }
 
 // inspect evaluates the module in a throwaway runtime and records its exports.
-func (p *Program) inspect() (ex Exports, err error) {
-	v, err := newVM(p, defaultEnv(nil), defaultModuleTimeout)
+func (p *Program) inspect(evalTimeout time.Duration) (ex Exports, err error) {
+	v, err := newVM(p, defaultEnv(nil), evalTimeout)
 	if err != nil {
 		return Exports{}, &CompileError{Name: p.name, Message: strings.TrimPrefix(err.Error(), "jsrt: ")}
 	}
