@@ -1,6 +1,7 @@
 package jsrt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,7 +41,9 @@ func (p *Program) Exports() Exports {
 
 // inspect evaluates the module in a throwaway runtime and records its exports.
 func (p *Program) inspect(evalTimeout time.Duration) (ex Exports, err error) {
-	v, err := newVM(p, defaultEnv(nil), evalTimeout)
+	ctx, cancel := context.WithTimeoutCause(context.Background(), evalTimeout, errModuleTimeout)
+	defer cancel()
+	v, err := newVM(ctx, p, defaultEnv(nil))
 	if err != nil {
 		return Exports{}, &CompileError{Name: p.name, Message: strings.TrimPrefix(err.Error(), "jsrt: ")}
 	}

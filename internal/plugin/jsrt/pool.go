@@ -135,22 +135,19 @@ func (p *Pool) acquire(ctx context.Context) error {
 	}
 }
 
-// take returns an idle runtime or creates one, evaluating the module within
-// the call's remaining time.
+// take returns an idle runtime or creates one; creating evaluates the module
+// within the call's deadline.
 func (p *Pool) take(ctx context.Context, path string) (*vm, error) {
 	select {
 	case v := <-p.idle:
 		return v, nil
 	default:
 	}
-	limit := p.timeout
-	if deadline, ok := ctx.Deadline(); ok {
-		limit = time.Until(deadline)
-	}
-	if limit <= 0 {
+	v, err := newVM(ctx, p.prog, p.env)
+	if err != nil && ctx.Err() != nil {
 		return nil, p.interruptError(ctx, path)
 	}
-	return newVM(p.prog, p.env, limit)
+	return v, err
 }
 
 func (p *Pool) put(v *vm) {

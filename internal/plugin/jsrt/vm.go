@@ -1,6 +1,7 @@
 package jsrt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,8 +19,12 @@ const maxCallStackSize = 4096
 // defaultModuleTimeout bounds one evaluation of the module's top level.
 const defaultModuleTimeout = 5 * time.Second
 
-// errModuleTimeout interrupts a module whose top level runs too long.
+// errModuleTimeout is the cause reported when a module's top level runs past
+// its deadline at compile time.
 var errModuleTimeout = errors.New("module evaluation deadline exceeded")
+
+// errModuleInterrupted interrupts a module evaluation whose context ended.
+var errModuleInterrupted = errors.New("module evaluation interrupted")
 
 // vm is one sobek runtime with the plugin module evaluated in it. It is used
 // by one goroutine at a time and discarded after any interrupt or panic.
@@ -48,8 +53,9 @@ const lockdownScript = `(function () {
   lock(globalThis, "Function");
 })();`
 
-// newVM builds a runtime, installs the host globals and evaluates the module.
-func newVM(prog *Program, env *hostEnv, timeout time.Duration) (v *vm, err error) {
+// newVM builds a runtime, installs the host globals and evaluates the module;
+// the evaluation is interrupted when ctx ends.
+func newVM(ctx context.Context, prog *Program, env *hostEnv) (v *vm, err error) {
 	rt := sobek.New()
 	defer func() {
 		if r := recover(); r != nil {
@@ -66,7 +72,7 @@ func newVM(prog *Program, env *hostEnv, timeout time.Duration) (v *vm, err error
 	if err := v.setup(env); err != nil {
 		return nil, err
 	}
-	if err := v.evaluate(prog, timeout); err != nil {
+	if err := v.evaluate(ctx, prog); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -90,15 +96,12 @@ func (v *vm) setup(env *hostEnv) error {
 	return nil
 }
 
-// evaluate runs the module's top level once under a deadline.
-func (v *vm) evaluate(prog *Program, timeout time.Duration) error {
-	if timeout <= 0 {
-		timeout = defaultModuleTimeout
-	}
-	timer := time.AfterFunc(timeout, func() { v.rt.Interrupt(errModuleTimeout) })
+// evaluate runs the module's top level once, interrupted when ctx ends.
+func (v *vm) evaluate(ctx context.Context, prog *Program) error {
+	stop := context.AfterFunc(ctx, func() { v.rt.Interrupt(errModuleInterrupted) })
 	promise := prog.record.Evaluate(v.rt)
-	if !timer.Stop() {
-		return fmt.Errorf("jsrt: evaluating module %s: %w", prog.name, errModuleTimeout)
+	if !stop() {
+		return fmt.Errorf("jsrt: evaluating module %s: %w", prog.name, context.Cause(ctx))
 	}
 	switch promise.State() {
 	case sobek.PromiseStateRejected:
