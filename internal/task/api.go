@@ -1,0 +1,184 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// maxIDsPerQuery bounds GET /v1/tasks?ids=.
+const maxIDsPerQuery = 100
+
+// Register mounts GET /v1/tasks, GET /v1/tasks/{id} and GET /api/tasks.
+func (s *Service) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/tasks/{id}", s.getTask)
+	mux.HandleFunc("GET /v1/tasks", s.listTasks)
+	mux.HandleFunc("GET /api/tasks", s.adminTasks)
+}
+
+// publicTask is the CONTRACT §8 shape of one task.
+func publicTask(t *Task) map[string]any {
+	return map[string]any{"task_id": t.PublicID, "platform": t.PluginKey, "model": t.Model, "status": t.Status,
+		"progress": t.Progress, "fail_reason": t.FailReason, "created_at": seconds(t.CreatedAt),
+		"updated_at": seconds(t.UpdatedAt), "finished_at": seconds(t.FinishedAt), "data": rawOrNil(t.Data)}
+}
+
+func (s *Service) getTask(w http.ResponseWriter, r *http.Request) {
+	p, err := s.authenticate(r)
+	if err != nil {
+		writeOpenAIError(w, ir.As(err))
+		return
+	}
+	t, err := s.ownTask(r.Context(), p, r.PathValue("id"), "")
+	if err != nil {
+		writeOpenAIError(w, ir.As(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, publicTask(t))
+}
+
+func (s *Service) listTasks(w http.ResponseWriter, r *http.Request) {
+	p, err := s.authenticate(r)
+	if err != nil {
+		writeOpenAIError(w, ir.As(err))
+		return
+	}
+	items, err := s.tasksOf(r.Context(), p, r)
+	if err != nil {
+		writeOpenAIError(w, ir.As(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": items})
+}
+
+// tasksOf lists the caller's tasks named by ?ids=a,b (unknown and foreign
+// ids are left out), or the caller's newest tasks.
+func (s *Service) tasksOf(ctx context.Context, p *auth.Principal, r *http.Request) ([]any, error) {
+	items := []any{}
+	raw := strings.TrimSpace(r.URL.Query().Get("ids"))
+	if raw == "" {
+		ts, _, err := s.store.List(ctx, Filter{UserID: p.UserID}, pageOf(r))
+		for _, t := range ts {
+			if t.RetainResult || !terminal(t.Status) {
+				items = append(items, publicTask(t))
+			}
+		}
+		return items, err
+	}
+	ids := strings.Split(raw, ",")
+	if len(ids) > maxIDsPerQuery {
+		return nil, ir.BadRequest("invalid_request", "at most %d ids per request", maxIDsPerQuery)
+	}
+	for i := range ids {
+		ids[i] = strings.TrimSpace(ids[i])
+	}
+	ts, err := s.store.GetPublicMany(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*Task{}
+	for _, t := range ts {
+		if t.UserID == p.UserID && (t.RetainResult || !terminal(t.Status)) {
+			byID[t.PublicID] = t
+		}
+	}
+	for _, id := range ids {
+		if t, ok := byID[id]; ok {
+			items = append(items, publicTask(t))
+			delete(byID, id)
+		}
+	}
+	return items, nil
+}
+
+func pageOf(r *http.Request) store.Page {
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	size, _ := strconv.Atoi(r.URL.Query().Get("page_size"))
+	return store.Page{Page: page, PageSize: size}
+}
+
+// adminTask is one item of GET /api/tasks.
+func adminTask(t *Task) map[string]any {
+	m := publicTask(t)
+	m["id"] = t.ID
+	m["action"] = t.Action
+	m["upstream_model"] = t.UpstreamModel
+	m["user_id"] = t.UserID
+	m["token_id"] = t.TokenID
+	m["channel_id"] = t.ChannelID
+	m["quota"] = t.QuotaReserved
+	if t.BillingStatus == BillingSettled {
+		m["quota"] = t.QuotaCharged
+	}
+	m["billing_status"] = t.BillingStatus
+	m["submitted_at"] = seconds(t.SubmittedAt)
+	m["result_url"] = t.ResultURL
+	return m
+}
+
+// adminTasks lists tasks for the console: users see their own, admins and
+// root everyone's. Errors use the /api envelope.
+func (s *Service) adminTasks(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.apiPrincipal(r)
+	if !ok {
+		writeAPIError(w, http.StatusUnauthorized, "unauthorized", "sign in, or send the root token as a Bearer token")
+		return
+	}
+	q := r.URL.Query()
+	f := Filter{Status: q.Get("status"), Platform: q.Get("platform"), Model: q.Get("model")}
+	if !p.AtLeast(store.RoleAdmin) {
+		f.UserID = p.UserID
+	} else if uid, err := strconv.ParseInt(q.Get("user_id"), 10, 64); err == nil {
+		f.UserID = uid
+	}
+	ts, total, err := s.store.List(r.Context(), f, pageOf(r))
+	if err != nil {
+		s.log.Error("listing tasks failed", "err", err)
+		writeAPIError(w, http.StatusInternalServerError, "internal_error", "the request could not be completed; see the server log")
+		return
+	}
+	items := make([]any, 0, len(ts))
+	for _, t := range ts {
+		items = append(items, adminTask(t))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": total})
+}
+
+// apiPrincipal authenticates /api like the admin API: the root token, or
+// the console session of an enabled user.
+func (s *Service) apiPrincipal(r *http.Request) (*auth.Principal, bool) {
+	if s.d.APIPrincipal != nil {
+		return s.d.APIPrincipal(r)
+	}
+	if s.d.RootToken != "" {
+		if tok := auth.BearerToken(r); tok != "" && auth.Equal(tok, s.d.RootToken) {
+			return &auth.Principal{Username: store.RoleRoot, Role: store.RoleRoot}, true
+		}
+	}
+	if s.d.Sessions == nil {
+		return nil, false
+	}
+	c, err := r.Cookie(auth.SessionCookie)
+	if err != nil {
+		return nil, false
+	}
+	id, ok := s.d.Sessions.Verify(c.Value)
+	if !ok {
+		return nil, false
+	}
+	u, err := s.d.Store.Users().Get(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) || err != nil || u.Status != store.StatusEnabled {
+		return nil, false
+	}
+	return &auth.Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group}, true
+}
+
+func writeAPIError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}

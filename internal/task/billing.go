@@ -1,0 +1,203 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// taskPricing is the task-specific part of a model price, kept in its
+// extra JSON: a rate per unit of a usage fact, in US dollars.
+type taskPricing struct {
+	PerUnit map[string]float64 `json:"per_unit"`
+}
+
+func priceError(model, format string, args ...any) *ir.Error {
+	return &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "model_price_error",
+		Message: fmt.Sprintf("model %s: ", model) + fmt.Sprintf(format, args...)}
+}
+
+// taskCost prices one task: per unit of the usage facts when the price has
+// per_unit rates (plus any per-call part), else per call. A model that is
+// neither free nor priced in one of those ways cannot be billed.
+func taskCost(p *billing.Price, schema manifest.UsageSchema, facts map[string]any) (*big.Rat, error) {
+	if p.Free {
+		return new(big.Rat), nil
+	}
+	var tp taskPricing
+	if len(p.Raw.Extra) > 0 {
+		if err := json.Unmarshal(p.Raw.Extra, &tp); err != nil {
+			return nil, priceError(p.Name, "the task price in extra is not valid JSON")
+		}
+	}
+	cost := p.CallCost(1)
+	if len(tp.PerUnit) == 0 {
+		if cost.Sign() == 0 {
+			return nil, priceError(p.Name, "no per-call or per-unit task price is set")
+		}
+		return cost, nil
+	}
+	keys := make([]string, 0, len(tp.PerUnit))
+	for k := range tp.PerUnit {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		f, ok := schema[k]
+		if !ok || f.Type != "number" {
+			return nil, priceError(p.Name, "per_unit names %q, which is not a number fact of the plugin's usage schema", k)
+		}
+		n, _ := numberFact(facts[k])
+		rate, _ := new(big.Rat).SetString(strconv.FormatFloat(tp.PerUnit[k], 'f', -1, 64))
+		units, _ := new(big.Rat).SetString(strconv.FormatFloat(n, 'f', -1, 64))
+		if rate == nil || units == nil {
+			continue
+		}
+		cost.Add(cost, units.Mul(units, rate))
+	}
+	return cost, nil
+}
+
+func numberFact(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, !math.IsNaN(x) && !math.IsInf(x, 0)
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case int:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// validateFacts checks usage facts against the selected schema (SPEC §4.2
+// rule 3): known keys only, each of its field's kind. Missing facts are
+// allowed; they price as zero.
+func validateFacts(schema manifest.UsageSchema, v any) (map[string]any, error) {
+	if v == nil {
+		return map[string]any{}, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("usage facts must be an object")
+	}
+	out := make(map[string]any, len(m))
+	for k, val := range m {
+		f, ok := schema[k]
+		if !ok {
+			return nil, fmt.Errorf("usage fact %q is not in the usage schema", k)
+		}
+		if err := checkFact(f, k, val); err != nil {
+			return nil, err
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+func checkFact(f manifest.UsageField, k string, val any) error {
+	switch {
+	case f.Type == "number":
+		n, ok := numberFact(val)
+		if !ok || n < 0 {
+			return fmt.Errorf("usage fact %q must be a non-negative number", k)
+		}
+	case f.Type == "boolean":
+		if _, ok := val.(bool); !ok {
+			return fmt.Errorf("usage fact %q must be a boolean", k)
+		}
+	case len(f.Enum) > 0:
+		s, _ := val.(string)
+		if !contains(f.Enum, s) {
+			return fmt.Errorf("usage fact %q must be one of the schema's enum values", k)
+		}
+	}
+	return nil
+}
+
+// account is who pays for a task.
+func (t *Task) account() billing.Account {
+	return billing.Account{UserID: t.UserID, TokenID: t.TokenID, Group: t.Group}
+}
+
+func (t *Task) logOther(extra map[string]any) json.RawMessage {
+	m := map[string]any{"task_id": t.PublicID, "platform": t.PluginKey, "action": t.Action}
+	for k, v := range extra {
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]any) store.UsageLog {
+	return store.UsageLog{Type: typ, UserID: t.UserID, TokenID: t.TokenID, ChannelID: t.ChannelID, Model: t.Model,
+		Quota: quota, RequestID: t.BillingKey, Other: t.logOther(extra), CreatedAt: time.Now().UTC()}
+}
+
+// ledger records one quota movement of a task's hold under the same key
+// scheme billing.Hold uses (<key>:<kind>), so a replay is a no-op.
+func (s *Service) ledger(t *Task, kind string, delta, used int64) {
+	s.d.Billing.Writer().Ledger(store.LedgerEntry{Key: t.BillingKey + ":" + kind, Kind: kind, UserID: t.UserID,
+		TokenID: t.TokenID, Delta: delta, TokenDelta: delta, Used: used, CreatedAt: time.Now().UTC()})
+}
+
+// settle charges a finished task once. The conditional update of the
+// billing status is the guard: whoever loses the race (another poller,
+// another node) moves nothing. Balances follow the ledger entry, so a
+// process restarted since the reservation settles correctly too.
+func (s *Service) settle(ctx context.Context, t *Task, charge int64) error {
+	won, err := s.store.MarkBilling(ctx, t.ID, BillingSettled, charge)
+	if err != nil || !won {
+		return err
+	}
+	diff := charge - t.QuotaReserved
+	b := s.d.Billing.Balances()
+	switch {
+	case diff > 0:
+		err = b.Take(ctx, t.UserID, t.TokenID, diff, true)
+	case diff < 0:
+		err = b.Give(ctx, t.UserID, t.TokenID, -diff)
+	}
+	if err != nil {
+		s.log.Warn("task settle could not adjust the live balance", "task", t.PublicID, "err", err)
+	}
+	s.ledger(t, store.LedgerSettle, -diff, charge)
+	switch {
+	case diff > 0:
+		s.d.Billing.Writer().Log(s.usageLog(t, store.LogConsume, diff, map[string]any{"adjustment": true}))
+	case diff < 0:
+		s.d.Billing.Writer().Log(s.usageLog(t, store.LogRefund, -diff, map[string]any{"adjustment": true}))
+	}
+	t.BillingStatus, t.QuotaCharged = BillingSettled, charge
+	return nil
+}
+
+// refund returns a failed task's whole reservation once.
+func (s *Service) refund(ctx context.Context, t *Task, reason string) error {
+	won, err := s.store.MarkBilling(ctx, t.ID, BillingRefunded, 0)
+	if err != nil || !won {
+		return err
+	}
+	if t.QuotaReserved > 0 {
+		if err := s.d.Billing.Balances().Give(ctx, t.UserID, t.TokenID, t.QuotaReserved); err != nil {
+			s.log.Warn("task refund could not adjust the live balance", "task", t.PublicID, "err", err)
+		}
+	}
+	s.ledger(t, store.LedgerRefund, t.QuotaReserved, 0)
+	s.d.Billing.Writer().Log(s.usageLog(t, store.LogRefund, t.QuotaReserved, map[string]any{"reason": truncate(reason, 200)}))
+	t.BillingStatus = BillingRefunded
+	return nil
+}

@@ -1,0 +1,184 @@
+package task
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+)
+
+// Body kinds of the inbound body union (SPEC §2.6).
+const (
+	BodyJSON      = "json"
+	BodyForm      = "form"
+	BodyMultipart = "multipart"
+	BodyNone      = "none"
+)
+
+// maxMultipartMemory bounds the parts held in memory while parsing; the
+// request body limit bounds the rest.
+const maxMultipartMemory = 32 << 20
+
+// FileReference is what a plugin sees of an uploaded file. Plugins never
+// read the bytes; the host resolves the ref when a descriptor uses it.
+type FileReference struct {
+	Ref      string `json:"ref"`
+	Field    string `json:"field"`
+	Filename string `json:"filename"`
+	MimeType string `json:"mimeType"`
+	Size     int64  `json:"size"`
+}
+
+// File is the content behind a FileReference.
+type File struct {
+	FileReference
+	Data []byte
+}
+
+// FileResolver finds the content of a file reference. Request uploads are
+// resolved from memory; later sources (downloads, stored artifacts) can be
+// added by other implementations.
+type FileResolver interface {
+	Resolve(ref string) (*File, bool)
+}
+
+// requestFiles holds one request's uploads, keyed by ref.
+type requestFiles map[string]*File
+
+// Resolve implements FileResolver.
+func (f requestFiles) Resolve(ref string) (*File, bool) {
+	file, ok := f[ref]
+	return file, ok
+}
+
+// decodedBody is the body union plus the uploads it references.
+type decodedBody struct {
+	Value map[string]any
+	Files requestFiles
+}
+
+// decodeBody reads an inbound body into the union of SPEC §2.6. It never
+// fails on an unknown content type with a body: such a body is taken as
+// JSON when it parses, which is what clients that omit the header mean.
+func decodeBody(contentType string, body []byte) (decodedBody, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return decodedBody{Value: map[string]any{"kind": BodyNone}}, nil
+	}
+	mt, params, _ := mime.ParseMediaType(contentType)
+	switch {
+	case mt == "application/x-www-form-urlencoded":
+		vals, err := url.ParseQuery(string(body))
+		if err != nil {
+			return decodedBody{}, ir.BadRequest("invalid_request", "the form body is not valid: %v", err)
+		}
+		return decodedBody{Value: map[string]any{"kind": BodyForm, "fields": fieldsOf(vals)}}, nil
+	case mt == "multipart/form-data":
+		return decodeMultipart(body, params["boundary"])
+	}
+	v, err := decodeJSON(body)
+	if err != nil {
+		return decodedBody{}, ir.BadRequest("invalid_request", "the request body is not valid JSON: %v", err)
+	}
+	return decodedBody{Value: map[string]any{"kind": BodyJSON, "value": v}}, nil
+}
+
+// decodeJSON parses one JSON value, keeping integers exact.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+func fieldsOf(vals map[string][]string) map[string]any {
+	out := make(map[string]any, len(vals))
+	for k, vs := range vals {
+		arr := make([]any, len(vs))
+		for i, v := range vs {
+			arr[i] = v
+		}
+		out[k] = arr
+	}
+	return out
+}
+
+func decodeMultipart(body []byte, boundary string) (decodedBody, error) {
+	if boundary == "" {
+		return decodedBody{}, ir.BadRequest("invalid_request", "the multipart body has no boundary")
+	}
+	form, err := multipart.NewReader(bytes.NewReader(body), boundary).ReadForm(maxMultipartMemory)
+	if err != nil {
+		return decodedBody{}, ir.BadRequest("invalid_request", "the multipart body is not valid: %v", err)
+	}
+	defer form.RemoveAll()
+	files := requestFiles{}
+	var refs []any
+	for field, headers := range form.File {
+		for i, fh := range headers {
+			f, err := readUpload(fh, field, i)
+			if err != nil {
+				return decodedBody{}, err
+			}
+			files[f.Ref] = f
+			refs = append(refs, fileRefValue(f.FileReference))
+		}
+	}
+	if refs == nil {
+		refs = []any{}
+	}
+	v := map[string]any{"kind": BodyMultipart, "fields": fieldsOf(form.Value), "files": refs}
+	return decodedBody{Value: v, Files: files}, nil
+}
+
+// fileRef names the i-th file of a field: the first is request_file:<field>,
+// later ones request_file:<field>#<i> (SPEC §2.7).
+func fileRef(field string, i int) string {
+	if i == 0 {
+		return "request_file:" + field
+	}
+	return "request_file:" + field + "#" + strconv.Itoa(i)
+}
+
+func readUpload(fh *multipart.FileHeader, field string, i int) (*File, error) {
+	r, err := fh.Open()
+	if err != nil {
+		return nil, ir.BadRequest("invalid_request", "the uploaded file %q cannot be read", fh.Filename)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, ir.BadRequest("invalid_request", "the uploaded file %q cannot be read", fh.Filename)
+	}
+	mt := fh.Header.Get("Content-Type")
+	if mt == "" {
+		mt = "application/octet-stream"
+	}
+	return &File{FileReference: FileReference{Ref: fileRef(field, i), Field: field, Filename: fh.Filename,
+		MimeType: mt, Size: int64(len(data))}, Data: data}, nil
+}
+
+func fileRefValue(f FileReference) map[string]any {
+	return map[string]any{"ref": f.Ref, "field": f.Field, "filename": f.Filename, "mimeType": f.MimeType, "size": f.Size}
+}
+
+// queryValues turns the URL query into name → array of strings.
+func queryValues(q url.Values) map[string]any { return fieldsOf(q) }
+
+// describeKind names a body kind for error messages.
+func describeKind(v map[string]any) string { return fmt.Sprint(v["kind"]) }
+
+var _ = strings.TrimSpace

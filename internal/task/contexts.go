@@ -1,0 +1,160 @@
+package task
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/turnpike-gw/turnpike/internal/plugin"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// credentialHeaders never reach hooks: they carry the gateway key or the
+// caller's session, not anything meant for the upstream.
+var credentialHeaders = map[string]bool{"Authorization": true, "X-Api-Key": true, "X-Alt-Api-Key": true,
+	"X-Goog-Api-Key": true, "Cookie": true, "Proxy-Authorization": true}
+
+// requestHeaders is the inbound header map hooks see: canonical name →
+// first value, without credentials.
+func requestHeaders(h http.Header) map[string]any {
+	out := map[string]any{}
+	for k, vs := range h {
+		ck := http.CanonicalHeaderKey(k)
+		if credentialHeaders[ck] || len(vs) == 0 {
+			continue
+		}
+		out[ck] = vs[0]
+	}
+	return out
+}
+
+// channelBase is the base URL hooks get: the channel's, or the plugin's
+// default for a type 61 channel saved without one.
+func channelBase(ch *store.Channel, l *plugin.Loaded) string {
+	base := strings.TrimRight(strings.TrimSpace(ch.BaseURL), "/")
+	if base == "" && l != nil {
+		base = strings.TrimRight(l.Manifest.BaseURL, "/")
+	}
+	return base
+}
+
+// submitInput is everything a driver context is built from.
+type submitInput struct {
+	requestBody   any
+	headers       map[string]any
+	action        string
+	model         string
+	upstreamModel string
+	files         []any
+	publicID      string
+	originTasks   []any
+}
+
+// driverContext builds the DriverContext of PLUGIN-CONTEXT.md.
+func driverContext(in submitInput, ch *store.Channel, l *plugin.Loaded, cr credentials) map[string]any {
+	m := map[string]any{
+		"requestBody":    in.requestBody,
+		"requestHeaders": in.headers,
+		"action":         in.action,
+		"model":          in.model,
+		"upstreamModel":  in.upstreamModel,
+		"baseUrl":        channelBase(ch, l),
+		"files":          in.files,
+		"publicTaskId":   in.publicID,
+	}
+	if in.upstreamModel != in.model {
+		m["modelMappingResolved"] = true
+	}
+	if len(ch.Settings) > 0 {
+		m["channelSettings"] = ch.Settings
+	}
+	if in.originTasks != nil {
+		m["originTasks"] = in.originTasks
+	}
+	cr.fields(m)
+	return m
+}
+
+// queryContext builds the TaskQueryContext of a stored task.
+func queryContext(t *Task, ch *store.Channel, l *plugin.Loaded, cr credentials) map[string]any {
+	m := map[string]any{
+		"taskId":        t.UpstreamID,
+		"publicTaskId":  t.PublicID,
+		"action":        t.Action,
+		"model":         t.Model,
+		"upstreamModel": t.UpstreamModel,
+		"data":          rawOrNil(t.Data),
+		"state":         rawOrNil(t.State),
+		"baseUrl":       channelBase(ch, l),
+	}
+	if len(ch.Settings) > 0 {
+		m["channelSettings"] = ch.Settings
+	}
+	cr.fields(m)
+	a := map[string]any{"authHeader": cr.authHeader}
+	if cr.projectID != "" {
+		a["projectId"] = cr.projectID
+	}
+	m["auth"] = a
+	return m
+}
+
+// batchContext is the fetch fields of a query context plus the tasks.
+func batchContext(tasks []map[string]any, ch *store.Channel, l *plugin.Loaded, cr credentials) map[string]any {
+	m := map[string]any{"baseUrl": channelBase(ch, l)}
+	if len(ch.Settings) > 0 {
+		m["channelSettings"] = ch.Settings
+	}
+	cr.fields(m)
+	a := map[string]any{"authHeader": cr.authHeader}
+	if cr.projectID != "" {
+		a["projectId"] = cr.projectID
+	}
+	m["auth"] = a
+	list := make([]any, len(tasks))
+	for i, t := range tasks {
+		list[i] = t
+	}
+	m["tasks"] = list
+	return m
+}
+
+// rawOrNil hands stored JSON to a hook as a value (json.RawMessage is
+// decoded by the runtime), or null.
+func rawOrNil(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+// taskView is the render input of PLUGIN-CONTEXT.md; it is also the shape
+// of GET /v1/tasks. It never holds the upstream id or origin tasks.
+func taskView(t *Task) map[string]any {
+	v := map[string]any{
+		"task_id":     t.PublicID,
+		"platform":    t.PluginKey,
+		"model":       t.Model,
+		"status":      t.Status,
+		"progress":    t.Progress,
+		"fail_reason": t.FailReason,
+		"created_at":  seconds(t.CreatedAt),
+		"updated_at":  seconds(t.UpdatedAt),
+		"finished_at": seconds(t.FinishedAt),
+		"data":        rawOrNil(t.Data),
+		"properties":  map[string]any{"origin_model_name": t.Model, "upstream_model_name": t.UpstreamModel},
+	}
+	if t.ResultURL != "" {
+		v["result_url"] = t.ResultURL
+	}
+	return v
+}
+
+func seconds(ms int64) int64 { return ms / 1000 }
+
+// originTaskValue is one ctx.originTasks item; data is null when the
+// referenced task's result was discarded.
+func originTaskValue(t *Task) map[string]any {
+	return map[string]any{"taskId": t.PublicID, "upstreamTaskId": t.UpstreamID, "action": t.Action,
+		"status": t.Status, "data": rawOrNil(t.Data)}
+}

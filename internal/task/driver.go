@@ -1,0 +1,214 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/plugin"
+	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// submission is one decoded submit, ready for channel selection.
+type submission struct {
+	gen       *plugin.Generation
+	plugin    *plugin.Loaded
+	principal *auth.Principal
+	model     string
+	action    string
+	body      any
+	headers   map[string]any
+	files     []any
+	resolver  FileResolver
+	origins   []*Task
+	retain    bool
+}
+
+// attempt is the state of a submission on one channel.
+type attempt struct {
+	ch    *routing.Channel
+	cr    credentials
+	dctx  map[string]any
+	model string // upstream model
+}
+
+// submitted is a persisted task plus the full data the submit renderer sees
+// even when the stored copy is discarded.
+type submitted struct {
+	task *Task
+	data any
+}
+
+// errRetry marks an upstream failure before acceptance: the next channel
+// may be tried.
+type errRetry struct{ err *ir.Error }
+
+func (e *errRetry) Error() string { return e.err.Error() }
+
+// submit runs a submission through channel selection, billing and the
+// upstream exchange, and persists the accepted task.
+func (s *Service) submit(ctx context.Context, sub *submission) (*submitted, error) {
+	if _, err := s.d.Billing.Price(sub.model); err != nil {
+		return nil, err
+	}
+	plan := s.plan(sub)
+	if len(plan) == 0 {
+		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "model_not_available",
+			Message: fmt.Sprintf("no available channel serves model %s for this route", sub.model)}
+	}
+	t := &Task{PublicID: newPublicID(), PluginKey: sub.plugin.Key, PluginVersion: sub.plugin.Version, Model: sub.model,
+		UserID: sub.principal.UserID, TokenID: sub.principal.TokenID, Group: sub.principal.Group, RetainResult: sub.retain}
+	t.BillingKey = "task-" + t.PublicID
+	var last *ir.Error
+	reserved := false
+	for _, ch := range plan {
+		at, err := s.prepare(ctx, sub, t, ch)
+		if err != nil {
+			last = ir.As(err)
+			continue
+		}
+		if !reserved {
+			if err := s.reserve(ctx, sub, t, at); err != nil {
+				return nil, err
+			}
+			reserved = true
+		}
+		out, err := s.exchange(ctx, sub, t, at)
+		var retry *errRetry
+		if errors.As(err, &retry) {
+			last = retry.err
+			s.d.Router.Health.Failed(ch.ID, retry.err.Code)
+			continue
+		}
+		if err != nil {
+			s.refundReservation(ctx, t)
+			return nil, err
+		}
+		s.d.Router.Health.Succeeded(ch.ID)
+		return out, nil
+	}
+	if reserved {
+		s.refundReservation(ctx, t)
+	}
+	if last == nil {
+		last = &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_error", Message: "every channel failed"}
+	}
+	return nil, last
+}
+
+// plan lists the channels to try: those that bind this route's plugin for
+// the model and, with origin tasks, only the channel they ran on.
+func (s *Service) plan(sub *submission) []*routing.Channel {
+	want := int64(0)
+	if len(sub.origins) > 0 {
+		want = sub.origins[0].ChannelID
+	}
+	return s.d.Router.Plan(sub.principal.Group, sub.model, s.opts.RetryCount+1, func(c *routing.Channel) bool {
+		if want != 0 && c.ID != want {
+			return false
+		}
+		l, err := sub.gen.ForChannelModel(&c.Channel, sub.model)
+		return err == nil && l.Key == sub.plugin.Key
+	})
+}
+
+// prepare resolves the channel's credentials and builds the driver context.
+func (s *Service) prepare(ctx context.Context, sub *submission, t *Task, ch *routing.Channel) (*attempt, error) {
+	cr, err := s.credentialsFor(ctx, &ch.Channel, sub.plugin)
+	if err != nil {
+		s.log.Warn("task channel credentials unusable", "channel", ch.ID, "err", err)
+		return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "channel_credentials", Message: "the channel's credentials cannot be used"}
+	}
+	at := &attempt{ch: ch, cr: cr, model: ch.MapModel(sub.model)}
+	var origins []any
+	for _, o := range sub.origins {
+		origins = append(origins, originTaskValue(o))
+	}
+	at.dctx = driverContext(submitInput{requestBody: sub.body, headers: sub.headers, action: sub.action, model: sub.model,
+		upstreamModel: at.model, files: sub.files, publicID: t.PublicID, originTasks: origins}, &ch.Channel, sub.plugin, cr)
+	return at, nil
+}
+
+// reserve validates the final payload, extracts the usage facts and takes
+// the estimated charge before anything is sent upstream.
+func (s *Service) reserve(ctx context.Context, sub *submission, t *Task, at *attempt) error {
+	l := sub.plugin
+	if l.Manifest.Hooks.Has(manifest.HookValidatePreparedRequest) {
+		if _, err := call(ctx, l, manifest.HookValidatePreparedRequest, at.dctx, sub.body); err != nil {
+			return hookError(400, "invalid_request", err, at.cr.secrets)
+		}
+	}
+	facts, err := s.submitFacts(ctx, l, at)
+	if err != nil {
+		return err
+	}
+	amount, err := s.chargeFor(l, sub.model, at.model, t.Group, facts)
+	if err != nil {
+		return err
+	}
+	if _, err := s.d.Billing.Reserve(ctx, t.account(), t.BillingKey, amount); err != nil {
+		return err
+	}
+	t.QuotaReserved, t.BillingStatus = amount, BillingHeld
+	t.UsageFacts, _ = json.Marshal(facts)
+	return nil
+}
+
+func (s *Service) submitFacts(ctx context.Context, l *plugin.Loaded, at *attempt) (map[string]any, error) {
+	if !l.Manifest.Hooks.Has(manifest.HookExtractUsage) {
+		return map[string]any{}, nil
+	}
+	uctx := make(map[string]any, len(at.dctx)+1)
+	for k, v := range at.dctx {
+		uctx[k] = v
+	}
+	uctx["usagePurpose"] = "facts"
+	v, err := call(ctx, l, manifest.HookExtractUsage, uctx)
+	if err != nil {
+		return nil, hookError(400, "invalid_request", err, at.cr.secrets)
+	}
+	facts, err := validateFacts(l.Manifest.ProfileFor(at.model, at.dctx["model"].(string)).Schema, v)
+	if err != nil {
+		return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "invalid_usage", Message: "the plugin's usage facts are invalid: " + err.Error()}
+	}
+	return facts, nil
+}
+
+// chargeFor prices facts for a model and group in quota units.
+func (s *Service) chargeFor(l *plugin.Loaded, model, upstreamModel, group string, facts map[string]any) (int64, error) {
+	p, err := s.d.Billing.Price(model)
+	if err != nil {
+		return 0, err
+	}
+	cost, err := taskCost(p, l.Manifest.ProfileFor(upstreamModel, model).Schema, facts)
+	if err != nil {
+		return 0, err
+	}
+	return s.d.Billing.CostQuota(cost, group), nil
+}
+
+// refundReservation returns a reservation for a submission that never
+// became a task: no usage-log row, only the ledger's reserve and refund.
+func (s *Service) refundReservation(ctx context.Context, t *Task) {
+	if t.BillingStatus != BillingHeld {
+		return
+	}
+	if t.QuotaReserved > 0 {
+		_ = s.d.Billing.Balances().Give(ctx, t.UserID, t.TokenID, t.QuotaReserved)
+	}
+	s.ledger(t, store.LedgerRefund, t.QuotaReserved, 0)
+	t.BillingStatus = BillingRefunded
+}
+
+// classifySubmitStatus decides what a non-2xx submit answer means: rate
+// limits, server errors and a channel's own credential trouble let the
+// next channel try; other 4xx are the request's fault.
+func classifySubmitStatus(status int) (retry bool) {
+	return status == http.StatusTooManyRequests || status >= 500 || status == http.StatusUnauthorized || status == http.StatusForbidden
+}
