@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -166,7 +167,7 @@ func parseVersion(obj map[string]any, base *url.URL) (IndexVersion, string, erro
 		return v, "", errors.New("a version has no version")
 	case ref == "":
 		return v, "", fmt.Errorf("version %s names no file (path or url)", v.Version)
-	case len(v.SHA256) != 64:
+	case !isHexSHA256(v.SHA256):
 		return v, "", fmt.Errorf("version %s has no valid sha256", v.Version)
 	}
 	u, err := resolve(base, ref)
@@ -175,6 +176,11 @@ func parseVersion(obj map[string]any, base *url.URL) (IndexVersion, string, erro
 	}
 	v.URL = u.String()
 	return v, directoryOf(ref, v.Version), nil
+}
+
+func isHexSHA256(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == 32
 }
 
 func normaliseSHA(s string) string {
