@@ -3,6 +3,7 @@ package plugin
 import (
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -27,7 +28,7 @@ func (a *AdminAPI) addSource(w http.ResponseWriter, r *http.Request, c *call) er
 	if err != nil {
 		return errorf(http.StatusBadRequest, "invalid_field", "%v", err)
 	}
-	c.detail = u
+	c.detail = redactURL(u)
 	s, created, err := a.reg.db.addSource(r.Context(), u)
 	if err != nil {
 		return err
@@ -45,7 +46,7 @@ func (a *AdminAPI) deleteSource(w http.ResponseWriter, r *http.Request, c *call)
 	if u == "" {
 		return badRequest("the url query parameter is required")
 	}
-	c.detail = u
+	c.detail = redactURL(u)
 	if err := a.reg.db.deleteSource(r.Context(), u); errors.Is(err, store.ErrNotFound) {
 		return errorf(http.StatusNotFound, "not_found", "marketplace source %q is not registered", u)
 	} else if err != nil {
@@ -79,9 +80,24 @@ func (a *AdminAPI) install(w http.ResponseWriter, r *http.Request, c *call) erro
 	if b.Source == "" || b.Key == "" || b.Version == "" {
 		return badRequest("source, key and version are required")
 	}
-	c.key, c.version, c.detail = b.Key, b.Version, b.Source
+	c.key, c.version, c.detail = b.Key, b.Version, redactURL(b.Source)
 	req := UploadRequest{Activate: b.Activate, Enabled: b.Enabled, Force: b.Force, Actor: c.actor}
 	return a.store(w, r, c, func() (*UploadResult, error) {
 		return a.market.Install(r.Context(), b.Source, b.Key, b.Version, req)
 	})
+}
+
+// redactURL keeps an address loggable: a query string may carry an access
+// token, so it is dropped along with any userinfo.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable address)"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		u.RawQuery = "redacted"
+	}
+	u.Fragment = ""
+	return u.String()
 }

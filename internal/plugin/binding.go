@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"os"
 	"slices"
 
@@ -61,5 +62,19 @@ func (r *Registry) InstallFile(ctx context.Context, path string) (*UploadResult,
 	if len(data) > MaxSourceBytes {
 		return nil, errorf(400, "plugin_invalid", "%s is %d bytes; the limit is %d", path, len(data), MaxSourceBytes)
 	}
-	return r.Upload(ctx, UploadRequest{Source: string(data), Activate: true, Actor: "seed", Origin: OriginSeed, OriginURL: path})
+	res, err := r.Upload(ctx, UploadRequest{Source: string(data), Activate: true, Actor: "seed", Origin: OriginSeed, OriginURL: path})
+	entry := AuditEntry{Actor: "seed", Action: "seed_install", Outcome: "ok", Detail: path}
+	var pe *Error
+	switch {
+	case errors.As(err, &pe):
+		entry.Outcome = pe.Code
+	case err != nil:
+		entry.Outcome = "internal_error"
+	default:
+		entry.Key, entry.Version = res.Key, res.Version
+	}
+	if aerr := r.db.audit(ctx, entry); aerr != nil {
+		r.log.Error("task plugin audit row not written", "err", aerr)
+	}
+	return res, err
 }

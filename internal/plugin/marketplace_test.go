@@ -176,3 +176,10 @@ func FuzzParseIndex(f *testing.F) {
 		}
 	})
 }
+
+func TestRedactURLDropsQueryAndCredentials(t *testing.T) {
+	got := redactURL("https://user:pw@market.example/index.json?token=s3cret#frag")
+	if strings.Contains(got, "s3cret") || strings.Contains(got, "pw") || got != "https://market.example/index.json?redacted" {
+		t.Fatalf("redactURL = %q", got)
+	}
+}

@@ -292,3 +292,18 @@ func TestDefaultBaseURLComesFromTheActiveVersion(t *testing.T) {
 		t.Errorf("DefaultBaseURL of an unknown key = %q, want empty", got)
 	}
 }
+
+func TestInstallFileIsAudited(t *testing.T) {
+	r, _ := newTestRegistry(t)
+	ctx := context.Background()
+	if _, err := r.InstallFile(ctx, "testdata/per_task.js"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.InstallFile(ctx, "testdata/invalid.js"); err == nil {
+		t.Fatal("an invalid seed plugin must fail")
+	}
+	log, err := r.db.auditLog(ctx, 5)
+	if err != nil || len(log) != 2 || log[0].Outcome != "plugin_invalid" || log[1].Key != "acme-video" || log[1].Action != "seed_install" {
+		t.Fatalf("audit log %+v, %v", log, err)
+	}
+}
