@@ -83,9 +83,9 @@ func (p *Poller) batchAnswer(ctx context.Context, pl *polled, ts []*Task, bctx m
 			continue
 		}
 		o, why := pollParsed(resp.status, r, nil)
-		snapshot := r.data
-		if !r.hasData {
-			snapshot = rawOrNil(t.Data)
+		var snapshot any = rawOrNil(t.Data)
+		if r.hasData {
+			snapshot = p.s.sanitize(ctx, pluginCaller{pl.l}, r.data, t.PublicID)
 		}
 		p.apply(ctx, pl, t, o, r, snapshot, why)
 	}

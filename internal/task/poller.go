@@ -173,10 +173,11 @@ func (p *Poller) pollOne(ctx context.Context, t *Task) {
 	if resp.status == 401 || resp.status == 403 {
 		p.s.log.Warn("task poll refused by the upstream; check the channel's key", "channel", t.ChannelID, "status", resp.status)
 	}
-	snapshot := r.data
-	if !r.hasData {
-		snapshot = p.s.sanitize(ctx, pluginCaller{pl.l}, resp.body, t.PublicID)
+	snapshot := resp.body
+	if r.hasData {
+		snapshot = r.data
 	}
+	snapshot = p.s.sanitize(ctx, pluginCaller{pl.l}, snapshot, t.PublicID)
 	p.apply(ctx, pl, t, o, r, snapshot, why)
 }
 

@@ -156,10 +156,11 @@ func (s *Service) accept(ctx context.Context, sub *submission, t *Task, at *atte
 		e.Message = scrub(e.Message, at.cr.secrets...)
 		return nil, e
 	}
-	data := r.taskData
-	if !r.hasData {
-		data = s.sanitize(ctx, pluginCaller{l}, resp.body, t.PublicID)
+	data := resp.body
+	if r.hasData {
+		data = r.taskData
 	}
+	data = s.sanitize(ctx, pluginCaller{l}, data, t.PublicID)
 	now := nowMS()
 	t.UpstreamID, t.ChannelID, t.UpstreamModel, t.Action = r.taskID, at.ch.ID, at.model, sub.action
 	t.Status, t.Progress = StatusSubmitted, ""
