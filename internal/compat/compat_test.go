@@ -1,0 +1,280 @@
+// Package compat drives the real gateway with the official client libraries
+// of each wire format (the Node project in compat/ at the module root)
+// against three deterministic fake upstreams, one per channel kind, and then
+// checks that every answered call was billed.
+package compat
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/app"
+	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+const (
+	clientKey = "sk-turnpike-compat-client"
+	// Prices chosen so a fake answer (21 in, 9 out) costs a whole number of
+	// quota units at the default 500000 units per USD: 21 + 18.
+	inputPerMTok  = 2.0
+	outputPerMTok = 4.0
+	wantQuota     = 39
+	nodeTimeout   = 100 * time.Second
+)
+
+func TestOfficialClientLibraries(t *testing.T) {
+	dir, node := requireNode(t)
+	fakes := map[string]*fake{
+		"up-openai":    startFake(t, "openai", "up-openai-key", openAIFake("up-openai", "up-openai-key")),
+		"up-anthropic": startFake(t, "anthropic", "up-anthropic-key", anthropicFake("up-anthropic", "up-anthropic-key")),
+		"up-gemini":    startFake(t, "gemini", "up-gemini-key", geminiFake("up-gemini", "up-gemini-key")),
+	}
+	gw := startGateway(t, seedFor(fakes))
+
+	out, err := runNode(t, dir, node, gw.url, modelNames(fakes))
+	if err != nil {
+		t.Errorf("node --test failed (%v); its report:\n%s\n%s", err, out, gw.logTail())
+	} else if testing.Verbose() {
+		t.Logf("node --test passed:\n%s", out)
+	} else {
+		t.Logf("node --test passed:\n%s", summary(out))
+	}
+	for _, name := range modelNames(fakes) {
+		problems, _ := fakes[name].snapshot()
+		for _, p := range problems {
+			t.Logf("refused by the upstream (a real provider would refuse it too): %s", p)
+		}
+	}
+	checkBilling(t, gw.app.Store, fakes)
+}
+
+// requireNode finds compat/ and node; without them the test skips, unless
+// TURNPIKE_COMPAT=1 says this run must exercise the client libraries.
+func requireNode(t *testing.T) (dir, node string) {
+	t.Helper()
+	must := os.Getenv("TURNPIKE_COMPAT") == "1"
+	dir, err := filepath.Abs(filepath.Join("..", "..", "compat"))
+	if err == nil {
+		_, err = os.Stat(filepath.Join(dir, "node_modules"))
+	}
+	if err == nil {
+		node, err = exec.LookPath("node")
+	}
+	if err != nil {
+		msg := fmt.Sprintf("official client library tests need node and compat/node_modules (run: cd compat && npm ci): %v", err)
+		if must {
+			t.Fatal("TURNPIKE_COMPAT=1 but " + msg)
+		}
+		t.Skip(msg)
+	}
+	return dir, node
+}
+
+func modelNames(fakes map[string]*fake) []string {
+	names := make([]string, 0, len(fakes))
+	for n := range fakes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// seedFor makes one channel per fake; a fake's kind is also its channel
+// type name (openai = 1, anthropic = 14, gemini = 24).
+func seedFor(fakes map[string]*fake) config.Seed {
+	unlimited := int64(-1)
+	weight := 1
+	seed := config.Seed{
+		Groups: map[string]float64{"default": 1},
+		Users:  []config.SeedUser{{Username: "compat", Password: "compat-password", Role: "user", Group: "default", Quota: 100_000_000}},
+		Tokens: []config.SeedToken{{Name: "compat-key", User: "compat", Key: clientKey, Quota: &unlimited}},
+		Models: map[string]config.SeedPrice{},
+	}
+	for _, model := range modelNames(fakes) {
+		f := fakes[model]
+		seed.Channels = append(seed.Channels, config.SeedChannel{
+			Name: "compat-" + f.kind, Type: f.kind, BaseURL: f.srv.URL, Key: f.key,
+			Models: []string{model}, Groups: []string{"default"}, Weight: &weight, Status: "enabled",
+		})
+		seed.Models[model] = config.SeedPrice{InputPerMTok: inputPerMTok, OutputPerMTok: outputPerMTok}
+	}
+	return seed
+}
+
+// gateway is the real gateway serving on a loopback port.
+type gateway struct {
+	app *app.App
+	url string
+	log *lockedBuffer
+}
+
+func startGateway(t *testing.T, seed config.Seed) *gateway {
+	t.Helper()
+	cfg := config.Defaults()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Database = "sqlite:" + filepath.Join(t.TempDir(), "turnpike.db")
+	cfg.CryptoSecret = "compat-test-secret"
+	cfg.RootPassword = "compat-root-password"
+	cfg.Seed = seed
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	gw := &gateway{log: &lockedBuffer{}}
+	a, err := app.New(ctx, cfg, gw.log)
+	if err != nil {
+		cancel()
+		t.Fatalf("app.New: %v", err)
+	}
+	if _, err := a.Prepare(ctx); err != nil {
+		cancel()
+		t.Fatalf("Prepare: %v", err)
+	}
+	gw.app = a
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, func(addr string) { ready <- addr }) }()
+	select {
+	case addr := <-ready:
+		gw.url = "http://" + addr
+	case err := <-done:
+		cancel()
+		t.Fatalf("Serve: %v", err)
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatal("the gateway did not start within 10s")
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve returned %v", err)
+		}
+	})
+	return gw
+}
+
+func (g *gateway) logTail() string {
+	s := g.log.String()
+	const max = 8000
+	if len(s) > max {
+		s = "…" + s[len(s)-max:]
+	}
+	return "gateway log (tail):\n" + s
+}
+
+// runNode runs the Node test files with the gateway's address and key. The
+// SDKs read provider variables from the environment, so those are dropped to
+// keep the run hermetic.
+func runNode(t *testing.T, dir, node, url string, models []string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), nodeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec")
+	cmd.Dir = dir
+	cmd.Env = append(hermeticEnv(os.Environ()),
+		"TURNPIKE_URL="+url, "TURNPIKE_KEY="+clientKey, "TURNPIKE_MODELS="+strings.Join(models, ","),
+		"TURNPIKE_FAKES=1", "NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost", "NO_COLOR=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("node did not finish within %s: %w", nodeTimeout, err)
+	}
+	return out.String(), err
+}
+
+func hermeticEnv(env []string) []string {
+	var keep []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		upper := strings.ToUpper(name)
+		switch {
+		case strings.HasPrefix(upper, "OPENAI_"), strings.HasPrefix(upper, "ANTHROPIC_"),
+			strings.HasPrefix(upper, "GOOGLE_"), strings.HasPrefix(upper, "GEMINI_"),
+			strings.HasPrefix(upper, "TURNPIKE_"), strings.HasSuffix(upper, "_PROXY"):
+			continue
+		}
+		keep = append(keep, kv)
+	}
+	return keep
+}
+
+// summary keeps the totals at the end of a spec report.
+func summary(out string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "ℹ") {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}
+
+// checkBilling waits for the usage log writer and then requires one consume
+// row per answer each fake gave, each with the fake's usage and price.
+func checkBilling(t *testing.T, st store.Store, fakes map[string]*fake) {
+	t.Helper()
+	ctx := context.Background()
+	for _, model := range modelNames(fakes) {
+		_, answered := fakes[model].snapshot()
+		want := answered[model]
+		if want == 0 {
+			t.Errorf("%s: the upstream never answered successfully, so nothing reached channel kind %s", model, fakes[model].kind)
+			continue
+		}
+		rows := waitForRows(ctx, t, st, model, want)
+		if len(rows) != want {
+			t.Errorf("%s: %d consume rows for %d upstream answers", model, len(rows), want)
+		}
+		for _, r := range rows {
+			if r.PromptTokens != fakeInputTokens || r.CompletionTokens != fakeOutputTokens || r.Quota != wantQuota {
+				t.Errorf("%s: consume row %d billed %d in / %d out / quota %d, want the upstream's %d / %d / %d (other: %s)",
+					model, r.ID, r.PromptTokens, r.CompletionTokens, r.Quota, fakeInputTokens, fakeOutputTokens, wantQuota, r.Other)
+			}
+		}
+	}
+}
+
+func waitForRows(ctx context.Context, t *testing.T, st store.Store, model string, want int) []store.UsageLog {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rows, _, err := st.Logs().List(ctx, store.LogFilter{Type: store.LogConsume, Model: model}, store.Page{Page: 1, PageSize: 1000})
+		if err != nil {
+			t.Fatalf("list usage logs: %v", err)
+		}
+		if len(rows) >= want || time.Now().After(deadline) {
+			return rows
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// lockedBuffer collects the gateway's log from concurrent handlers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -1,0 +1,203 @@
+package compat
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The fakes behave like the real providers as far as the compatibility tests
+// need, and deterministically:
+//   - the last turn carries a tool result  -> text "Weather report: <result>"
+//   - the last user turn asks for weather  -> a get_weather {"city":"Paris"} call
+//   - anything else                        -> text "Hello from the <kind> upstream."
+//
+// Every answer reports the same usage, so the clients and the billing check
+// can tell that the upstream's figures were passed on and not re-counted.
+const (
+	fakeInputTokens  = 21
+	fakeOutputTokens = 9
+	weatherTool      = "get_weather"
+	weatherArgs      = `{"city":"Paris"}`
+)
+
+// turn is what a fake needs from a request, whatever its dialect.
+type turn struct {
+	toolResult string          // text of the tool result(s) in the last turn
+	userText   string          // text of the last user turn
+	tools      map[string]bool // declared function names
+}
+
+// reply is the fake's decision.
+type reply struct {
+	text     string // answer text, when not a tool call
+	toolCall bool
+}
+
+func decide(kind string, t turn) (reply, string) {
+	switch {
+	case t.toolResult != "":
+		return reply{text: "Weather report: " + t.toolResult}, ""
+	case strings.Contains(strings.ToLower(t.userText), "weather"):
+		if !t.tools[weatherTool] {
+			return reply{}, "the request asks for the weather but declares no " + weatherTool + " tool"
+		}
+		return reply{toolCall: true}, ""
+	}
+	return reply{text: "Hello from the " + kind + " upstream."}, ""
+}
+
+// pieces splits an answer into several stream deltas.
+func pieces(s string) []string {
+	words := strings.SplitAfter(s, " ")
+	if len(words) < 3 {
+		return []string{s}
+	}
+	n := len(words) / 3
+	return []string{strings.Join(words[:n], ""), strings.Join(words[n:2*n], ""), strings.Join(words[2*n:], "")}
+}
+
+// recorder keeps what a fake saw: problems (requests a real provider would
+// refuse) and the number of successful answers per model.
+type recorder struct {
+	kind     string
+	mu       sync.Mutex
+	problems []string
+	answered map[string]int
+}
+
+func newRecorder(kind string) *recorder {
+	return &recorder{kind: kind, answered: map[string]int{}}
+}
+
+func (rc *recorder) problem(r *http.Request, msg string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.problems = append(rc.problems, fmt.Sprintf("%s fake: %s %s: %s", rc.kind, r.Method, r.URL.RequestURI(), msg))
+}
+
+func (rc *recorder) ok(model string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.answered[model]++
+}
+
+func (rc *recorder) snapshot() ([]string, map[string]int) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	counts := make(map[string]int, len(rc.answered))
+	for k, v := range rc.answered {
+		counts[k] = v
+	}
+	return append([]string(nil), rc.problems...), counts
+}
+
+// fake is one upstream: a server plus what it recorded.
+type fake struct {
+	*recorder
+	srv *httptest.Server
+	key string
+}
+
+func startFake(t *testing.T, kind, key string, h func(rc *recorder, w http.ResponseWriter, r *http.Request)) *fake {
+	rc := newRecorder(kind)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h(rc, w, r) }))
+	t.Cleanup(srv.Close)
+	return &fake{recorder: rc, srv: srv, key: key}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// sseWriter writes server-sent events and flushes each one, as providers do.
+type sseWriter struct {
+	w  http.ResponseWriter
+	fl http.Flusher
+}
+
+func newSSE(w http.ResponseWriter) *sseWriter {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	return &sseWriter{w: w, fl: fl}
+}
+
+func (s *sseWriter) send(event string, v any) {
+	var data []byte
+	if raw, ok := v.(string); ok {
+		data = []byte(raw)
+	} else {
+		data, _ = json.Marshal(v)
+	}
+	if event != "" {
+		fmt.Fprintf(s.w, "event: %s\n", event)
+	}
+	fmt.Fprintf(s.w, "data: %s\n\n", data)
+	if s.fl != nil {
+		s.fl.Flush()
+	}
+}
+
+// unknownKeys names the top-level fields outside allowed, sorted, because
+// the real APIs refuse fields they do not know.
+func unknownKeys(body map[string]json.RawMessage, allowed ...string) []string {
+	ok := make(map[string]bool, len(allowed))
+	for _, a := range allowed {
+		ok[a] = true
+	}
+	var bad []string
+	for k := range body {
+		if !ok[k] {
+			bad = append(bad, k)
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// contentText reads a content value that is a string or a list of blocks
+// with "text" fields (the OpenAI and Anthropic shapes).
+func contentText(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
+		return "", false
+	}
+	var b strings.Builder
+	for _, bl := range blocks {
+		b.WriteString(bl.Text)
+	}
+	return b.String(), true
+}
+
+// readBody reads a request body up to a size no test request comes near.
+func readBody(r *http.Request) ([]byte, error) {
+	return io.ReadAll(io.LimitReader(r.Body, 4<<20))
+}
+
+// redact keeps enough of a credential to tell which one was sent, never all.
+func redact(s string) string {
+	if len(s) <= 10 {
+		return strings.Repeat("*", len(s))
+	}
+	return s[:10] + "…"
+}
