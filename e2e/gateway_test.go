@@ -1,0 +1,239 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/app"
+	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/web"
+)
+
+const (
+	rootPassword = "root-password-e2e"
+	rootToken    = "root-token-e2e"
+	chatModel    = "e2e-chat"
+)
+
+// fakeUpstream is an OpenAI-style provider that records every chat request
+// body and streams its answer in small pieces with pauses, so a browser can
+// be seen rendering a partial answer.
+type fakeUpstream struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies []map[string]any
+	// chunkDelay is the pause between streamed pieces.
+	chunkDelay time.Duration
+}
+
+func newFakeUpstream(t *testing.T) *fakeUpstream {
+	f := &fakeUpstream{chunkDelay: 90 * time.Millisecond}
+	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.Close)
+	return f
+}
+
+// answerFor is the deterministic reply to the n-th chat request.
+func answerFor(n int) []string {
+	return []string{"Reply ", fmt.Sprintf("number %d", n), ": the ", "quick ", "brown ", "fox ", "jumps ", "over ", "the ", "lazy ", "dog."}
+}
+
+func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		http.Error(w, `{"error":{"message":"not here"}}`, http.StatusNotFound)
+		return
+	}
+	raw, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	_ = json.Unmarshal(raw, &body)
+	f.mu.Lock()
+	f.bodies = append(f.bodies, body)
+	n := len(f.bodies)
+	f.mu.Unlock()
+	if stream, _ := body["stream"].(bool); !stream {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"pong"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`, n, body["model"])
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl := w.(http.Flusher)
+	for i, piece := range answerFor(n) {
+		if i > 0 {
+			select {
+			case <-time.After(f.chunkDelay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		chunk := map[string]any{"id": fmt.Sprintf("c%d", n), "object": "chat.completion.chunk", "created": 1, "model": body["model"],
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": piece}, "finish_reason": nil}}}
+		data, _ := json.Marshal(chunk)
+		fmt.Fprintf(w, "data: %s\n\n", data)
+		fl.Flush()
+	}
+	fmt.Fprintf(w, `data: {"id":"c%d","object":"chat.completion.chunk","created":1,"model":%q,"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":11,"total_tokens":23}}`+"\n\n", n, body["model"])
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	fl.Flush()
+}
+
+// requests returns the recorded streaming chat bodies (channel tests are
+// not streamed and are left out).
+func (f *fakeUpstream) chats() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []map[string]any
+	for _, b := range f.bodies {
+		if s, _ := b["stream"].(bool); s {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// syncBuffer collects the gateway's log for a failure report.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// startGateway runs the real gateway in-process on a loopback port with a
+// fresh SQLite database, seeded with one channel to the fake upstream.
+func startGateway(t *testing.T, upstreamURL string) string {
+	t.Helper()
+	weight := 1
+	cfg := config.Defaults()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Database = "sqlite:" + filepath.Join(t.TempDir(), "e2e.db")
+	cfg.RootPassword = rootPassword
+	cfg.RootToken = rootToken
+	cfg.CryptoSecret = "e2e-crypto-secret-0123456789abcdef"
+	cfg.LogLevel = "warn"
+	cfg.Seed = config.Seed{
+		Groups: map[string]float64{"default": 1, "vip": 0.5},
+		Channels: []config.SeedChannel{{Name: "fake-openai", Type: "openai", BaseURL: upstreamURL, Key: "upstream-key-e2e",
+			Models: []string{chatModel}, Groups: []string{"default", "vip"}, Weight: &weight, Status: "enabled"}},
+		Models: map[string]config.SeedPrice{chatModel: {InputPerMTok: 1, OutputPerMTok: 2}},
+	}
+	logs := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.New(ctx, cfg, logs)
+	if err != nil {
+		cancel()
+		t.Fatalf("app.New: %v", err)
+	}
+	if _, err := a.Prepare(ctx); err != nil {
+		cancel()
+		t.Fatalf("Prepare: %v", err)
+	}
+	a.Handler = withConsole(a.Handler)
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, func(addr string) { ready <- addr }) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		if t.Failed() {
+			t.Logf("gateway log:\n%s", logs.String())
+		}
+	})
+	select {
+	case addr := <-ready:
+		base := "http://" + addr
+		topUpRoot(t, base)
+		return base
+	case err := <-done:
+		t.Fatalf("gateway stopped: %v", err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("gateway did not become ready")
+	}
+	return ""
+}
+
+// withConsole serves the console for GET requests the gateway does not
+// answer with HTML itself. Once the composition root mounts web.Handler()
+// this finds the page already served and changes nothing.
+func withConsole(h http.Handler) http.Handler {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		return h
+	}
+	console := web.Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		api := strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/v1") || strings.HasPrefix(p, "/pg/") || p == "/healthz" || p == "/metrics"
+		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && !api {
+			console.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// topUpRoot gives the root user quota through the admin API, so its
+// playground calls can be billed.
+func topUpRoot(t *testing.T, base string) {
+	t.Helper()
+	var users struct {
+		Items []struct {
+			ID       int64  `json:"id"`
+			Username string `json:"username"`
+		} `json:"items"`
+	}
+	rootAPI(t, base, "GET", "/api/users", nil, &users)
+	for _, u := range users.Items {
+		if u.Username == "root" {
+			rootAPI(t, base, "POST", fmt.Sprintf("/api/users/%d/quota", u.ID), map[string]any{"delta": 50_000_000}, nil)
+			return
+		}
+	}
+	t.Fatal("no root user was created")
+}
+
+func rootAPI(t *testing.T, base, method, path string, body any, out any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		data, _ := json.Marshal(body)
+		rd = bytes.NewReader(data)
+	}
+	req, _ := http.NewRequest(method, base+path, rd)
+	req.Header.Set("Authorization", "Bearer "+rootToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, data)
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+	}
+}
