@@ -176,8 +176,14 @@ func (s *Service) accept(ctx context.Context, sub *submission, t *Task, at *atte
 		imm = &pr
 		applyProgress(t, pr)
 		t.Status = StatusSubmitted
-		if terminal(pr.status) || progressing(pr.status) {
+		if progressing(pr.status) {
 			t.Status = pr.status
+		}
+		if terminal(pr.status) {
+			// Stored as submitted and finished right after, through the
+			// same once-only path as a polled result; no poller takes it
+			// in between.
+			t.NextPollAt = t.Deadline
 		}
 	}
 	if !t.RetainResult && (imm == nil || !terminal(imm.status)) {
