@@ -88,3 +88,48 @@ export function assertUsage(input, output, where = 'usage') {
     assert.ok(input > 0 && output > 0, `${where}: input and output token counts are positive`);
   }
 }
+
+// Parameter mapping: a system prompt, a three-turn history ("Hi", "Hello!",
+// SETTINGS_PROMPT) and sampling parameters, which the fakes echo back exactly
+// as they received them. Temperature and top_p go in separate requests: the
+// gateway documents that it drops top_p when both are sent to an
+// Anthropic-type channel, because newer models refuse the pair.
+export const SYSTEM_PROMPT = 'Be terse.';
+export const SETTINGS_PROMPT = 'Echo the settings.';
+export const SETTINGS = { maxTokens: 77, stop: ['END'] };
+/** The two sampling variants each settings test sends. */
+export const SAMPLING = [{ temperature: 0.5 }, { topP: 0.9 }];
+
+/** Checks the answer to SETTINGS_PROMPT sent with one SAMPLING variant. */
+export function assertSettings(text, sampling) {
+  assert.equal(typeof text, 'string', 'answer text is a string');
+  if (fakes) {
+    assert.equal(text, `Settings: system="${SYSTEM_PROMPT}" turns=3 max_tokens=${SETTINGS.maxTokens} `
+      + `temperature=${sampling.temperature ?? '-'} top_p=${sampling.topP ?? '-'} stop=${SETTINGS.stop.join('|')}`);
+  } else {
+    assert.ok(text.trim().length > 0, 'answer text is not empty');
+  }
+}
+
+// A 1×1 PNG, sent inline as base64.
+export const IMAGE_PROMPT = 'Describe the image.';
+export const IMAGE_MIME = 'image/png';
+export const IMAGE_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==';
+
+/** Checks the answer to IMAGE_PROMPT: the image reached the upstream intact. */
+export function assertImage(text) {
+  assert.equal(typeof text, 'string', 'answer text is a string');
+  if (fakes) {
+    assert.equal(text, `Image: ${IMAGE_MIME}, ${Buffer.from(IMAGE_BASE64, 'base64').length} bytes.`);
+  } else {
+    assert.ok(text.trim().length > 0, 'answer text is not empty');
+  }
+}
+
+// Only the fakes can be asked to fail: they answer 500 in their dialect.
+export const FAIL_PROMPT = 'Please fail with a server error.';
+
+/** An upstream failure after retries is 502, 503 or 504 (CONTRACT.md §6). */
+export function assertUpstreamFailure(status) {
+  assert.ok([502, 503, 504].includes(status), `status ${status} is 502, 503 or 504`);
+}

@@ -54,6 +54,45 @@ describe('Anthropic SDK', { skip: env.skip }, () => {
         env.assertUsage(msg.usage.input_tokens, msg.usage.output_tokens, 'stream usage');
       });
 
+      test('system prompt, history and sampling parameters reach the upstream', async () => {
+        for (const sampling of env.SAMPLING) {
+          const msg = await client().messages.create({
+            model,
+            system: env.SYSTEM_PROMPT,
+            max_tokens: env.SETTINGS.maxTokens,
+            temperature: sampling.temperature,
+            top_p: sampling.topP,
+            stop_sequences: env.SETTINGS.stop,
+            messages: [
+              { role: 'user', content: 'Hi' },
+              { role: 'assistant', content: 'Hello!' },
+              { role: 'user', content: env.SETTINGS_PROMPT },
+            ],
+          });
+          env.assertSettings(textOf(msg), sampling);
+        }
+      });
+
+      test('an inline base64 image reaches the upstream', async () => {
+        const msg = await client().messages.create({
+          model, max_tokens: 64,
+          messages: [{ role: 'user', content: [
+            { type: 'text', text: env.IMAGE_PROMPT },
+            { type: 'image', source: { type: 'base64', media_type: env.IMAGE_MIME, data: env.IMAGE_BASE64 } },
+          ] }],
+        });
+        env.assertImage(textOf(msg));
+      });
+
+      test('an upstream server error raises a 5xx APIError', { skip: !env.fakes && 'needs the fake upstreams' }, async () => {
+        await assert.rejects(client().messages.create({ model, max_tokens: 16, messages: [{ role: 'user', content: env.FAIL_PROMPT }] }), (err) => {
+          assert.ok(err instanceof Anthropic.InternalServerError, `got ${err.constructor.name}: ${err.message}`);
+          env.assertUpstreamFailure(err.status);
+          assert.equal(err.error?.type, 'error', 'the body is the messages error envelope');
+          return true;
+        });
+      });
+
       test('a tool use round trip ends in an answer that uses the tool result', async () => {
         const first = await client().messages.create({ model, max_tokens: 128, tools, messages: weather });
         assert.equal(first.stop_reason, 'tool_use');

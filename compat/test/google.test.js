@@ -35,12 +35,18 @@ function assertGeminiUsage(meta, where) {
   assert.equal(meta.totalTokenCount, meta.promptTokenCount + meta.candidatesTokenCount, `${where}: total = prompt + candidates`);
 }
 
+/** The text parts of a response (res.text warns when there are function calls). */
+function textOf(res) {
+  const parts = res.candidates?.[0]?.content?.parts ?? [];
+  return parts.filter((p) => typeof p.text === 'string' && !p.thought).map((p) => p.text).join('');
+}
+
 /** Reads a stream of GenerateContentResponse chunks. */
 async function collect(stream) {
   const out = { text: '', calls: [], finish: null, usage: null, chunks: 0 };
   for await (const chunk of stream) {
     out.chunks++;
-    out.text += chunk.text ?? '';
+    out.text += textOf(chunk);
     out.calls.push(...(chunk.functionCalls ?? []));
     const fr = chunk.candidates?.[0]?.finishReason;
     if (fr) out.finish = fr;
@@ -54,7 +60,7 @@ describe('Google Gen AI SDK', { skip: env.skip }, () => {
     describe(`via ${model}`, () => {
       test('models.generateContent returns text, finish reason and usage', async () => {
         const res = await client().models.generateContent({ model, contents: env.HELLO_PROMPT, config });
-        env.assertHello(res.text, model);
+        env.assertHello(textOf(res), model);
         assert.equal(res.candidates?.[0]?.content?.role, 'model');
         assert.equal(res.candidates[0].finishReason, 'STOP');
         assertGeminiUsage(res.usageMetadata, 'usage');
@@ -73,6 +79,43 @@ describe('Google Gen AI SDK', { skip: env.skip }, () => {
         assert.ok(Number.isInteger(res.totalTokens) && res.totalTokens > 0, `totalTokens ${res.totalTokens} is a positive integer`);
       });
 
+      test('system instruction, history and generation config reach the upstream', async () => {
+        for (const sampling of env.SAMPLING) {
+          const res = await client().models.generateContent({
+            model,
+            contents: [
+              { role: 'user', parts: [{ text: 'Hi' }] },
+              { role: 'model', parts: [{ text: 'Hello!' }] },
+              { role: 'user', parts: [{ text: env.SETTINGS_PROMPT }] },
+            ],
+            config: {
+              systemInstruction: env.SYSTEM_PROMPT,
+              maxOutputTokens: env.SETTINGS.maxTokens,
+              temperature: sampling.temperature,
+              topP: sampling.topP,
+              stopSequences: env.SETTINGS.stop,
+            },
+          });
+          env.assertSettings(textOf(res), sampling);
+        }
+      });
+
+      test('an inline base64 image reaches the upstream', async () => {
+        const res = await client().models.generateContent({
+          model, config,
+          contents: [{ role: 'user', parts: [{ text: env.IMAGE_PROMPT }, { inlineData: { mimeType: env.IMAGE_MIME, data: env.IMAGE_BASE64 } }] }],
+        });
+        env.assertImage(textOf(res));
+      });
+
+      test('an upstream server error raises ApiError with a 5xx status', { skip: !env.fakes && 'needs the fake upstreams' }, async () => {
+        await assert.rejects(client().models.generateContent({ model, contents: env.FAIL_PROMPT }), (err) => {
+          assert.ok(err instanceof ApiError, `got ${err.constructor.name}: ${err.message}`);
+          env.assertUpstreamFailure(err.status);
+          return true;
+        });
+      });
+
       test('a function call round trip ends in an answer that uses the function response', async () => {
         const first = await client().models.generateContent({ model, contents: weather, config: { ...config, tools } });
         const calls = first.functionCalls ?? [];
@@ -89,7 +132,7 @@ describe('Google Gen AI SDK', { skip: env.skip }, () => {
           contents: [...weather, modelTurn, { role: 'user', parts: [{ functionResponse: response }] }],
         });
         assert.equal(second.candidates?.[0]?.finishReason, 'STOP');
-        env.assertWeatherAnswer(second.text);
+        env.assertWeatherAnswer(textOf(second));
       });
 
       test('a streamed function call arrives whole', async () => {

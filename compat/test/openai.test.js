@@ -19,11 +19,14 @@ const weather = [{ role: 'user', content: env.WEATHER_PROMPT }];
 
 /** Assembles a streamed answer: text, tool calls by index, finish reason, usage. */
 async function collect(stream) {
-  const out = { text: '', calls: [], finish: null, usage: null, chunks: 0 };
+  const out = { text: '', calls: [], finish: null, usage: null, usageChunks: 0, chunks: 0 };
   for await (const chunk of stream) {
     out.chunks++;
     assert.equal(chunk.object, 'chat.completion.chunk');
-    if (chunk.usage) out.usage = chunk.usage;
+    if (chunk.usage) {
+      out.usage = chunk.usage;
+      out.usageChunks++;
+    }
     for (const choice of chunk.choices ?? []) {
       out.text += choice.delta?.content ?? '';
       for (const tc of choice.delta?.tool_calls ?? []) {
@@ -63,6 +66,51 @@ describe('OpenAI SDK', { skip: env.skip }, () => {
         assert.ok(got.chunks >= 2, `the answer arrives in several chunks (got ${got.chunks})`);
         assert.ok(got.usage, 'include_usage yields a usage chunk');
         env.assertUsage(got.usage.prompt_tokens, got.usage.completion_tokens, 'stream usage');
+      });
+
+      test('a stream without include_usage carries no usage chunk', async () => {
+        const got = await collect(await client().chat.completions.create({ model, messages: hello, max_tokens: 64, stream: true }));
+        env.assertHello(got.text, model);
+        assert.equal(got.usageChunks, 0, 'usage is sent only when stream_options.include_usage asks for it');
+      });
+
+      test('system prompt, history and sampling parameters reach the upstream', async () => {
+        for (const sampling of env.SAMPLING) {
+          const res = await client().chat.completions.create({
+            model,
+            max_tokens: env.SETTINGS.maxTokens,
+            temperature: sampling.temperature,
+            top_p: sampling.topP,
+            stop: env.SETTINGS.stop,
+            messages: [
+              { role: 'system', content: env.SYSTEM_PROMPT },
+              { role: 'user', content: 'Hi' },
+              { role: 'assistant', content: 'Hello!' },
+              { role: 'user', content: env.SETTINGS_PROMPT },
+            ],
+          });
+          env.assertSettings(res.choices[0].message.content, sampling);
+        }
+      });
+
+      test('an inline base64 image reaches the upstream', async () => {
+        const res = await client().chat.completions.create({
+          model, max_tokens: 64,
+          messages: [{ role: 'user', content: [
+            { type: 'text', text: env.IMAGE_PROMPT },
+            { type: 'image_url', image_url: { url: `data:${env.IMAGE_MIME};base64,${env.IMAGE_BASE64}` } },
+          ] }],
+        });
+        env.assertImage(res.choices[0].message.content);
+      });
+
+      test('an upstream server error raises InternalServerError', { skip: !env.fakes && 'needs the fake upstreams' }, async () => {
+        await assert.rejects(client().chat.completions.create({ model, messages: [{ role: 'user', content: env.FAIL_PROMPT }] }), (err) => {
+          assert.ok(err instanceof OpenAI.InternalServerError, `got ${err.constructor.name}: ${err.message}`);
+          env.assertUpstreamFailure(err.status);
+          assert.ok(err.error?.message, 'the error carries a message');
+          return true;
+        });
       });
 
       test('a tool call round trip ends in an answer that uses the tool result', async () => {

@@ -23,6 +23,11 @@ type anthropicBlock struct {
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
+	Source    struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	} `json:"source"`
 }
 
 type anthropicRequest struct {
@@ -42,25 +47,26 @@ type anthropicRequest struct {
 
 // anthropicFake serves POST /v1/messages like the Anthropic API.
 func anthropicFake(model, key string) func(rc *recorder, w http.ResponseWriter, r *http.Request) {
-	return func(rc *recorder, w http.ResponseWriter, r *http.Request) {
-		req, t, problem := checkAnthropic(r, model, key)
-		if problem == "" {
-			var rep reply
-			rep, problem = decide("anthropic", t)
-			if problem == "" {
-				rc.ok(req.Model)
+	return dialect{
+		kind: "anthropic",
+		check: func(r *http.Request) (func(http.ResponseWriter, reply), turn, string) {
+			req, t, problem := checkAnthropic(r, model, key)
+			return func(w http.ResponseWriter, rep reply) {
 				if req.Stream {
 					streamAnthropic(w, req.Model, rep)
 				} else {
 					writeJSON(w, http.StatusOK, anthropicMessage(req.Model, rep))
 				}
-				return
+			}, t, problem
+		},
+		error: func(status int, msg string) any {
+			typ := "invalid_request_error"
+			if status >= 500 {
+				typ = "api_error"
 			}
-		}
-		rc.problem(r, problem)
-		writeJSON(w, http.StatusBadRequest, map[string]any{"type": "error",
-			"error": map[string]any{"type": "invalid_request_error", "message": "fake anthropic upstream: " + problem}})
-	}
+			return map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
+		},
+	}.handler(model)
 }
 
 func checkAnthropic(r *http.Request, model, key string) (*anthropicRequest, turn, string) {
@@ -93,10 +99,15 @@ func checkAnthropic(r *http.Request, model, key string) (*anthropicRequest, turn
 	case req.MaxTokens == nil || *req.MaxTokens < 1:
 		return nil, turn{}, "max_tokens is required and must be at least 1"
 	}
-	if _, ok := contentText(req.System); !ok {
+	system, ok := contentText(req.System)
+	if !ok {
 		return nil, turn{}, "system is neither a string nor text blocks"
 	}
 	t, problem := anthropicTurn(&req)
+	t.settings.system, t.settings.turns = system, len(req.Messages)
+	t.settings.maxTokens = floatPtr(raw["max_tokens"])
+	t.settings.temperature, t.settings.topP = floatPtr(raw["temperature"]), floatPtr(raw["top_p"])
+	_ = json.Unmarshal(raw["stop_sequences"], &t.settings.stop)
 	return &req, t, problem
 }
 
@@ -126,7 +137,7 @@ func anthropicTurn(req *anthropicRequest) (turn, string) {
 		if m.Role != "user" && m.Role != "assistant" {
 			return t, fmt.Sprintf("messages[%d].role %q is not user or assistant", i, m.Role)
 		}
-		t.userText, t.toolResult = "", ""
+		t.userText, t.toolResult, t.images = "", "", nil
 		for j, b := range blocks {
 			if msg := anthropicBlockProblem(m.Role, b, uses); msg != "" {
 				return t, fmt.Sprintf("messages[%d].content[%d]: %s", i, j, msg)
@@ -136,6 +147,8 @@ func anthropicTurn(req *anthropicRequest) (turn, string) {
 				if m.Role == "user" {
 					t.userText += b.Text
 				}
+			case "image":
+				t.images = append(t.images, describeAnthropicImage(b))
 			case "tool_use":
 				uses[b.ID] = true
 			case "tool_result":
@@ -174,11 +187,22 @@ func anthropicBlockProblem(role string, b anthropicBlock, uses map[string]bool) 
 		if _, ok := contentText(b.Content); !ok {
 			return "tool_result content is neither a string nor text blocks"
 		}
-	case "image", "document", "thinking", "redacted_thinking":
+	case "image":
+		if _, ok := describeImage(b.Source.MediaType, b.Source.Data); b.Source.Type == "base64" && !ok {
+			return "image source is not valid base64 with a media_type"
+		}
+	case "document", "thinking", "redacted_thinking":
 	default:
 		return fmt.Sprintf("unknown content block type %q", b.Type)
 	}
 	return ""
+}
+
+func describeAnthropicImage(b anthropicBlock) string {
+	if desc, ok := describeImage(b.Source.MediaType, b.Source.Data); ok {
+		return desc
+	}
+	return b.Source.Type + " image"
 }
 
 func anthropicContent(rep reply) []any {

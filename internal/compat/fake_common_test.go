@@ -1,12 +1,14 @@
 package compat
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +17,11 @@ import (
 // The fakes behave like the real providers as far as the compatibility tests
 // need, and deterministically:
 //   - the last turn carries a tool result  -> text "Weather report: <result>"
-//   - the last user turn asks for weather  -> a get_weather {"city":"Paris"} call
+//   - the last user turn asks for a server error -> a 500 in the dialect
+//   - it asks to echo the settings         -> text "Settings: ..." describing the
+//     system prompt, turn count and sampling parameters as received
+//   - it asks to describe the image        -> text "Image: <mime>, <n> bytes."
+//   - it asks for the weather              -> a get_weather {"city":"Paris"} call
 //   - anything else                        -> text "Hello from the <kind> upstream."
 //
 // Every answer reports the same usage, so the clients and the billing check
@@ -31,20 +37,58 @@ const (
 type turn struct {
 	toolResult string          // text of the tool result(s) in the last turn
 	userText   string          // text of the last user turn
+	images     []string        // "<mime>, <n> bytes" per image of the last user turn
 	tools      map[string]bool // declared function names
+	settings   settings
+}
+
+// settings are the request parameters as the upstream received them.
+type settings struct {
+	system      string
+	turns       int
+	maxTokens   *float64
+	temperature *float64
+	topP        *float64
+	stop        []string
+}
+
+func (s settings) String() string {
+	num := func(f *float64) string {
+		if f == nil {
+			return "-"
+		}
+		return strconv.FormatFloat(*f, 'g', -1, 64)
+	}
+	stop := strings.Join(s.stop, "|")
+	if stop == "" {
+		stop = "-"
+	}
+	return fmt.Sprintf("Settings: system=%q turns=%d max_tokens=%s temperature=%s top_p=%s stop=%s",
+		s.system, s.turns, num(s.maxTokens), num(s.temperature), num(s.topP), stop)
 }
 
 // reply is the fake's decision.
 type reply struct {
 	text     string // answer text, when not a tool call
 	toolCall bool
+	fail     bool // answer 500 in the dialect
 }
 
 func decide(kind string, t turn) (reply, string) {
+	ask := strings.ToLower(t.userText)
 	switch {
 	case t.toolResult != "":
 		return reply{text: "Weather report: " + t.toolResult}, ""
-	case strings.Contains(strings.ToLower(t.userText), "weather"):
+	case strings.Contains(ask, "server error"):
+		return reply{fail: true}, ""
+	case strings.Contains(ask, "echo the settings"):
+		return reply{text: t.settings.String()}, ""
+	case strings.Contains(ask, "describe the image"):
+		if len(t.images) == 0 {
+			return reply{}, "the request asks about an image but carries none"
+		}
+		return reply{text: "Image: " + strings.Join(t.images, "; ") + "."}, ""
+	case strings.Contains(ask, "weather"):
 		if !t.tools[weatherTool] {
 			return reply{}, "the request asks for the weather but declares no " + weatherTool + " tool"
 		}
@@ -110,6 +154,36 @@ func startFake(t *testing.T, kind, key string, h func(rc *recorder, w http.Respo
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h(rc, w, r) }))
 	t.Cleanup(srv.Close)
 	return &fake{recorder: rc, srv: srv, key: key}
+}
+
+// dialect is what differs between the fakes: checking a request (which
+// returns how to answer it) and the error envelope.
+type dialect struct {
+	kind  string
+	check func(r *http.Request) (answer func(http.ResponseWriter, reply), t turn, problem string)
+	error func(status int, msg string) any
+}
+
+// handler checks, decides and answers; a request the real provider would
+// refuse is recorded and answered 400 in the dialect.
+func (d dialect) handler(model string) func(rc *recorder, w http.ResponseWriter, r *http.Request) {
+	return func(rc *recorder, w http.ResponseWriter, r *http.Request) {
+		answer, t, problem := d.check(r)
+		var rep reply
+		if problem == "" {
+			rep, problem = decide(d.kind, t)
+		}
+		switch {
+		case problem != "":
+			rc.problem(r, problem)
+			writeJSON(w, http.StatusBadRequest, d.error(http.StatusBadRequest, "fake "+d.kind+" upstream: "+problem))
+		case rep.fail:
+			writeJSON(w, http.StatusInternalServerError, d.error(http.StatusInternalServerError, "fake "+d.kind+" upstream: a server error, as asked"))
+		default:
+			rc.ok(model)
+			answer(w, rep)
+		}
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -187,6 +261,34 @@ func contentText(raw json.RawMessage) (string, bool) {
 		b.WriteString(bl.Text)
 	}
 	return b.String(), true
+}
+
+// describeImage checks base64 image data and describes it.
+func describeImage(mime, data string) (string, bool) {
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil || mime == "" {
+		return "", false
+	}
+	return fmt.Sprintf("%s, %d bytes", mime, len(raw)), true
+}
+
+// dataURL splits data:<mime>;base64,<data>.
+func dataURL(u string) (mime, data string, ok bool) {
+	rest, ok := strings.CutPrefix(u, "data:")
+	if !ok {
+		return "", "", false
+	}
+	head, data, ok := strings.Cut(rest, ",")
+	mime, isB64 := strings.CutSuffix(head, ";base64")
+	return mime, data, ok && isB64
+}
+
+func floatPtr(raw json.RawMessage) *float64 {
+	var f float64
+	if json.Unmarshal(raw, &f) != nil {
+		return nil
+	}
+	return &f
 }
 
 // readBody reads a request body up to a size no test request comes near.

@@ -33,7 +33,11 @@ var (
 )
 
 type geminiPart struct {
-	Text         *string `json:"text"`
+	Text       *string `json:"text"`
+	InlineData *struct {
+		MimeType string `json:"mimeType"`
+		Data     string `json:"data"`
+	} `json:"inlineData"`
 	FunctionCall *struct {
 		Name string         `json:"name"`
 		Args map[string]any `json:"args"`
@@ -62,13 +66,11 @@ type geminiRequest struct {
 // :streamGenerateContent (SSE with alt=sse, else a JSON array) like the
 // Gemini API.
 func geminiFake(model, key string) func(rc *recorder, w http.ResponseWriter, r *http.Request) {
-	return func(rc *recorder, w http.ResponseWriter, r *http.Request) {
-		stream, t, problem := checkGemini(r, model, key)
-		if problem == "" {
-			var rep reply
-			rep, problem = decide("gemini", t)
-			if problem == "" {
-				rc.ok(model)
+	return dialect{
+		kind: "gemini",
+		check: func(r *http.Request) (func(http.ResponseWriter, reply), turn, string) {
+			stream, t, problem := checkGemini(r, model, key)
+			return func(w http.ResponseWriter, rep reply) {
 				switch {
 				case !stream:
 					writeJSON(w, http.StatusOK, geminiChunk(model, geminiParts(rep), true, fakeOutputTokens))
@@ -77,13 +79,16 @@ func geminiFake(model, key string) func(rc *recorder, w http.ResponseWriter, r *
 				default:
 					streamGeminiArray(w, model, rep)
 				}
-				return
+			}, t, problem
+		},
+		error: func(status int, msg string) any {
+			st := "INVALID_ARGUMENT"
+			if status >= 500 {
+				st = "INTERNAL"
 			}
-		}
-		rc.problem(r, problem)
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
-			"code": 400, "message": "fake gemini upstream: " + problem, "status": "INVALID_ARGUMENT"}})
-	}
+			return map[string]any{"error": map[string]any{"code": status, "message": msg, "status": st}}
+		},
+	}.handler(model)
 }
 
 func checkGemini(r *http.Request, model, key string) (stream bool, t turn, problem string) {
@@ -113,7 +118,39 @@ func checkGemini(r *http.Request, model, key string) (stream bool, t turn, probl
 		return false, t, problem
 	}
 	t, problem = geminiTurn(&req)
+	t.settings = geminiSettings(raw)
 	return action == "streamGenerateContent", t, problem
+}
+
+// geminiSettings reads the system instruction, turn count and generation
+// config under either spelling of their names.
+func geminiSettings(raw map[string]json.RawMessage) settings {
+	pick := func(m map[string]json.RawMessage, camel, snake string) json.RawMessage {
+		if v, ok := m[camel]; ok {
+			return v
+		}
+		return m[snake]
+	}
+	var s settings
+	var contents []json.RawMessage
+	_ = json.Unmarshal(raw["contents"], &contents)
+	s.turns = len(contents)
+	var sys struct {
+		Parts []struct {
+			Text string `json:"text"`
+		} `json:"parts"`
+	}
+	_ = json.Unmarshal(pick(raw, "systemInstruction", "system_instruction"), &sys)
+	for _, p := range sys.Parts {
+		s.system += p.Text
+	}
+	var cfg map[string]json.RawMessage
+	_ = json.Unmarshal(pick(raw, "generationConfig", "generation_config"), &cfg)
+	s.maxTokens = floatPtr(pick(cfg, "maxOutputTokens", "max_output_tokens"))
+	s.temperature = floatPtr(cfg["temperature"])
+	s.topP = floatPtr(pick(cfg, "topP", "top_p"))
+	_ = json.Unmarshal(pick(cfg, "stopSequences", "stop_sequences"), &s.stop)
+	return s
 }
 
 func geminiAction(path, model string) (string, bool) {
@@ -162,7 +199,7 @@ func geminiTurn(req *geminiRequest) (turn, string) {
 		if len(c.Parts) == 0 {
 			return t, fmt.Sprintf("contents[%d].parts must not be empty", i)
 		}
-		t.userText, t.toolResult = "", ""
+		t.userText, t.toolResult, t.images = "", "", nil
 		for j, raw := range c.Parts {
 			if msg := geminiPartProblem(c.Role, raw, called, &t); msg != "" {
 				return t, fmt.Sprintf("contents[%d].parts[%d]: %s", i, j, msg)
@@ -196,6 +233,12 @@ func geminiPartProblem(role string, raw map[string]json.RawMessage, called map[s
 			return fmt.Sprintf("functionResponse %q answers no functionCall of an earlier model turn", p.FunctionResponse.Name)
 		}
 		t.toolResult += string(p.FunctionResponse.Response)
+	case p.InlineData != nil:
+		desc, ok := describeImage(p.InlineData.MimeType, p.InlineData.Data)
+		if !ok {
+			return "inlineData needs a mimeType and base64 data"
+		}
+		t.images = append(t.images, desc)
 	case p.Text != nil && role != "model":
 		t.userText += *p.Text
 	}

@@ -47,25 +47,26 @@ type openAIRequest struct {
 
 // openAIFake serves POST /v1/chat/completions like the OpenAI API.
 func openAIFake(model, key string) func(rc *recorder, w http.ResponseWriter, r *http.Request) {
-	return func(rc *recorder, w http.ResponseWriter, r *http.Request) {
-		req, t, problem := checkOpenAI(r, model, key)
-		if problem == "" {
-			var rep reply
-			rep, problem = decide("openai", t)
-			if problem == "" {
-				rc.ok(req.Model)
+	return dialect{
+		kind: "openai",
+		check: func(r *http.Request) (func(http.ResponseWriter, reply), turn, string) {
+			req, t, problem := checkOpenAI(r, model, key)
+			return func(w http.ResponseWriter, rep reply) {
 				if req.Stream {
 					streamOpenAI(w, req, rep)
 				} else {
 					writeJSON(w, http.StatusOK, openAICompletion(req.Model, rep))
 				}
-				return
+			}, t, problem
+		},
+		error: func(status int, msg string) any {
+			typ := "invalid_request_error"
+			if status >= 500 {
+				typ = "server_error"
 			}
-		}
-		rc.problem(r, problem)
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
-			"message": "fake openai upstream: " + problem, "type": "invalid_request_error", "param": nil, "code": nil}})
-	}
+			return map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}}
+		},
+	}.handler(model)
 }
 
 func checkOpenAI(r *http.Request, model, key string) (*openAIRequest, turn, string) {
@@ -94,7 +95,50 @@ func checkOpenAI(r *http.Request, model, key string) (*openAIRequest, turn, stri
 		return nil, turn{}, fmt.Sprintf("model %q, expected %q", req.Model, model)
 	}
 	t, problem := openAITurn(&req)
+	t.settings.maxTokens = floatPtr(raw["max_tokens"])
+	if t.settings.maxTokens == nil {
+		t.settings.maxTokens = floatPtr(raw["max_completion_tokens"])
+	}
+	t.settings.temperature, t.settings.topP = floatPtr(raw["temperature"]), floatPtr(raw["top_p"])
+	t.settings.stop = stringOrList(raw["stop"])
 	return &req, t, problem
+}
+
+// stringOrList reads a field that is a string or a list of strings.
+func stringOrList(raw json.RawMessage) []string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}
+	}
+	var list []string
+	_ = json.Unmarshal(raw, &list)
+	return list
+}
+
+// openAIImages describes the data-URL images of a content part list.
+func openAIImages(raw json.RawMessage) ([]string, bool) {
+	var parts []struct {
+		Type     string `json:"type"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return nil, true // a plain string has no images
+	}
+	var out []string
+	for _, p := range parts {
+		if p.Type != "image_url" {
+			continue
+		}
+		mime, data, ok := dataURL(p.ImageURL.URL)
+		desc, ok2 := describeImage(mime, data)
+		if !ok || !ok2 {
+			return nil, false
+		}
+		out = append(out, desc)
+	}
+	return out, true
 }
 
 // openAITurn validates the conversation as the API does (tool messages must
@@ -115,8 +159,13 @@ func openAITurn(req *openAIRequest) (turn, string) {
 		}
 		switch m.Role {
 		case "system", "developer":
+			t.settings.system += text
+			continue
 		case "user":
 			t.userText, t.toolResult = text, ""
+			if t.images, ok = openAIImages(m.Content); !ok {
+				return t, fmt.Sprintf("messages[%d].content has an image_url that is not a base64 data URL", i)
+			}
 		case "assistant":
 			for _, tc := range m.ToolCalls {
 				if tc.ID == "" || tc.Type != "function" || !json.Valid([]byte(tc.Function.Arguments)) {
@@ -124,7 +173,7 @@ func openAITurn(req *openAIRequest) (turn, string) {
 				}
 				calls[tc.ID] = true
 			}
-			t.userText, t.toolResult = "", ""
+			t.userText, t.toolResult, t.images = "", "", nil
 		case "tool":
 			if !calls[m.ToolCallID] {
 				return t, fmt.Sprintf("messages[%d].tool_call_id %q answers no preceding tool call", i, m.ToolCallID)
@@ -133,6 +182,7 @@ func openAITurn(req *openAIRequest) (turn, string) {
 		default:
 			return t, fmt.Sprintf("messages[%d].role %q is not valid", i, m.Role)
 		}
+		t.settings.turns++
 	}
 	return t, ""
 }
