@@ -24,6 +24,12 @@ type Options struct {
 	// DefaultCompletionTokens is reserved for the answer when the client
 	// sets no max_tokens.
 	DefaultCompletionTokens int
+	// ModerationDefaultModel is used by /v1/moderations when the request
+	// names no model (config moderation_default_model).
+	ModerationDefaultModel string
+	// MultipartMemory is how many bytes of a multipart upload are held in
+	// memory before the rest is spooled to temp files (default 8 MiB).
+	MultipartMemory int64
 }
 
 // Deps are the services the relay drives.
@@ -71,6 +77,7 @@ func (rl *Relay) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1beta/models", rl.listAltModels)
 	mux.HandleFunc("GET /v1beta/models/{model}", rl.getAltModel)
 	mux.HandleFunc("GET /v1beta/openai/models", rl.listOpenAIModels)
+	rl.registerEndpoints(mux)
 }
 
 // AltAction serves one extra alternate-native action for a model.

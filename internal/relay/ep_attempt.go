@@ -1,0 +1,246 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
+)
+
+// attemptAll tries the planned channels under the chat retry rule:
+// unreachable, timed-out, 408/429/5xx → next; 401/403 → cool down and next;
+// any other 4xx goes back to the client; nothing after the first byte.
+func (c *epCall) attemptAll(plan []*routing.Channel) error {
+	var last *ir.Error
+	for _, ch := range plan {
+		c.channel = ch
+		err := c.attempt(ch)
+		if err == nil {
+			return nil
+		}
+		e := ir.As(err)
+		last = e
+		if c.wrote || c.r.Context().Err() != nil {
+			return e
+		}
+		switch e.Retry {
+		case ir.RetryNextAndCool:
+			c.rl.Router.Health.CoolDown(ch.ID, e.Message)
+			c.rl.Metrics.attempt("cooled")
+		case ir.RetryNext:
+			c.rl.Router.Health.Failed(ch.ID, e.Message)
+			c.rl.Metrics.attempt("retried")
+		default:
+			c.rl.Metrics.attempt("rejected")
+			return e
+		}
+		c.rl.Logger.Warn("upstream attempt failed", "endpoint", c.ep.name, "channel_id", ch.ID, "status", e.Status, "err", e.Message)
+	}
+	return afterRetries(last)
+}
+
+func (c *epCall) attempt(ch *routing.Channel) error {
+	t := upstream.Target{Type: ch.Type, BaseURL: ch.BaseURL, Key: ch.Key, Settings: ch.Settings, Model: ch.MapModel(c.model)}
+	ctx, cancel := context.WithTimeout(c.r.Context(), c.rl.Options.UpstreamTimeout)
+	defer cancel()
+	send := c.ep.send
+	if send == nil {
+		send = sendOpenAI
+	}
+	req, done, err := send(c, ctx, ch, t)
+	if err != nil {
+		return err
+	}
+	defer done()
+	resp, err := c.exchange(req, ch, cancel)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return upstreamError(c.rl.Codecs[upstream.FormatOf(ch.Type)], resp)
+	}
+	c.rl.Router.Health.Succeeded(ch.ID)
+	relay := c.ep.relay
+	if relay == nil {
+		relay = relayPassthrough
+	}
+	return relay(c, ch, resp)
+}
+
+// exchange sends the request and waits for the answer's headers no longer
+// than the channel's first-byte timeout; the same rule as chat.
+func (c *epCall) exchange(req *http.Request, ch *routing.Channel, cancel context.CancelFunc) (*http.Response, error) {
+	timeout := c.rl.Options.FirstByteTimeout
+	if s := settingSeconds(ch.Settings, "first_byte_timeout_seconds"); s > 0 {
+		timeout = s
+	}
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(timeout, func() { timedOut.Store(true); cancel() })
+	resp, err := c.rl.Client.Do(req)
+	stopped := timer.Stop()
+	if err == nil {
+		return resp, nil
+	}
+	if c.r.Context().Err() != nil {
+		return nil, &ir.Error{Status: 499, Kind: ir.KindInvalidRequest, Code: "client_closed", Message: "the client closed the request", Cause: err}
+	}
+	if timedOut.Load() && !stopped {
+		return nil, &ir.Error{Status: 504, Kind: ir.KindTimeout, Code: "upstream_timeout",
+			Message: fmt.Sprintf("the upstream sent nothing within %s", timeout), Retry: ir.RetryNext, Cause: err}
+	}
+	return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
+		Message: "the upstream could not be reached", Retry: ir.RetryNext, Cause: classifyNetErr(err)}
+}
+
+func badChannel(err error) error {
+	return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "bad_channel", Message: "the channel's address is not usable", Retry: ir.RetryNext, Cause: err}
+}
+
+// sendOpenAI sends the client's body to the endpoint's path on an
+// OpenAI-compatible channel, with only the model rewritten.
+func sendOpenAI(c *epCall, ctx context.Context, _ *routing.Channel, t upstream.Target) (*http.Request, func(), error) {
+	return c.sendTo(ctx, t, c.ep.path, nil)
+}
+
+// sendTo sends the body (JSON or form) to path with the model set to the
+// channel's mapped model and the JSON fields in set applied.
+func (c *epCall) sendTo(ctx context.Context, t upstream.Target, path string, set map[string]any) (*http.Request, func(), error) {
+	if c.in.form != nil {
+		fb, err := c.in.form.body(map[string]string{"model": t.Model})
+		if err != nil {
+			return nil, nil, err
+		}
+		req, err := upstream.OpenAIRequest(ctx, t, http.MethodPost, path, fb, fb.contentType)
+		if err != nil {
+			_ = fb.Close()
+			return nil, nil, badChannel(err)
+		}
+		req.ContentLength = fb.length
+		return req, func() { _ = fb.Close() }, nil
+	}
+	body, err := jsonWith(c.in.raw, "model", t.Model)
+	for k, v := range set {
+		if err == nil {
+			body, err = sjson.SetBytes(body, k, v)
+		}
+	}
+	if err != nil {
+		return nil, nil, ir.BadRequest("invalid_body", "the request body must be a JSON object")
+	}
+	req, err := upstream.OpenAIRequest(ctx, t, http.MethodPost, path, bytes.NewReader(body), "application/json")
+	if err != nil {
+		return nil, nil, badChannel(err)
+	}
+	return req, func() {}, nil
+}
+
+// jsonWith sets one field only when it differs, so an untouched body keeps
+// its bytes.
+func jsonWith(raw []byte, field, value string) ([]byte, error) {
+	if gjson.GetBytes(raw, field).String() == value {
+		return raw, nil
+	}
+	return sjson.SetBytes(raw, field, value)
+}
+
+// readAnswer reads a whole 2xx answer; a cut-off answer lets the next channel
+// try, as nothing reached the client yet.
+func readAnswer(resp *http.Response) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	if err != nil {
+		return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_read_failed", Message: "the upstream answer was cut off", Retry: ir.RetryNext, Cause: err}
+	}
+	return body, nil
+}
+
+// relayPassthrough answers with the upstream body as it is, under the
+// upstream's content type (text, srt and vtt transcripts are not JSON).
+func relayPassthrough(c *epCall, _ *routing.Channel, resp *http.Response) error {
+	body, err := readAnswer(resp)
+	if err != nil {
+		return err
+	}
+	ct := resp.Header.Get("Content-Type")
+	if ct == "" {
+		ct = "application/json"
+	}
+	c.answer(ct, body, c.ep.bill(c, body))
+	return nil
+}
+
+// answer writes a complete answer and settles it.
+func (c *epCall) answer(contentType string, body []byte, ch charge) {
+	c.wrote = true
+	c.w.Header().Set("Content-Type", contentType)
+	c.w.WriteHeader(http.StatusOK)
+	_, _ = c.w.Write(body)
+	c.settle(ch)
+}
+
+// relayBinary streams an answer (speech audio) to the client as it
+// arrives. The first chunk is read before anything is written, so an
+// upstream that fails at once can still be replaced by the next channel.
+func relayBinary(c *epCall, _ *routing.Channel, resp *http.Response) error {
+	buf := make([]byte, 32<<10)
+	n, err := io.ReadAtLeast(resp.Body, buf, 1)
+	if err != nil && err != io.EOF {
+		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_read_failed", Message: "the upstream answer broke off", Retry: ir.RetryNext, Cause: err}
+	}
+	h := c.w.Header()
+	for _, k := range []string{"Content-Type", "Content-Disposition"} {
+		if v := resp.Header.Get(k); v != "" {
+			h.Set(k, v)
+		}
+	}
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", "application/octet-stream")
+	}
+	c.wrote = true
+	c.w.WriteHeader(http.StatusOK)
+	fl, _ := c.w.(http.Flusher)
+	total := int64(0)
+	for {
+		if n > 0 {
+			if _, werr := c.w.Write(buf[:n]); werr != nil {
+				break // the client left; bill what the upstream produced
+			}
+			total += int64(n)
+			if fl != nil {
+				fl.Flush()
+			}
+		}
+		if err != nil {
+			break
+		}
+		n, err = resp.Body.Read(buf)
+	}
+	if err != nil && err != io.EOF {
+		c.rl.Logger.Warn("binary answer ended early", "endpoint", c.ep.name, "channel_id", c.channel.ID, "err", err)
+	}
+	ch := c.ep.bill(c, nil)
+	if ch.detail == nil {
+		ch.detail = map[string]any{}
+	}
+	ch.detail["bytes"] = total
+	c.settle(ch)
+	return nil
+}
+
+// openAIDialect reports whether a channel speaks the OpenAI API for these
+// endpoints: anything but the chat formats with their own adapters and the
+// task-only types.
+func openAIDialect(ch *routing.Channel) bool {
+	return !isTaskOnly(ch.Type) && upstream.FormatOf(ch.Type) == protocol.OpenAI
+}

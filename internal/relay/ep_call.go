@@ -1,0 +1,310 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
+)
+
+// endpoint describes one OpenAI-style (or alternate-native embedding)
+// surface that is not chat: how its model is found, what it requires, which
+// channels may serve it, how it is sent, relayed and priced. Every endpoint
+// runs the same flow as chat: authenticate, read, validate, admit, plan,
+// attempt with the chat retry rule, relay, settle, record.
+type endpoint struct {
+	// name is the endpoint's name in metrics and in the usage log's other.
+	name string
+	// path is the upstream path on OpenAI-compatible channels.
+	path string
+	// dialect is the error dialect of the surface.
+	dialect protocol.Format
+	// form allows multipart/form-data bodies; required makes them mandatory.
+	form, formOnly bool
+	// defaultModel supplies the model when the request names none.
+	defaultModel func(rl *Relay) string
+	validate     func(c *epCall) error
+	// filter drops channels that cannot serve this endpoint.
+	filter func(ch *routing.Channel) bool
+	// estimate is the reservation; bill prices the answer. Both return a
+	// charge whose tokens and dollar amount are summed exactly.
+	estimate func(c *epCall) charge
+	bill     func(c *epCall, body []byte) charge
+	// send builds the upstream request; nil sends the client's body (model
+	// rewritten) to path.
+	send func(c *epCall, ctx context.Context, ch *routing.Channel, t upstream.Target) (*http.Request, func(), error)
+	// relay answers the client from a 2xx upstream answer; nil passes the
+	// body through as it is.
+	relay func(c *epCall, ch *routing.Channel, resp *http.Response) error
+	// noChannel is the error when no channel passes the filter.
+	noChannel func(c *epCall) error
+}
+
+// charge is what a call costs: tokens at the model's token price plus a
+// dollar amount computed from the model's per-call and extra prices.
+type charge struct {
+	usage ir.Usage
+	usd   *big.Rat
+	// detail goes to the usage log's other (images, seconds, characters).
+	detail map[string]any
+}
+
+// input is the client's request body: JSON or a multipart form.
+type input struct {
+	raw  []byte
+	form *form
+}
+
+// str returns a string field of either body kind.
+func (in *input) str(name string) string {
+	if in.form != nil {
+		v, _ := in.form.field(name)
+		return v
+	}
+	return gjson.GetBytes(in.raw, name).String()
+}
+
+// has reports whether a field is present and not null.
+func (in *input) has(name string) bool {
+	if in.form != nil {
+		_, ok := in.form.field(name)
+		return ok
+	}
+	v := gjson.GetBytes(in.raw, name)
+	return v.Exists() && v.Type != gjson.Null
+}
+
+// epCall is one call of an endpoint as it moves through the stages.
+type epCall struct {
+	rl        *Relay
+	ep        *endpoint
+	w         http.ResponseWriter
+	r         *http.Request
+	start     time.Time
+	principal *auth.Principal
+	in        input
+	// pathModel is the model named by the URL, if any.
+	pathModel string
+	model     string
+	price     *billing.Price
+	hold      *billing.Hold
+	channel   *routing.Channel
+	wrote     bool
+	stream    bool
+	// texts are the inputs of an embedding call, decoded once.
+	texts  []string
+	status int
+}
+
+func (rl *Relay) endpointHandler(ep *endpoint, pathModel func(*http.Request) string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c := &epCall{rl: rl, ep: ep, w: w, r: r, start: time.Now(), status: http.StatusOK}
+		if pathModel != nil {
+			c.pathModel = pathModel(r)
+		}
+		c.serve()
+	}
+}
+
+func (c *epCall) serve() {
+	defer func() {
+		if c.in.form != nil {
+			c.in.form.close()
+		}
+	}()
+	if err := c.run(); err != nil {
+		c.fail(err)
+	}
+	c.rl.Metrics.observe(c.ep.name, c.status, time.Since(c.start).Seconds())
+}
+
+func (c *epCall) codec() protocol.Codec { return c.rl.Codecs[c.ep.dialect] }
+
+func (c *epCall) run() error {
+	key := bearerKey
+	if c.ep.dialect == protocol.Gemini {
+		key = altKey
+	}
+	p, err := c.rl.Keys.Authenticate(c.r.Context(), key(c.r))
+	if err != nil {
+		return err
+	}
+	c.principal = p
+	if err := c.read(); err != nil {
+		return err
+	}
+	if err := c.resolveModel(); err != nil {
+		return err
+	}
+	if c.ep.validate != nil {
+		if err := c.ep.validate(c); err != nil {
+			return err
+		}
+	}
+	if err := c.admit(); err != nil {
+		return err
+	}
+	plan := c.rl.Router.Plan(c.principal.Group, c.model, c.rl.Options.RetryCount+1, c.ep.filter)
+	if len(plan) == 0 {
+		if c.ep.noChannel != nil {
+			return c.ep.noChannel(c)
+		}
+		return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "no_available_channel",
+			Message: "no channel is available for model " + c.model + " on " + c.ep.name + " right now"}
+	}
+	return c.attemptAll(plan)
+}
+
+// read takes the body once, within the size limit: JSON (a JSON object is
+// required) or, where the endpoint allows it, a multipart form.
+func (c *epCall) read() error {
+	if boundary, ok := isMultipart(c.r); ok && c.ep.form {
+		body := http.MaxBytesReader(c.w, c.r.Body, c.rl.Options.BodyLimit)
+		f, err := parseForm(body, boundary, c.rl.multipartMemory())
+		if err != nil {
+			return err
+		}
+		c.in.form = f
+		return nil
+	}
+	if c.ep.formOnly {
+		return ir.BadRequest("invalid_content_type", "this endpoint takes a multipart/form-data body")
+	}
+	raw, e := readLimited(c.w, c.r, c.rl.Options.BodyLimit)
+	if e != nil {
+		return e
+	}
+	if !gjson.ValidBytes(raw) || !gjson.ParseBytes(raw).IsObject() {
+		return ir.BadRequest("invalid_body", "the request body must be a JSON object")
+	}
+	c.in.raw = raw
+	c.stream = gjson.GetBytes(raw, "stream").Bool()
+	return nil
+}
+
+func (c *epCall) resolveModel() error {
+	switch {
+	case c.pathModel != "":
+		c.model = c.pathModel
+	case c.in.str("model") != "":
+		c.model = c.in.str("model")
+	case c.ep.defaultModel != nil:
+		c.model = c.ep.defaultModel(c.rl)
+	}
+	if c.model == "" {
+		return missingParam("model")
+	}
+	return nil
+}
+
+// admit checks the key may use the model, prices it and reserves quota.
+func (c *epCall) admit() error {
+	if !c.principal.Allows(c.model) {
+		return &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "model_not_allowed",
+			Message: "this API key may not use model " + c.model}
+	}
+	if !c.rl.Router.Table().Serves(c.principal.Group, c.model) {
+		return &ir.Error{Status: 404, Kind: ir.KindNotFound, Code: "model_not_found", Param: "model",
+			Message: "model " + c.model + " does not exist or is not available to this key"}
+	}
+	price, err := c.rl.Billing.Price(c.model)
+	if err != nil {
+		return err
+	}
+	c.price = price
+	est := c.ep.estimate(c)
+	acct := billing.Account{UserID: c.principal.UserID, TokenID: c.principal.TokenID, Group: c.principal.Group}
+	hold, err := c.rl.Billing.Reserve(c.r.Context(), acct, c.rl.Billing.NewRequestKey(c.ep.name), c.quota(est))
+	if err != nil {
+		return err
+	}
+	c.hold = hold
+	return nil
+}
+
+// quota converts a charge to quota units with one rounding per request.
+func (c *epCall) quota(ch charge) int64 {
+	cost := c.price.TokenCost(ch.usage)
+	if ch.usd != nil && !c.price.Free {
+		cost.Add(cost, ch.usd)
+	}
+	return billing.Quota(cost, c.rl.Billing.QuotaPerUSD(), c.rl.Billing.Ratio(c.principal.Group))
+}
+
+// settle charges what the answer says was consumed and writes the consume
+// row. It runs even when the client went away mid-answer.
+func (c *epCall) settle(ch charge) {
+	row := c.logRow(ch)
+	c.hold.Settle(context.WithoutCancel(c.r.Context()), c.quota(ch), row)
+}
+
+func (c *epCall) logRow(ch charge) store.UsageLog {
+	row := store.UsageLog{UserID: c.principal.UserID, TokenID: c.principal.TokenID, Model: c.model,
+		PromptTokens: ch.usage.InputTokens, CompletionTokens: ch.usage.OutputTokens,
+		LatencyMS: time.Since(c.start).Milliseconds(), CreatedAt: time.Now().UTC()}
+	other := map[string]any{"endpoint": c.ep.name, "stream": c.stream,
+		"group_ratio": c.rl.Billing.Ratio(c.principal.Group)}
+	for k, v := range ch.detail {
+		other[k] = v
+	}
+	if c.channel != nil {
+		row.ChannelID = c.channel.ID
+		other["upstream_model"] = c.channel.MapModel(c.model)
+	}
+	row.Other, _ = json.Marshal(other)
+	return row
+}
+
+// fail answers an error in the endpoint's dialect, refunding any hold.
+func (c *epCall) fail(err error) {
+	e := ir.As(err)
+	if e.Status == 500 {
+		c.rl.Logger.Error("endpoint failed", "endpoint", c.ep.name, "err", err)
+	}
+	if c.hold != nil {
+		row := c.logRow(charge{})
+		c.hold.Refund(context.WithoutCancel(c.r.Context()), &row)
+	}
+	c.status = e.Status
+	if !c.wrote {
+		writeError(c.w, c.codec(), e)
+	}
+}
+
+func missingParam(name string) *ir.Error {
+	return &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "missing_required_parameter", Param: name,
+		Message: "you must provide a " + name + " parameter"}
+}
+
+func invalidParam(name, why string) *ir.Error {
+	return &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "invalid_value", Param: name,
+		Message: name + " " + why}
+}
+
+// moderationDefault is the model used when a moderation call names none.
+func (rl *Relay) moderationDefault() string {
+	if rl.Options.ModerationDefaultModel != "" {
+		return rl.Options.ModerationDefaultModel
+	}
+	return "omni-moderation-latest"
+}
+
+// multipartMemory is how many bytes of uploaded files a request may hold in
+// memory before the rest is spooled to temp files.
+func (rl *Relay) multipartMemory() int64 {
+	if rl.Options.MultipartMemory > 0 {
+		return rl.Options.MultipartMemory
+	}
+	return 8 << 20
+}

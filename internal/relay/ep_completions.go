@@ -1,0 +1,156 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
+)
+
+// completionsEndpoint is POST /v1/completions, regular and streaming, billed
+// by tokens.
+func completionsEndpoint() *endpoint {
+	return &endpoint{
+		name: "completions", path: "/v1/completions", dialect: protocol.OpenAI,
+		validate: func(c *epCall) error {
+			if !c.in.has("prompt") {
+				return missingParam("prompt")
+			}
+			return nil
+		},
+		filter:   openAIDialect,
+		estimate: estimateCompletion,
+		bill: func(c *epCall, body []byte) charge {
+			u, ok := answerUsage(body)
+			if !ok {
+				u = c.countedUsage(completionText(body))
+			}
+			return tokensPlusCall(c.price, u)
+		},
+		send:  sendCompletion,
+		relay: relayCompletion,
+	}
+}
+
+func estimateCompletion(c *epCall) charge {
+	maxOut := c.rl.Options.DefaultCompletionTokens
+	if v := gjson.GetBytes(c.in.raw, "max_tokens"); v.Type == gjson.Number && v.Int() > 0 {
+		maxOut = int(v.Int())
+	}
+	if n := gjson.GetBytes(c.in.raw, "n").Int(); n > 1 && n <= 128 {
+		maxOut *= int(n)
+	}
+	return tokensPlusCall(c.price, ir.Usage{InputTokens: c.promptTokens(), OutputTokens: maxOut})
+}
+
+func (c *epCall) promptTokens() int {
+	return countTexts(c.model, gjson.GetBytes(c.in.raw, "prompt"))
+}
+
+// countedUsage is the usage of an answer whose upstream reported none.
+func (c *epCall) countedUsage(output string) ir.Usage {
+	return ir.Usage{InputTokens: c.promptTokens(), OutputTokens: countTexts(c.model, gjson.Result{Type: gjson.String, Str: output})}
+}
+
+// completionText joins the choices' text for counting.
+func completionText(body []byte) string {
+	var b strings.Builder
+	for _, ch := range gjson.GetBytes(body, "choices.#.text").Array() {
+		b.WriteString(ch.String())
+	}
+	return b.String()
+}
+
+// sendCompletion asks a streaming upstream for usage so the stream can be
+// billed from it; the usage-only chunk is dropped again for clients that
+// did not ask for it.
+func sendCompletion(c *epCall, ctx context.Context, _ *routing.Channel, t upstream.Target) (*http.Request, func(), error) {
+	var set map[string]any
+	if c.stream && !c.clientWantsUsage() {
+		set = map[string]any{"stream_options.include_usage": true}
+	}
+	req, done, err := c.sendTo(ctx, t, "/v1/completions", set)
+	if err == nil && c.stream {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	return req, done, err
+}
+
+func (c *epCall) clientWantsUsage() bool {
+	return gjson.GetBytes(c.in.raw, "stream_options.include_usage").Bool()
+}
+
+func relayCompletion(c *epCall, ch *routing.Channel, resp *http.Response) error {
+	if !c.stream || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return relayPassthrough(c, ch, resp)
+	}
+	return c.relayCompletionStream(resp)
+}
+
+// relayCompletionStream passes events through one by one, flushing each. The
+// first event is read before the client sees anything, so a stream that
+// breaks at once can still go to the next channel.
+func (c *epCall) relayCompletionStream(resp *http.Response) error {
+	rd := sse.NewReader(resp.Body, 0)
+	fl, _ := c.w.(http.Flusher)
+	var buf bytes.Buffer
+	var text strings.Builder
+	var usage ir.Usage
+	sawUsage, dropUsage := false, !c.clientWantsUsage()
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				if !c.wrote {
+					return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "stream_broken", Message: "the upstream stream broke off", Retry: ir.RetryNext, Cause: err}
+				}
+				c.rl.Logger.Warn("stream ended early", "endpoint", c.ep.name, "channel_id", c.channel.ID, "err", err)
+			}
+			break
+		}
+		if u, ok := answerUsage(ev.Data); ok {
+			usage, sawUsage = u, true
+			if dropUsage && isUsageOnlyChunk(ev.Data) {
+				continue
+			}
+		} else {
+			text.WriteString(gjson.GetBytes(ev.Data, "choices.0.text").String())
+		}
+		if !c.wrote {
+			c.startStream()
+		}
+		if err := sse.WriteEvent(c.w, &buf, string(ev.Name), ev.Data); err != nil {
+			break
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	if !c.wrote {
+		c.startStream()
+	}
+	if !sawUsage {
+		usage = c.countedUsage(text.String())
+	}
+	c.settle(tokensPlusCall(c.price, usage))
+	return nil
+}
+
+func (c *epCall) startStream() {
+	c.wrote = true
+	h := c.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	c.w.WriteHeader(http.StatusOK)
+}

@@ -1,0 +1,305 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/protocol/gemini"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
+)
+
+// embeddingsEndpoint is POST /v1/embeddings (and the engines path, whose
+// model comes from the URL). OpenAI-compatible channels get the body as it
+// is; alternate-native (Gemini) channels get a batchEmbedContents call whose
+// answer is converted back. Billed by input tokens.
+func embeddingsEndpoint() *endpoint {
+	return &endpoint{
+		name: "embeddings", path: "/v1/embeddings", dialect: protocol.OpenAI,
+		validate: validateEmbeddingInput,
+		filter:   embedCapable,
+		estimate: func(c *epCall) charge { return tokensPlusCall(c.price, ir.Usage{InputTokens: c.embedTokens()}) },
+		bill: func(c *epCall, body []byte) charge {
+			u, ok := answerUsage(body)
+			if !ok {
+				u = ir.Usage{InputTokens: c.embedTokens()}
+			}
+			return tokensPlusCall(c.price, u)
+		},
+		send: func(c *epCall, ctx context.Context, ch *routing.Channel, t upstream.Target) (*http.Request, func(), error) {
+			if ch.Type == upstream.TypeGemini {
+				return c.sendGeminiEmbed(ctx, t)
+			}
+			return c.sendTo(ctx, t, "/v1/embeddings", nil)
+		},
+		relay: func(c *epCall, ch *routing.Channel, resp *http.Response) error {
+			if ch.Type == upstream.TypeGemini {
+				return c.relayGeminiAsOpenAI(resp)
+			}
+			return relayPassthrough(c, ch, resp)
+		},
+	}
+}
+
+func embedCapable(ch *routing.Channel) bool {
+	return openAIDialect(ch) || ch.Type == upstream.TypeGemini
+}
+
+func validateEmbeddingInput(c *epCall) error {
+	v := gjson.GetBytes(c.in.raw, "input")
+	switch {
+	case !v.Exists() || v.Type == gjson.Null:
+		return missingParam("input")
+	case v.Type == gjson.String:
+		if v.Str == "" {
+			return invalidParam("input", "must not be empty")
+		}
+	case v.IsArray():
+		if len(v.Array()) == 0 {
+			return invalidParam("input", "must not be an empty array")
+		}
+	default:
+		return invalidParam("input", "must be a string or an array")
+	}
+	return nil
+}
+
+func (c *epCall) embedTokens() int {
+	if c.texts != nil {
+		n := 0
+		for _, t := range c.texts {
+			n += countTexts(c.model, gjson.Result{Type: gjson.String, Str: t})
+		}
+		return n
+	}
+	return countTexts(c.model, gjson.GetBytes(c.in.raw, "input"))
+}
+
+// inputTexts returns the input as texts; token-id input cannot be sent to a
+// provider with another tokenizer.
+func inputTexts(raw []byte) ([]string, error) {
+	v := gjson.GetBytes(raw, "input")
+	if v.Type == gjson.String {
+		return []string{v.Str}, nil
+	}
+	var out []string
+	for _, e := range v.Array() {
+		if e.Type != gjson.String {
+			return nil, invalidParam("input", "must be text (not token ids) for this model's channel")
+		}
+		out = append(out, e.Str)
+	}
+	return out, nil
+}
+
+// sendGeminiEmbed converts an OpenAI embeddings call to batchEmbedContents,
+// one request per input text.
+func (c *epCall) sendGeminiEmbed(ctx context.Context, t upstream.Target) (*http.Request, func(), error) {
+	texts, err := inputTexts(c.in.raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	body := gemini.EncodeEmbedContentRequest(t.Model, texts)
+	if d := gjson.GetBytes(c.in.raw, "dimensions"); d.Type == gjson.Number && d.Int() > 0 {
+		for i := range texts {
+			body, _ = sjson.SetBytes(body, "requests."+strconv.Itoa(i)+".outputDimensionality", d.Int())
+		}
+	}
+	return geminiRequest(ctx, t, "batchEmbedContents", body)
+}
+
+func geminiRequest(ctx context.Context, t upstream.Target, action string, body []byte) (*http.Request, func(), error) {
+	u := upstream.NormalizeBaseURL(t.BaseURL) + "/v1beta/models/" + url.PathEscape(gemini.StripModelPrefix(t.Model)) + ":" + action
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, badChannel(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-goog-api-key", t.Key)
+	return req, func() {}, nil
+}
+
+func badEmbedAnswer(err error) error {
+	return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "bad_upstream_response", Message: "the upstream embedding answer could not be understood", Retry: ir.RetryNext, Cause: err}
+}
+
+// relayGeminiAsOpenAI renders a batchEmbedContents answer as an OpenAI list,
+// in base64 when the client asked for it (the official Python client does by
+// default). Gemini reports no usage, so the input is counted.
+func (c *epCall) relayGeminiAsOpenAI(resp *http.Response) error {
+	body, err := readAnswer(resp)
+	if err != nil {
+		return err
+	}
+	vecs, err := gemini.DecodeBatchEmbedResponse(body)
+	if err != nil {
+		return badEmbedAnswer(err)
+	}
+	u := ir.Usage{InputTokens: c.embedTokens()}
+	b64 := gjson.GetBytes(c.in.raw, "encoding_format").String() == "base64"
+	c.answer("application/json", encodeOpenAIEmbeddings(vecs, c.model, u.InputTokens, b64), tokensPlusCall(c.price, u))
+	return nil
+}
+
+func encodeOpenAIEmbeddings(vecs [][]float64, model string, tokens int, b64 bool) []byte {
+	b := []byte(`{"object":"list","data":[`)
+	for i, v := range vecs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"object":"embedding","index":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `,"embedding":`...)
+		if b64 {
+			b = strconv.AppendQuote(b, float32Base64(v))
+		} else {
+			b = appendFloats(b, v)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `],"model":`...)
+	b = strconv.AppendQuote(b, model)
+	b = append(b, `,"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(tokens), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(tokens), 10)
+	return append(b, "}}"...)
+}
+
+func appendFloats(b []byte, v []float64) []byte {
+	b = append(b, '[')
+	for i, f := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			f = 0
+		}
+		b = strconv.AppendFloat(b, f, 'g', -1, 64)
+	}
+	return append(b, ']')
+}
+
+// float32Base64 is the OpenAI base64 encoding: little-endian float32s.
+func float32Base64(v []float64) string {
+	buf := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(float32(f)))
+	}
+	return base64.StdEncoding.EncodeToString(buf)
+}
+
+// altEmbedEndpoint serves the alternate-native :embedContent and
+// :batchEmbedContents actions: Gemini channels get the body as it is (model
+// mapped), OpenAI-compatible channels an /v1/embeddings call converted back.
+func altEmbedEndpoint(action string) *endpoint {
+	return &endpoint{
+		name: "embeddings", path: "/v1/embeddings", dialect: protocol.Gemini,
+		validate: func(c *epCall) error { return c.decodeAltEmbed(action) },
+		filter:   embedCapable,
+		estimate: func(c *epCall) charge { return tokensPlusCall(c.price, ir.Usage{InputTokens: c.embedTokens()}) },
+		bill: func(c *epCall, _ []byte) charge {
+			return tokensPlusCall(c.price, ir.Usage{InputTokens: c.embedTokens()})
+		},
+		send: func(c *epCall, ctx context.Context, ch *routing.Channel, t upstream.Target) (*http.Request, func(), error) {
+			if ch.Type == upstream.TypeGemini {
+				return geminiRequest(ctx, t, action, c.altEmbedBody(t.Model))
+			}
+			return c.sendOpenAIEmbed(ctx, t)
+		},
+		relay: func(c *epCall, ch *routing.Channel, resp *http.Response) error {
+			if ch.Type == upstream.TypeGemini {
+				return relayPassthrough(c, ch, resp)
+			}
+			return c.relayOpenAIAsGemini(resp, action == "embedContent")
+		},
+	}
+}
+
+func (c *epCall) decodeAltEmbed(action string) error {
+	var err error
+	if action == "embedContent" {
+		c.texts, err = gemini.DecodeEmbedContent(c.in.raw)
+	} else {
+		c.texts, _, err = gemini.DecodeBatchEmbedContents(c.in.raw)
+	}
+	return err
+}
+
+// altEmbedBody maps the model named inside each batch request too.
+func (c *epCall) altEmbedBody(model string) []byte {
+	body := c.in.raw
+	for i, r := range gjson.GetBytes(body, "requests").Array() {
+		if r.Get("model").Exists() {
+			body, _ = sjson.SetBytes(body, "requests."+strconv.Itoa(i)+".model", "models/"+gemini.StripModelPrefix(model))
+		}
+	}
+	return body
+}
+
+func (c *epCall) sendOpenAIEmbed(ctx context.Context, t upstream.Target) (*http.Request, func(), error) {
+	req := map[string]any{"model": t.Model, "input": c.texts, "encoding_format": "float"}
+	if d := gemini.EmbedOutputDimensionality(c.in.raw); d > 0 {
+		req["dimensions"] = d
+	}
+	body, _ := json.Marshal(req)
+	r, err := upstream.OpenAIRequest(ctx, t, http.MethodPost, "/v1/embeddings", bytes.NewReader(body), "application/json")
+	if err != nil {
+		return nil, nil, badChannel(err)
+	}
+	return r, func() {}, nil
+}
+
+// relayOpenAIAsGemini renders an OpenAI embeddings answer in the
+// alternate-native shape, vectors in input order.
+func (c *epCall) relayOpenAIAsGemini(resp *http.Response, single bool) error {
+	body, err := readAnswer(resp)
+	if err != nil {
+		return err
+	}
+	var w struct {
+		Data []struct {
+			Index     int       `json:"index"`
+			Embedding []float64 `json:"embedding"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		return badEmbedAnswer(err)
+	}
+	if len(w.Data) != len(c.texts) {
+		return badEmbedAnswer(errors.New("the answer has " + strconv.Itoa(len(w.Data)) + " vectors for " + strconv.Itoa(len(c.texts)) + " inputs"))
+	}
+	vecs := make([][]float64, len(c.texts))
+	for i, d := range w.Data {
+		idx := d.Index
+		if idx < 0 || idx >= len(vecs) || vecs[idx] != nil {
+			idx = i
+		}
+		if idx < len(vecs) {
+			vecs[idx] = d.Embedding
+		}
+	}
+	u, ok := answerUsage(body)
+	if !ok {
+		u = ir.Usage{InputTokens: c.embedTokens()}
+	}
+	out := gemini.EncodeBatchEmbedResponse(vecs)
+	if single {
+		out = gemini.EncodeEmbedContentResponse(vecs[0])
+	}
+	c.answer("application/json", out, tokensPlusCall(c.price, u))
+	return nil
+}
