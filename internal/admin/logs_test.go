@@ -1,0 +1,56 @@
+package admin
+
+import (
+	"context"
+	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// settleCall charges one finished call the way the relay does; its log row
+// is still queued in the billing writer when this returns.
+func (e *env) settleCall(user string, channelID int64, model string, charge int64) {
+	e.t.Helper()
+	ctx := context.Background()
+	acct := billing.Account{UserID: e.ids[user]}
+	h, err := e.d.Billing.Reserve(ctx, acct, e.d.Billing.NewRequestKey("t"), charge)
+	if err != nil {
+		e.t.Fatalf("reserve: %v", err)
+	}
+	h.Settle(ctx, charge, store.UsageLog{UserID: acct.UserID, ChannelID: channelID, Model: model, PromptTokens: 10, CompletionTokens: 5})
+}
+
+func TestLogScenarios(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.d.Billing.TopUp(context.Background(), e.ids["bob"], 100, "fixture"); err != nil {
+		t.Fatal(err)
+	}
+	e.settleCall("alice", 7, "gpt-4o-mini", 30)
+	e.settleCall("alice", 8, "claude", 20)
+	e.settleCall("bob", 7, "gpt-4o-mini", 10)
+	e.run([]scenario{
+		{name: "anonymous cannot read logs", method: "GET", path: "/api/logs", status: 401},
+		{name: "just-finished calls are listed at once, newest first", who: "alice", method: "GET", path: "/api/logs?type=consume", status: 200,
+			check: func(t *testing.T, _ *env, r response) {
+				list := items(t, r)
+				if len(list) != 2 || list[0]["model"] != "claude" || list[0]["quota"] != float64(20) {
+					t.Fatalf("alice's consume logs: %s", r.raw)
+				}
+				for _, k := range []string{"id", "type", "user_id", "token_id", "channel_id", "model", "prompt_tokens", "completion_tokens", "quota", "latency_ms", "created_at"} {
+					if _, ok := list[0][k]; !ok {
+						t.Fatalf("log item lacks %s: %s", k, r.raw)
+					}
+				}
+			}},
+		{name: "a user cannot read another user's logs", who: "alice", method: "GET", path: "/api/logs?type=consume&user_id={bob}", status: 200,
+			check: wantTotal(2)},
+		{name: "an admin sees every user's", who: "admin", method: "GET", path: "/api/logs?type=consume", status: 200, check: wantTotal(3)},
+		{name: "filter by user", who: "admin", method: "GET", path: "/api/logs?type=consume&user_id={bob}", status: 200, check: wantTotal(1)},
+		{name: "filter by model", who: "root", method: "GET", path: "/api/logs?model=gpt-4o-mini", status: 200, check: wantTotal(2)},
+		{name: "filter by channel", who: "root", method: "GET", path: "/api/logs?channel_id=8", status: 200, check: wantTotal(1)},
+		{name: "a non-numeric filter is 400", who: "root", method: "GET", path: "/api/logs?channel_id=eight", status: 400},
+		{name: "the used quota is current", who: "admin", method: "GET", path: "/api/users/{alice}", status: 200,
+			want: map[string]any{"used_quota": 50, "quota": 950}},
+	})
+}

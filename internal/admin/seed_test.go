@@ -1,0 +1,203 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+func loadSeed(t *testing.T) config.Seed {
+	t.Helper()
+	cfg, err := config.Load(filepath.Join("testdata", "seed.yaml"), func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("load seed file: %v", err)
+	}
+	return cfg.Seed
+}
+
+// snapshot captures everything seeding may touch, for comparing two starts.
+type snapshot struct {
+	users    []store.User
+	tokens   []store.Token
+	channels []store.Channel
+	prices   []store.ModelPrice
+	groups   []store.Group
+	ledger   int
+}
+
+func takeSnapshot(t *testing.T, e *env) snapshot {
+	t.Helper()
+	ctx := context.Background()
+	all := store.Page{Page: 1, PageSize: 1000}
+	var s snapshot
+	var err error
+	errs := make([]error, 6)
+	s.users, _, errs[0] = e.d.Store.Users().List(ctx, all)
+	s.tokens, _, errs[1] = e.d.Store.Tokens().List(ctx, 0, all)
+	s.channels, _, errs[2] = e.d.Store.Channels().List(ctx, all)
+	s.prices, errs[3] = e.d.Store.Prices().List(ctx)
+	s.groups, errs[4] = e.d.Store.Groups().List(ctx)
+	_, s.ledger, errs[5] = e.d.Store.Ledger().List(ctx, 0, all)
+	if err = firstErr(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSeedCreatesEverythingFromTheFile(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if err := Seed(ctx, e.d, loadSeed(t)); err != nil {
+		t.Fatalf("Seed: %v", err)
+	}
+	carol, err := e.d.Store.Users().GetByUsername(ctx, "carol")
+	if err != nil || carol.Group != "vip" || carol.Role != store.RoleUser || !auth.CheckPassword(carol.PasswordHash, "carol-pass") {
+		t.Fatalf("carol = %+v, %v", carol, err)
+	}
+	// The starting quota is a ledger top-up, so initial − current = Σ charges holds.
+	delta, _, _ := e.d.Store.Ledger().Sum(ctx, carol.ID)
+	if carol.Quota != 5000000 || delta != 5000000 {
+		t.Fatalf("carol quota %d, ledger %d", carol.Quota, delta)
+	}
+	p, err := e.d.Keys.Authenticate(ctx, "sk-carol-test")
+	if err != nil || p.UserID != carol.ID || p.TokenName != "carol-key" {
+		t.Fatalf("seeded key does not authenticate: %+v %v", p, err)
+	}
+	limited, _ := e.d.Store.Tokens().GetByName(ctx, carol.ID, "carol-limited")
+	if limited.Quota != 1000 || limited.ExpiresAt == nil || len(limited.Models) != 1 {
+		t.Fatalf("limited key = %+v", limited)
+	}
+	ch, err := e.d.Store.Channels().GetByName(ctx, "openai-main")
+	if err != nil || ch.Type != 1 || ch.BaseURL != "http://127.0.0.1:9101" || ch.Key != "upstream-key" || ch.Priority != 10 ||
+		ch.ModelMapping["gpt-4o-mini"] != "gpt-4o-mini-2024-07-18" {
+		t.Fatalf("channel = %+v, %v", ch, err)
+	}
+	video, _ := e.d.Store.Channels().GetByName(ctx, "video")
+	if video.Type != 61 || video.Settings["task_plugin_key"] != "acme" || video.Weight != 1 || video.Groups[0] != "default" {
+		t.Fatalf("video channel = %+v", video)
+	}
+	if _, err := e.d.Billing.Price("local-llama"); err != nil {
+		t.Fatalf("billing was not reloaded: %v", err)
+	}
+	if e.d.Billing.Ratio("vip") != 0.5 {
+		t.Fatal("group ratio not loaded")
+	}
+}
+
+func TestSeedingTwiceChangesNothing(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	seed := loadSeed(t)
+	if err := Seed(ctx, e.d, seed); err != nil {
+		t.Fatal(err)
+	}
+	// Spend some of carol's quota: a second start must not top it up again.
+	carol, _ := e.d.Store.Users().GetByUsername(ctx, "carol")
+	e.ids["carol"] = carol.ID
+	e.settleCall("carol", 1, "gpt-4o-mini", 1234)
+	if err := e.d.Billing.Writer().Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := takeSnapshot(t, e)
+	if err := Seed(ctx, e.d, seed); err != nil {
+		t.Fatalf("second Seed: %v", err)
+	}
+	after := takeSnapshot(t, e)
+	if !sameJSON(before, after) {
+		t.Fatalf("second seeding changed the database:\nbefore %+v\nafter  %+v", before, after)
+	}
+	if bal, _ := e.d.Billing.Balances().User(ctx, carol.ID); bal != 5000000-1234 {
+		t.Fatalf("carol's live balance %d after restart", bal)
+	}
+}
+
+func sameJSON(a, b snapshot) bool { return dump(a) == dump(b) }
+
+func dump(s snapshot) string {
+	var b strings.Builder
+	for _, v := range []any{s.users, s.tokens, s.channels, s.prices, s.groups, s.ledger} {
+		b.WriteString(strings.ReplaceAll(strings.TrimSpace(fmtAny(v)), "\n", " "))
+		b.WriteString("|")
+	}
+	return b.String()
+}
+
+func TestSeedUpdatesChangedRecordsByNaturalKey(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	seed := loadSeed(t)
+	if err := Seed(ctx, e.d, seed); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := e.d.Store.Channels().GetByName(ctx, "openai-main")
+	seed.Channels[0].Priority = 99
+	seed.Users[0].Quota = 1 // ignored for an existing user
+	seed.Users[0].Group = "default"
+	seed.Models["gpt-4o-mini"] = config.SeedPrice{InputPerMTok: 0.2}
+	if err := Seed(ctx, e.d, seed); err != nil {
+		t.Fatal(err)
+	}
+	ch, _ := e.d.Store.Channels().GetByName(ctx, "openai-main")
+	carol, _ := e.d.Store.Users().GetByUsername(ctx, "carol")
+	price, _ := e.d.Store.Prices().Get(ctx, "gpt-4o-mini")
+	if ch.ID != first.ID || ch.Priority != 99 || carol.Group != "default" || carol.Quota != 5000000 || price.InputPerMTok != 0.2 || price.OutputPerMTok != 0 {
+		t.Fatalf("after update: channel %+v, carol %+v, price %+v", ch, carol, price)
+	}
+}
+
+func TestSeedRejectsBadRecords(t *testing.T) {
+	cases := []struct {
+		name string
+		seed config.Seed
+		want string
+	}{
+		{"unknown channel type", config.Seed{Channels: []config.SeedChannel{{Name: "c", Type: "openia"}}}, "type"},
+		{"negative weight", config.Seed{Channels: []config.SeedChannel{{Name: "c", Type: 1, Weight: ptr(-1)}}}, "weight"},
+		{"token of a missing user", config.Seed{Tokens: []config.SeedToken{{Name: "t", User: "nobody", Key: "sk-x-12345"}}}, "nobody"},
+		{"unknown role", config.Seed{Users: []config.SeedUser{{Username: "u", Password: "p", Role: "boss"}}}, "role"},
+		{"negative price", config.Seed{Models: map[string]config.SeedPrice{"m": {PerCall: -1}}}, "per_call"},
+		{"new user without password", config.Seed{Users: []config.SeedUser{{Username: "u"}}}, "password"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			err := Seed(context.Background(), e.d, c.seed)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want one mentioning %q", err, c.want)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestEnsureRootCreatesOnceAndGeneratesAPassword(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if created, _, err := EnsureRoot(ctx, e.d, "other"); err != nil || created {
+		t.Fatalf("existing root recreated: %v %v", created, err)
+	}
+	root, _ := e.d.Store.Users().GetByUsername(ctx, "root")
+	if !auth.CheckPassword(root.PasswordHash, "root-pass") {
+		t.Fatal("existing root password was replaced")
+	}
+	if err := e.d.Store.Users().Delete(ctx, root.ID); err != nil {
+		t.Fatal(err)
+	}
+	created, generated, err := EnsureRoot(ctx, e.d, "")
+	if err != nil || !created || len(generated) != generatedPasswordLen {
+		t.Fatalf("EnsureRoot = %v %q %v", created, generated, err)
+	}
+	root, _ = e.d.Store.Users().GetByUsername(ctx, "root")
+	if root.Role != store.RoleRoot || !auth.CheckPassword(root.PasswordHash, generated) {
+		t.Fatalf("root = %+v", root)
+	}
+}
+
+func fmtAny(v any) string { return fmt.Sprintf("%+v", v) }
