@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 )
@@ -177,8 +175,3 @@ func fileRefValue(f FileReference) map[string]any {
 
 // queryValues turns the URL query into name → array of strings.
 func queryValues(q url.Values) map[string]any { return fieldsOf(q) }
-
-// describeKind names a body kind for error messages.
-func describeKind(v map[string]any) string { return fmt.Sprint(v["kind"]) }
-
-var _ = strings.TrimSpace

@@ -32,7 +32,9 @@ const (
 )
 
 // staticGenerations serves one fixed generation.
-type staticGenerations struct{ gen atomic.Pointer[plugin.Generation] }
+type staticGenerations struct {
+	gen atomic.Pointer[plugin.Generation]
+}
 
 func (g *staticGenerations) Current() *plugin.Generation { return g.gen.Load() }
 

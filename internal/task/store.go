@@ -71,7 +71,12 @@ type Store struct {
 }
 
 // NewStore wraps an opened sqlstore (migration 110 is applied by Open).
-func NewStore(s *sqlstore.Store) *Store { return &Store{s: s, db: s.DB()} }
+func NewStore(s *sqlstore.Store) *Store {
+	if s == nil {
+		return &Store{}
+	}
+	return &Store{s: s, db: s.DB()}
+}
 
 const taskColumns = `public_id, upstream_id, plugin_key, plugin_version, action, model, upstream_model,
 status, progress, fail_reason, result_url, data, state, usage_facts, user_id, token_id, channel_id, grp,
@@ -230,12 +235,6 @@ func (st *Store) Due(ctx context.Context, now int64, limit int) ([]*Task, error)
 func (st *Store) Lease(ctx context.Context, id int64, owner string, now, until int64) (bool, error) {
 	return st.execOne(ctx, "UPDATE tasks SET lease_owner = ?, lease_until = ? WHERE id = ? AND lease_until < ? AND status NOT IN (?, ?)",
 		owner, until, id, now, StatusSuccess, StatusFailure)
-}
-
-// Release gives a lease back early.
-func (st *Store) Release(ctx context.Context, id int64, owner string) error {
-	_, err := st.execOne(ctx, "UPDATE tasks SET lease_until = 0 WHERE id = ? AND lease_owner = ?", id, owner)
-	return err
 }
 
 func (st *Store) execOne(ctx context.Context, q string, args ...any) (bool, error) {
