@@ -133,3 +133,20 @@ export const FAIL_PROMPT = 'Please fail with a server error.';
 export function assertUpstreamFailure(status) {
   assert.ok([502, 503, 504].includes(status), `status ${status} is 502, 503 or 504`);
 }
+
+// Only the fakes can be asked to stall: after the first delta of this answer
+// they pause for 600 ms, so a gateway that buffers the stream delivers every
+// delta at once.
+export const SLOW_PROMPT = 'Send a slow stream, please.';
+
+/**
+ * Checks that streamed text arrived in pieces over time: the first delta
+ * reached the client well before the last one.
+ * @param {number[]} times arrival times (ms) of the non-empty text deltas
+ */
+export function assertNotBuffered(times) {
+  assert.ok(times.length >= 2, `several text deltas arrived (got ${times.length})`);
+  const spread = times.at(-1) - times[0];
+  assert.ok(spread >= 400, `the first delta arrived ${Math.round(spread)} ms before the last; `
+    + 'under 400 ms means the gateway held the stream back until the upstream finished');
+}

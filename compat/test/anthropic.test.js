@@ -93,6 +93,21 @@ describe('Anthropic SDK', { skip: env.skip }, () => {
         });
       });
 
+      test('a stream is relayed as it arrives, not buffered', { skip: !env.fakes && 'needs the fake upstreams' }, async () => {
+        const stream = client().messages.stream({ model, max_tokens: 64, messages: [{ role: 'user', content: env.SLOW_PROMPT }] });
+        const times = [];
+        stream.on('text', (delta) => { if (delta) times.push(performance.now()); });
+        const msg = await stream.finalMessage();
+        env.assertHello(textOf(msg), model);
+        env.assertNotBuffered(times);
+      });
+
+      test('a Bearer token (authToken) is accepted instead of x-api-key', async () => {
+        const bearer = new Anthropic({ apiKey: null, authToken: env.apiKey, baseURL: env.gatewayURL, maxRetries: 0, timeout: env.timeoutMs });
+        const msg = await bearer.messages.create({ model, max_tokens: 64, messages: hello });
+        env.assertHello(textOf(msg), model);
+      });
+
       test('a tool use round trip ends in an answer that uses the tool result', async () => {
         const first = await client().messages.create({ model, max_tokens: 128, tools, messages: weather });
         assert.equal(first.stop_reason, 'tool_use');

@@ -74,6 +74,21 @@ describe('Google Gen AI SDK', { skip: env.skip }, () => {
         assertGeminiUsage(got.usage, 'stream usage');
       });
 
+      test('a stream is relayed as it arrives, not buffered', { skip: !env.fakes && 'needs the fake upstreams' }, async () => {
+        const stream = await client().models.generateContentStream({ model, contents: env.SLOW_PROMPT, config });
+        const times = [];
+        let text = '';
+        for await (const chunk of stream) {
+          const delta = textOf(chunk);
+          if (delta) {
+            times.push(performance.now());
+            text += delta;
+          }
+        }
+        env.assertHello(text, model);
+        env.assertNotBuffered(times);
+      });
+
       test('models.countTokens counts the prompt', async () => {
         const res = await client().models.countTokens({ model, contents: env.HELLO_PROMPT });
         assert.ok(Number.isInteger(res.totalTokens) && res.totalTokens > 0, `totalTokens ${res.totalTokens} is a positive integer`);

@@ -68,6 +68,23 @@ describe('OpenAI SDK', { skip: env.skip }, () => {
         env.assertUsage(got.usage.prompt_tokens, got.usage.completion_tokens, 'stream usage');
       });
 
+      test('a stream is relayed as it arrives, not buffered', { skip: !env.fakes && 'needs the fake upstreams' }, async () => {
+        const stream = await client().chat.completions.create({
+          model, max_tokens: 64, stream: true, messages: [{ role: 'user', content: env.SLOW_PROMPT }],
+        });
+        const times = [];
+        let text = '';
+        for await (const chunk of stream) {
+          const delta = chunk.choices?.[0]?.delta?.content;
+          if (delta) {
+            times.push(performance.now());
+            text += delta;
+          }
+        }
+        env.assertHello(text, model);
+        env.assertNotBuffered(times);
+      });
+
       test('a stream without include_usage carries no usage chunk', async () => {
         const got = await collect(await client().chat.completions.create({ model, messages: hello, max_tokens: 64, stream: true }));
         env.assertHello(got.text, model);

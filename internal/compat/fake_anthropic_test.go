@@ -250,9 +250,10 @@ func streamAnthropic(w http.ResponseWriter, model string, rep reply) {
 		s.send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
 			"content_block": map[string]any{"type": "text", "text": ""}})
 		s.send("ping", map[string]any{"type": "ping"})
-		for _, p := range pieces(rep.text) {
+		for i, p := range pieces(rep.text) {
 			s.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 				"delta": map[string]any{"type": "text_delta", "text": p}})
+			rep.pauseAfter(i)
 		}
 	}
 	s.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})

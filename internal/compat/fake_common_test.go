@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The fakes behave like the real providers as far as the compatibility tests
@@ -22,6 +23,8 @@ import (
 //     system prompt, turn count and sampling parameters as received
 //   - it asks to describe the image        -> text "Image: <mime>, <n> bytes."
 //   - it asks for the weather              -> a get_weather {"city":"Paris"} call
+//   - it asks for a slow stream            -> the hello text, streamed with a
+//     pause after the first delta, so buffering in the gateway shows
 //   - anything else                        -> text "Hello from the <kind> upstream."
 //
 // Every answer reports the same usage, so the clients and the billing check
@@ -29,8 +32,10 @@ import (
 const (
 	fakeInputTokens  = 21
 	fakeOutputTokens = 9
-	weatherTool      = "get_weather"
-	weatherArgs      = `{"city":"Paris"}`
+	// slowPause is how long a slow stream stalls after its first delta.
+	slowPause   = 600 * time.Millisecond
+	weatherTool = "get_weather"
+	weatherArgs = `{"city":"Paris"}`
 )
 
 // turn is what a fake needs from a request, whatever its dialect.
@@ -72,6 +77,14 @@ type reply struct {
 	text     string // answer text, when not a tool call
 	toolCall bool
 	fail     bool // answer 500 in the dialect
+	slow     bool // stream with a pause after the first delta
+}
+
+// pauseAfter stalls a slow stream after its first delta.
+func (r reply) pauseAfter(i int) {
+	if r.slow && i == 0 {
+		time.Sleep(slowPause)
+	}
 }
 
 func decide(kind string, t turn) (reply, string) {
@@ -88,6 +101,8 @@ func decide(kind string, t turn) (reply, string) {
 			return reply{}, "the request asks about an image but carries none"
 		}
 		return reply{text: "Image: " + strings.Join(t.images, "; ") + "."}, ""
+	case strings.Contains(ask, "slow stream"):
+		return reply{text: "Hello from the " + kind + " upstream.", slow: true}, ""
 	case strings.Contains(ask, "weather"):
 		if !t.tools[weatherTool] {
 			return reply{}, "the request asks for the weather but declares no " + weatherTool + " tool"

@@ -282,8 +282,9 @@ func geminiChunks(model string, rep reply) []map[string]any {
 }
 
 func streamGemini(send func(event string, v any), model string, rep reply) {
-	for _, c := range geminiChunks(model, rep) {
+	for i, c := range geminiChunks(model, rep) {
 		send("", c)
+		rep.pauseAfter(i)
 	}
 }
 
@@ -302,6 +303,7 @@ func streamGeminiArray(w http.ResponseWriter, model string, rep reply) {
 		if fl != nil {
 			fl.Flush()
 		}
+		rep.pauseAfter(i)
 	}
 	fmt.Fprint(w, "]")
 }

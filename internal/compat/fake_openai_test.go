@@ -233,8 +233,9 @@ func streamOpenAI(w http.ResponseWriter, req *openAIRequest, rep reply) {
 		}
 	} else {
 		s.send("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
-		for _, p := range pieces(rep.text) {
+		for i, p := range pieces(rep.text) {
 			s.send("", chunk(map[string]any{"content": p}, nil))
+			rep.pauseAfter(i)
 		}
 	}
 	s.send("", chunk(map[string]any{}, finishOf(rep)))
