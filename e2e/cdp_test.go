@@ -404,7 +404,9 @@ func (p *page) screenshot(name string) {
 	if os.Getenv("TURNPIKE_SCREENSHOTS") != "1" {
 		return
 	}
-	// Let fonts and transitions settle so the picture is what a person sees.
+	// Toasts from earlier steps would cover the page; let fonts and
+	// transitions settle so the picture is what a person sees.
+	_ = p.eval(`document.querySelectorAll(".toast").forEach(t => t.remove())`, nil)
 	time.Sleep(150 * time.Millisecond)
 	var r struct {
 		Data string `json:"data"`

@@ -11,6 +11,7 @@ const DAY = 24 * HOUR;
  * last 14 days. Refunds subtract from cost; errors count as requests.
  */
 export function bucketize(logs, now = Date.now()) {
+  logs = logs.filter((l) => l.type !== "topup");
   const times = logs.map((l) => new Date(l.created_at).getTime()).filter((t) => !Number.isNaN(t));
   const hourly = times.every((t) => now - t <= DAY);
   const step = hourly ? HOUR : DAY;
@@ -22,10 +23,11 @@ export function bucketize(logs, now = Date.now()) {
     const t = new Date(l.created_at).getTime();
     if (Number.isNaN(t) || t < start || t >= end) continue;
     const b = buckets[Math.floor((t - start) / step)];
+    // Top-ups are money in, not usage; they would dwarf every real cost.
     if (l.type === "refund") b.cost -= Number(l.quota) || 0;
-    else {
+    else if (l.type === "consume" || l.type === "error") {
       b.requests += 1;
-      b.cost += Number(l.quota) || 0;
+      if (l.type === "consume") b.cost += Number(l.quota) || 0;
     }
   }
   return { buckets, hourly };
@@ -35,6 +37,8 @@ function label(t, hourly) {
   const d = new Date(t);
   return hourly ? `${String(d.getHours()).padStart(2, "0")}:00` : `${d.getMonth() + 1}/${d.getDate()}`;
 }
+
+const compact = new Intl.NumberFormat(undefined, { notation: "compact", maximumFractionDigits: 1 });
 
 /** usageChart returns a figure with the SVG chart and a data table for screen readers. */
 export function usageChart(logs) {
@@ -58,7 +62,7 @@ export function usageChart(logs) {
     h("desc", { id: "chart-desc" }, `${hourly ? "Hourly, last 24 hours" : "Daily, last 14 days"}. A table with the same data follows.`),
     h("line", { class: "axis", x1: L, x2: W - R, y1: T + ih, y2: T + ih }),
     h("text", { x: L - 6, y: T + 10, "text-anchor": "end" }, String(maxReq)),
-    h("text", { x: W - R + 6, y: T + 10 }, num(maxCost)),
+    h("text", { x: W - R + 6, y: T + 10 }, compact.format(maxCost)),
     bars,
     h("polyline", { class: "line", points: pts.join(" ") }),
     buckets.map((b, i) => h("circle", { class: "dot", cx: pts[i].split(",")[0], cy: pts[i].split(",")[1], r: 2.5 })),

@@ -12,16 +12,16 @@ export async function render(main, ctx) {
   main.append(h("div", { class: "cards" },
     stat("Remaining quota", num(me.quota), "stat-quota"),
     stat("Used quota", num(me.used_quota), "stat-used"),
-    h("div", { class: "card" }, h("dl", { class: "stat" }, h("dt", {}, "Requests logged"), requests)),
+    h("div", { class: "card" }, h("dl", { class: "stat" }, h("dt", {}, "Recent requests"), requests)),
     stat("Role", me.role, "stat-role")));
   const chartCard = h("section", { class: "card", "aria-labelledby": "usage-title" },
     h("h2", { id: "usage-title" }, "Recent usage"));
   main.append(chartCard);
   try {
     const data = await api("GET", "/api/logs?page_size=500");
-    requests.textContent = num(data.total);
     const logs = items(data);
-    chartCard.append(logs.length ? usageChart(logs)
+    requests.textContent = num(logs.filter((l) => l.type === "consume" || l.type === "error").length);
+    chartCard.append(logs.some((l) => l.type !== "topup") ? usageChart(logs)
       : h("p", { class: "empty" }, "No requests yet. Send one from the playground or with an API key."));
   } catch (e) {
     const box = alertBox();

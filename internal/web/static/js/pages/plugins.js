@@ -62,6 +62,18 @@ function uploadCard(onDone) {
   return h("section", { class: "card" }, h("h2", { id: "pl-upload" }, "Upload a plugin"), form);
 }
 
+// unavailable renders a load failure; a 404 means this server has no plugin
+// administration at all, which deserves a plain sentence, not "HTTP 404".
+function unavailable(el, e) {
+  if (e.status === 404) {
+    el.replaceChildren(h("p", { class: "empty" }, "Plugin administration is not available on this server."));
+    return;
+  }
+  const box = alertBox();
+  showError(box, e);
+  el.replaceChildren(box);
+}
+
 // text picks a readable string from a LocalizedText (a string or a map of
 // language to string).
 function text(t) {
@@ -84,9 +96,7 @@ async function loadList(el, refresh) {
   try {
     data = await api("GET", BASE);
   } catch (e) {
-    const box = alertBox();
-    showError(box, e);
-    el.replaceChildren(box);
+    unavailable(el, e);
     return;
   }
   const plugins = items(data, "plugins");
@@ -144,9 +154,7 @@ async function loadRuntime(el) {
         { label: "Protocols", cell: (p) => (p.protocols || []).join(", ") || "—" },
       ], s.plugins || [], "No plugin is live in this generation."));
   } catch (e) {
-    const box = alertBox();
-    showError(box, e);
-    el.replaceChildren(box);
+    unavailable(el, e);
   }
 }
 
