@@ -73,3 +73,23 @@ func TestFailuresNamesEveryPhaseWithFailedCalls(t *testing.T) {
 		t.Fatalf("failures without errors = %v, want nil", err)
 	}
 }
+
+func TestMainExitCodes(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{name: "bad flags exit 2", args: []string{"-conns", "x"}, want: 2},
+		{name: "a child given an unknown flag exits 2", args: []string{"_proxy", "-bogus"}, want: 2},
+		{name: "a gateway child without an upstream exits 1", args: []string{"_gateway"}, want: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut strings.Builder
+			if got := Main(tt.args, strings.NewReader(""), &out, &errOut); got != tt.want {
+				t.Errorf("exit %d, want %d; stderr %s", got, tt.want, errOut.String())
+			}
+		})
+	}
+}
