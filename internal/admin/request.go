@@ -199,8 +199,7 @@ func parseExpiry(raw json.RawMessage) (*time.Time, error) {
 		if err != nil {
 			return nil, badField("expires_at", "must be an RFC 3339 time such as 2030-01-02T15:04:05Z, or null")
 		}
-		t = t.UTC()
-		return &t, nil
+		return checkExpiry(t)
 	}
 	var n int64
 	if err := json.Unmarshal(raw, &n); err != nil {
@@ -209,10 +208,20 @@ func parseExpiry(raw json.RawMessage) (*time.Time, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	if n > 1<<40 {
+	if n > maxExpiry.Unix() {
 		return nil, badField("expires_at", "is too far in the future")
 	}
-	t := time.Unix(n, 0).UTC()
+	return checkExpiry(time.Unix(n, 0))
+}
+
+// maxExpiry is the last instant every database and JSON can hold.
+var maxExpiry = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+
+func checkExpiry(t time.Time) (*time.Time, error) {
+	t = t.UTC()
+	if t.After(maxExpiry) || t.Year() < 1970 {
+		return nil, badField("expires_at", "must be between 1970 and 9999")
+	}
 	return &t, nil
 }
 

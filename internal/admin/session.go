@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
@@ -39,6 +40,11 @@ func (a *API) metrics(w http.ResponseWriter, r *http.Request, _ *auth.Principal)
 	return nil
 }
 
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := auth.HashPassword("no user has this password")
+	return h
+})
+
 var errBadLogin = errorf(http.StatusUnauthorized, "invalid_credentials", "wrong username or password")
 
 func (a *API) login(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
@@ -58,6 +64,9 @@ func (a *API) login(w http.ResponseWriter, r *http.Request, _ *auth.Principal) e
 	}
 	u, err := a.d.Store.Users().GetByUsername(r.Context(), username)
 	if errors.Is(err, store.ErrNotFound) {
+		// Spend the same bcrypt time as for a real user, so response
+		// times do not tell which usernames exist.
+		auth.CheckPassword(dummyHash(), password)
 		return errBadLogin
 	}
 	if err != nil {
