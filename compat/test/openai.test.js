@@ -190,6 +190,13 @@ describe('OpenAI SDK', { skip: env.skip }, () => {
     for (const model of env.models) assert.ok(ids.includes(model), `${model} is listed in ${JSON.stringify(ids)}`);
   });
 
+  test('models.list also answers under /v1beta/openai', async () => {
+    const c = new OpenAI({ apiKey: env.apiKey, baseURL: `${env.gatewayURL}/v1beta/openai`, maxRetries: 0, timeout: env.timeoutMs });
+    const ids = [];
+    for await (const m of c.models.list()) ids.push(m.id);
+    for (const model of env.models) assert.ok(ids.includes(model), `${model} is listed in ${JSON.stringify(ids)}`);
+  });
+
   test('models.retrieve of a missing model raises NotFoundError with code model_not_found', async () => {
     await assert.rejects(client().models.retrieve(env.missingModel), (err) => {
       assert.ok(err instanceof OpenAI.NotFoundError, `got ${err.constructor.name}: ${err.message}`);

@@ -24,7 +24,9 @@ import (
 )
 
 const (
-	clientKey = "sk-turnpike-compat-client"
+	clientKey  = "sk-turnpike-compat-client"
+	limitedKey = "sk-turnpike-compat-limited" // allowed only the first model
+	brokeKey   = "sk-turnpike-compat-broke"   // its user has 1 quota unit
 	// Prices chosen so a fake answer (21 in, 9 out) costs a whole number of
 	// quota units at the default 500000 units per USD: 21 + 18.
 	inputPerMTok  = 2.0
@@ -97,8 +99,15 @@ func seedFor(fakes map[string]*fake) config.Seed {
 	weight := 1
 	seed := config.Seed{
 		Groups: map[string]float64{"default": 1},
-		Users:  []config.SeedUser{{Username: "compat", Password: "compat-password", Role: "user", Group: "default", Quota: 100_000_000}},
-		Tokens: []config.SeedToken{{Name: "compat-key", User: "compat", Key: clientKey, Quota: &unlimited}},
+		Users: []config.SeedUser{
+			{Username: "compat", Password: "compat-password", Role: "user", Group: "default", Quota: 100_000_000},
+			{Username: "compat-broke", Password: "compat-password", Role: "user", Group: "default", Quota: 1},
+		},
+		Tokens: []config.SeedToken{
+			{Name: "compat-key", User: "compat", Key: clientKey, Quota: &unlimited},
+			{Name: "compat-limited", User: "compat", Key: limitedKey, Quota: &unlimited, Models: modelNames(fakes)[:1]},
+			{Name: "compat-broke", User: "compat-broke", Key: brokeKey, Quota: &unlimited},
+		},
 		Models: map[string]config.SeedPrice{},
 	}
 	for _, model := range modelNames(fakes) {
@@ -184,6 +193,7 @@ func runNode(t *testing.T, dir, node, url string, models []string) (string, erro
 	cmd.Dir = dir
 	cmd.Env = append(hermeticEnv(os.Environ()),
 		"TURNPIKE_URL="+url, "TURNPIKE_KEY="+clientKey, "TURNPIKE_MODELS="+strings.Join(models, ","),
+		"TURNPIKE_LIMITED_KEY="+limitedKey, "TURNPIKE_BROKE_KEY="+brokeKey,
 		"TURNPIKE_FAKES=1", "NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost", "NO_COLOR=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
