@@ -82,6 +82,14 @@ func seedUser(ctx context.Context, d Deps, su config.SeedUser) error {
 	if err != nil {
 		return err
 	}
+	// Only what the file states is enforced: a user listed without a role
+	// (root, say) keeps the one it has.
+	if su.Role == "" {
+		role = u.Role
+	}
+	if su.Group == "" {
+		group = u.Group
+	}
 	changed := u.Role != role || u.Group != group
 	u.Role, u.Group = role, group
 	if su.Password != "" && !auth.CheckPassword(u.PasswordHash, su.Password) {

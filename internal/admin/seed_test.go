@@ -201,3 +201,17 @@ func TestEnsureRootCreatesOnceAndGeneratesAPassword(t *testing.T) {
 }
 
 func fmtAny(v any) string { return fmt.Sprintf("%+v", v) }
+
+func TestSeedKeepsRolesTheFileDoesNotState(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	seed := config.Seed{Users: []config.SeedUser{{Username: "root", Password: "root-pass"}, {Username: "admin", Group: "vip"}}}
+	if err := Seed(ctx, e.d, seed); err != nil {
+		t.Fatal(err)
+	}
+	root, _ := e.d.Store.Users().GetByUsername(ctx, "root")
+	admin, _ := e.d.Store.Users().GetByUsername(ctx, "admin")
+	if root.Role != store.RoleRoot || admin.Role != store.RoleAdmin || admin.Group != "vip" {
+		t.Fatalf("root %+v, admin %+v", root, admin)
+	}
+}
