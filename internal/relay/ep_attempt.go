@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -167,7 +168,12 @@ func readAnswer(resp *http.Response) ([]byte, error) {
 
 // relayPassthrough answers with the upstream body as it is, under the
 // upstream's content type (text, srt and vtt transcripts are not JSON).
-func relayPassthrough(c *epCall, _ *routing.Channel, resp *http.Response) error {
+func relayPassthrough(c *epCall, ch *routing.Channel, resp *http.Response) error {
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// A streamed answer (partial images, speech events) is relayed as
+		// it arrives, not held until the end.
+		return relayBinary(c, ch, resp)
+	}
 	body, err := readAnswer(resp)
 	if err != nil {
 		return err

@@ -24,6 +24,8 @@ const maxImages = 128
 func imagesEndpoint(name, path string, edit bool) *endpoint {
 	ep := &endpoint{
 		name: name, path: path, dialect: protocol.OpenAI, form: edit,
+		// The images API has a default model; clients may leave it out.
+		defaultModel: func(*Relay) string { return "dall-e-2" },
 		validate: func(c *epCall) error { return validateImage(&c.in, edit) },
 		filter:   openAIDialect,
 		estimate: func(c *epCall) charge { return c.imageCharge(c.requestedImages(), ir.Usage{}) },
