@@ -26,9 +26,9 @@ func imagesEndpoint(name, path string, edit bool) *endpoint {
 		name: name, path: path, dialect: protocol.OpenAI, form: edit,
 		// The images API has a default model; clients may leave it out.
 		defaultModel: func(*Relay) string { return "dall-e-2" },
-		validate: func(c *epCall) error { return validateImage(&c.in, edit) },
-		filter:   openAIDialect,
-		estimate: func(c *epCall) charge { return c.imageCharge(c.requestedImages(), ir.Usage{}) },
+		validate:     func(c *epCall) error { return validateImage(&c.in, edit) },
+		filter:       openAIDialect,
+		estimate:     func(c *epCall) charge { return c.imageCharge(c.requestedImages(), ir.Usage{}) },
 		bill: func(c *epCall, body []byte) charge {
 			n := c.requestedImages()
 			if data := gjson.GetBytes(body, "data"); data.IsArray() && len(data.Array()) > 0 {
