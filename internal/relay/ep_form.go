@@ -171,11 +171,8 @@ func spoolFile(p *formPart, r io.Reader, memLeft int64) error {
 	if err != nil {
 		_ = os.Remove(p.path)
 		p.path = ""
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return formReadError(err)
-		}
-		if _, isPath := err.(*os.PathError); isPath {
+		var disk *os.PathError
+		if errors.As(err, &disk) {
 			return &ir.Error{Status: 500, Kind: ir.KindInternal, Code: "internal_error", Message: "the upload could not be stored", Cause: err}
 		}
 		return formReadError(err)
