@@ -68,6 +68,7 @@ type browser struct {
 	conn    *websocket.Conn
 	ctx     context.Context
 	cancel  context.CancelFunc
+	profile string
 	nextID  atomic.Int64
 	mu      sync.Mutex
 	pending map[int64]chan cdpMessage
@@ -81,7 +82,14 @@ var devtoolsURL = regexp.MustCompile(`DevTools listening on (ws://\S+)`)
 func launchBrowser(t *testing.T, bin string) *browser {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	args := []string{"--headless=new", "--remote-debugging-port=0", "--user-data-dir=" + t.TempDir(),
+	// Not t.TempDir: Chromium's helper processes may still be writing the
+	// profile for a moment after the browser exits, and TempDir's cleanup
+	// fails the test when the directory is not empty.
+	profile, err := os.MkdirTemp("", "turnpike-e2e-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--headless=new", "--remote-debugging-port=0", "--user-data-dir=" + profile,
 		"--disable-gpu", "--no-first-run", "--no-default-browser-check", "--disable-dev-shm-usage",
 		"--disable-extensions", "--disable-background-networking", "--disable-component-update",
 		"--hide-scrollbars", "--mute-audio", "--window-size=1280,860", "about:blank"}
@@ -108,7 +116,7 @@ func launchBrowser(t *testing.T, bin string) *browser {
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 	}()
-	b := &browser{cmd: cmd, ctx: ctx, cancel: cancel, pending: map[int64]chan cdpMessage{}}
+	b := &browser{cmd: cmd, ctx: ctx, cancel: cancel, profile: profile, pending: map[int64]chan cdpMessage{}}
 	t.Cleanup(b.close)
 	select {
 	case u := <-wsURL:
@@ -124,12 +132,29 @@ func launchBrowser(t *testing.T, bin string) *browser {
 	return b
 }
 
+// close asks Chromium to quit so it stops its helper processes itself,
+// kills it if it does not within a few seconds, and removes the profile.
 func (b *browser) close() {
+	exited := make(chan struct{})
+	go func() { _ = b.cmd.Wait(); close(exited) }()
+	if b.conn != nil {
+		_ = b.call("", "Browser.close", nil, nil)
+	}
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+	}
 	if b.conn != nil {
 		_ = b.conn.Close(websocket.StatusNormalClosure, "")
 	}
 	b.cancel()
-	_ = b.cmd.Wait()
+	<-exited
+	for i := 0; i < 20; i++ {
+		if os.RemoveAll(b.profile) == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func (b *browser) readLoop() {
@@ -345,6 +370,26 @@ func (p *page) waitFor(cond, what string) {
 	p.t.Helper()
 	if err := p.poll(cond, 10*time.Second); err != nil {
 		p.t.Fatalf("waiting for %s: %v; page problems: %v; main text: %.600s", what, err, p.b.Problems(), p.bodyText())
+	}
+}
+
+// waitText polls a string expression until it is non-empty and returns
+// that value, read in the same evaluation that found it.
+func (p *page) waitText(expr, what string) string {
+	p.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var s string
+		if err := p.eval(expr, &s); err != nil {
+			p.t.Fatal(err)
+		}
+		if s != "" {
+			return s
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("waiting for %s: timed out; page problems: %v; page text: %.600s", what, p.b.Problems(), p.bodyText())
+		}
+		time.Sleep(15 * time.Millisecond)
 	}
 }
 

@@ -118,12 +118,14 @@ func chooseModel(p *page) {
 	p.fill("#pg-model", chatModel)
 }
 
+// streamingText is the text of the answer still streaming, or "".
+const streamingText = `(document.querySelector(".msg.assistant.streaming .body") || {}).textContent || ""`
+
 // awaitStreamedAnswer checks that part of the answer is on screen before the
 // stream ends, then waits for the whole answer.
 func awaitStreamedAnswer(p *page, want string) {
 	p.t.Helper()
-	p.waitFor(`(document.querySelector(".msg.assistant.streaming .body") || {}).textContent`, "the first streamed piece")
-	partial := p.text(".msg.assistant.streaming .body")
+	partial := p.waitText(streamingText, "the first streamed piece")
 	p.waitFor(`!document.querySelector(".msg.streaming") && document.querySelector("#pg-send:not([disabled])")`, "the end of the stream")
 	var last string
 	if err := p.eval(`[...document.querySelectorAll(".msg.assistant .body")].pop().textContent`, &last); err != nil {

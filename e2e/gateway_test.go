@@ -67,10 +67,16 @@ func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	fl := w.(http.Flusher)
+	delay := f.chunkDelay
+	if n > 3 {
+		// Later answers are slow, so Stop reliably lands mid-stream even on
+		// a loaded machine.
+		delay *= 5
+	}
 	for i, piece := range answerFor(n) {
 		if i > 0 {
 			select {
-			case <-time.After(f.chunkDelay):
+			case <-time.After(delay):
 			case <-r.Context().Done():
 				return
 			}
