@@ -34,6 +34,9 @@ type Deps struct {
 	MetricsAdminOnly bool
 	// Secure sets the Secure flag on cookies.
 	Secure bool
+	// PluginBaseURL returns a task plugin's default upstream address, used
+	// for a task_plugin channel (type 61) saved without a base_url.
+	PluginBaseURL func(pluginKey string) string
 }
 
 // API is the administration API.
@@ -117,6 +120,10 @@ func (a *API) principal(r *http.Request) (*auth.Principal, bool) {
 	}
 	return a.SessionPrincipal(r)
 }
+
+// SessionOrRoot is how every /api surface authenticates: the root token,
+// else the session cookie. Other packages serving /api paths use it.
+func (a *API) SessionOrRoot(r *http.Request) (*auth.Principal, bool) { return a.principal(r) }
 
 // SessionPrincipal resolves the session cookie into its user, for other
 // surfaces (the playground) that share the console's sign-in. Disabled and

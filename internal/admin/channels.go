@@ -165,6 +165,17 @@ func getMap[V any](f fields, name string, dst *map[string]V) error {
 	return err
 }
 
+// fillPluginBaseURL gives a task_plugin channel saved without an address
+// the address its plugin declares, as the plugin contract promises.
+func (d Deps) fillPluginBaseURL(c *store.Channel) {
+	if c.Type != upstream.TypeTaskPlugin || c.BaseURL != "" || d.PluginBaseURL == nil {
+		return
+	}
+	if key, _ := c.Settings["task_plugin_key"].(string); key != "" {
+		c.BaseURL = d.PluginBaseURL(key)
+	}
+}
+
 func checkChannel(c *store.Channel) error {
 	if err := checkName("name", c.Name, 128); err != nil {
 		return err
@@ -220,6 +231,10 @@ func (a *API) createChannel(w http.ResponseWriter, r *http.Request, _ *auth.Prin
 	if err := applyChannel(f, c); err != nil {
 		return err
 	}
+	a.d.fillPluginBaseURL(c)
+	if err := checkChannel(c); err != nil {
+		return err
+	}
 	if err := a.d.Store.Channels().Create(r.Context(), c); err != nil {
 		return err
 	}
@@ -240,6 +255,10 @@ func (a *API) patchChannel(w http.ResponseWriter, r *http.Request, _ *auth.Princ
 		return err
 	}
 	if err := applyChannel(f, c); err != nil {
+		return err
+	}
+	a.d.fillPluginBaseURL(c)
+	if err := checkChannel(c); err != nil {
 		return err
 	}
 	if err := a.d.Store.Channels().Update(r.Context(), c); err != nil {

@@ -188,6 +188,7 @@ func seedChannel(ctx context.Context, d Deps, sc config.SeedChannel) error {
 	if err != nil {
 		return err
 	}
+	d.fillPluginBaseURL(want)
 	have, err := d.Store.Channels().GetByName(ctx, sc.Name)
 	if errors.Is(err, store.ErrNotFound) {
 		return d.Store.Channels().Create(ctx, want)

@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +26,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/protocol/anthropic"
 	"github.com/turnpike-gw/turnpike/internal/protocol/gemini"
@@ -32,6 +35,8 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
+	"github.com/turnpike-gw/turnpike/internal/task"
+	"github.com/turnpike-gw/turnpike/internal/web"
 )
 
 // Version is the gateway's version, set at build time with -ldflags.
@@ -51,6 +56,9 @@ type App struct {
 	Admin    *admin.API
 	Handler  http.Handler
 
+	sql       *sqlstore.Store
+	plugins   *plugin.Registry
+	tasks     *task.Service
 	registry  *prometheus.Registry
 	redis     *redis.Client
 	adminDeps admin.Deps
@@ -67,11 +75,11 @@ func New(ctx context.Context, cfg config.Config, logOut io.Writer) (*App, error)
 		a.Config.GeneratedSecret = true
 		a.Log.Warn("CRYPTO_SECRET is not set: using a random one; sessions and artifact links end with this process")
 	}
-	st, err := sqlstore.Open(ctx, cfg.Database)
+	st, err := sqlstore.OpenStore(ctx, cfg.Database)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	a.Store = st
+	a.Store, a.sql = st, st
 	balances, err := a.balances(ctx)
 	if err != nil {
 		st.Close()
@@ -81,6 +89,10 @@ func New(ctx context.Context, cfg config.Config, logOut io.Writer) (*App, error)
 	if err := a.reload(ctx); err != nil {
 		st.Close()
 		return nil, err
+	}
+	if err := a.plugins.Load(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("load task plugins: %w", err)
 	}
 	a.buildHandler()
 	return a, nil
@@ -112,10 +124,13 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.Keys = auth.NewKeys(a.Store, 10*time.Second)
 	a.Sessions = auth.NewSessions(a.Config.CryptoSecret, 7*24*time.Hour)
 	a.Router = routing.NewRouter(routing.NewHealth(time.Duration(cfg.ChannelCooldown) * time.Second))
+	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.sql, Logger: a.Log})
 	a.adminDeps = admin.Deps{
 		Store: a.Store, Billing: a.Billing, Keys: a.Keys, Sessions: a.Sessions, Router: a.Router,
 		RootToken: cfg.RootToken, Version: Version, Logger: a.Log, Reload: a.reload,
 		TestChannel: a.testChannel, Metrics: promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}),
+		MetricsAdminOnly: !cfg.MetricsPublic, Secure: strings.HasPrefix(a.Config.Address(), "https://"),
+		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
 	}
 	a.Admin = admin.New(a.adminDeps)
 	a.Relay = relay.New(relay.Deps{
@@ -125,11 +140,30 @@ func (a *App) buildServices(balances billing.Balances) {
 		},
 		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal,
 		Options: relay.Options{
-			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(),
+			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,
 			FirstByteTimeout: time.Duration(cfg.FirstByteTimeout) * time.Second,
 			UpstreamTimeout:  time.Duration(cfg.UpstreamTimeout) * time.Second,
 		},
 	})
+	a.tasks = task.New(task.Deps{
+		Store: a.sql, Billing: a.Billing, Router: a.Router, Keys: a.Keys, Generations: a.plugins,
+		Client: newUpstreamClient(), Logger: a.Log, RootToken: cfg.RootToken, Sessions: a.Sessions,
+		APIPrincipal: a.Admin.SessionOrRoot,
+		Options: task.Options{
+			PollInterval: cfg.PollInterval(), MaxFailures: cfg.TaskPollMaxFails,
+			Timeout: time.Duration(cfg.TaskTimeoutMin) * time.Minute, RetryCount: cfg.RetryCount,
+			PublicAddress: a.publicAddress(), BodyLimit: cfg.BodyLimit(),
+			UpstreamTimeout: time.Duration(cfg.UpstreamTimeout) * time.Second, Node: a.plugins.Node(),
+		},
+	})
+}
+
+// publicAddress is TaskPublicAddress, falling back to ServerAddress.
+func (a *App) publicAddress() string {
+	if a.Config.TaskPublicAddress != "" {
+		return strings.TrimRight(a.Config.TaskPublicAddress, "/")
+	}
+	return a.Config.Address()
 }
 
 // reload rebuilds the routing and price snapshots from the database.
@@ -149,6 +183,10 @@ func (a *App) buildHandler() {
 	mux := http.NewServeMux()
 	a.Admin.Register(mux)
 	a.Relay.Register(mux)
+	a.tasks.Register(mux)
+	plugin.NewAdminAPI(plugin.AdminDeps{Registry: a.plugins, RootToken: a.Config.RootToken,
+		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
+	mux.Handle("/", fallback(a.tasks, web.Handler()))
 	a.Handler = accept(a.Log, mux)
 }
 
@@ -159,6 +197,13 @@ func (a *App) Prepare(ctx context.Context) (string, error) {
 	created, generated, err := admin.EnsureRoot(ctx, deps, a.Config.RootPassword)
 	if err != nil {
 		return "", err
+	}
+	// Plugins first, so that task_plugin channels of the seed can take
+	// their plugin's default address.
+	for _, p := range a.Config.Plugins {
+		if _, err := a.plugins.InstallFile(ctx, p.Path); err != nil {
+			return "", fmt.Errorf("seed plugin %s: %w", p.Path, err)
+		}
 	}
 	if err := admin.Seed(ctx, deps, a.Config.Seed); err != nil {
 		return "", fmt.Errorf("seed: %w", err)
@@ -213,6 +258,7 @@ func (a *App) shutdown() {
 		a.stop()
 		<-a.bg
 	}
+	a.plugins.Close()
 	a.Writer.Close()
 	a.Store.Close()
 	if a.redis != nil {
@@ -224,6 +270,16 @@ func (a *App) shutdown() {
 // reach this one.
 func (a *App) background(ctx context.Context) {
 	defer close(a.bg)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(2)
+	go func() { defer wg.Done(); a.plugins.Watch(ctx, 3*time.Second) }()
+	go func() {
+		defer wg.Done()
+		if err := a.tasks.Poller().Run(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Error("task poller stopped", "err", err)
+		}
+	}()
 	t := time.NewTicker(15 * time.Second)
 	defer t.Stop()
 	for {

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/plugin"
 )
 
 const usage = `Usage: turnpike [command] [--config FILE]
@@ -17,6 +18,8 @@ Commands:
   serve     run the gateway (the default)
   demo      run the gateway with a built-in demo upstream, channel, user and key
   version   print the version
+  plugin check FILE
+            validate a task plugin offline and list every problem
 `
 
 // Main runs the command line and returns the process exit code.
@@ -29,6 +32,8 @@ func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) i
 	case "version":
 		fmt.Fprintln(stdout, "turnpike", Version)
 		return 0
+	case "plugin":
+		return pluginCommand(args, stdout, stderr)
 	case "serve", "demo":
 		return runServer(cmd == "demo", args, stdout, stderr, getenv)
 	case "help", "-h", "--help":
@@ -83,6 +88,17 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "turnpike:", err)
+		return 1
+	}
+	return 0
+}
+
+func pluginCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 2 || args[0] != "check" {
+		fmt.Fprint(stderr, "usage: turnpike plugin check FILE\n")
+		return 2
+	}
+	if !plugin.CheckFile(args[1], stdout) {
 		return 1
 	}
 	return 0

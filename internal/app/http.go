@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/relay"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/task"
 )
 
 func newLogger(level string, out io.Writer) *slog.Logger {
@@ -89,4 +91,22 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 // testChannel sends one small chat request through a channel.
 func (a *App) testChannel(ctx context.Context, c *store.Channel) (time.Duration, error) {
 	return relay.TestChannel(ctx, a.Relay, c)
+}
+
+// fallback serves what no fixed route matched: task plugins' native routes
+// first, then the console for everything else.
+func fallback(tasks *task.Service, console http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tasks.ServeNative(w, r) {
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error","param":null,"code":"not_found"}}`,
+				"no route for "+r.Method+" "+r.URL.Path)
+			return
+		}
+		console.ServeHTTP(w, r)
+	})
 }
