@@ -23,6 +23,8 @@ type clientSink struct {
 	// jsonArray frames events as elements of one JSON array.
 	jsonArray bool
 	n         int
+	// pending is true when events were written since the last flush.
+	pending bool
 	started   func()
 }
 
@@ -42,10 +44,16 @@ func (s *clientSink) Event(name string, data []byte) error {
 		err = sse.WriteEvent(s.w, &s.buf, name, data)
 	}
 	s.n++
-	if s.flusher != nil {
+	s.pending = true
+	return err
+}
+
+// flush sends what was written so far to the client.
+func (s *clientSink) flush() {
+	if s.pending && s.flusher != nil {
 		s.flusher.Flush()
 	}
-	return err
+	s.pending = false
 }
 
 func (s *clientSink) close() {
@@ -55,10 +63,9 @@ func (s *clientSink) close() {
 			_, _ = s.w.Write([]byte("["))
 		}
 		_, _ = s.w.Write([]byte("]"))
-		if s.flusher != nil {
-			s.flusher.Flush()
-		}
+		s.pending = true
 	}
+	s.flush()
 }
 
 func (c *call) newSink() *clientSink {
@@ -128,6 +135,9 @@ func (c *call) pumpSame(up protocol.Codec, rd *sse.Reader, sink *clientSink) (fu
 		if err := sink.Event(string(ev.Name), ev.Data); err != nil {
 			return textFn(&out, sawUsage), nil
 		}
+		if rd.Buffered() == 0 {
+			sink.flush()
+		}
 	}
 }
 
@@ -154,18 +164,16 @@ func isUsageOnlyChunk(data []byte) bool {
 // appendDeltaText keeps the answer text for counting when the upstream
 // reports no usage.
 func appendDeltaText(b *strings.Builder, f protocol.Format, data []byte) {
-	var paths []string
-	switch f {
-	case protocol.OpenAI:
-		paths = []string{"choices.0.delta.content", "choices.0.delta.reasoning_content"}
-	case protocol.Anthropic:
-		paths = []string{"delta.text", "delta.thinking", "delta.partial_json"}
-	case protocol.Gemini:
-		paths = []string{"candidates.0.content.parts.0.text"}
-	}
-	for _, r := range gjson.GetManyBytes(data, paths...) {
+	for _, r := range gjson.GetManyBytes(data, deltaTextPaths[f]...) {
 		b.WriteString(r.String())
 	}
+}
+
+// deltaTextPaths are where each format's stream events carry answer text.
+var deltaTextPaths = map[protocol.Format][]string{
+	protocol.OpenAI:    {"choices.0.delta.content", "choices.0.delta.reasoning_content"},
+	protocol.Anthropic: {"delta.text", "delta.thinking", "delta.partial_json"},
+	protocol.Gemini:    {"candidates.0.content.parts.0.text"},
 }
 
 // pumpConverted decodes upstream events into IR and re-encodes them for the
@@ -213,6 +221,9 @@ func (c *call) pumpConverted(up protocol.Codec, rd *sse.Reader, sink *clientSink
 		}
 		if err := dec.Decode(string(ev.Name), ev.Data, emit); err != nil {
 			return textFn(&out, c.usage.OutputTokens > 0), err
+		}
+		if rd.Buffered() == 0 {
+			sink.flush()
 		}
 	}
 }

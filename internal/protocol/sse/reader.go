@@ -79,6 +79,11 @@ func (r *Reader) Next() (*Event, error) {
 	}
 }
 
+// Buffered reports how many bytes have been read from the stream but not yet
+// parsed. A relay flushes to its client only when this is zero: events that
+// arrived together leave together, and no event waits for more input.
+func (r *Reader) Buffered() int { return r.br.Buffered() }
+
 // field applies one "name: value" line to the event under construction.
 func (r *Reader) field(line []byte, retry int) int {
 	if line[0] == ':' {
