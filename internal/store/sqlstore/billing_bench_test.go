@@ -1,0 +1,131 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// The billing benchmarks replay what billing.Writer hands the store under
+// load: a batch of a few hundred ledger entries (reservations and their
+// settlements over a handful of accounts) and about a third as many usage
+// log rows, on a file-backed SQLite database as a single node runs it.
+const (
+	benchEntries  = 300
+	benchLogs     = 100
+	benchUsers    = 10
+	benchTokens   = 30
+	benchLogOther = `{"stream":false,"group":"default"}`
+)
+
+// benchFixture is an opened store with accounts to charge.
+type benchFixture struct {
+	st     *Store
+	users  []int64
+	tokens []int64 // tokens[i] belongs to users[i%len(users)]
+	seq    int
+}
+
+func newBenchFixture(b *testing.B) *benchFixture {
+	b.Helper()
+	ctx := context.Background()
+	st, err := OpenStore(ctx, "sqlite:"+filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	f := &benchFixture{st: st}
+	for i := range benchUsers {
+		u := &store.User{Username: fmt.Sprintf("u%d", i), PasswordHash: "x", Role: store.RoleUser, Group: "default", Quota: 1 << 40}
+		if err := st.Users().Create(ctx, u); err != nil {
+			b.Fatal(err)
+		}
+		f.users = append(f.users, u.ID)
+	}
+	for i := range benchTokens {
+		tok := &store.Token{UserID: f.users[i%benchUsers], Name: fmt.Sprintf("k%d", i), KeyHash: fmt.Sprintf("h%d", i), KeyMasked: "sk-…", Quota: 1 << 40}
+		if err := st.Tokens().Create(ctx, tok); err != nil {
+			b.Fatal(err)
+		}
+		f.tokens = append(f.tokens, tok.ID)
+	}
+	return f
+}
+
+// entries returns a fresh batch: every other entry settles the reservation
+// before it, as a finished call does.
+func (f *benchFixture) entries() []store.LedgerEntry {
+	out := make([]store.LedgerEntry, benchEntries)
+	for i := range out {
+		f.seq++
+		tok := i / 2 % benchTokens
+		e := store.LedgerEntry{Key: fmt.Sprintf("req-%012d:reserve", f.seq), Kind: store.LedgerReserve,
+			UserID: f.users[tok%benchUsers], TokenID: f.tokens[tok], Delta: -1200, TokenDelta: -1200}
+		if i%2 == 1 {
+			e.Key, e.Kind, e.Delta, e.TokenDelta, e.Used = fmt.Sprintf("req-%012d:settle", f.seq), store.LedgerSettle, 900, 900, 300
+		}
+		out[i] = e
+	}
+	return out
+}
+
+func (f *benchFixture) logs() []store.UsageLog {
+	out := make([]store.UsageLog, benchLogs)
+	for i := range out {
+		tok := i % benchTokens
+		out[i] = store.UsageLog{Type: store.LogConsume, UserID: f.users[tok%benchUsers], TokenID: f.tokens[tok], ChannelID: 1,
+			Model: "gpt-4o-mini", PromptTokens: 812, CompletionTokens: 233, Quota: 300, LatencyMS: 41,
+			RequestID: fmt.Sprintf("req-%012d", f.seq+i), Other: json.RawMessage(benchLogOther)}
+	}
+	return out
+}
+
+func BenchmarkLedgerApplyBatch(b *testing.B) {
+	f := newBenchFixture(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		batch := f.entries()
+		b.StartTimer()
+		if err := f.st.Ledger().Apply(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkLogInsertBatch(b *testing.B) {
+	f := newBenchFixture(b)
+	ctx := context.Background()
+	batch := f.logs()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := f.st.Logs().Insert(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBillingWriteBatch is one writer flush: the ledger entries and
+// the usage logs of the same interval, the way billing.Writer stores them.
+func BenchmarkBillingWriteBatch(b *testing.B) {
+	f := newBenchFixture(b)
+	ctx := context.Background()
+	logs := f.logs()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		entries := f.entries()
+		b.StartTimer()
+		if err := f.st.Ledger().Apply(ctx, entries); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.st.Logs().Insert(ctx, logs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
