@@ -241,7 +241,7 @@ func (a *API) createChannel(w http.ResponseWriter, r *http.Request, _ *auth.Prin
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, a.channelView(c))
+	writeJSON(w, http.StatusOK, a.channelView(c))
 	return nil
 }
 
@@ -294,7 +294,7 @@ func (a *API) deleteChannel(w http.ResponseWriter, r *http.Request, _ *auth.Prin
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, deleted{ID: id, Deleted: true})
 	return nil
 }
 

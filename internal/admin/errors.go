@@ -91,3 +91,10 @@ func newList[T any](items []T, total int) list[T] {
 	}
 	return list[T]{Items: items, Total: total}
 }
+
+// deleted is the answer to a DELETE: a body, so clients that decode every
+// answer as JSON keep working, as with the established gateways.
+type deleted struct {
+	ID      int64 `json:"id"`
+	Deleted bool  `json:"deleted"`
+}

@@ -122,7 +122,7 @@ func (a *API) deletePrice(w http.ResponseWriter, r *http.Request, _ *auth.Princi
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, map[string]any{"name": r.PathValue("name"), "deleted": true})
 	return nil
 }
 
@@ -202,6 +202,6 @@ func (a *API) deleteGroup(w http.ResponseWriter, r *http.Request, _ *auth.Princi
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, map[string]any{"name": r.PathValue("name"), "deleted": true})
 	return nil
 }

@@ -240,7 +240,7 @@ func (a *API) createToken(w http.ResponseWriter, r *http.Request, p *auth.Princi
 		return err
 	}
 	v.Key = key // the only time the whole key leaves the server
-	writeJSON(w, http.StatusCreated, v)
+	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 
@@ -346,6 +346,6 @@ func (a *API) deleteToken(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	}
 	a.d.Billing.Balances().Forget(0, t.ID)
 	a.d.Keys.Invalidate()
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, deleted{ID: t.ID, Deleted: true})
 	return nil
 }

@@ -216,7 +216,7 @@ func (a *API) createUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 			return err
 		}
 	}
-	return a.writeUser(w, r, http.StatusCreated, u)
+	return a.writeUser(w, r, http.StatusOK, u)
 }
 
 func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
@@ -304,7 +304,7 @@ func (a *API) deleteUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	}
 	a.d.Billing.Balances().Forget(u.ID, 0)
 	a.d.Keys.Invalidate()
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, deleted{ID: u.ID, Deleted: true})
 	return nil
 }
 

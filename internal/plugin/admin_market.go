@@ -29,15 +29,11 @@ func (a *AdminAPI) addSource(w http.ResponseWriter, r *http.Request, c *call) er
 		return errorf(http.StatusBadRequest, "invalid_field", "%v", err)
 	}
 	c.detail = redactURL(u)
-	s, created, err := a.reg.db.addSource(r.Context(), u)
+	s, _, err := a.reg.db.addSource(r.Context(), u)
 	if err != nil {
 		return err
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, s)
+	writeJSON(w, http.StatusOK, s)
 	return nil
 }
 
@@ -52,7 +48,7 @@ func (a *AdminAPI) deleteSource(w http.ResponseWriter, r *http.Request, c *call)
 	} else if err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, map[string]any{"url": u, "deleted": true})
 	return nil
 }
 

@@ -28,11 +28,7 @@ func (a *AdminAPI) store(w http.ResponseWriter, _ *http.Request, c *call, run fu
 	if res.HeldBack {
 		c.detail = "held back by a conflict: " + res.Problems.Error()
 	}
-	status := http.StatusCreated
-	if res.Unchanged {
-		status = http.StatusOK
-	}
-	writeJSON(w, status, res)
+	writeJSON(w, http.StatusOK, res)
 	return nil
 }
 
@@ -226,7 +222,7 @@ func (a *AdminAPI) deletePlugin(w http.ResponseWriter, r *http.Request, c *call)
 	if err := a.reg.Delete(r.Context(), c.key); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, map[string]any{"key": c.key, "deleted": true})
 	return nil
 }
 
@@ -234,6 +230,6 @@ func (a *AdminAPI) deleteVersion(w http.ResponseWriter, r *http.Request, c *call
 	if err := a.reg.DeleteVersion(r.Context(), c.key, c.version); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, map[string]any{"key": c.key, "version": c.version, "deleted": true})
 	return nil
 }

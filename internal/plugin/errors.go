@@ -33,8 +33,11 @@ func invalid(problems manifest.Problems) *Error {
 		Message: fmt.Sprintf("the plugin is not valid (%d problem(s))", len(problems)), Problems: problems}
 }
 
+// conflict refuses an upload that clashes with installed plugins. It is a
+// 400 listing every problem, like a validation failure: the contract lists
+// pre-flight conflicts among the upload checks.
 func conflict(problems manifest.Problems) *Error {
-	return &Error{Status: http.StatusConflict, Code: "plugin_conflict",
+	return &Error{Status: http.StatusBadRequest, Code: "plugin_conflict",
 		Message: "the plugin conflicts with installed plugins; fix the conflict or upload with force to keep it held back", Problems: problems}
 }
 

@@ -47,7 +47,7 @@ func TestMarketplaceInstall(t *testing.T) {
 	]}`
 	m := newMarketServer(t, files)
 	e := newAdminEnv(t)
-	e.want(e.do(asRoot, "POST", "/api/plugin/task/marketplace/sources", map[string]any{"url": m.indexURL()}), 201)
+	e.want(e.do(asRoot, "POST", "/api/plugin/task/marketplace/sources", map[string]any{"url": m.indexURL()}), 200)
 	e.want(e.do(asRoot, "POST", "/api/plugin/task/marketplace/sources", map[string]any{"url": m.indexURL()}), 200)
 	e.want(e.do(asRoot, "POST", "/api/plugin/task/marketplace/sources", map[string]any{"url": "ftp://x.example/index.json"}), 400)
 	src := e.want(e.do(asRoot, "GET", "/api/plugin/task/marketplace/sources", nil), 200)
@@ -71,7 +71,7 @@ func TestMarketplaceInstall(t *testing.T) {
 		status             int
 		code               string
 	}{
-		{"a matching sha256 installs", "acme-video", "1.0.0", 201, ""},
+		{"a matching sha256 installs", "acme-video", "1.0.0", 200, ""},
 		{"installing it again is a no-op", "acme-video", "1.0.0", 200, ""},
 		{"a wrong sha256 is rejected", "acme-video", "1.1.0", 400, "marketplace_checksum_mismatch"},
 		{"a key that is not its directory name is rejected", "tunebox", "2.1.0", 400, "marketplace_key_mismatch"},
@@ -95,15 +95,15 @@ func TestMarketplaceInstall(t *testing.T) {
 	if other.status != 404 {
 		t.Fatalf("an unregistered source must be 404: %s", other.raw)
 	}
-	e.want(e.do(asRoot, "DELETE", "/api/plugin/task/marketplace/sources?url="+url.QueryEscape(m.indexURL()), nil), 204)
+	e.want(e.do(asRoot, "DELETE", "/api/plugin/task/marketplace/sources?url="+url.QueryEscape(m.indexURL()), nil), 200)
 	e.want(e.do(asRoot, "DELETE", "/api/plugin/task/marketplace/sources?url="+url.QueryEscape(m.indexURL()), nil), 404)
 }
 
 func TestMarketplaceCatalogueReportsBrokenSources(t *testing.T) {
 	m := newMarketServer(t, map[string]string{"market/index.json": `{"indexVersion": 2, "plugins": []}`})
 	e := newAdminEnv(t)
-	e.want(e.do(asRoot, "POST", "/api/plugin/task/marketplace/sources", map[string]any{"url": m.indexURL()}), 201)
-	e.want(e.do(asRoot, "POST", "/api/plugin/task/marketplace/sources", map[string]any{"url": m.srv.URL + "/missing.json"}), 201)
+	e.want(e.do(asRoot, "POST", "/api/plugin/task/marketplace/sources", map[string]any{"url": m.indexURL()}), 200)
+	e.want(e.do(asRoot, "POST", "/api/plugin/task/marketplace/sources", map[string]any{"url": m.srv.URL + "/missing.json"}), 200)
 	cat := e.want(e.do(asRoot, "GET", "/api/plugin/task/marketplace", nil), 200)
 	if errs := cat.body["errors"].([]any); len(errs) != 2 || cat.body["total"] != 0.0 {
 		t.Fatalf("catalogue %s", cat.raw)

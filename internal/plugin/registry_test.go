@@ -73,8 +73,8 @@ func TestForcedConflictIsHeldBackUntilTheConflictIsGone(t *testing.T) {
 	mustUpload(t, r, UploadRequest{Source: source(t, "per_task.js")})
 	_, err := r.Upload(ctx, UploadRequest{Source: source(t, "conflicting.js")})
 	var pe *Error
-	if !errors.As(err, &pe) || pe.Status != 409 || pe.Code != "plugin_conflict" || len(pe.Problems) != 2 {
-		t.Fatalf("conflict without force: err = %v, want 409 plugin_conflict with 2 problems", err)
+	if !errors.As(err, &pe) || pe.Status != 400 || pe.Code != "plugin_conflict" || len(pe.Problems) != 2 {
+		t.Fatalf("conflict without force: err = %v, want 400 plugin_conflict with 2 problems", err)
 	}
 	res := mustUpload(t, r, UploadRequest{Source: source(t, "conflicting.js"), Force: true})
 	if !res.Active || res.Enabled || !res.HeldBack || len(res.Problems) != 2 {
@@ -96,8 +96,8 @@ func TestForcedConflictIsHeldBackUntilTheConflictIsGone(t *testing.T) {
 	if e, _, ok := r.Current().MatchRoute("POST", "/acme/v1/videos"); !ok || e.Plugin.Key != "copycat" {
 		t.Fatal("the route must now be served by copycat")
 	}
-	if err := r.SetEnabled(ctx, "acme-video", true, false); !errors.As(err, &pe) || pe.Status != 409 {
-		t.Fatalf("re-enabling into a conflict: err = %v, want 409", err)
+	if err := r.SetEnabled(ctx, "acme-video", true, false); !errors.As(err, &pe) || pe.Status != 400 {
+		t.Fatalf("re-enabling into a conflict: err = %v, want 400", err)
 	}
 }
 

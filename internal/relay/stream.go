@@ -25,7 +25,7 @@ type clientSink struct {
 	n         int
 	// pending is true when events were written since the last flush.
 	pending bool
-	started   func()
+	started func()
 }
 
 func (s *clientSink) Event(name string, data []byte) error {
