@@ -154,6 +154,9 @@ func (a *App) buildServices(balances billing.Balances) {
 			Timeout: time.Duration(cfg.TaskTimeoutMin) * time.Minute, RetryCount: cfg.RetryCount,
 			PublicAddress: a.publicAddress(), BodyLimit: cfg.BodyLimit(),
 			UpstreamTimeout: time.Duration(cfg.UpstreamTimeout) * time.Second, Node: a.plugins.Node(),
+			ProtocolTimeout: time.Duration(cfg.ProtocolTimeout) * time.Second,
+			MaxFileBytes:    int64(cfg.MaxFileDownloadMB) << 20,
+			Secret:          a.Config.CryptoSecret, AllowPrivateContent: cfg.AllowPrivateContent,
 		},
 	})
 }

@@ -44,6 +44,23 @@ type Deps struct {
 	Options Options
 	// Session resolves the console session for the playground surface.
 	Session func(r *http.Request) (*auth.Principal, bool)
+	// Hosts lets task plugins serve the standard endpoints for the models
+	// they claim; nil when no plugin host is wired.
+	Hosts HostProtocols
+}
+
+// HostProtocols is what the relay needs from the task-plugin host: standard
+// requests (/v1/responses, /v1/images/*) whose model a plugin claims are
+// served by that plugin instead of an ordinary channel.
+type HostProtocols interface {
+	// ServeProtocol serves a request of a host protocol ("std_responses",
+	// "std_image") for model. It returns false, having written nothing,
+	// when no enabled plugin claims the model for that protocol. body is
+	// the request body already read within the size limit.
+	ServeProtocol(w http.ResponseWriter, r *http.Request, protocol, model string, body []byte) bool
+	// ServeResponse serves GET /v1/responses/{id} for a response that a
+	// plugin task produced; false, having written nothing, otherwise.
+	ServeResponse(w http.ResponseWriter, r *http.Request, id string) bool
 }
 
 // Relay serves the model surfaces.

@@ -50,6 +50,18 @@ type Options struct {
 	Node string
 	// BatchSize is how many due tasks one poll round takes; default 100.
 	BatchSize int
+	// ProtocolTimeout bounds in-request waits of host protocols
+	// (TASK_PLUGIN_PROTOCOL_TIMEOUT_SECONDS); default 600 s.
+	ProtocolTimeout time.Duration
+	// MaxFileBytes caps each inlined or uploaded file and their total
+	// (MAX_FILE_DOWNLOAD_MB); default 64 MiB.
+	MaxFileBytes int64
+	// Secret signs artifact addresses (CRYPTO_SECRET): the same on every
+	// node, and rotating it invalidates issued addresses.
+	Secret string
+	// AllowPrivateContent lets credentialless content requests reach
+	// loopback, private and link-local addresses (allow_private_content).
+	AllowPrivateContent bool
 }
 
 // Deps is what the task pipeline works with.
