@@ -15,9 +15,11 @@ import (
 // maxIDsPerQuery bounds GET /v1/tasks?ids=.
 const maxIDsPerQuery = 100
 
-// Register mounts GET /v1/tasks, GET /v1/tasks/{id} and GET /api/tasks.
+// Register mounts GET /v1/tasks, GET /v1/tasks/{id}, the signed artifact
+// addresses (GET and HEAD) and GET /api/tasks.
 func (s *Service) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/tasks/{id}", s.getTask)
+	mux.HandleFunc("GET /v1/tasks/{id}/artifacts/{key}", s.getArtifact)
 	mux.HandleFunc("GET /v1/tasks", s.listTasks)
 	mux.HandleFunc("GET /api/tasks", s.adminTasks)
 }

@@ -120,6 +120,11 @@ func New(d Deps) *Service {
 	if o.Node == "" {
 		o.Node = nodeName()
 	}
+	if o.Secret == "" {
+		// Without a configured secret, artifact addresses still work on
+		// this process until it restarts (CONTRACT: random per start).
+		o.Secret = randomSecret()
+	}
 	s := &Service{d: d, opts: o, store: NewStore(d.Store), log: d.Logger, client: d.Client}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -136,6 +141,12 @@ func (s *Service) Store() *Store { return s.store }
 
 // Poller returns the background poller.
 func (s *Service) Poller() *Poller { return s.poller }
+
+func randomSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
 
 func nodeName() string {
 	host, _ := os.Hostname()
