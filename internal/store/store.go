@@ -79,6 +79,11 @@ type TokenRepo interface {
 	List(ctx context.Context, userID int64, p Page) ([]Token, int, error)
 	// Update writes name, models, expiry and status.
 	Update(ctx context.Context, t *Token) error
+	// SetQuota overwrites the key's remaining quota; -1 makes it unlimited
+	// and anything below -1 is rejected. It records no ledger entry: it is
+	// for switching a key between limited and unlimited, which changes the
+	// key's mode rather than moving quota. A missing key is ErrNotFound.
+	SetQuota(ctx context.Context, id, quota int64) error
 	Delete(ctx context.Context, id int64) error
 }
 
@@ -120,4 +125,13 @@ type LedgerRepo interface {
 	// Sum returns the summed Delta and Used of a user's entries.
 	Sum(ctx context.Context, userID int64) (delta, used int64, err error)
 	List(ctx context.Context, userID int64, p Page) ([]LedgerEntry, int, error)
+}
+
+// BatchWriter is implemented by stores that can record ledger entries and
+// usage logs in one transaction. WriteBatch does what LedgerRepo.Apply and
+// LogRepo.Insert do, but commits both or neither, so a batch that failed
+// can be written again whole without duplicating its logs. Callers check
+// for it with a type assertion and fall back to the two calls.
+type BatchWriter interface {
+	WriteBatch(ctx context.Context, entries []LedgerEntry, logs []UsageLog) error
 }

@@ -24,10 +24,13 @@ type target struct {
 // readers proceed while one writer commits; busy_timeout makes a writer wait
 // for the lock instead of failing at once; _txlock=immediate takes the write
 // lock at BEGIN, so a transaction never has to upgrade a read lock (the
-// upgrade fails with SQLITE_BUSY without waiting); the sqlite time format
-// writes sortable UTC text that the driver parses back into time.Time.
+// upgrade fails with SQLITE_BUSY without waiting); temp_store(MEMORY) keeps
+// statement journals off disk (every multi-row INSERT of the billing writer
+// opens one, and on a temp file each journaled page cost a write system
+// call); the sqlite time format writes sortable UTC text that the driver
+// parses back into time.Time.
 const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)" +
-	"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate&_time_format=sqlite"
+	"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_txlock=immediate&_time_format=sqlite"
 
 // parseDSN understands the three address forms of the TURNPIKE_DATABASE
 // setting: sqlite:PATH, postgres://… or postgresql://…, and

@@ -18,7 +18,7 @@ func TestParseDSN(t *testing.T) {
 		sourceLack []string
 	}{
 		{name: "relative sqlite path creates its directory", dsn: "sqlite:./data/turnpike.db", dialect: SQLite, driver: "sqlite",
-			dir: "data", sourceHas: []string{"./data/turnpike.db?", "journal_mode(WAL)", "busy_timeout(5000)", "foreign_keys(1)", "synchronous(NORMAL)", "_txlock=immediate"}},
+			dir: "data", sourceHas: []string{"./data/turnpike.db?", "journal_mode(WAL)", "busy_timeout(5000)", "foreign_keys(1)", "synchronous(NORMAL)", "temp_store(MEMORY)", "_txlock=immediate"}},
 		{name: "absolute sqlite path", dsn: "sqlite:/var/lib/tp/x.db", dialect: SQLite, driver: "sqlite", dir: "/var/lib/tp"},
 		{name: "bare file name needs no directory beyond the current one", dsn: "sqlite:x.db", dialect: SQLite, driver: "sqlite", dir: "."},
 		{name: "sqlite memory", dsn: "sqlite::memory:", dialect: SQLite, driver: "sqlite", memory: true},

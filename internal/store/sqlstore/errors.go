@@ -23,6 +23,9 @@ const (
 )
 
 func classify(err error) errClass {
+	if errors.Is(err, errLedgerRace) {
+		return classRetry
+	}
 	var sqliteErr *sqlite.Error
 	if errors.As(err, &sqliteErr) {
 		switch code := sqliteErr.Code(); {

@@ -3,7 +3,9 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -14,73 +16,211 @@ type ledgerRepo struct{ s *Store }
 
 const ledgerColumns = "idem_key, kind, user_id, token_id, delta, token_delta, used, created_at"
 
+// ledgerCols is the number of columns in ledgerColumns.
+const ledgerCols = 8
+
 // maxKeyLen is the width of the idem_key column; checked up front because
 // MySQL's INSERT IGNORE would otherwise truncate a longer key silently.
 const maxKeyLen = 255
 
-// insertIgnoreSQL inserts a ledger row or, when its key exists, nothing;
-// rows affected tells which happened. MySQL has no ON CONFLICT, and INSERT
-// IGNORE is its only form that reports 0 rows for a duplicate regardless of
-// the found-rows client flag.
-func (s *Store) insertIgnoreSQL() string {
-	values := "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+// errLedgerRace means MySQL skipped some but not all rows of a chunk, so
+// which of its entries are new is unknown. classify makes it retryable, and
+// the rerun looks the keys up before inserting.
+var errLedgerRace = errors.New("ledger keys were recorded concurrently")
+
+// ledgerInsertSQL inserts rows ledger rows, skipping keys already recorded.
+// SQLite and PostgreSQL return the keys they inserted. MySQL has neither ON
+// CONFLICT nor RETURNING; INSERT IGNORE reports only how many rows it
+// inserted, regardless of the found-rows client flag.
+func (s *Store) ledgerInsertSQL(rows int) string {
+	values := "VALUES " + rowsSQL(ledgerCols, rows)
 	if s.dialect == MySQL {
 		return "INSERT IGNORE INTO quota_ledger (" + ledgerColumns + ") " + values
 	}
-	return s.Rebind("INSERT INTO quota_ledger (" + ledgerColumns + ") " + values + " ON CONFLICT (idem_key) DO NOTHING")
+	return "INSERT INTO quota_ledger (" + ledgerColumns + ") " + values + " ON CONFLICT (idem_key) DO NOTHING RETURNING idem_key"
 }
-
-// balance accumulates one account's changes within a batch.
-type balance struct{ delta, used int64 }
 
 // Apply records entries and moves the balances of the entries it inserted,
 // all in one transaction. Entries whose key is already recorded (earlier or
-// in the same batch) change nothing. Balance updates are summed per user
-// and per token and applied in id order, users before tokens, so concurrent
-// batches always lock rows in the same order and cannot deadlock on them.
-// An entry for a user or token that no longer exists is still recorded; the
-// missing balance is simply not there to change.
+// in the same batch) change nothing.
 func (r ledgerRepo) Apply(ctx context.Context, entries []store.LedgerEntry) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	stamp := now()
-	for _, e := range entries {
-		if e.Key == "" || len(e.Key) > maxKeyLen {
-			return fmt.Errorf("apply ledger: key must be 1 to %d bytes", maxKeyLen)
-		}
-	}
-	err := r.s.withTx(ctx, func(tx *sql.Tx) error {
-		users, tokens, err := r.insertEntries(ctx, tx, entries, stamp)
-		if err != nil {
-			return err
-		}
-		return r.moveBalances(ctx, tx, users, tokens)
-	})
-	return wrap(err, "apply ledger")
+	return wrap(r.s.write(ctx, entries, nil), "apply ledger")
 }
 
-func (r ledgerRepo) insertEntries(ctx context.Context, tx *sql.Tx, entries []store.LedgerEntry, stamp time.Time) (users, tokens map[int64]*balance, err error) {
-	stmt, err := tx.PrepareContext(ctx, r.s.insertIgnoreSQL())
-	if err != nil {
-		return nil, nil, err
+// checkKeys rejects a batch with a key the idem_key column cannot hold.
+func checkKeys(entries []store.LedgerEntry) error {
+	for _, e := range entries {
+		if e.Key == "" || len(e.Key) > maxKeyLen {
+			return fmt.Errorf("key must be 1 to %d bytes", maxKeyLen)
+		}
 	}
-	defer stmt.Close()
-	users, tokens = map[int64]*balance{}, map[int64]*balance{}
+	return nil
+}
+
+// uniqueKeys drops every entry whose key appeared earlier in the batch, as
+// applying them one by one would, and indexes the rest by key.
+func uniqueKeys(entries []store.LedgerEntry) ([]store.LedgerEntry, map[string]int) {
+	pos := make(map[string]int, len(entries))
+	var out []store.LedgerEntry // stays nil while no key repeats
+	for i, e := range entries {
+		if _, dup := pos[e.Key]; dup {
+			if out == nil {
+				out = slices.Clone(entries[:i])
+			}
+			continue
+		}
+		pos[e.Key] = len(pos)
+		if out != nil {
+			out = append(out, e)
+		}
+	}
+	if out == nil {
+		return entries, pos
+	}
+	return out, pos
+}
+
+// applyLedger inserts entries (unique keys, indexed by pos) and moves the
+// balances of those that were new.
+func (s *Store) applyLedger(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, pos map[string]int,
+	stamp time.Time, careful bool) error {
+	var fresh []bool
+	var err error
+	if s.dialect == MySQL {
+		fresh, err = insertLedgerIgnore(ctx, tx, b, entries, pos, stamp, careful)
+	} else {
+		fresh, err = insertLedgerReturning(ctx, tx, b, entries, pos, stamp)
+	}
+	if err != nil {
+		return err
+	}
+	users, tokens := sumBalances(entries, fresh)
+	return moveBalances(ctx, tx, b, users, tokens)
+}
+
+func appendLedgerArgs(args []any, entries []store.LedgerEntry, stamp time.Time) []any {
 	for _, e := range entries {
 		created := stamp
 		if !e.CreatedAt.IsZero() {
 			created = dbTime(e.CreatedAt)
 		}
-		res, err := stmt.ExecContext(ctx, e.Key, e.Kind, e.UserID, e.TokenID, e.Delta, e.TokenDelta, e.Used, created)
+		args = append(args, e.Key, e.Kind, e.UserID, e.TokenID, e.Delta, e.TokenDelta, e.Used, created)
+	}
+	return args
+}
+
+// insertLedgerReturning inserts chunk by chunk and marks the entries whose
+// keys the database reports as inserted. A concurrent transaction inserting
+// the same key makes the database wait for it, so the report is exact.
+func insertLedgerReturning(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, pos map[string]int,
+	stamp time.Time) ([]bool, error) {
+	fresh := make([]bool, len(entries))
+	args := make([]any, 0, chunkSizes[0]*ledgerCols)
+	err := chunks(len(entries), func(lo, hi, k int) error {
+		args = appendLedgerArgs(args[:0], entries[lo:hi], stamp)
+		rows, err := tx.StmtContext(ctx, b.ledgerInsert[k]).QueryContext(ctx, args...)
 		if err != nil {
-			return nil, nil, err
+			return err
+		}
+		return markKeys(rows, pos, fresh)
+	})
+	return fresh, err
+}
+
+// markKeys sets mark[pos[key]] for every key in rows and closes rows.
+func markKeys(rows *sql.Rows, pos map[string]int, mark []bool) error {
+	defer rows.Close()
+	var key sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&key); err != nil {
+			return err
+		}
+		if i, ok := pos[string(key)]; ok {
+			mark[i] = true
+		}
+	}
+	return rows.Err()
+}
+
+// insertLedgerIgnore is the MySQL insert. A chunk whose rows were all
+// inserted, or none, needs no further question. A chunk with some skipped
+// means a key of this batch was recorded before (a replay) or by a
+// concurrent transaction; the transaction is then rerun with careful set,
+// which first looks up which keys are recorded and inserts only the others.
+// If even then a row is skipped, another transaction recorded that key in
+// between, and the rerun is repeated.
+func insertLedgerIgnore(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, pos map[string]int,
+	stamp time.Time, careful bool) ([]bool, error) {
+	todo := entries
+	var index []int // todo[i] is entries[index[i]]; nil when todo is entries
+	if careful {
+		known, err := knownKeys(ctx, tx, b, entries, pos)
+		if err != nil {
+			return nil, err
+		}
+		todo = nil
+		for i, e := range entries {
+			if !known[i] {
+				todo, index = append(todo, e), append(index, i)
+			}
+		}
+	}
+	fresh := make([]bool, len(entries))
+	args := make([]any, 0, chunkSizes[0]*ledgerCols)
+	err := chunks(len(todo), func(lo, hi, k int) error {
+		args = appendLedgerArgs(args[:0], todo[lo:hi], stamp)
+		res, err := tx.StmtContext(ctx, b.ledgerInsert[k]).ExecContext(ctx, args...)
+		if err != nil {
+			return err
 		}
 		n, err := res.RowsAffected()
-		if err != nil {
-			return nil, nil, err
+		switch {
+		case err != nil:
+			return err
+		case n == int64(hi-lo):
+			for i := lo; i < hi; i++ {
+				if index != nil {
+					fresh[index[i]] = true
+				} else {
+					fresh[i] = true
+				}
+			}
+		case n == 0 && !careful:
+		default:
+			return errLedgerRace
 		}
-		if n == 0 {
+		return nil
+	})
+	return fresh, err
+}
+
+// knownKeys reports which entries' keys are already recorded.
+func knownKeys(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, pos map[string]int) ([]bool, error) {
+	known := make([]bool, len(entries))
+	args := make([]any, 0, chunkSizes[0])
+	err := chunks(len(entries), func(lo, hi, k int) error {
+		args = args[:0]
+		for _, e := range entries[lo:hi] {
+			args = append(args, e.Key)
+		}
+		rows, err := tx.StmtContext(ctx, b.ledgerKnown[k]).QueryContext(ctx, args...)
+		if err != nil {
+			return err
+		}
+		return markKeys(rows, pos, known)
+	})
+	return known, err
+}
+
+// balance accumulates one account's changes within a batch.
+type balance struct{ delta, used int64 }
+
+// sumBalances totals the changes of the fresh entries per user and per
+// token.
+func sumBalances(entries []store.LedgerEntry, fresh []bool) (users, tokens map[int64]*balance) {
+	users, tokens = map[int64]*balance{}, map[int64]*balance{}
+	for i, e := range entries {
+		if !fresh[i] {
 			continue
 		}
 		add(users, e.UserID, e.Delta, e.Used)
@@ -88,7 +228,7 @@ func (r ledgerRepo) insertEntries(ctx context.Context, tx *sql.Tx, entries []sto
 			add(tokens, e.TokenID, e.TokenDelta, e.Used)
 		}
 	}
-	return users, tokens, nil
+	return users, tokens
 }
 
 func add(m map[int64]*balance, id, delta, used int64) {
@@ -101,33 +241,25 @@ func add(m map[int64]*balance, id, delta, used int64) {
 	b.used += used
 }
 
-func (r ledgerRepo) moveBalances(ctx context.Context, tx *sql.Tx, users, tokens map[int64]*balance) error {
-	steps := []struct {
+// moveBalances applies the summed changes in id order, users before tokens,
+// so concurrent batches always lock rows in the same order and cannot
+// deadlock on them. An entry for a user or token that no longer exists is
+// still recorded; the missing balance is simply not there to change.
+func moveBalances(ctx context.Context, tx *sql.Tx, b *batchStmts, users, tokens map[int64]*balance) error {
+	for _, step := range []struct {
 		accounts map[int64]*balance
-		query    string
-	}{
-		{users, "UPDATE users SET quota = quota + ?, used_quota = used_quota + ? WHERE id = ?"},
-		// -1 marks an unlimited key and must survive any delta.
-		{tokens, "UPDATE tokens SET quota = CASE WHEN quota = -1 THEN -1 ELSE quota + ? END, used_quota = used_quota + ? WHERE id = ?"},
-	}
-	for _, step := range steps {
-		stmt, err := tx.PrepareContext(ctx, r.s.Rebind(step.query))
-		if err != nil {
-			return err
+		stmt     *sql.Stmt
+	}{{users, b.userMove}, {tokens, b.tokenMove}} {
+		if len(step.accounts) == 0 {
+			continue
 		}
-		ids := make([]int64, 0, len(step.accounts))
-		for id := range step.accounts {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		for _, id := range ids {
-			b := step.accounts[id]
-			if _, err := stmt.ExecContext(ctx, b.delta, b.used, id); err != nil {
-				stmt.Close()
+		stmt := tx.StmtContext(ctx, step.stmt)
+		for _, id := range slices.Sorted(maps.Keys(step.accounts)) {
+			a := step.accounts[id]
+			if _, err := stmt.ExecContext(ctx, a.delta, a.used, id); err != nil {
 				return err
 			}
 		}
-		stmt.Close()
 	}
 	return nil
 }

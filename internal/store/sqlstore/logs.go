@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"strings"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -14,39 +15,34 @@ const logInsertColumns = "type, user_id, token_id, channel_id, model, prompt_tok
 
 const logSelect = "SELECT id, " + logInsertColumns + " FROM usage_logs"
 
-// logBatch rows per INSERT: 12 parameters each stays far below every
-// dialect's parameter limit.
-const logBatch = 200
+// logInsertCols is the number of columns in logInsertColumns.
+const logInsertCols = 12
 
 // Insert writes the batch in one transaction with multi-row inserts; a zero
 // CreatedAt is stamped with the current time. IDs are not reported back.
 func (r logRepo) Insert(ctx context.Context, logs []store.UsageLog) error {
+	return wrap(r.s.write(ctx, nil, logs), "insert logs")
+}
+
+// insertLogs writes logs within tx through the prepared chunk statements.
+func insertLogs(ctx context.Context, tx *sql.Tx, b *batchStmts, logs []store.UsageLog, stamp time.Time) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	const cols = 12
-	stamp := now()
-	err := r.s.withTx(ctx, func(tx *sql.Tx) error {
-		for start := 0; start < len(logs); start += logBatch {
-			chunk := logs[start:min(start+logBatch, len(logs))]
-			args := make([]any, 0, len(chunk)*cols)
-			for _, l := range chunk {
-				created := stamp
-				if !l.CreatedAt.IsZero() {
-					created = dbTime(l.CreatedAt)
-				}
-				args = append(args, l.Type, l.UserID, l.TokenID, l.ChannelID, l.Model, l.PromptTokens, l.CompletionTokens,
-					l.Quota, l.LatencyMS, l.RequestID, rawText(l.Other), created)
+	args := make([]any, 0, chunkSizes[0]*logInsertCols)
+	return chunks(len(logs), func(lo, hi, k int) error {
+		args = args[:0]
+		for _, l := range logs[lo:hi] {
+			created := stamp
+			if !l.CreatedAt.IsZero() {
+				created = dbTime(l.CreatedAt)
 			}
-			row := "(?" + strings.Repeat(", ?", cols-1) + ")"
-			q := "INSERT INTO usage_logs (" + logInsertColumns + ") VALUES " + row + strings.Repeat(", "+row, len(chunk)-1)
-			if _, err := tx.ExecContext(ctx, r.s.Rebind(q), args...); err != nil {
-				return err
-			}
+			args = append(args, l.Type, l.UserID, l.TokenID, l.ChannelID, l.Model, l.PromptTokens, l.CompletionTokens,
+				l.Quota, l.LatencyMS, l.RequestID, rawText(l.Other), created)
 		}
-		return nil
+		_, err := tx.StmtContext(ctx, b.logInsert[k]).ExecContext(ctx, args...)
+		return err
 	})
-	return wrap(err, "insert logs")
 }
 
 // logWhere turns a filter into a WHERE clause and its arguments.

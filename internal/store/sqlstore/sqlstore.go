@@ -6,8 +6,11 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	// Drivers, registered as "pgx", "mysql" and "sqlite".
@@ -22,6 +25,9 @@ import (
 type Store struct {
 	db      *sql.DB
 	dialect Dialect
+
+	prepMu sync.Mutex                 // serialises the first preparation of stmts
+	stmts  atomic.Pointer[batchStmts] // nil until the first billing write
 }
 
 var _ store.Store = (*Store)(nil)
@@ -107,8 +113,14 @@ func (s *Store) Dialect() string { return string(s.dialect) }
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 
-// Close closes the pool.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the prepared statements and the pool.
+func (s *Store) Close() error {
+	var errs []error
+	if b := s.stmts.Swap(nil); b != nil {
+		errs = append(errs, b.close())
+	}
+	return errors.Join(append(errs, s.db.Close())...)
+}
 
 // Users returns the user repository.
 func (s *Store) Users() store.UserRepo { return userRepo{s} }

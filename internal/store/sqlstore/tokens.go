@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -95,6 +96,15 @@ func (r tokenRepo) Update(ctx context.Context, t *store.Token) error {
 	return r.s.execOne(ctx, r.s.db, "update token",
 		"UPDATE tokens SET name = ?, models = ?, expires_at = ?, status = ? WHERE id = ?",
 		t.Name, models, nullTime(t.ExpiresAt), defaultStatus(t.Status), t.ID)
+}
+
+// SetQuota overwrites the remaining quota outside the ledger; see
+// store.TokenRepo.
+func (r tokenRepo) SetQuota(ctx context.Context, id, quota int64) error {
+	if quota < -1 {
+		return fmt.Errorf("set token quota: %d is neither -1 (unlimited) nor a remaining quota", quota)
+	}
+	return r.s.execOne(ctx, r.s.db, "set token quota", "UPDATE tokens SET quota = ? WHERE id = ?", quota, id)
 }
 
 func (r tokenRepo) Delete(ctx context.Context, id int64) error {

@@ -122,13 +122,63 @@ var ledgerTests = []namedTest{
 	{"empty batch is a no-op", func(t *testing.T, s store.Store) {
 		must(t, s.Ledger().Apply(ctx(t), nil), "apply nil")
 	}},
-	{"concurrent batches on one user and token are exact", testLedgerConcurrency},
+	{"batches of every size record each new key once and in order", testLedgerBatchSizes},
+	{"concurrent batches on one user and token are exact", func(t *testing.T, s store.Store) {
+		testLedgerConcurrency(t, s, func(batch []store.LedgerEntry) error { return s.Ledger().Apply(ctx(t), batch) })
+	}},
+}
+
+// batchSizes straddle the row counts a store may group rows by.
+var batchSizes = []int{1, 3, 4, 5, 16, 17, 63, 64, 65, 150}
+
+func testLedgerBatchSizes(t *testing.T, s store.Store) {
+	u := newUser(t, s, "sizes", 0)
+	tok := newToken(t, s, u, "k", 0)
+	var order []string // keys in the order they were first applied
+	var wantDelta int64
+	entry := func(key string, delta int64) store.LedgerEntry {
+		return store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: u.ID, TokenID: tok.ID, Delta: delta, TokenDelta: 1, Used: 1}
+	}
+	for _, n := range batchSizes {
+		var fresh []store.LedgerEntry
+		for i := range n {
+			e := entry(fmt.Sprintf("n%d-%d", n, i), int64(len(order)+1))
+			fresh, order, wantDelta = append(fresh, e), append(order, e.Key), wantDelta+e.Delta
+		}
+		must(t, s.Ledger().Apply(ctx(t), fresh), fmt.Sprintf("apply %d", n))
+		// Replays of every other entry, with other amounts that must not
+		// count, interleaved with new keys.
+		var mixed []store.LedgerEntry
+		for i := 0; i < n; i += 2 {
+			e := entry(fmt.Sprintf("n%d-again-%d", n, i), 1000)
+			mixed, order, wantDelta = append(mixed, entry(fresh[i].Key, 999), e), append(order, e.Key), wantDelta+e.Delta
+		}
+		must(t, s.Ledger().Apply(ctx(t), mixed), fmt.Sprintf("apply %d mixed with replays", n))
+	}
+	delta, used, err := s.Ledger().Sum(ctx(t), u.ID)
+	must(t, err, "sum")
+	uq, uu, tq, tu := balances(t, s, u.ID, tok.ID)
+	n := int64(len(order))
+	if delta != wantDelta || used != n || uq != wantDelta || uu != n || tq != n || tu != n {
+		t.Errorf("Sum %d/%d, user %d/%d, token %d/%d; want delta %d and %d everywhere else", delta, used, uq, uu, tq, tu, wantDelta, n)
+	}
+	got, total, err := s.Ledger().List(ctx(t), u.ID, store.Page{PageSize: 1000})
+	must(t, err, "list")
+	if total != len(order) || len(got) != len(order) {
+		t.Fatalf("ledger has %d rows (listed %d), want %d", total, len(got), len(order))
+	}
+	for i, e := range got {
+		if want := order[len(order)-1-i]; e.Key != want {
+			t.Fatalf("row %d from the newest is %q, want %q: ids must follow the order of application", i, e.Key, want)
+		}
+	}
 }
 
 // testLedgerConcurrency runs 50 goroutines that each apply several batches
-// against the same user and token, half of them also replaying keys that
-// other goroutines apply, and checks that every key counted exactly once.
-func testLedgerConcurrency(t *testing.T, s store.Store) {
+// through apply against the same user and token, half of them also
+// replaying keys that other goroutines apply, and checks that every key
+// counted exactly once.
+func testLedgerConcurrency(t *testing.T, s store.Store, apply func([]store.LedgerEntry) error) {
 	const (
 		workers   = 50
 		batches   = 4
@@ -163,7 +213,7 @@ func testLedgerConcurrency(t *testing.T, s store.Store) {
 					}
 				}
 				batch = append(batch, store.LedgerEntry{Key: fmt.Sprintf("other-%d-%d", w, b), UserID: other.ID, Delta: 1})
-				if err := s.Ledger().Apply(ctx(t), batch); err != nil {
+				if err := apply(batch); err != nil {
 					errs <- err
 					return
 				}

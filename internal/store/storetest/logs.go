@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -132,5 +133,28 @@ var logTests = []namedTest{
 			t.Errorf("total %d len %d", total, len(got))
 		}
 		checkUTC(t, "stamped CreatedAt", got[0].CreatedAt)
+	}},
+	{"batches of every size keep every row and their order", func(t *testing.T, s store.Store) {
+		seq := 0
+		for _, n := range batchSizes {
+			batch := make([]store.UsageLog, n)
+			for i := range batch {
+				seq++
+				batch[i] = store.UsageLog{Type: store.LogConsume, UserID: int64(n), TokenID: int64(i), Model: "m", PromptTokens: seq,
+					CompletionTokens: 2 * seq, Quota: int64(3 * seq), RequestID: fmt.Sprintf("r%d", seq)}
+			}
+			must(t, s.Logs().Insert(ctx(t), batch), fmt.Sprintf("insert %d", n))
+		}
+		got, total, err := s.Logs().List(ctx(t), store.LogFilter{}, store.Page{PageSize: 1000})
+		must(t, err, "list")
+		if total != seq || len(got) != seq {
+			t.Fatalf("total %d, listed %d, want %d", total, len(got), seq)
+		}
+		for i, l := range got {
+			n := seq - i
+			if l.PromptTokens != n || l.CompletionTokens != 2*n || l.Quota != int64(3*n) || l.RequestID != fmt.Sprintf("r%d", n) {
+				t.Fatalf("row %d from the newest = %+v, want the row numbered %d", i, l, n)
+			}
+		}
 	}},
 }

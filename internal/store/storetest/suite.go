@@ -29,6 +29,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Prices", priceTests},
 		{"Logs", logTests},
 		{"Ledger", ledgerTests},
+		{"Batch", batchTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -120,6 +120,35 @@ var tokenTests = []namedTest{
 			t.Errorf("list all total = %d, want 6", total)
 		}
 	}},
+	{"set quota switches between limited and unlimited and leaves used quota", func(t *testing.T, s store.Store) {
+		u := newUser(t, s, "e", 0)
+		tok := newToken(t, s, u, "k", 40)
+		must(t, s.Ledger().Apply(ctx(t), []store.LedgerEntry{
+			{Key: "use", Kind: store.LedgerSettle, UserID: u.ID, TokenID: tok.ID, Delta: -10, TokenDelta: -10, Used: 10},
+		}), "apply")
+		for _, want := range []int64{-1, 0, 250} {
+			must(t, s.Tokens().SetQuota(ctx(t), tok.ID, want), "set quota")
+			got, err := s.Tokens().Get(ctx(t), tok.ID)
+			must(t, err, "get")
+			if got.Quota != want || got.UsedQuota != 10 {
+				t.Errorf("after SetQuota(%d): quota %d used %d, want %d and 10", want, got.Quota, got.UsedQuota, want)
+			}
+		}
+		if delta, _, err := s.Ledger().Sum(ctx(t), u.ID); err != nil || delta != -10 {
+			t.Errorf("SetQuota touched the ledger: Sum = %d (%v), want -10", delta, err)
+		}
+	}},
+	{"set quota rejects a missing key and quotas below -1", func(t *testing.T, s store.Store) {
+		wantErr(t, s.Tokens().SetQuota(ctx(t), 4040, 5), store.ErrNotFound, "SetQuota on a missing key")
+		u := newUser(t, s, "f", 0)
+		tok := newToken(t, s, u, "k", 7)
+		if err := s.Tokens().SetQuota(ctx(t), tok.ID, -2); err == nil {
+			t.Error("SetQuota(-2) succeeded")
+		}
+		if got, err := s.Tokens().Get(ctx(t), tok.ID); err != nil || got.Quota != 7 {
+			t.Errorf("quota after a rejected SetQuota = %v (%v), want 7", got, err)
+		}
+	}},
 	{"delete removes the token", func(t *testing.T, s store.Store) {
 		u := newUser(t, s, "d", 0)
 		tok := newToken(t, s, u, "k", -1)
