@@ -28,6 +28,11 @@ type submission struct {
 	resolver  FileResolver
 	origins   []*Task
 	retain    bool
+	// channels, when set, is the plan a host protocol already chose (its
+	// first channel decided the plugin); nil plans here.
+	channels []*routing.Channel
+	// logExtra is added to the consume row's other (std_image: images).
+	logExtra map[string]any
 }
 
 // attempt is the state of a submission on one channel.
@@ -57,7 +62,10 @@ func (s *Service) submit(ctx context.Context, sub *submission) (*submitted, erro
 	if _, err := s.d.Billing.Price(sub.model); err != nil {
 		return nil, err
 	}
-	plan := s.plan(sub)
+	plan := sub.channels
+	if plan == nil {
+		plan = s.plan(sub)
+	}
 	if len(plan) == 0 {
 		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "model_not_available",
 			Message: fmt.Sprintf("no available channel serves model %s for this route", sub.model)}

@@ -194,7 +194,7 @@ func (s *Service) accept(ctx context.Context, sub *submission, t *Task, at *atte
 		s.log.Error("task accepted upstream but not stored", "task", t.PublicID, "plugin", l.Key, "err", err)
 		return nil, &ir.Error{Status: 500, Kind: ir.KindInternal, Code: "task_store_failed", Message: "the task was accepted upstream but could not be stored", Cause: err}
 	}
-	s.d.Billing.Writer().Log(s.usageLog(t, store.LogConsume, t.QuotaReserved, nil))
+	s.d.Billing.Writer().Log(s.usageLog(t, store.LogConsume, t.QuotaReserved, sub.logExtra))
 	out := &submitted{task: t, data: data}
 	if imm != nil && terminal(imm.status) {
 		s.complete(ctx, l, t, *imm, data)
