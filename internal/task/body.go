@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"mime"
 	"mime/multipart"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
@@ -21,9 +23,10 @@ const (
 	BodyNone      = "none"
 )
 
-// maxMultipartMemory bounds the parts held in memory while parsing; the
-// request body limit bounds the rest.
-const maxMultipartMemory = 32 << 20
+// maxMultipartMemory bounds the uploads held in memory while parsing; the
+// multipart reader spools the rest to temporary files, which
+// decodedBody.Close removes when the request ends.
+const maxMultipartMemory = 4 << 20
 
 // FileReference is what a plugin sees of an uploaded file. Plugins never
 // read the bytes; the host resolves the ref when a descriptor uses it.
@@ -35,10 +38,12 @@ type FileReference struct {
 	Size     int64  `json:"size"`
 }
 
-// File is the content behind a FileReference.
+// File is the content behind a FileReference: Data when it is small
+// enough to hold, else the spooled upload (read it through Open).
 type File struct {
 	FileReference
-	Data []byte
+	Data   []byte
+	upload *multipart.FileHeader
 }
 
 // FileResolver finds the content of a file reference. Request uploads are
@@ -61,6 +66,7 @@ func (f requestFiles) Resolve(ref string) (*File, bool) {
 type decodedBody struct {
 	Value map[string]any
 	Files requestFiles
+	form  *multipart.Form
 }
 
 // decodeBody reads an inbound body into the union of SPEC §2.6. It never
@@ -122,13 +128,14 @@ func decodeMultipart(body []byte, boundary string) (decodedBody, error) {
 	if err != nil {
 		return decodedBody{}, ir.BadRequest("invalid_request", "the multipart body is not valid: %v", err)
 	}
-	defer form.RemoveAll()
 	files := requestFiles{}
 	var refs []any
-	for field, headers := range form.File {
-		for i, fh := range headers {
+	// Fields in name order so ctx.files is the same on every decode.
+	for _, field := range slices.Sorted(maps.Keys(form.File)) {
+		for i, fh := range form.File[field] {
 			f, err := readUpload(fh, field, i)
 			if err != nil {
+				_ = form.RemoveAll()
 				return decodedBody{}, err
 			}
 			files[f.Ref] = f
@@ -139,7 +146,7 @@ func decodeMultipart(body []byte, boundary string) (decodedBody, error) {
 		refs = []any{}
 	}
 	v := map[string]any{"kind": BodyMultipart, "fields": fieldsOf(form.Value), "files": refs}
-	return decodedBody{Value: v, Files: files}, nil
+	return decodedBody{Value: v, Files: files, form: form}, nil
 }
 
 // fileRef names the i-th file of a field: the first is request_file:<field>,
@@ -152,6 +159,14 @@ func fileRef(field string, i int) string {
 }
 
 func readUpload(fh *multipart.FileHeader, field string, i int) (*File, error) {
+	mt := fh.Header.Get("Content-Type")
+	if mt == "" {
+		mt = "application/octet-stream"
+	}
+	ref := FileReference{Ref: fileRef(field, i), Field: field, Filename: fh.Filename, MimeType: mt, Size: fh.Size}
+	if fh.Size > maxHeldUpload {
+		return &File{FileReference: ref, upload: fh}, nil
+	}
 	r, err := fh.Open()
 	if err != nil {
 		return nil, ir.BadRequest("invalid_request", "the uploaded file %q cannot be read", fh.Filename)
@@ -161,12 +176,8 @@ func readUpload(fh *multipart.FileHeader, field string, i int) (*File, error) {
 	if err != nil {
 		return nil, ir.BadRequest("invalid_request", "the uploaded file %q cannot be read", fh.Filename)
 	}
-	mt := fh.Header.Get("Content-Type")
-	if mt == "" {
-		mt = "application/octet-stream"
-	}
-	return &File{FileReference: FileReference{Ref: fileRef(field, i), Field: field, Filename: fh.Filename,
-		MimeType: mt, Size: int64(len(data))}, Data: data}, nil
+	ref.Size = int64(len(data))
+	return &File{FileReference: ref, Data: data}, nil
 }
 
 func fileRefValue(f FileReference) map[string]any {

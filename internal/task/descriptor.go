@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -278,6 +277,9 @@ func (d *Descriptor) request(ctx context.Context, files FileResolver) (*http.Req
 	if err != nil {
 		return nil, descErr("the request cannot be built")
 	}
+	if s, ok := body.(interface{ size() int64 }); ok {
+		req.ContentLength = s.size()
+	}
 	for k, v := range d.Headers {
 		req.Header.Set(k, v)
 	}
@@ -289,7 +291,7 @@ func (d *Descriptor) request(ctx context.Context, files FileResolver) (*http.Req
 
 func (d *Descriptor) encodeBody(files FileResolver) (io.Reader, string, error) {
 	if d.BodyType == "multipart" {
-		return encodeMultipart(d.Parts, files)
+		return encodeMultipart(d.Parts, budgetOf(files))
 	}
 	if !d.HasBody || d.Method == http.MethodGet || d.Method == http.MethodHead {
 		return nil, "", nil
@@ -297,57 +299,15 @@ func (d *Descriptor) encodeBody(files FileResolver) (io.Reader, string, error) {
 	if s, ok := d.Body.(string); ok {
 		return strings.NewReader(s), "", nil
 	}
-	b, err := json.Marshal(d.Body)
+	inlined, err := inlineFiles(d.Body, budgetOf(files))
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := json.Marshal(inlined)
 	if err != nil {
 		return nil, "", descErr("body cannot be encoded as JSON")
 	}
 	return bytes.NewReader(b), "application/json", nil
-}
-
-func encodeMultipart(parts []Part, files FileResolver) (io.Reader, string, error) {
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	for _, p := range parts {
-		if p.FileRef == "" {
-			if err := w.WriteField(p.Name, p.Value); err != nil {
-				return nil, "", descErr("part %s cannot be written", p.Name)
-			}
-			continue
-		}
-		if err := writeFilePart(w, p, files); err != nil {
-			return nil, "", err
-		}
-	}
-	if err := w.Close(); err != nil {
-		return nil, "", descErr("multipart body cannot be finished")
-	}
-	return &buf, w.FormDataContentType(), nil
-}
-
-func writeFilePart(w *multipart.Writer, p Part, files FileResolver) error {
-	var f *File
-	ok := false
-	if files != nil {
-		f, ok = files.Resolve(p.FileRef)
-	}
-	if !ok {
-		return descErr("parts: file reference %q does not name a file of this request", p.FileRef)
-	}
-	name := p.Filename
-	if name == "" {
-		name = f.Filename
-	}
-	h := make(map[string][]string)
-	h["Content-Disposition"] = []string{`form-data; name="` + escapeQuotes(p.Name) + `"; filename="` + escapeQuotes(name) + `"`}
-	h["Content-Type"] = []string{f.MimeType}
-	pw, err := w.CreatePart(h)
-	if err == nil {
-		_, err = pw.Write(f.Data)
-	}
-	if err != nil {
-		return descErr("part %s cannot be written", p.Name)
-	}
-	return nil
 }
 
 var quoteEscaper = strings.NewReplacer("\\", "\\\\", `"`, "\\\"", "\r", "", "\n", "")

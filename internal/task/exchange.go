@@ -47,7 +47,7 @@ func headerArrays(h http.Header) map[string][]string {
 func (s *Service) send(ctx context.Context, d *Descriptor, files FileResolver) (*upstreamResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
 	defer cancel()
-	req, err := d.request(ctx, files)
+	req, err := d.request(ctx, newFileBudget(files, s.opts.MaxFileBytes))
 	if err != nil {
 		return nil, err
 	}

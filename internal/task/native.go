@@ -110,6 +110,7 @@ func (n *nativeRequest) decodeAndRun() error {
 	if err != nil {
 		return err
 	}
+	defer body.Close()
 	dctx := map[string]any{"method": n.r.Method, "path": n.r.URL.Path, "params": stringMap(n.params),
 		"query": queryValues(n.r.URL.Query()), "body": body.Value}
 	v, err := call(n.r.Context(), n.plugin(), n.entry.Route.DecodeHook(), dctx)
