@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"net/http"
 	"time"
@@ -303,37 +302,11 @@ func (a *API) setTokenQuota(ctx context.Context, t *store.Token, want int64) err
 	if err := a.flush(ctx); err != nil {
 		return err
 	}
-	if err := writeTokenQuota(ctx, a.d.Store, t.ID, want); err != nil {
+	if err := a.d.Store.Tokens().SetQuota(ctx, t.ID, want); err != nil {
 		return err
 	}
 	a.d.Billing.Balances().Forget(0, t.ID)
 	return nil
-}
-
-// tokenQuotaSetter is the repository method the store interface lacks for
-// switching a key between limited and unlimited; the ledger keeps -1 fixed.
-type tokenQuotaSetter interface {
-	SetQuota(ctx context.Context, id, quota int64) error
-}
-
-// sqlBacked is what the SQL store exposes for callers that need one
-// statement its repositories do not offer.
-type sqlBacked interface {
-	DB() *sql.DB
-	Rebind(query string) string
-}
-
-func writeTokenQuota(ctx context.Context, st store.Store, id, quota int64) error {
-	if s, ok := st.Tokens().(tokenQuotaSetter); ok {
-		return s.SetQuota(ctx, id, quota)
-	}
-	s, ok := st.(sqlBacked)
-	if !ok {
-		return errorf(http.StatusConflict, "unsupported",
-			"this store cannot switch a key between limited and unlimited; create a new key instead")
-	}
-	_, err := s.DB().ExecContext(ctx, s.Rebind("UPDATE tokens SET quota = ? WHERE id = ?"), quota, id)
-	return err
 }
 
 func (a *API) deleteToken(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {

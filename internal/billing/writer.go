@@ -107,6 +107,9 @@ func (w *Writer) loop() {
 // writeBatch retries until the database takes the batch: losing a ledger
 // row would break the balance invariant, so waiting is the lesser evil.
 func (w *Writer) writeBatch(entries []store.LedgerEntry, logs []store.UsageLog) {
+	if len(entries)+len(logs) == 0 {
+		return
+	}
 	backoff := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := w.tryWrite(entries, logs)
@@ -121,9 +124,16 @@ func (w *Writer) writeBatch(entries []store.LedgerEntry, logs []store.UsageLog) 
 	}
 }
 
+// tryWrite stores one batch. A store that can write the ledger and the logs
+// in one transaction does so: a failed batch then left nothing behind, and
+// its retry cannot duplicate logs. Otherwise the ledger goes first, because
+// its idempotency keys make a retry after a failure in the logs harmless.
 func (w *Writer) tryWrite(entries []store.LedgerEntry, logs []store.UsageLog) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if bw, ok := w.st.(store.BatchWriter); ok {
+		return bw.WriteBatch(ctx, entries, logs)
+	}
 	if len(entries) > 0 {
 		if err := w.st.Ledger().Apply(ctx, entries); err != nil {
 			return err

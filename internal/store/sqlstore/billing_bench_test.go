@@ -111,7 +111,8 @@ func BenchmarkLogInsertBatch(b *testing.B) {
 }
 
 // BenchmarkBillingWriteBatch is one writer flush: the ledger entries and
-// the usage logs of the same interval, the way billing.Writer stores them.
+// the usage logs of the same interval, in one transaction as billing.Writer
+// stores them through store.BatchWriter.
 func BenchmarkBillingWriteBatch(b *testing.B) {
 	f := newBenchFixture(b)
 	ctx := context.Background()
@@ -121,10 +122,7 @@ func BenchmarkBillingWriteBatch(b *testing.B) {
 		b.StopTimer()
 		entries := f.entries()
 		b.StartTimer()
-		if err := f.st.Ledger().Apply(ctx, entries); err != nil {
-			b.Fatal(err)
-		}
-		if err := f.st.Logs().Insert(ctx, logs); err != nil {
+		if err := f.st.WriteBatch(ctx, entries, logs); err != nil {
 			b.Fatal(err)
 		}
 	}
