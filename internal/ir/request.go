@@ -169,3 +169,15 @@ type Reasoning struct {
 	// Disabled is true when the client explicitly turned reasoning off.
 	Disabled bool
 }
+
+// SingleAnswer refuses a request for several answers (n > 1) on a converted
+// call: the converting codecs carry one candidate, and relaying one while
+// the upstream bills for n would charge for answers the client never sees.
+// Passthrough calls never reach it, so n works when formats match.
+func SingleAnswer(req *Request) *Error {
+	if req.N != nil && *req.N > 1 {
+		return &Error{Status: 400, Kind: KindInvalidRequest, Code: "unsupported_parameter", Param: "n",
+			Message: "n > 1 (several answers) is only supported when the channel speaks the client's own format"}
+	}
+	return nil
+}

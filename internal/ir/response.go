@@ -43,3 +43,14 @@ func (u Usage) Total() int { return u.InputTokens + u.OutputTokens }
 
 // IsZero reports whether nothing was counted.
 func (u Usage) IsZero() bool { return u == Usage{} }
+
+// NonNegative returns u with negative counts (a broken or hostile upstream
+// report) raised to zero, so usage can never turn a charge into a payout.
+func (u Usage) NonNegative() Usage {
+	u.InputTokens = max(u.InputTokens, 0)
+	u.OutputTokens = max(u.OutputTokens, 0)
+	u.CacheReadTokens = max(u.CacheReadTokens, 0)
+	u.CacheWriteTokens = max(u.CacheWriteTokens, 0)
+	u.ReasoningTokens = max(u.ReasoningTokens, 0)
+	return u
+}

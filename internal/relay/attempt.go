@@ -42,7 +42,9 @@ func (c *call) attemptAll(plan []*routing.Channel) error {
 			c.rl.Router.Health.CoolDown(ch.ID, e.Message)
 			c.rl.Metrics.attempt("cooled")
 		case ir.RetryNext:
-			c.rl.Router.Health.Failed(ch.ID, e.Message)
+			if e.Status >= 408 { // a 400 refusal to convert is not the channel's fault
+				c.rl.Router.Health.Failed(ch.ID, e.Message)
+			}
 			c.rl.Metrics.attempt("retried")
 		default:
 			c.rl.Metrics.attempt("rejected")
@@ -65,6 +67,10 @@ func afterRetries(e *ir.Error) *ir.Error {
 	case e.Status == 401 || e.Status == 403:
 		out.Status, out.Kind, out.Code = 502, ir.KindUpstream, "upstream_auth_failed"
 		out.Message = "the upstream provider rejected the gateway's credentials"
+	case e.Status == 402:
+		// The provider account is out of credit: not the client's quota.
+		out.Status, out.Kind, out.Code = 502, ir.KindUpstream, "upstream_quota_exhausted"
+		out.Message = "the upstream provider account has no credit left"
 	case e.Status == 429:
 		out.Kind = ir.KindRateLimit
 	case e.Status == 504 || e.Kind == ir.KindTimeout:
@@ -82,7 +88,12 @@ func (c *call) attempt(ch *routing.Channel) error {
 	t := upstream.Target{Type: ch.Type, BaseURL: ch.BaseURL, Key: ch.Key, Settings: ch.Settings, Model: ch.MapModel(c.model)}
 	body, err := c.upstreamBody(codec, t.Model)
 	if err != nil {
-		return err
+		// The request cannot be expressed in this channel's format; a
+		// channel that speaks the client's format may still serve it, and
+		// when none does the client gets this 400 after the retries.
+		e := ir.As(err)
+		e.Retry = ir.RetryNext
+		return e
 	}
 	ctx, cancel := context.WithTimeout(c.r.Context(), c.rl.Options.UpstreamTimeout)
 	defer cancel()

@@ -296,3 +296,38 @@ func TestModelListShapeFollowsTheClientHeaders(t *testing.T) {
 		t.Fatalf("openai list in alternate namespace: %v", v)
 	}
 }
+
+func TestRequestOneFormatCannotExpressMovesToAChannelThatCan(t *testing.T) {
+	e := newEnv(t)
+	e.price("m", store.ModelPrice{InputPerMTok: 0.15, OutputPerMTok: 0.60})
+	openaiUp := &fakeOpenAI{}
+	e.channel("openai-first", newFake(t, openaiUp).URL, func(c *store.Channel) { c.Models = []string{"m"}; c.Priority = 10 })
+	rc := &recorder{}
+	e.channel("anthropic", newFakeAnthropic(t, rc).URL, func(c *store.Channel) { c.Type = 14; c.Models = []string{"m"} })
+	req, _ := http.NewRequest("POST", e.srv.URL+"/v1/messages", strings.NewReader(
+		`{"model":"m","max_tokens":100,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":"news?"}]}`))
+	req.Header.Set("x-api-key", testKey)
+	req.Header.Set("anthropic-version", "2023-06-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readJSON(t, resp)
+	if resp.StatusCode != 200 || openaiUp.calls() != 0 {
+		t.Fatalf("status %d body %v; the OpenAI channel was called %d times", resp.StatusCode, body, openaiUp.calls())
+	}
+	tools, _ := rc.body["tools"].([]any)
+	if len(tools) != 1 || tools[0].(map[string]any)["type"] != "web_search_20250305" {
+		t.Fatalf("server tool not passed through: %v", rc.body)
+	}
+}
+
+func TestProviderOutOfCreditIsNotTheClientsQuota(t *testing.T) {
+	e := newEnv(t)
+	e.channel("broke", newFake(t, &fakeOpenAI{status: 402}).URL, nil)
+	resp := e.post("/v1/chat/completions", testKey, chatBody)
+	body := readJSON(t, resp)
+	if resp.StatusCode != 502 || body["error"].(map[string]any)["code"] != "upstream_quota_exhausted" {
+		t.Fatalf("status %d body %v", resp.StatusCode, body)
+	}
+}

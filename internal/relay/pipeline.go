@@ -172,7 +172,7 @@ func chatCapable(ch *routing.Channel) bool { return !isTaskOnly(ch.Type) }
 // none) and writes the consume row. It runs even when the client went away.
 func (c *call) settle(outputText func() string) {
 	ctx := context.WithoutCancel(c.r.Context())
-	u := c.usage
+	u := c.usage.NonNegative()
 	if u.InputTokens == 0 {
 		u.InputTokens = c.prompt
 	}

@@ -16,6 +16,9 @@ func (Codec) EncodeRequest(req *ir.Request) ([]byte, error) {
 			return nil, ir.NativeToolError(i, t.Name)
 		}
 	}
+	if err := ir.SingleAnswer(req); err != nil {
+		return nil, err
+	}
 	e := &reqEncoder{callNames: map[string]string{}, sentinel: wantsSentinel(req.Model)}
 	e.system = appendText(e.system, req.System)
 	for i, m := range req.Messages {

@@ -16,3 +16,12 @@ func TestEncodeRequestRefusesAnotherProvidersServerTool(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestEncodeRequestRefusesSeveralAnswers(t *testing.T) {
+	two := 2
+	req := &ir.Request{Model: "m", N: &two, Messages: []ir.Message{{Role: ir.RoleUser, Parts: []ir.Part{{Kind: ir.PartText, Text: "hi"}}}}}
+	_, err := Generate.EncodeRequest(req)
+	if e := ir.As(err); err == nil || e.Status != 400 || e.Param != "n" {
+		t.Fatalf("err = %v", err)
+	}
+}

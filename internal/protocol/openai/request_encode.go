@@ -16,6 +16,9 @@ func encodeRequest(req *ir.Request) ([]byte, error) {
 			return nil, ir.NativeToolError(i, t.Name)
 		}
 	}
+	if err := ir.SingleAnswer(req); err != nil {
+		return nil, err
+	}
 	msgs, err := encodeMessages(req)
 	if err != nil {
 		return nil, err
@@ -63,7 +66,9 @@ func encodeTools(req *ir.Request, w *wireRequest) {
 			Name: t.Name, Description: t.Description, Parameters: t.Parameters,
 		}})
 	}
-	if tc := req.ToolChoice; tc != nil {
+	// Like parallel_tool_calls, tool_choice without tools is refused by the
+	// API and means nothing, so it is left out.
+	if tc := req.ToolChoice; tc != nil && len(w.Tools) > 0 {
 		if tc.Mode == ir.ToolChoiceTool {
 			named := wireNamedFunction{Type: "function"}
 			named.Function.Name = tc.Name
@@ -106,13 +111,23 @@ func reasoningEffort(r *ir.Reasoning) string {
 	case r == nil || r.Disabled:
 		return ""
 	case r.Effort != "":
-		return r.Effort
+		return knownEffort(r.Effort)
 	case r.BudgetTokens <= 0:
 		return ""
 	case r.BudgetTokens < 4096:
 		return "low"
 	case r.BudgetTokens < 16384:
 		return "medium"
+	}
+	return "high"
+}
+
+// knownEffort maps another format's effort levels onto the ones Chat
+// Completions accepts; "max" and any level it does not know become the
+// strongest it has.
+func knownEffort(e string) string {
+	if reasoningEfforts[e] {
+		return e
 	}
 	return "high"
 }

@@ -38,7 +38,8 @@ func TestEncodeRequest(t *testing.T) {
 			map[string]string{"reasoning_effort": ""}},
 		{"parallel_tool_calls is dropped without tools", ir.Request{Model: "m", Messages: []ir.Message{userText("hi")}, ParallelToolCalls: ptr(false)},
 			map[string]string{"parallel_tool_calls": ""}},
-		{"tool choice modes are strings", ir.Request{Model: "m", Messages: []ir.Message{userText("hi")}, ToolChoice: &ir.ToolChoice{Mode: ir.ToolChoiceRequired}},
+		{"tool choice modes are strings", ir.Request{Model: "m", Messages: []ir.Message{userText("hi")},
+			Tools: []ir.Tool{{Name: "f"}}, ToolChoice: &ir.ToolChoice{Mode: ir.ToolChoiceRequired}},
 			map[string]string{"tool_choice": `"required"`}},
 		{"a system message mid-conversation stays in place", ir.Request{Model: "m", Messages: []ir.Message{
 			userText("a"), {Role: ir.RoleSystem, Parts: []ir.Part{{Kind: ir.PartText, Text: "be brief"}}}}},
@@ -108,5 +109,35 @@ func TestEncodeRequestRejectsWhatCannotBeExpressed(t *testing.T) {
 				t.Fatalf("err = %#v, want a 400 naming %q", err, tt.param)
 			}
 		})
+	}
+}
+
+func TestEncodeRequestLeavesOutWhatTheAPIRefuses(t *testing.T) {
+	two, max := 2, "max"
+	cases := []struct {
+		name string
+		req  ir.Request
+		path string
+		want string
+	}{
+		{"tool_choice without tools", ir.Request{Model: "m", Messages: []ir.Message{userText("hi")},
+			ToolChoice: &ir.ToolChoice{Mode: ir.ToolChoiceNone}}, "tool_choice", ""},
+		{"an effort level the API does not know", ir.Request{Model: "m", Messages: []ir.Message{userText("hi")},
+			Reasoning: &ir.Reasoning{Effort: max}}, "reasoning_effort", `"high"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body, err := Chat.EncodeRequest(&tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := gjson.GetBytes(body, tc.path).Raw; got != tc.want {
+				t.Fatalf("%s = %q, want %q", tc.path, got, tc.want)
+			}
+		})
+	}
+	_, err := Chat.EncodeRequest(&ir.Request{Model: "m", N: &two, Messages: []ir.Message{userText("hi")}})
+	if e := ir.As(err); err == nil || e.Status != 400 || e.Param != "n" {
+		t.Fatalf("n > 1 on a converted call: %v", err)
 	}
 }
