@@ -16,12 +16,13 @@ import (
 const maxIDsPerQuery = 100
 
 // Register mounts GET /v1/tasks, GET /v1/tasks/{id}, the signed artifact
-// addresses (GET and HEAD) and GET /api/tasks.
+// addresses (GET and HEAD), GET /api/tasks and the std_video endpoints.
 func (s *Service) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/tasks/{id}", s.getTask)
 	mux.HandleFunc("GET /v1/tasks/{id}/artifacts/{key}", s.getArtifact)
 	mux.HandleFunc("GET /v1/tasks", s.listTasks)
 	mux.HandleFunc("GET /api/tasks", s.adminTasks)
+	s.registerVideo(mux)
 }
 
 // publicTask is the CONTRACT §8 shape of one task.
