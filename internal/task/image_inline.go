@@ -1,0 +1,70 @@
+package task
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+)
+
+// defaultImageDownloadBytes caps one inlined image when MAX_FILE_DOWNLOAD_MB
+// is not set (its default, 64 MiB).
+const defaultImageDownloadBytes = 64 << 20
+
+// inlineImages adds b64_json to every item that has only a url, keeping the
+// url. A failed download is logged and leaves that item as it was: the
+// client still has the address.
+func (s *Service) inlineImages(ctx context.Context, t *Task, items []map[string]any) {
+	for i, it := range items {
+		u, _ := it["url"].(string)
+		if b, _ := it["b64_json"].(string); b != "" || u == "" {
+			continue
+		}
+		data, err := s.downloadImage(ctx, u)
+		if err != nil {
+			s.log.Warn("downloading an image for b64_json failed; the url is kept", "task", t.PublicID, "item", i, "err", err)
+			continue
+		}
+		it["b64_json"] = base64.StdEncoding.EncodeToString(data)
+	}
+}
+
+// downloadImage fetches one image over http(s) within the size cap and the
+// upstream timeout. It goes through the same guard as credentialless
+// content requests: no private or loopback targets, first address and
+// every redirect, unless allow_private_content is on.
+func (s *Service) downloadImage(ctx context.Context, raw string) ([]byte, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("the image address is not an http(s) URL")
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	client := s.contentClient(&contentDescriptor{Descriptor: &Descriptor{URL: u, Method: http.MethodGet}, credentialless: true})
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s: %w", hostPort(u), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("fetching %s: HTTP %d", hostPort(u), resp.StatusCode)
+	}
+	limit := s.opts.MaxFileBytes
+	if limit <= 0 {
+		limit = defaultImageDownloadBytes
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", hostPort(u), err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("the image at %s is larger than %d bytes", hostPort(u), limit)
+	}
+	return data, nil
+}
