@@ -25,8 +25,7 @@ func (s *Service) exchange(ctx context.Context, sub *submission, t *Task, at *at
 		return nil, hookError(502, "invalid_plugin_request", err, at.cr.secrets)
 	}
 	if d.ResponseType == "sse" {
-		return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "sse_submit_unavailable",
-			Message: "this plugin asks for an SSE submit answer, which the host reads only through its SSE reader; it is not configured"}
+		return s.exchangeSSE(ctx, sub, t, at, d)
 	}
 	resp, err := s.send(ctx, d, sub.resolver)
 	if err != nil {
