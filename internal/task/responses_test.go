@@ -121,7 +121,7 @@ func TestResponsesBackgroundAnswersAtOnceAndRetrievalRendersLater(t *testing.T) 
 		t.Errorf("GET while running: %s", g.raw)
 	}
 	pe.tick(1)
-	g := pe.get("/v1/responses/" + id, userKey)
+	g := pe.get("/v1/responses/"+id, userKey)
 	out, _ := g.json["output"].([]any)
 	if g.status != 200 || g.json["status"] != "completed" || len(out) != 1 || !strings.Contains(string(g.raw), "final video at ") {
 		t.Errorf("GET after success: %d %s", g.status, g.raw)
