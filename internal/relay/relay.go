@@ -47,6 +47,9 @@ type Deps struct {
 	// Hosts lets task plugins serve the standard endpoints for the models
 	// they claim; nil when no plugin host is wired.
 	Hosts HostProtocols
+	// Responses remembers which channel stored a response, for
+	// GET /v1/responses/{id}; nil disables retrieval through channels.
+	Responses ResponseIndex
 }
 
 // HostProtocols is what the relay needs from the task-plugin host: standard
@@ -95,6 +98,7 @@ func (rl *Relay) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1beta/models/{model}", rl.getAltModel)
 	mux.HandleFunc("GET /v1beta/openai/models", rl.listOpenAIModels)
 	rl.registerEndpoints(mux)
+	rl.registerResponses(mux)
 }
 
 // AltAction serves one extra alternate-native action for a model.

@@ -1,0 +1,256 @@
+package relay
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/protocol/responses"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
+)
+
+// respCall is one POST /v1/responses (or /v1/responses/compact) call. It
+// runs the generic endpoint stages; per channel it either relays the body
+// to a channel speaking the Responses API or converts it for a chat channel.
+type respCall struct {
+	*epCall
+	compact bool
+	// dec is the request converted for chat channels; decErr says why it
+	// could not be, which limits the call to native channels.
+	dec    *responses.Request
+	decErr error
+}
+
+func (rl *Relay) responsesCreate(w http.ResponseWriter, r *http.Request) {
+	rl.serveResponses(w, r, false)
+}
+
+func (rl *Relay) responsesCompact(w http.ResponseWriter, r *http.Request) {
+	rl.serveResponses(w, r, true)
+}
+
+func (rl *Relay) serveResponses(w http.ResponseWriter, r *http.Request, compact bool) {
+	rc := &respCall{epCall: &epCall{rl: rl, w: w, r: r, start: time.Now(), status: http.StatusOK}, compact: compact}
+	rc.ep = rc.endpoint()
+	served, err := rc.run()
+	if served {
+		return
+	}
+	if err != nil {
+		rc.fail(err)
+	}
+	rl.Metrics.observe(rc.ep.name, rc.status, time.Since(rc.start).Seconds())
+}
+
+func (rc *respCall) endpoint() *endpoint {
+	ep := &endpoint{name: "responses", path: "/v1/responses", dialect: protocol.OpenAI,
+		estimate: rc.estimate, bill: rc.billNative, send: rc.send, relay: rc.relay}
+	if rc.compact {
+		ep.name, ep.path = "responses_compact", "/v1/responses/compact"
+	}
+	return ep
+}
+
+// run reports served when a task plugin answered the call.
+func (rc *respCall) run() (served bool, err error) {
+	raw, e := readLimited(rc.w, rc.r, rc.rl.Options.BodyLimit)
+	if e != nil {
+		return false, e
+	}
+	model := gjson.GetBytes(raw, "model").String()
+	if !rc.compact && rc.rl.Hosts != nil && rc.rl.Hosts.ServeProtocol(rc.w, rc.r, "std_responses", model, raw) {
+		return true, nil
+	}
+	p, err := rc.rl.Keys.Authenticate(rc.r.Context(), bearerKey(rc.r))
+	if err != nil {
+		return false, err
+	}
+	rc.principal = p
+	if !gjson.ValidBytes(raw) || !gjson.ParseBytes(raw).IsObject() {
+		return false, ir.BadRequest("invalid_body", "the request body must be a JSON object")
+	}
+	rc.in.raw, rc.model = raw, model
+	rc.stream = !rc.compact && gjson.GetBytes(raw, "stream").Bool()
+	if model == "" {
+		return false, missingParam("model")
+	}
+	if err := rc.admit(); err != nil {
+		return false, err
+	}
+	if !rc.compact {
+		rc.dec, rc.decErr = responses.DecodeRequest(raw)
+	}
+	plan := rc.rl.Router.Plan(rc.principal.Group, rc.model, rc.rl.Options.RetryCount+1, rc.servable)
+	if len(plan) == 0 {
+		return false, rc.noChannel()
+	}
+	return false, rc.attemptAll(plan)
+}
+
+// servable: native channels always; chat channels only when the request
+// could be converted (never for compaction, which only the Responses API
+// has).
+func (rc *respCall) servable(ch *routing.Channel) bool {
+	if nativeResponses(ch) {
+		return true
+	}
+	return !rc.compact && rc.decErr == nil && chatResponses(ch)
+}
+
+// noChannel tells a request only native channels could serve (a client
+// error naming what needs them) from channels that are all cooling down.
+func (rc *respCall) noChannel() error {
+	if len(rc.rl.Router.Plan(rc.principal.Group, rc.model, 1, chatResponses)) > 0 {
+		if rc.compact {
+			return &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "unsupported", Param: "model",
+				Message: "the channel serving model " + rc.model + " speaks only chat and cannot compact responses"}
+		}
+		if rc.decErr != nil {
+			return rc.decErr
+		}
+	}
+	return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "no_available_channel",
+		Message: "no channel is available for model " + rc.model + " on " + rc.ep.name + " right now"}
+}
+
+// nativeResponses reports whether a channel speaks the Responses API:
+// OpenAI-type channels unless settings.responses is false or "chat", other
+// OpenAI-compatible types only when it is true or "native".
+func nativeResponses(ch *routing.Channel) bool {
+	if !openAIDialect(ch) {
+		return false
+	}
+	switch v := ch.Settings["responses"].(type) {
+	case bool:
+		return v
+	case string:
+		return v == "native" || v == "true"
+	}
+	return ch.Type == upstream.TypeOpenAI
+}
+
+// chatResponses reports whether a channel can serve Responses calls by
+// conversion to its chat format.
+func chatResponses(ch *routing.Channel) bool { return !isTaskOnly(ch.Type) && !nativeResponses(ch) }
+
+// estimate reserves the counted input and the most output the call may
+// produce.
+func (rc *respCall) estimate(c *epCall) charge {
+	maxOut := rc.rl.Options.DefaultCompletionTokens
+	if v := gjson.GetBytes(c.in.raw, "max_output_tokens"); v.Type == gjson.Number && v.Int() > 0 {
+		maxOut = int(v.Int())
+	}
+	if rc.compact {
+		maxOut = rc.inputTokens()
+	}
+	return tokensPlusCall(c.price, ir.Usage{InputTokens: rc.inputTokens(), OutputTokens: maxOut})
+}
+
+// inputTokens counts the text of instructions and input (messages, tool
+// outputs, call arguments) for the reservation and for upstreams that
+// report no usage.
+func (rc *respCall) inputTokens() int {
+	var texts []string
+	collectTexts(gjson.GetBytes(rc.in.raw, "instructions"), &texts)
+	collectTexts(gjson.GetBytes(rc.in.raw, "input"), &texts)
+	n := 0
+	for _, t := range texts {
+		n += countTexts(rc.model, gjson.Result{Type: gjson.String, Str: t})
+	}
+	return n
+}
+
+// collectTexts gathers the strings of a Responses input that the model
+// reads; ids, types and roles are left out.
+func collectTexts(v gjson.Result, out *[]string) {
+	switch {
+	case v.Type == gjson.String:
+		*out = append(*out, v.Str)
+	case v.IsArray():
+		for _, e := range v.Array() {
+			collectTexts(e, out)
+		}
+	case v.IsObject():
+		for _, key := range []string{"text", "content", "arguments", "output", "refusal", "summary"} {
+			collectTexts(v.Get(key), out)
+		}
+	}
+}
+
+// billNative prices a Responses answer relayed untouched: its usage, or
+// counted tokens when it reports none.
+func (rc *respCall) billNative(c *epCall, body []byte) charge {
+	u, ok := responses.SniffUsage(body)
+	if !ok {
+		u = ir.Usage{InputTokens: rc.inputTokens(), OutputTokens: countTexts(rc.model, gjson.Result{Type: gjson.String, Str: outputTexts(body)})}
+	}
+	return tokensPlusCall(c.price, u)
+}
+
+func outputTexts(body []byte) string {
+	var texts []string
+	collectTexts(gjson.GetBytes(body, "output"), &texts)
+	s := ""
+	for _, t := range texts {
+		s += t
+	}
+	return s
+}
+
+func (rc *respCall) send(c *epCall, ctx context.Context, ch *routing.Channel, t upstream.Target) (*http.Request, func(), error) {
+	if nativeResponses(ch) {
+		req, done, err := c.sendTo(ctx, t, c.ep.path, nil)
+		if err == nil && c.stream {
+			req.Header.Set("Accept", "text/event-stream")
+		}
+		return req, done, err
+	}
+	codec := rc.rl.Codecs[upstream.FormatOf(ch.Type)]
+	req := *rc.dec.IR
+	req.Model = t.Model
+	req.IncludeUsage = req.Stream
+	body, err := codec.EncodeRequest(&req)
+	if err != nil {
+		return nil, nil, err
+	}
+	hreq, err := upstream.Chat(ctx, t, body, req.Stream, c.r.Header)
+	if err != nil {
+		return nil, nil, badChannel(err)
+	}
+	return hreq, func() {}, nil
+}
+
+func (rc *respCall) relay(c *epCall, ch *routing.Channel, resp *http.Response) error {
+	if !nativeResponses(ch) {
+		codec := rc.rl.Codecs[upstream.FormatOf(ch.Type)]
+		if rc.stream {
+			return rc.relayConvertedStream(codec, resp)
+		}
+		return rc.relayConverted(codec, resp)
+	}
+	if rc.stream && isEventStream(resp) {
+		return rc.relayNativeStream(ch, resp)
+	}
+	body, err := readAnswer(resp)
+	if err != nil {
+		return err
+	}
+	if !rc.compact {
+		rc.remember(ch, responses.ResponseIDOf(body))
+	}
+	c.answer("application/json", body, rc.billNative(c, body))
+	return nil
+}
+
+// remember indexes a response the channel stored, for GET by id.
+func (rc *respCall) remember(ch *routing.Channel, id string) {
+	if rc.rl.Responses == nil || id == "" || gjson.GetBytes(rc.in.raw, "store").Type == gjson.False {
+		return
+	}
+	rc.rl.Responses.Remember(context.WithoutCancel(rc.r.Context()), id, ch.ID, rc.principal.UserID)
+}

@@ -1,0 +1,126 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
+)
+
+// responseRetrieve serves GET /v1/responses/{id}: a plugin task's response
+// through the plugin host, else a stored response through the channel that
+// created it.
+func (rl *Relay) responseRetrieve(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if rl.Hosts != nil && rl.Hosts.ServeResponse(w, r, id) {
+		return
+	}
+	rl.forwardStoredResponse(w, r, "")
+}
+
+// responseAction serves the other calls on a stored response (delete,
+// cancel, input items) through the channel that created it.
+func (rl *Relay) responseAction(suffix string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { rl.forwardStoredResponse(w, r, suffix) }
+}
+
+// forwardStoredResponse relays a call on a stored response to its channel.
+// Ids the caller does not own answer 404 exactly like unknown ones, so ids
+// of other users cannot be probed.
+func (rl *Relay) forwardStoredResponse(w http.ResponseWriter, r *http.Request, suffix string) {
+	codec := rl.Codecs[protocol.OpenAI]
+	id := r.PathValue("id")
+	p, err := rl.Keys.Authenticate(r.Context(), bearerKey(r))
+	if err != nil {
+		writeError(w, codec, ir.As(err))
+		return
+	}
+	notFound := &ir.Error{Status: 404, Kind: ir.KindInvalidRequest, Code: "not_found", Param: "response_id",
+		Message: "Response with id '" + id + "' not found."}
+	if rl.Responses == nil {
+		writeError(w, codec, notFound)
+		return
+	}
+	chID, owner, ok := rl.Responses.Lookup(r.Context(), id)
+	ch := rl.Router.Table().Channel(chID)
+	if !ok || owner != p.UserID || ch == nil {
+		writeError(w, codec, notFound)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), rl.Options.UpstreamTimeout)
+	defer cancel()
+	t := upstream.Target{Type: ch.Type, BaseURL: ch.BaseURL, Key: ch.Key, Settings: ch.Settings}
+	path := "/v1/responses/" + url.PathEscape(id) + suffix
+	if r.URL.RawQuery != "" {
+		path += "?" + r.URL.RawQuery
+	}
+	var body io.Reader = http.NoBody
+	if r.Method == http.MethodPost {
+		raw, e := readLimited(w, r, rl.Options.BodyLimit)
+		if e != nil {
+			writeError(w, codec, e)
+			return
+		}
+		body = bytes.NewReader(raw)
+	}
+	req, err := upstream.OpenAIRequest(ctx, t, r.Method, path, body, r.Header.Get("Content-Type"))
+	if err != nil {
+		writeError(w, codec, ir.As(badChannel(err)))
+		return
+	}
+	resp, err := rl.Client.Do(req)
+	if err != nil {
+		writeError(w, codec, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable", Message: "the upstream could not be reached", Cause: err})
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		e := ir.As(upstreamError(codec, resp))
+		if e.Status == 401 || e.Status == 403 {
+			e = afterRetries(e)
+		}
+		writeError(w, codec, e)
+		return
+	}
+	copyAnswer(w, resp)
+}
+
+// copyAnswer streams an upstream answer to the client as it arrives (a
+// retrieval with stream=true is an event stream).
+func copyAnswer(w http.ResponseWriter, resp *http.Response) {
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		w.Header().Set("Content-Type", ct)
+	}
+	w.WriteHeader(resp.StatusCode)
+	fl, _ := w.(http.Flusher)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// registerResponses mounts the Responses API and the realtime socket.
+func (rl *Relay) registerResponses(mux *http.ServeMux) {
+	mux.HandleFunc("POST /v1/responses", rl.responsesCreate)
+	mux.HandleFunc("POST /v1/responses/compact", rl.responsesCompact)
+	mux.HandleFunc("GET /v1/responses/{id}", rl.responseRetrieve)
+	mux.HandleFunc("DELETE /v1/responses/{id}", rl.responseAction(""))
+	mux.HandleFunc("POST /v1/responses/{id}/cancel", rl.responseAction("/cancel"))
+	mux.HandleFunc("GET /v1/responses/{id}/input_items", rl.responseAction("/input_items"))
+}
