@@ -146,6 +146,11 @@ func completionValue(t *Task, r pollResult) map[string]any {
 // snapshot, which the complete-usage hook sees even when it is not kept.
 func (s *Service) complete(ctx context.Context, l *plugin.Loaded, t *Task, r pollResult, data any) {
 	applyProgress(t, r)
+	if data != nil {
+		// The terminal answer is the latest snapshot: renders and
+		// listArtifacts read the result from it.
+		t.Data = marshalData(data)
+	}
 	now := nowMS()
 	t.FinishedAt, t.UpdatedAt, t.LeaseUntil = now, now, 0
 	if r.status == StatusSuccess && t.Progress == "" {
