@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -72,8 +73,13 @@ func parseContentDescriptor(v any, pol hostPolicy) (*contentDescriptor, error) {
 		return nil, descErr("the hook must return an object {url, method?, headers?, credentialless?}")
 	}
 	cl, _ := m["credentialless"].(bool)
+	if m["method"] == nil {
+		// Content is fetched, never submitted: GET unless the hook says.
+		m = maps.Clone(m)
+		m["method"] = http.MethodGet
+	}
 	if !cl {
-		d, err := parseDescriptor(v, pol)
+		d, err := parseDescriptor(m, pol)
 		if err != nil {
 			return nil, err
 		}

@@ -27,8 +27,12 @@ type filerVendor struct {
 	submits []recorded
 	// sse, when set, answers submits as an event stream written by it.
 	sse func(w http.ResponseWriter)
-	// content serves GET /content/...
+	// content serves GET /content/... (with the channel key).
 	content http.HandlerFunc
+	// public serves /public/... without any key, like a CDN.
+	public http.HandlerFunc
+	// job, when set, is the answer to every poll.
+	job string
 }
 
 type recorded struct {
@@ -46,6 +50,10 @@ func newFilerVendor(t *testing.T) *filerVendor {
 }
 
 func (v *filerVendor) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/public/") && v.public != nil {
+		v.public(w, r)
+		return
+	}
 	if r.Header.Get("Authorization") != "Bearer "+vendorKey {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
@@ -64,6 +72,8 @@ func (v *filerVendor) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_, _ = w.Write([]byte(`{"id":"job-1"}`))
+	case strings.HasPrefix(r.URL.Path, "/jobs/") && v.job != "":
+		_, _ = w.Write([]byte(v.job))
 	case strings.HasPrefix(r.URL.Path, "/jobs/"):
 		_, _ = w.Write([]byte(`{"status":"done","url":"https://cdn.filer.test/v.mp4"}`))
 	case strings.HasPrefix(r.URL.Path, "/content/") && v.content != nil:
