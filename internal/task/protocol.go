@@ -80,6 +80,7 @@ type candidate struct {
 }
 
 func (pc *protoCall) serve(claimers []*plugin.Loaded, raw []byte) {
+	defer func() { _ = pc.body.Close() }()
 	var err error
 	switch pc.protocol {
 	case manifest.ProtocolImage:

@@ -30,6 +30,7 @@ func (s *Service) createVideo(w http.ResponseWriter, r *http.Request) {
 		pc.fail(&ir.Error{Status: 413, Kind: ir.KindRequestTooLarge, Code: "body_too_large", Message: "the request body is too large"})
 		return
 	}
+	defer func() { _ = pc.body.Close() }()
 	if err := pc.admitVideo(raw); err != nil {
 		pc.fail(err)
 		return
