@@ -161,3 +161,29 @@ func TestImageTimeoutAnswers504AndThePollerSettlesLater(t *testing.T) {
 		t.Errorf("quota = %d, want one call charged once", got)
 	}
 }
+
+func TestImageClientThatDisconnectsLeavesTheTaskToThePoller(t *testing.T) {
+	pe, v := newImageEnv(t, `{"status":"running"}`)
+	client := &http.Client{Timeout: 50 * time.Millisecond}
+	req, _ := http.NewRequest(http.MethodPost, pe.srv.URL+"/v1/images/generations", strings.NewReader(`{"model":"img-async","prompt":"x"}`))
+	req.Header.Set("Authorization", "Bearer "+userKey)
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := client.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the request answered %d; want the client to give up first", resp.StatusCode)
+	}
+	id := pe.lastTask(t)
+	waitFor(t, "the abandoned wait to stop polling", func() bool {
+		before := pe.task(id).UpdatedAt
+		time.Sleep(20 * time.Millisecond)
+		return pe.task(id).UpdatedAt == before
+	})
+	if tk := pe.task(id); terminal(tk.Status) || tk.PollFailures != 0 || tk.BillingStatus != BillingHeld {
+		t.Fatalf("abandoned task = %s failures=%d billing=%s, want running, no counted failures, held", tk.Status, tk.PollFailures, tk.BillingStatus)
+	}
+	v.setScript(`{"status":"done","urls":["https://cdn.example/late.png"]}`)
+	pe.tick(2)
+	if tk := pe.task(id); tk.Status != StatusSuccess || tk.BillingStatus != BillingSettled {
+		t.Errorf("task after background polling = %s/%s, want SUCCESS and settled", tk.Status, tk.BillingStatus)
+	}
+}
