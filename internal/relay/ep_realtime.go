@@ -1,0 +1,310 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
+)
+
+// realtimeFrameLimit bounds one frame in either direction; audio appends
+// carry whole base64 chunks, far beyond the library's 32 KiB default.
+const realtimeFrameLimit = 16 << 20
+
+// keyProtocolPrefix marks the subprotocol browsers use to send the key,
+// since they cannot set headers on a WebSocket.
+const keyProtocolPrefix = "openai-insecure-api-key."
+
+// rtSession is one proxied realtime connection.
+type rtSession struct {
+	rl        *Relay
+	principal *auth.Principal
+	acct      billing.Account
+	model     string
+	price     *billing.Price
+	channel   *routing.Channel
+	up        *websocket.Conn
+	client    *websocket.Conn
+	start     time.Time
+	// hold is the reservation the next response.done settles; a new one is
+	// taken after each, and failing to take it means the quota ran out.
+	hold     *billing.Hold
+	estimate int64
+}
+
+// realtime serves GET /v1/realtime?model=…: it authenticates, checks the
+// model, connects to a channel's realtime socket first (so a refusal is
+// still an HTTP error in the OpenAI dialect), then upgrades the client and
+// relays frames both ways.
+func (rl *Relay) realtime(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	s, err := rl.openRealtime(r)
+	if err != nil {
+		e := ir.As(err)
+		writeError(w, rl.Codecs[protocol.OpenAI], e)
+		rl.Metrics.observe("realtime", e.Status, time.Since(start).Seconds())
+		return
+	}
+	client, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		Subprotocols: []string{"realtime"},
+		// The key, not a cookie, authenticates the socket, so a foreign
+		// origin gains nothing; browsers on other origins are the main users
+		// of the subprotocol key.
+		InsecureSkipVerify: true,
+	})
+	if err != nil {
+		_ = s.up.CloseNow()
+		s.hold.Refund(context.WithoutCancel(r.Context()), nil)
+		return
+	}
+	client.SetReadLimit(realtimeFrameLimit)
+	s.client = client
+	s.run(r.Context())
+	rl.Metrics.observe("realtime", http.StatusSwitchingProtocols, time.Since(start).Seconds())
+}
+
+// realtimeKey takes the key from a Bearer header or the key subprotocol.
+func realtimeKey(r *http.Request) string {
+	if k := auth.BearerToken(r); k != "" {
+		return k
+	}
+	for _, p := range offeredProtocols(r) {
+		if k, ok := strings.CutPrefix(p, keyProtocolPrefix); ok {
+			return k
+		}
+	}
+	return ""
+}
+
+func offeredProtocols(r *http.Request) []string {
+	var out []string
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(h, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func (rl *Relay) openRealtime(r *http.Request) (*rtSession, error) {
+	p, err := rl.Keys.Authenticate(r.Context(), realtimeKey(r))
+	if err != nil {
+		return nil, err
+	}
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return nil, ir.BadRequest("websocket_required", "GET /v1/realtime takes a WebSocket upgrade")
+	}
+	model := r.URL.Query().Get("model")
+	if model == "" {
+		return nil, missingParam("model")
+	}
+	s := &rtSession{rl: rl, principal: p, model: model, start: time.Now(),
+		acct: billing.Account{UserID: p.UserID, TokenID: p.TokenID, Group: p.Group}}
+	if err := s.admit(r.Context()); err != nil {
+		return nil, err
+	}
+	if err := s.dial(r); err != nil {
+		s.hold.Refund(context.WithoutCancel(r.Context()), nil)
+		return nil, err
+	}
+	return s, nil
+}
+
+// admit checks the model as every endpoint does and reserves a small
+// estimate (1,000 tokens each way), which proves the account has quota.
+func (s *rtSession) admit(ctx context.Context) error {
+	if !s.principal.Allows(s.model) {
+		return &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "model_not_allowed",
+			Message: "this API key may not use model " + s.model}
+	}
+	if !s.rl.Router.Table().Serves(s.principal.Group, s.model) {
+		return &ir.Error{Status: 404, Kind: ir.KindNotFound, Code: "model_not_found", Param: "model",
+			Message: "model " + s.model + " does not exist or is not available to this key"}
+	}
+	price, err := s.rl.Billing.Price(s.model)
+	if err != nil {
+		return err
+	}
+	s.price = price
+	s.estimate = s.rl.Billing.TokenQuota(price, ir.Usage{InputTokens: 1000, OutputTokens: 1000}, s.principal.Group)
+	s.hold, err = s.rl.Billing.Reserve(ctx, s.acct, s.rl.Billing.NewRequestKey("realtime"), s.estimate)
+	return err
+}
+
+// realtimeCapable: OpenAI-compatible channels with the OpenAI URL layout
+// (Azure deployments name realtime differently).
+func realtimeCapable(ch *routing.Channel) bool {
+	return openAIDialect(ch) && ch.Type != upstream.TypeAzure
+}
+
+// dial connects to the first channel that accepts, under the chat retry
+// rule; nothing has reached the client yet, so every failure may move on.
+func (s *rtSession) dial(r *http.Request) error {
+	plan := s.rl.Router.Plan(s.principal.Group, s.model, s.rl.Options.RetryCount+1, realtimeCapable)
+	if len(plan) == 0 {
+		return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "no_available_channel",
+			Message: "no realtime channel is available for model " + s.model + " right now"}
+	}
+	var last *ir.Error
+	for _, ch := range plan {
+		up, err := s.dialChannel(r, ch)
+		if err == nil {
+			s.channel, s.up = ch, up
+			s.rl.Router.Health.Succeeded(ch.ID)
+			return nil
+		}
+		last = ir.As(err)
+		switch last.Retry {
+		case ir.RetryNextAndCool:
+			s.rl.Router.Health.CoolDown(ch.ID, last.Message)
+		case ir.RetryNext:
+			s.rl.Router.Health.Failed(ch.ID, last.Message)
+		default:
+			return last
+		}
+		s.rl.Logger.Warn("realtime upstream refused", "channel_id", ch.ID, "status", last.Status, "err", last.Message)
+	}
+	return afterRetries(last)
+}
+
+func (s *rtSession) dialChannel(r *http.Request, ch *routing.Channel) (*websocket.Conn, error) {
+	u := upstream.NormalizeBaseURL(ch.BaseURL) + "/v1/realtime?model=" + url.QueryEscape(ch.MapModel(s.model))
+	h := http.Header{}
+	if ch.Key != "" {
+		h.Set("Authorization", "Bearer "+ch.Key)
+	}
+	if beta := realtimeBeta(r); beta != "" {
+		h.Set("OpenAI-Beta", beta)
+	}
+	timeout := s.rl.Options.FirstByteTimeout
+	if t := settingSeconds(ch.Settings, "first_byte_timeout_seconds"); t > 0 {
+		timeout = t
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: s.rl.Client, HTTPHeader: h})
+	if err == nil {
+		conn.SetReadLimit(realtimeFrameLimit)
+		return conn, nil
+	}
+	if resp == nil || resp.StatusCode < 300 {
+		return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
+			Message: "the upstream realtime socket could not be reached", Retry: ir.RetryNext, Cause: err}
+	}
+	if resp.Body == nil {
+		resp.Body = http.NoBody
+	}
+	return nil, upstreamError(s.rl.Codecs[protocol.OpenAI], resp)
+}
+
+// realtimeBeta passes on the beta flag the client asked for, as a header
+// or as the browser subprotocol.
+func realtimeBeta(r *http.Request) string {
+	if v := r.Header.Get("OpenAI-Beta"); v != "" {
+		return v
+	}
+	for _, p := range offeredProtocols(r) {
+		if p == "openai-beta.realtime-v1" {
+			return "realtime=v1"
+		}
+	}
+	return ""
+}
+
+// run relays until either side leaves, one goroutine per direction so each
+// direction keeps its order, then releases the unused reservation.
+func (s *rtSession) run(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	clientDone := make(chan struct{})
+	go func() {
+		defer close(clientDone)
+		s.fromClient(ctx)
+	}()
+	s.fromUpstream(ctx)
+	<-clientDone
+	_ = s.up.CloseNow()
+	_ = s.client.CloseNow()
+	if s.hold != nil {
+		s.hold.Refund(context.WithoutCancel(ctx), nil)
+	}
+}
+
+func (s *rtSession) fromClient(ctx context.Context) {
+	for {
+		typ, data, err := s.client.Read(ctx)
+		if err != nil {
+			code, reason := closeFrom(err, websocket.StatusGoingAway, "the client went away")
+			_ = s.up.Close(code, reason)
+			return
+		}
+		if err := s.up.Write(ctx, typ, data); err != nil {
+			return // the upstream side is closing; fromUpstream ends the client
+		}
+	}
+}
+
+func (s *rtSession) fromUpstream(ctx context.Context) {
+	for {
+		typ, data, err := s.up.Read(ctx)
+		if err != nil {
+			code, reason := closeFrom(err, websocket.StatusInternalError, "the upstream connection was lost")
+			_ = s.client.Close(code, reason)
+			return
+		}
+		if err := s.client.Write(ctx, typ, data); err != nil {
+			_ = s.up.Close(websocket.StatusGoingAway, "the client went away")
+			return
+		}
+		if typ == websocket.MessageText && !s.bill(ctx, data) {
+			_ = s.client.Close(websocket.StatusPolicyViolation, "insufficient quota: the session was closed; top up to continue")
+			_ = s.up.Close(websocket.StatusNormalClosure, "")
+			return
+		}
+	}
+}
+
+// closeFrom is the close code and reason to pass on to the other side:
+// the peer's own when it sent one that may be sent again, else fallback.
+func closeFrom(err error, fallback websocket.StatusCode, reason string) (websocket.StatusCode, string) {
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) {
+		return fallback, reason
+	}
+	switch c := ce.Code; {
+	case c == websocket.StatusNoStatusRcvd:
+		return websocket.StatusNormalClosure, ""
+	case c == 1000 || c == 1001 || c == 1002 || c == 1003 || (c >= 1007 && c <= 1014) || (c >= 3000 && c <= 4999):
+		return c, truncateReason(ce.Reason)
+	}
+	return fallback, reason
+}
+
+// truncateReason keeps a close reason within the 123 bytes a close frame
+// allows, on a UTF-8 boundary.
+func truncateReason(s string) string {
+	if len(s) <= 123 {
+		return s
+	}
+	s = s[:123]
+	for len(s) > 0 && s[len(s)-1]&0xC0 == 0x80 {
+		s = s[:len(s)-1]
+	}
+	if len(s) > 0 && s[len(s)-1] >= 0xC0 {
+		s = s[:len(s)-1]
+	}
+	return s
+}
