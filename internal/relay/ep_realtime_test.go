@@ -64,7 +64,7 @@ func (f *fakeRealtime) serve(ctx context.Context, c *websocket.Conn) {
 	for {
 		typ, data, err := c.Read(ctx)
 		if err != nil {
-			f.closed <- websocket.CloseStatus(err)
+			f.sawClose(websocket.CloseStatus(err))
 			return
 		}
 		f.mu.Lock()
@@ -83,9 +83,17 @@ func (f *fakeRealtime) serve(ctx context.Context, c *websocket.Conn) {
 			}
 		case "close-me":
 			_ = c.Close(4001, "upstream says bye")
-			f.closed <- 4001
+			f.sawClose(4001)
 			return
 		}
+	}
+}
+
+// sawClose reports a close without ever blocking the session's goroutine.
+func (f *fakeRealtime) sawClose(code websocket.StatusCode) {
+	select {
+	case f.closed <- code:
+	default:
 	}
 }
 
@@ -275,6 +283,21 @@ func TestRealtimeClosePropagatesBothWays(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the client's close did not reach the upstream")
+	}
+
+	// A client that vanishes without a close frame still ends the upstream.
+	c, _, err = e.dialRealtime("gpt-4o-mini", bearer(testKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.CloseNow()
+	select {
+	case code := <-f.closed:
+		if code != websocket.StatusGoingAway {
+			t.Fatalf("upstream saw close %d after the client vanished", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the vanished client's upstream stayed open")
 	}
 
 	c, _, err = e.dialRealtime("gpt-4o-mini", bearer(testKey))
