@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -48,6 +49,9 @@ type batchStmts struct {
 	ledgerKnown [nChunkSizes]*sql.Stmt
 	userMove    *sql.Stmt
 	tokenMove   *sql.Stmt
+	// The JSON statements take a whole batch as one JSON text; SQLite only,
+	// nil elsewhere (see sqlitejson.go).
+	logJSON, ledgerJSON, userMoveJSON, tokenMoveJSON *sql.Stmt
 }
 
 // batch returns the prepared billing statements, preparing them on first
@@ -93,17 +97,39 @@ func (s *Store) prepareBatch(ctx context.Context, b *batchStmts) error {
 			return err
 		}
 	}
-	if err := prep(&b.userMove, "UPDATE users SET quota = quota + ?, used_quota = used_quota + ? WHERE id = ?"); err != nil {
+	if s.dialect == SQLite {
+		if err := prep(&b.logJSON, fmt.Sprintf(sqliteLogJSON, jsonColumns(logInsertCols))); err != nil {
+			return err
+		}
+		if err := prep(&b.ledgerJSON, fmt.Sprintf(sqliteLedgerJSON, jsonColumns(ledgerCols))); err != nil {
+			return err
+		}
+		if err := prep(&b.userMoveJSON, fmt.Sprintf(sqliteMoveJSON, "users", userQuotaSQL("m.value->>1"), "users")); err != nil {
+			return err
+		}
+		if err := prep(&b.tokenMoveJSON, fmt.Sprintf(sqliteMoveJSON, "tokens", tokenQuotaSQL("m.value->>1"), "tokens")); err != nil {
+			return err
+		}
+	}
+	if err := prep(&b.userMove, "UPDATE users SET quota = "+userQuotaSQL("?")+", used_quota = used_quota + ? WHERE id = ?"); err != nil {
 		return err
 	}
-	// -1 marks an unlimited key and must survive any delta.
-	return prep(&b.tokenMove, "UPDATE tokens SET quota = CASE WHEN quota = -1 THEN -1 ELSE quota + ? END, used_quota = used_quota + ? WHERE id = ?")
+	return prep(&b.tokenMove, "UPDATE tokens SET quota = "+tokenQuotaSQL("?")+", used_quota = used_quota + ? WHERE id = ?")
+}
+
+// userQuotaSQL is a user's quota moved by delta.
+func userQuotaSQL(delta string) string { return "quota + " + delta }
+
+// tokenQuotaSQL is a key's quota moved by delta; -1 marks an unlimited key
+// and must survive any delta.
+func tokenQuotaSQL(delta string) string {
+	return "CASE WHEN quota = -1 THEN -1 ELSE quota + " + delta + " END"
 }
 
 // close closes every prepared statement; nil ones were never prepared.
 func (b *batchStmts) close() error {
 	var errs []error
-	all := append(append(append([]*sql.Stmt{b.userMove, b.tokenMove}, b.logInsert[:]...), b.ledgerInsert[:]...), b.ledgerKnown[:]...)
+	all := append(append(append([]*sql.Stmt{b.userMove, b.tokenMove, b.logJSON, b.ledgerJSON, b.userMoveJSON, b.tokenMoveJSON}, b.logInsert[:]...), b.ledgerInsert[:]...), b.ledgerKnown[:]...)
 	for _, st := range all {
 		if st != nil {
 			errs = append(errs, st.Close())

@@ -115,6 +115,13 @@ func appendLedgerArgs(args []any, entries []store.LedgerEntry, stamp time.Time) 
 func insertLedgerReturning(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, pos map[string]int,
 	stamp time.Time) ([]bool, error) {
 	fresh := make([]bool, len(entries))
+	if b.ledgerJSON != nil && ledgerJSONSafe(entries) {
+		rows, err := tx.StmtContext(ctx, b.ledgerJSON).QueryContext(ctx, ledgerJSON(entries, stamp))
+		if err != nil {
+			return nil, err
+		}
+		return fresh, markKeys(rows, pos, fresh)
+	}
 	args := make([]any, 0, chunkSizes[0]*ledgerCols)
 	err := chunks(len(entries), func(lo, hi, k int) error {
 		args = appendLedgerArgs(args[:0], entries[lo:hi], stamp)
@@ -249,12 +256,20 @@ func moveBalances(ctx context.Context, tx *sql.Tx, b *batchStmts, users, tokens 
 	for _, step := range []struct {
 		accounts map[int64]*balance
 		stmt     *sql.Stmt
-	}{{users, b.userMove}, {tokens, b.tokenMove}} {
+		json     *sql.Stmt
+	}{{users, b.userMove, b.userMoveJSON}, {tokens, b.tokenMove, b.tokenMoveJSON}} {
 		if len(step.accounts) == 0 {
 			continue
 		}
+		ids := slices.Sorted(maps.Keys(step.accounts))
+		if step.json != nil {
+			if _, err := tx.StmtContext(ctx, step.json).ExecContext(ctx, balancesJSON(ids, step.accounts)); err != nil {
+				return err
+			}
+			continue
+		}
 		stmt := tx.StmtContext(ctx, step.stmt)
-		for _, id := range slices.Sorted(maps.Keys(step.accounts)) {
+		for _, id := range ids {
 			a := step.accounts[id]
 			if _, err := stmt.ExecContext(ctx, a.delta, a.used, id); err != nil {
 				return err

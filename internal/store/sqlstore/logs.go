@@ -29,6 +29,10 @@ func insertLogs(ctx context.Context, tx *sql.Tx, b *batchStmts, logs []store.Usa
 	if len(logs) == 0 {
 		return nil
 	}
+	if b.logJSON != nil && logsJSONSafe(logs) {
+		_, err := tx.StmtContext(ctx, b.logJSON).ExecContext(ctx, logsJSON(logs, stamp))
+		return err
+	}
 	args := make([]any, 0, chunkSizes[0]*logInsertCols)
 	return chunks(len(logs), func(lo, hi, k int) error {
 		args = args[:0]
