@@ -133,18 +133,6 @@ func (a *App) buildServices(balances billing.Balances) {
 		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
 	}
 	a.Admin = admin.New(a.adminDeps)
-	a.Relay = relay.New(relay.Deps{
-		Keys: a.Keys, Billing: a.Billing, Router: a.Router, Client: newUpstreamClient(),
-		Codecs: map[protocol.Format]protocol.Codec{
-			protocol.OpenAI: openai.Chat, protocol.Anthropic: anthropic.Messages, protocol.Gemini: gemini.Generate,
-		},
-		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal,
-		Options: relay.Options{
-			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,
-			FirstByteTimeout: time.Duration(cfg.FirstByteTimeout) * time.Second,
-			UpstreamTimeout:  time.Duration(cfg.UpstreamTimeout) * time.Second,
-		},
-	})
 	a.tasks = task.New(task.Deps{
 		Store: a.sql, Billing: a.Billing, Router: a.Router, Keys: a.Keys, Generations: a.plugins,
 		Client: newUpstreamClient(), Logger: a.Log, RootToken: cfg.RootToken, Sessions: a.Sessions,
@@ -159,7 +147,22 @@ func (a *App) buildServices(balances billing.Balances) {
 			Secret:          a.Config.CryptoSecret, AllowPrivateContent: cfg.AllowPrivateContent,
 		},
 	})
+	a.Relay = relay.New(relay.Deps{
+		Keys: a.Keys, Billing: a.Billing, Router: a.Router, Client: newUpstreamClient(),
+		Codecs: map[protocol.Format]protocol.Codec{
+			protocol.OpenAI: openai.Chat, protocol.Anthropic: anthropic.Messages, protocol.Gemini: gemini.Generate,
+		},
+		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.tasks,
+		Options: relay.Options{
+			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,
+			FirstByteTimeout: time.Duration(cfg.FirstByteTimeout) * time.Second,
+			UpstreamTimeout:  time.Duration(cfg.UpstreamTimeout) * time.Second,
+		},
+	})
 }
+
+// The task service serves the standard endpoints for plugin-claimed models.
+var _ relay.HostProtocols = (*task.Service)(nil)
 
 // publicAddress is TaskPublicAddress, falling back to ServerAddress.
 func (a *App) publicAddress() string {

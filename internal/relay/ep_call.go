@@ -47,6 +47,9 @@ type endpoint struct {
 	// relay answers the client from a 2xx upstream answer; nil passes the
 	// body through as it is.
 	relay func(c *epCall, ch *routing.Channel, resp *http.Response) error
+	// hostProtocol names the task-plugin host protocol that may take the
+	// request over for the models a plugin claims ("" for none).
+	hostProtocol string
 	// noChannel is the error when no channel passes the filter.
 	noChannel func(c *epCall) error
 }
@@ -141,6 +144,9 @@ func (c *epCall) run() error {
 		return err
 	}
 	c.principal = p
+	if served, err := c.offerToHost(); served || err != nil {
+		return err
+	}
 	if err := c.read(); err != nil {
 		return err
 	}

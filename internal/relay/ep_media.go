@@ -23,7 +23,7 @@ const maxImages = 128
 // when the upstream reports it and the model has token prices.
 func imagesEndpoint(name, path string, edit bool) *endpoint {
 	ep := &endpoint{
-		name: name, path: path, dialect: protocol.OpenAI, form: edit,
+		name: name, path: path, dialect: protocol.OpenAI, form: edit, hostProtocol: "std_image",
 		// The images API has a default model; clients may leave it out.
 		defaultModel: func(*Relay) string { return "dall-e-2" },
 		validate:     func(c *epCall) error { return validateImage(&c.in, edit) },
