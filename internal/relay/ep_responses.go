@@ -58,19 +58,19 @@ func (rc *respCall) endpoint() *endpoint {
 
 // run reports served when a task plugin answered the call.
 func (rc *respCall) run() (served bool, err error) {
-	raw, e := readLimited(rc.w, rc.r, rc.rl.Options.BodyLimit)
-	if e != nil {
-		return false, e
-	}
-	model := gjson.GetBytes(raw, "model").String()
-	if !rc.compact && rc.rl.Hosts != nil && rc.rl.Hosts.ServeProtocol(rc.w, rc.r, "std_responses", model, raw) {
-		return true, nil
-	}
 	p, err := rc.rl.Keys.Authenticate(rc.r.Context(), bearerKey(rc.r))
 	if err != nil {
 		return false, err
 	}
 	rc.principal = p
+	raw, e := readLimited(rc.w, rc.r, rc.rl.Options.BodyLimit)
+	if e != nil {
+		return false, e
+	}
+	model := gjson.GetBytes(raw, "model").String()
+	if !rc.compact && model != "" && rc.rl.Hosts != nil && rc.rl.Hosts.ServeProtocol(rc.w, rc.r, "std_responses", model, raw) {
+		return true, nil
+	}
 	if !gjson.ValidBytes(raw) || !gjson.ParseBytes(raw).IsObject() {
 		return false, ir.BadRequest("invalid_body", "the request body must be a JSON object")
 	}

@@ -335,3 +335,33 @@ func TestPluginClaimedModelsAndTasksGoToThePluginHost(t *testing.T) {
 		t.Fatalf("unclaimed model: status %d body %v", resp.StatusCode, body)
 	}
 }
+
+func TestBadResponsesRequestsAreRejectedBeforeAnyUpstreamCall(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.BodyLimit = 4096 })
+	f := &fakeResponsesAPI{}
+	e.responsesChannel("native", f)
+	cases := []struct {
+		name, path, key, body string
+		status                int
+	}{
+		{"no key", "/v1/responses", "", respBody, 401},
+		{"not JSON", "/v1/responses", testKey, `{"model":`, 400},
+		{"no model", "/v1/responses", testKey, `{"input":"hi"}`, 400},
+		{"unknown model", "/v1/responses", testKey, `{"model":"nope","input":"hi"}`, 404},
+		{"too large", "/v1/responses", testKey, `{"model":"gpt-4o-mini","input":"` + strings.Repeat("x", 5000) + `"}`, 413},
+		{"compact too large", "/v1/responses/compact", testKey, `{"model":"gpt-4o-mini","input":"` + strings.Repeat("x", 5000) + `"}`, 413},
+	}
+	before := e.balance()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := e.post(tc.path, tc.key, tc.body)
+			body := readJSON(t, resp)
+			if resp.StatusCode != tc.status || gjsonOf(body, "error.message") == "" {
+				t.Fatalf("status %d body %v", resp.StatusCode, body)
+			}
+		})
+	}
+	if f.calls() != 0 || e.balance() != before {
+		t.Fatalf("%d upstream calls, balance moved by %d", f.calls(), before-e.balance())
+	}
+}
