@@ -30,11 +30,11 @@ func jsonColumns(n int) string {
 	return strings.Join(cols, ", ")
 }
 
-// The rows are materialised first so that each row's JSON text is made
-// once; referenced straight from json_each, it would be rendered again for
-// every column.
+// The rows are materialised first, in SQLite's binary JSON form, so that
+// each row is converted once; referenced straight from json_each, a row
+// would be rendered as text and parsed again for every column.
 const (
-	sqliteRowsCTE = "WITH batch(row, pos) AS MATERIALIZED (SELECT value, key FROM json_each(?)) "
+	sqliteRowsCTE = "WITH batch(row, pos) AS MATERIALIZED (SELECT jsonb(value), key FROM json_each(?)) "
 	sqliteLogJSON = sqliteRowsCTE + "INSERT INTO usage_logs (" + logInsertColumns + ") SELECT %s FROM batch WHERE true ORDER BY pos"
 	// WHERE true keeps the parser from reading ON CONFLICT as a join.
 	sqliteLedgerJSON = sqliteRowsCTE + "INSERT INTO quota_ledger (" + ledgerColumns + ") SELECT %s FROM batch WHERE true ORDER BY pos" +
