@@ -43,11 +43,11 @@ type rtSession struct {
 	estimate int64
 }
 
-// realtime serves GET /v1/realtime?model=…: it authenticates, checks the
+// serveRealtime serves GET /v1/realtime?model=…: it authenticates, checks the
 // model, connects to a channel's realtime socket first (so a refusal is
 // still an HTTP error in the OpenAI dialect), then upgrades the client and
 // relays frames both ways.
-func (rl *Relay) realtime(w http.ResponseWriter, r *http.Request) {
+func (rl *Relay) serveRealtime(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	s, err := rl.openRealtime(r)
 	if err != nil {
@@ -70,7 +70,14 @@ func (rl *Relay) realtime(w http.ResponseWriter, r *http.Request) {
 	}
 	client.SetReadLimit(realtimeFrameLimit)
 	s.client = client
+	if !rl.sockets.add(s) {
+		_ = client.Close(websocket.StatusServiceRestart, "the gateway is shutting down")
+		_ = s.up.CloseNow()
+		s.hold.Refund(context.WithoutCancel(r.Context()), nil)
+		return
+	}
 	s.run(r.Context())
+	rl.sockets.remove(s)
 	rl.Metrics.observe("realtime", http.StatusSwitchingProtocols, time.Since(start).Seconds())
 }
 

@@ -111,6 +111,25 @@ func (e *env) realtimeChannel(f *fakeRealtime) {
 		c.ModelMapping = map[string]string{"gpt-4o-mini": "gpt-realtime-mapped"}
 	})
 	f.key = ch.Key
+	// Sessions outlive their handler's HTTP bookkeeping; end them before
+	// the environment closes the billing writer, as the app does.
+	e.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := e.relay.CloseRealtime(ctx); err != nil {
+			e.t.Errorf("realtime sessions did not end: %v", err)
+		}
+	})
+}
+
+// endRealtime waits until every session has ended and settled.
+func (e *env) endRealtime() {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.relay.CloseRealtime(ctx); err != nil {
+		e.t.Fatalf("realtime sessions did not end: %v", err)
+	}
 }
 
 func (e *env) dialRealtime(model string, opts *websocket.DialOptions) (*websocket.Conn, *http.Response, error) {
@@ -217,7 +236,7 @@ func TestRealtimeBillsEveryResponseDone(t *testing.T) {
 		}
 	}
 	_ = c.Close(websocket.StatusNormalClosure, "")
-	waitFor(t, func() bool { return before-e.balance() == 2*chargeFor1000x500 })
+	e.endRealtime()
 	if charged := before - e.balance(); charged != 2*chargeFor1000x500 {
 		t.Fatalf("charged %d, want %d", charged, 2*chargeFor1000x500)
 	}
@@ -261,7 +280,7 @@ func TestRealtimeClosesWithPolicyViolationWhenQuotaRunsOut(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the upstream socket stayed open")
 	}
-	waitFor(t, func() bool { return e.balance() == 400-chargeFor1000x500 })
+	e.endRealtime()
 	if b := e.balance(); b != 400-chargeFor1000x500 {
 		t.Fatalf("balance %d, want %d", b, 400-chargeFor1000x500)
 	}

@@ -123,5 +123,5 @@ func (rl *Relay) registerResponses(mux *http.ServeMux) {
 	mux.HandleFunc("DELETE /v1/responses/{id}", rl.responseAction(""))
 	mux.HandleFunc("POST /v1/responses/{id}/cancel", rl.responseAction("/cancel"))
 	mux.HandleFunc("GET /v1/responses/{id}/input_items", rl.responseAction("/input_items"))
-	mux.HandleFunc("GET /v1/realtime", rl.realtime)
+	mux.HandleFunc("GET /v1/realtime", rl.serveRealtime)
 }

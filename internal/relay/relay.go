@@ -70,6 +70,7 @@ type HostProtocols interface {
 type Relay struct {
 	Deps
 	altActions map[string]AltAction
+	sockets    rtRegistry
 }
 
 // New returns a relay.
