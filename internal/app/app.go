@@ -153,6 +153,7 @@ func (a *App) buildServices(balances billing.Balances) {
 			protocol.OpenAI: openai.Chat, protocol.Anthropic: anthropic.Messages, protocol.Gemini: gemini.Generate,
 		},
 		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.tasks,
+		Responses: relay.NewResponseIndex(a.sql, a.Log),
 		Options: relay.Options{
 			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,
 			FirstByteTimeout: time.Duration(cfg.FirstByteTimeout) * time.Second,
@@ -251,6 +252,11 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 	defer cancel()
 	if err := srv.Shutdown(shCtx); err != nil {
 		a.Log.Warn("in-flight requests did not finish in time", "err", err)
+	}
+	// Upgraded realtime sockets are not tracked by the server: close them
+	// and bill their last usage before the billing writer stops.
+	if err := a.Relay.CloseRealtime(shCtx); err != nil {
+		a.Log.Warn("realtime sessions did not close in time", "err", err)
 	}
 	a.shutdown()
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
