@@ -25,32 +25,42 @@ import (
 // attemptAll tries the planned channels in order until one answers, a
 // failure says another channel would not help, or a byte reached the client.
 func (c *call) attemptAll(plan []*routing.Channel) error {
+	return c.rl.tryChannels(c.r.Context(), plan, func() bool { return c.wrote }, func(ch *routing.Channel) error {
+		c.channel = ch
+		return c.attempt(ch)
+	})
+}
+
+// tryChannels is the retry rule every surface shares: unreachable,
+// timed-out, 408/429/5xx → next channel; 401/403 → cool the channel down
+// and try the next; any other failure goes back to the client; and once a
+// byte reached the client (wrote) or the client left, no further attempt.
+func (rl *Relay) tryChannels(clientCtx context.Context, plan []*routing.Channel, wrote func() bool, attempt func(*routing.Channel) error) error {
 	var last *ir.Error
 	for _, ch := range plan {
-		c.channel = ch
-		err := c.attempt(ch)
+		err := attempt(ch)
 		if err == nil {
 			return nil
 		}
 		e := ir.As(err)
 		last = e
-		if c.wrote || c.r.Context().Err() != nil {
+		if wrote() || clientCtx.Err() != nil {
 			return e
 		}
 		switch e.Retry {
 		case ir.RetryNextAndCool:
-			c.rl.Router.Health.CoolDown(ch.ID, e.Message)
-			c.rl.Metrics.attempt("cooled")
+			rl.Router.Health.CoolDown(ch.ID, e.Message)
+			rl.Metrics.attempt("cooled")
 		case ir.RetryNext:
 			if e.Status >= 408 { // a 400 refusal to convert is not the channel's fault
-				c.rl.Router.Health.Failed(ch.ID, e.Message)
+				rl.Router.Health.Failed(ch.ID, e.Message)
 			}
-			c.rl.Metrics.attempt("retried")
+			rl.Metrics.attempt("retried")
 		default:
-			c.rl.Metrics.attempt("rejected")
+			rl.Metrics.attempt("rejected")
 			return e
 		}
-		c.rl.Logger.Warn("upstream attempt failed", "channel_id", ch.ID, "status", e.Status, "err", e.Message)
+		rl.Logger.Warn("upstream attempt failed", "channel_id", ch.ID, "status", e.Status, "err", e.Message)
 	}
 	return afterRetries(last)
 }
@@ -101,7 +111,7 @@ func (c *call) attempt(ch *routing.Channel) error {
 	if err != nil {
 		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "bad_channel", Message: "the channel's address is not usable", Retry: ir.RetryNext, Cause: err}
 	}
-	resp, err := c.exchange(req, ch, cancel)
+	resp, err := c.rl.exchange(c.r.Context(), req, ch, cancel)
 	if err != nil {
 		return err
 	}
@@ -117,20 +127,20 @@ func (c *call) attempt(ch *routing.Channel) error {
 }
 
 // exchange sends the request and waits for response headers no longer than
-// the channel's first-byte timeout.
-func (c *call) exchange(req *http.Request, ch *routing.Channel, cancel context.CancelFunc) (*http.Response, error) {
-	timeout := c.rl.Options.FirstByteTimeout
+// the channel's first-byte timeout; cancel aborts the request when it passes.
+func (rl *Relay) exchange(clientCtx context.Context, req *http.Request, ch *routing.Channel, cancel context.CancelFunc) (*http.Response, error) {
+	timeout := rl.Options.FirstByteTimeout
 	if s := settingSeconds(ch.Settings, "first_byte_timeout_seconds"); s > 0 {
 		timeout = s
 	}
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(timeout, func() { timedOut.Store(true); cancel() })
-	resp, err := c.rl.Client.Do(req)
+	resp, err := rl.Client.Do(req)
 	stopped := timer.Stop()
 	if err == nil {
 		return resp, nil
 	}
-	if c.r.Context().Err() != nil {
+	if clientCtx.Err() != nil {
 		return nil, &ir.Error{Status: 499, Kind: ir.KindInvalidRequest, Code: "client_closed", Message: "the client closed the request", Cause: err}
 	}
 	if timedOut.Load() && !stopped {

@@ -3,12 +3,9 @@ package relay
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -19,36 +16,13 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
-// attemptAll tries the planned channels under the chat retry rule:
-// unreachable, timed-out, 408/429/5xx → next; 401/403 → cool down and next;
-// any other 4xx goes back to the client; nothing after the first byte.
+// attemptAll tries the planned channels under the retry rule all surfaces
+// share (see tryChannels).
 func (c *epCall) attemptAll(plan []*routing.Channel) error {
-	var last *ir.Error
-	for _, ch := range plan {
+	return c.rl.tryChannels(c.r.Context(), plan, func() bool { return c.wrote }, func(ch *routing.Channel) error {
 		c.channel = ch
-		err := c.attempt(ch)
-		if err == nil {
-			return nil
-		}
-		e := ir.As(err)
-		last = e
-		if c.wrote || c.r.Context().Err() != nil {
-			return e
-		}
-		switch e.Retry {
-		case ir.RetryNextAndCool:
-			c.rl.Router.Health.CoolDown(ch.ID, e.Message)
-			c.rl.Metrics.attempt("cooled")
-		case ir.RetryNext:
-			c.rl.Router.Health.Failed(ch.ID, e.Message)
-			c.rl.Metrics.attempt("retried")
-		default:
-			c.rl.Metrics.attempt("rejected")
-			return e
-		}
-		c.rl.Logger.Warn("upstream attempt failed", "endpoint", c.ep.name, "channel_id", ch.ID, "status", e.Status, "err", e.Message)
-	}
-	return afterRetries(last)
+		return c.attempt(ch)
+	})
 }
 
 func (c *epCall) attempt(ch *routing.Channel) error {
@@ -64,7 +38,7 @@ func (c *epCall) attempt(ch *routing.Channel) error {
 		return err
 	}
 	defer done()
-	resp, err := c.exchange(req, ch, cancel)
+	resp, err := c.rl.exchange(c.r.Context(), req, ch, cancel)
 	if err != nil {
 		return err
 	}
@@ -78,31 +52,6 @@ func (c *epCall) attempt(ch *routing.Channel) error {
 		relay = relayPassthrough
 	}
 	return relay(c, ch, resp)
-}
-
-// exchange sends the request and waits for the answer's headers no longer
-// than the channel's first-byte timeout; the same rule as chat.
-func (c *epCall) exchange(req *http.Request, ch *routing.Channel, cancel context.CancelFunc) (*http.Response, error) {
-	timeout := c.rl.Options.FirstByteTimeout
-	if s := settingSeconds(ch.Settings, "first_byte_timeout_seconds"); s > 0 {
-		timeout = s
-	}
-	var timedOut atomic.Bool
-	timer := time.AfterFunc(timeout, func() { timedOut.Store(true); cancel() })
-	resp, err := c.rl.Client.Do(req)
-	stopped := timer.Stop()
-	if err == nil {
-		return resp, nil
-	}
-	if c.r.Context().Err() != nil {
-		return nil, &ir.Error{Status: 499, Kind: ir.KindInvalidRequest, Code: "client_closed", Message: "the client closed the request", Cause: err}
-	}
-	if timedOut.Load() && !stopped {
-		return nil, &ir.Error{Status: 504, Kind: ir.KindTimeout, Code: "upstream_timeout",
-			Message: fmt.Sprintf("the upstream sent nothing within %s", timeout), Retry: ir.RetryNext, Cause: err}
-	}
-	return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
-		Message: "the upstream could not be reached", Retry: ir.RetryNext, Cause: classifyNetErr(err)}
 }
 
 func badChannel(err error) error {

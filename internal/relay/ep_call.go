@@ -216,15 +216,7 @@ func (c *epCall) resolveModel() error {
 
 // admit checks the key may use the model, prices it and reserves quota.
 func (c *epCall) admit() error {
-	if !c.principal.Allows(c.model) {
-		return &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "model_not_allowed",
-			Message: "this API key may not use model " + c.model}
-	}
-	if !c.rl.Router.Table().Serves(c.principal.Group, c.model) {
-		return &ir.Error{Status: 404, Kind: ir.KindNotFound, Code: "model_not_found", Param: "model",
-			Message: "model " + c.model + " does not exist or is not available to this key"}
-	}
-	price, err := c.rl.Billing.Price(c.model)
+	price, err := c.rl.priceFor(c.principal, c.model)
 	if err != nil {
 		return err
 	}

@@ -135,17 +135,24 @@ func (c *call) decode() error {
 	return nil
 }
 
+// priceFor checks that p may use model and that the model is routed for
+// p's group, and returns the model's price: the admission every surface
+// shares before it reserves.
+func (rl *Relay) priceFor(p *auth.Principal, model string) (*billing.Price, error) {
+	if !p.Allows(model) {
+		return nil, &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "model_not_allowed",
+			Message: "this API key may not use model " + model}
+	}
+	if !rl.Router.Table().Serves(p.Group, model) {
+		return nil, &ir.Error{Status: 404, Kind: ir.KindNotFound, Code: "model_not_found", Param: "model",
+			Message: "model " + model + " does not exist or is not available to this key"}
+	}
+	return rl.Billing.Price(model)
+}
+
 // admit checks the key may use the model, prices it and reserves quota.
 func (c *call) admit() error {
-	if !c.principal.Allows(c.model) {
-		return &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "model_not_allowed",
-			Message: "this API key may not use model " + c.model}
-	}
-	if !c.rl.Router.Table().Serves(c.principal.Group, c.model) {
-		return &ir.Error{Status: 404, Kind: ir.KindNotFound, Code: "model_not_found", Param: "model",
-			Message: "model " + c.model + " does not exist or is not available to this key"}
-	}
-	price, err := c.rl.Billing.Price(c.model)
+	price, err := c.rl.priceFor(c.principal, c.model)
 	if err != nil {
 		return err
 	}
