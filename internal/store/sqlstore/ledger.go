@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -22,23 +21,6 @@ const ledgerCols = 8
 // maxKeyLen is the width of the idem_key column; checked up front because
 // MySQL's INSERT IGNORE would otherwise truncate a longer key silently.
 const maxKeyLen = 255
-
-// errLedgerRace means MySQL skipped some but not all rows of a chunk, so
-// which of its entries are new is unknown. classify makes it retryable, and
-// the rerun looks the keys up before inserting.
-var errLedgerRace = errors.New("ledger keys were recorded concurrently")
-
-// ledgerInsertSQL inserts rows ledger rows, skipping keys already recorded.
-// SQLite and PostgreSQL return the keys they inserted. MySQL has neither ON
-// CONFLICT nor RETURNING; INSERT IGNORE reports only how many rows it
-// inserted, regardless of the found-rows client flag.
-func (s *Store) ledgerInsertSQL(rows int) string {
-	values := "VALUES " + rowsSQL(ledgerCols, rows)
-	if s.dialect == MySQL {
-		return "INSERT IGNORE INTO quota_ledger (" + ledgerColumns + ") " + values
-	}
-	return "INSERT INTO quota_ledger (" + ledgerColumns + ") " + values + " ON CONFLICT (idem_key) DO NOTHING RETURNING idem_key"
-}
 
 // Apply records entries and moves the balances of the entries it inserted,
 // all in one transaction. Entries whose key is already recorded (earlier or
@@ -96,127 +78,6 @@ func (s *Store) applyLedger(ctx context.Context, tx *sql.Tx, b *batchStmts, entr
 	}
 	users, tokens := sumBalances(entries, fresh)
 	return moveBalances(ctx, tx, b, users, tokens)
-}
-
-func appendLedgerArgs(args []any, entries []store.LedgerEntry, stamp time.Time) []any {
-	for _, e := range entries {
-		created := stamp
-		if !e.CreatedAt.IsZero() {
-			created = dbTime(e.CreatedAt)
-		}
-		args = append(args, e.Key, e.Kind, e.UserID, e.TokenID, e.Delta, e.TokenDelta, e.Used, created)
-	}
-	return args
-}
-
-// insertLedgerReturning inserts chunk by chunk and marks the entries whose
-// keys the database reports as inserted. A concurrent transaction inserting
-// the same key makes the database wait for it, so the report is exact.
-func insertLedgerReturning(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, pos map[string]int,
-	stamp time.Time) ([]bool, error) {
-	fresh := make([]bool, len(entries))
-	if b.ledgerJSON != nil && ledgerJSONSafe(entries) {
-		rows, err := tx.StmtContext(ctx, b.ledgerJSON).QueryContext(ctx, ledgerJSON(entries, stamp))
-		if err != nil {
-			return nil, err
-		}
-		return fresh, markKeys(rows, pos, fresh)
-	}
-	args := make([]any, 0, chunkSizes[0]*ledgerCols)
-	err := chunks(len(entries), func(lo, hi, k int) error {
-		args = appendLedgerArgs(args[:0], entries[lo:hi], stamp)
-		rows, err := tx.StmtContext(ctx, b.ledgerInsert[k]).QueryContext(ctx, args...)
-		if err != nil {
-			return err
-		}
-		return markKeys(rows, pos, fresh)
-	})
-	return fresh, err
-}
-
-// markKeys sets mark[pos[key]] for every key in rows and closes rows.
-func markKeys(rows *sql.Rows, pos map[string]int, mark []bool) error {
-	defer rows.Close()
-	var key sql.RawBytes
-	for rows.Next() {
-		if err := rows.Scan(&key); err != nil {
-			return err
-		}
-		if i, ok := pos[string(key)]; ok {
-			mark[i] = true
-		}
-	}
-	return rows.Err()
-}
-
-// insertLedgerIgnore is the MySQL insert. A chunk whose rows were all
-// inserted, or none, needs no further question. A chunk with some skipped
-// means a key of this batch was recorded before (a replay) or by a
-// concurrent transaction; the transaction is then rerun with careful set,
-// which first looks up which keys are recorded and inserts only the others.
-// If even then a row is skipped, another transaction recorded that key in
-// between, and the rerun is repeated.
-func insertLedgerIgnore(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, pos map[string]int,
-	stamp time.Time, careful bool) ([]bool, error) {
-	todo := entries
-	var index []int // todo[i] is entries[index[i]]; nil when todo is entries
-	if careful {
-		known, err := knownKeys(ctx, tx, b, entries, pos)
-		if err != nil {
-			return nil, err
-		}
-		todo = nil
-		for i, e := range entries {
-			if !known[i] {
-				todo, index = append(todo, e), append(index, i)
-			}
-		}
-	}
-	fresh := make([]bool, len(entries))
-	args := make([]any, 0, chunkSizes[0]*ledgerCols)
-	err := chunks(len(todo), func(lo, hi, k int) error {
-		args = appendLedgerArgs(args[:0], todo[lo:hi], stamp)
-		res, err := tx.StmtContext(ctx, b.ledgerInsert[k]).ExecContext(ctx, args...)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		switch {
-		case err != nil:
-			return err
-		case n == int64(hi-lo):
-			for i := lo; i < hi; i++ {
-				if index != nil {
-					fresh[index[i]] = true
-				} else {
-					fresh[i] = true
-				}
-			}
-		case n == 0 && !careful:
-		default:
-			return errLedgerRace
-		}
-		return nil
-	})
-	return fresh, err
-}
-
-// knownKeys reports which entries' keys are already recorded.
-func knownKeys(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, pos map[string]int) ([]bool, error) {
-	known := make([]bool, len(entries))
-	args := make([]any, 0, chunkSizes[0])
-	err := chunks(len(entries), func(lo, hi, k int) error {
-		args = args[:0]
-		for _, e := range entries[lo:hi] {
-			args = append(args, e.Key)
-		}
-		rows, err := tx.StmtContext(ctx, b.ledgerKnown[k]).QueryContext(ctx, args...)
-		if err != nil {
-			return err
-		}
-		return markKeys(rows, pos, known)
-	})
-	return known, err
 }
 
 // balance accumulates one account's changes within a batch.
