@@ -115,29 +115,84 @@ func (c *call) relayStream(up protocol.Codec, resp *http.Response) error {
 // pumpSame relays events untouched. It reads usage as events pass and
 // drops the usage-only chunk the gateway itself asked for.
 func (c *call) pumpSame(up protocol.Codec, rd *sse.Reader, sink *clientSink) (func() string, error) {
-	var out strings.Builder
+	kept := &keptEvents{format: up.Format()}
 	sawUsage := false
 	dropUsageChunk := up.Format() == protocol.OpenAI && !c.req.IncludeUsage
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			return textFn(&out, sawUsage), streamEnd(err)
+			return kept.text(sawUsage), streamEnd(err)
 		}
-		if u, ok := up.SniffStreamUsage(string(ev.Name), ev.Data); ok {
+		name := eventName(ev.Name)
+		if u, ok := up.SniffStreamUsage(name, ev.Data); ok {
 			c.usage.Merge(u)
 			sawUsage = true
 			if dropUsageChunk && isUsageOnlyChunk(ev.Data) {
 				continue
 			}
 		} else if !sawUsage {
-			appendDeltaText(&out, up.Format(), ev.Data)
+			kept.add(ev.Data)
 		}
-		if err := sink.Event(string(ev.Name), ev.Data); err != nil {
-			return textFn(&out, sawUsage), nil
+		if err := sink.Event(name, ev.Data); err != nil {
+			return kept.text(sawUsage), nil
 		}
 		if rd.Buffered() == 0 {
 			sink.flush()
 		}
+	}
+}
+
+// eventName avoids allocating for the common unnamed event and for the
+// few names the messages-native format repeats on every chunk.
+func eventName(b []byte) string {
+	switch string(b) {
+	case "":
+		return ""
+	case "content_block_delta":
+		return "content_block_delta"
+	case "ping":
+		return "ping"
+	}
+	return string(b)
+}
+
+// maxKeptEvents bounds the raw events kept for counting an answer's tokens
+// when the upstream reports no usage; past it, text is extracted at once.
+const maxKeptEvents = 4 << 20
+
+// keptEvents holds the raw data of relayed events. Usage almost always
+// arrives at the end of a stream, so the answer text is parsed out of them
+// only in the rare case it does not, instead of on every chunk.
+type keptEvents struct {
+	format protocol.Format
+	buf    []byte
+	ends   []int
+	over   strings.Builder
+}
+
+func (k *keptEvents) add(data []byte) {
+	if len(k.buf)+len(data) > maxKeptEvents {
+		appendDeltaText(&k.over, k.format, data)
+		return
+	}
+	k.buf = append(k.buf, data...)
+	k.ends = append(k.ends, len(k.buf))
+}
+
+// text returns the answer-text function for settle, nil when usage came.
+func (k *keptEvents) text(sawUsage bool) func() string {
+	if sawUsage {
+		return nil
+	}
+	return func() string {
+		var b strings.Builder
+		start := 0
+		for _, end := range k.ends {
+			appendDeltaText(&b, k.format, k.buf[start:end])
+			start = end
+		}
+		b.WriteString(k.over.String())
+		return b.String()
 	}
 }
 

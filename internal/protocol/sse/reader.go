@@ -133,33 +133,63 @@ func parseDigits(b []byte) (int, bool) {
 
 // readLine returns one line without its terminator. It treats CR, LF and
 // CRLF as line ends, remembering a trailing CR so a CRLF split across reads
-// is not seen as two line ends.
+// is not seen as two line ends. It scans the buffered bytes with IndexByte
+// instead of reading byte by byte: the relay reads every upstream event
+// through here.
 func (r *Reader) readLine() ([]byte, error) {
 	r.line = r.line[:0]
+	if r.lastCR {
+		r.lastCR = false
+		if b, err := r.br.Peek(1); err == nil && b[0] == '\n' {
+			_, _ = r.br.Discard(1)
+		}
+	}
 	for {
-		b, err := r.br.ReadByte()
+		buf, err := r.peekBuffered()
 		if err != nil {
 			if err == io.EOF && len(r.line) > 0 {
 				return nil, io.ErrUnexpectedEOF
 			}
 			return nil, err
 		}
-		if r.lastCR {
-			r.lastCR = false
-			if b == '\n' {
-				continue
+		end, isCR := lineEnd(buf)
+		if end < 0 {
+			if len(r.line)+len(buf) > r.max {
+				return nil, ErrEventTooLarge
 			}
+			r.line = append(r.line, buf...)
+			_, _ = r.br.Discard(len(buf))
+			continue
 		}
-		switch b {
-		case '\n':
-			return r.line, nil
-		case '\r':
-			r.lastCR = true
-			return r.line, nil
-		}
-		if len(r.line) >= r.max {
+		if len(r.line)+end > r.max {
 			return nil, ErrEventTooLarge
 		}
-		r.line = append(r.line, b)
+		r.line = append(r.line, buf[:end]...)
+		_, _ = r.br.Discard(end + 1)
+		r.lastCR = isCR
+		return r.line, nil
 	}
+}
+
+// peekBuffered returns the buffered bytes, reading more when none are.
+func (r *Reader) peekBuffered() ([]byte, error) {
+	if r.br.Buffered() == 0 {
+		if _, err := r.br.Peek(1); err != nil {
+			return nil, err
+		}
+	}
+	return r.br.Peek(r.br.Buffered())
+}
+
+// lineEnd finds the first CR or LF in buf; isCR tells which it was.
+func lineEnd(buf []byte) (int, bool) {
+	lf := bytes.IndexByte(buf, '\n')
+	limit := buf
+	if lf >= 0 {
+		limit = buf[:lf]
+	}
+	if cr := bytes.IndexByte(limit, '\r'); cr >= 0 {
+		return cr, true
+	}
+	return lf, false
 }

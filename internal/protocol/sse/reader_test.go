@@ -106,21 +106,39 @@ func TestWriteEventRoundTripsThroughReader(t *testing.T) {
 	}
 }
 
+// FuzzReader checks that no input panics or grows an event past the limit,
+// and that framing does not depend on how the bytes arrive: the same input
+// read whole and one byte at a time yields the same events.
 func FuzzReader(f *testing.F) {
 	f.Add([]byte("data: a\r\n\r\nevent: e\nid: 1\nretry: 10\ndata: b\n\n"))
 	f.Add([]byte(":c\rdata\r\r"))
+	f.Add([]byte("data: x\r\r\ndata: y\n\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		rd := NewReader(bytes.NewReader(in), 256)
-		for i := 0; i < len(in)+1; i++ {
-			ev, err := rd.Next()
-			if err != nil {
-				return
+		whole := collect(NewReader(bytes.NewReader(in), 256))
+		split := collect(NewReader(iotest.OneByteReader(bytes.NewReader(in)), 256))
+		if len(whole) != len(split) {
+			t.Fatalf("whole read gave %d events, byte-wise %d", len(whole), len(split))
+		}
+		for i := range whole {
+			if whole[i] != split[i] {
+				t.Fatalf("event %d: whole %+v, byte-wise %+v", i, whole[i], split[i])
 			}
-			if len(ev.Data) > 256+len(in) {
-				t.Fatalf("event larger than input")
+			if len(whole[i].data) > 256 {
+				t.Fatalf("event larger than the limit")
 			}
 		}
 	})
+}
+
+func collect(rd *Reader) []got {
+	var out []got
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			return out
+		}
+		out = append(out, got{string(ev.Name), string(ev.ID), string(ev.Data)})
+	}
 }
 
 func BenchmarkReaderNext(b *testing.B) {
