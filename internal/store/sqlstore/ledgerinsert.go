@@ -93,24 +93,24 @@ func markKeys(rows *sql.Rows, pos map[string]int, mark []bool) error {
 // between, and the rerun is repeated.
 func insertLedgerIgnore(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, pos map[string]int,
 	stamp time.Time, careful bool) ([]bool, error) {
-	todo := entries
-	var index []int // todo[i] is entries[index[i]]; nil when todo is entries
+	pending := entries
+	var index []int // pending[i] is entries[index[i]]; nil when pending is entries
 	if careful {
 		known, err := knownKeys(ctx, tx, b, entries, pos)
 		if err != nil {
 			return nil, err
 		}
-		todo = nil
+		pending = nil
 		for i, e := range entries {
 			if !known[i] {
-				todo, index = append(todo, e), append(index, i)
+				pending, index = append(pending, e), append(index, i)
 			}
 		}
 	}
 	fresh := make([]bool, len(entries))
 	args := make([]any, 0, chunkSizes[0]*ledgerCols)
-	err := chunks(len(todo), func(lo, hi, k int) error {
-		args = appendLedgerArgs(args[:0], todo[lo:hi], stamp)
+	err := chunks(len(pending), func(lo, hi, k int) error {
+		args = appendLedgerArgs(args[:0], pending[lo:hi], stamp)
 		res, err := tx.StmtContext(ctx, b.ledgerInsert[k]).ExecContext(ctx, args...)
 		if err != nil {
 			return err
