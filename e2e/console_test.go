@@ -10,7 +10,9 @@ import (
 // TestConsoleInHeadlessChromium drives the real console in Chromium against
 // the in-process gateway: sign in, create a key, chat three streamed turns
 // in the playground, change parameters and see them upstream, stop and
-// clear, create and test a channel, upload a broken plugin, visit every page.
+// clear, create and test a channel, upload a broken plugin, manage a valid
+// one (versions, activation, enable, runtime, dry run, marketplace), see a
+// user's tasks, delete the plugin, visit every page.
 func TestConsoleInHeadlessChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser tests skipped in -short mode")
@@ -18,6 +20,7 @@ func TestConsoleInHeadlessChromium(t *testing.T) {
 	bin := requireChromium(t)
 	up := newFakeUpstream(t)
 	base := startGateway(t, up.URL)
+	ps := &pluginScenario{base: base, vendor: newFakeVendor(t), market: newFakeMarketplace(t)}
 	b := launchBrowser(t, bin)
 	p := b.newPage(t)
 
@@ -31,6 +34,14 @@ func TestConsoleInHeadlessChromium(t *testing.T) {
 		{"stop and clear", stopAndClear},
 		{"create and test a channel", createChannel},
 		{"upload a broken plugin", uploadBrokenPlugin},
+		{"upload a valid plugin", ps.uploadValid},
+		{"upload and activate a second version", ps.secondVersion},
+		{"disable and re-enable the plugin", ps.disableEnable},
+		{"see the plugin's routes in the runtime status", ps.runtime},
+		{"dry run a hook", ps.dryRun},
+		{"install from a marketplace", ps.marketplace},
+		{"a user sees its tasks", ps.userTasks},
+		{"delete the plugin", ps.deletePlugin},
 		{"visit every page", visitPages},
 		{"log out", func(p *page) {
 			p.click("#logout")
@@ -249,13 +260,11 @@ func baseURLOfSeed(p *page) string {
 
 func uploadBrokenPlugin(p *page) {
 	openPage(p, "plugins")
-	const broken = `export default { meta: { key: "Broken Key!", version: "not-semver" } };`
-	js := fmt.Sprintf(`(() => { const dt = new DataTransfer(); dt.items.add(new File([%q], "plugin.js", {type: "text/javascript"}));
-		const input = document.querySelector("input[type=file][name=file]"); input.files = dt.files;
-		input.dispatchEvent(new Event("change", {bubbles: true})); })()`, broken)
-	if err := p.eval(js, nil); err != nil {
-		p.t.Fatal(err)
-	}
+	p.waitFor(contains("#plugins-list", "No plugins installed"), "the empty plugin list")
+	p.screenshot("plugins-empty")
+	openTab(p, "upload")
+	const broken = `export const meta = { apiVersion: 1, key: "Broken Key!", version: "not-semver" };`
+	setFile(p, "#panel-upload input[type=file][name=file]", "plugin.js", broken)
 	p.click("#plugin-upload")
 	p.waitFor(`document.querySelector("#plugin-upload-error").textContent.length > 0`, "the upload error")
 	var problems int
@@ -263,12 +272,10 @@ func uploadBrokenPlugin(p *page) {
 		p.t.Fatal(err)
 	}
 	msg := p.text("#plugin-upload-error")
-	if problems == 0 {
-		// Without the plugin API the server still refuses; the page must
-		// show that refusal rather than nothing.
-		p.t.Logf("no validation problems were listed; the page shows the server's message: %q", msg)
-	} else {
-		p.t.Logf("%d validation problems listed: %q", problems, msg)
+	// The key and the version are both wrong and the hooks are missing:
+	// every problem is listed, not only the first.
+	if problems < 2 || !strings.Contains(msg, "not valid") || !strings.Contains(msg, "meta.key") {
+		p.t.Fatalf("want every validation problem listed, got %d: %q", problems, msg)
 	}
 	p.screenshot("plugins")
 }

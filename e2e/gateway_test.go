@@ -23,6 +23,11 @@ const (
 	rootPassword = "root-password-e2e"
 	rootToken    = "root-token-e2e"
 	chatModel    = "e2e-chat"
+	// A normal user with an API key submits tasks to the uploaded plugin.
+	userName     = "alice"
+	userPassword = "alice-password-e2e"
+	userKey      = "sk-e2e-alice-0123456789abcdefghijklmnop"
+	videoModel   = "acme-v1"
 )
 
 // fakeUpstream is an OpenAI-style provider that records every chat request
@@ -136,11 +141,15 @@ func startGateway(t *testing.T, upstreamURL string) string {
 	cfg.RootToken = rootToken
 	cfg.CryptoSecret = "e2e-crypto-secret-0123456789abcdef"
 	cfg.LogLevel = "warn"
+	// Tasks are polled often so the browser sees them change within a test.
+	cfg.TaskPollInterval = 0.2
 	cfg.Seed = config.Seed{
 		Groups: map[string]float64{"default": 1, "vip": 0.5},
+		Users:  []config.SeedUser{{Username: userName, Password: userPassword, Role: "user", Group: "default", Quota: 5_000_000}},
+		Tokens: []config.SeedToken{{Name: "alice-key", User: userName, Key: userKey}},
 		Channels: []config.SeedChannel{{Name: "fake-openai", Type: "openai", BaseURL: upstreamURL, Key: "upstream-key-e2e",
 			Models: []string{chatModel}, Groups: []string{"default", "vip"}, Weight: &weight, Status: "enabled"}},
-		Models: map[string]config.SeedPrice{chatModel: {InputPerMTok: 1, OutputPerMTok: 2}},
+		Models: map[string]config.SeedPrice{chatModel: {InputPerMTok: 1, OutputPerMTok: 2}, videoModel: {PerCall: 0.01}},
 	}
 	logs := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())

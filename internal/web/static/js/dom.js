@@ -63,10 +63,13 @@ export function quota(n) {
   return Number(n) === -1 ? "Unlimited" : num(n);
 }
 
-/** when formats a timestamp in the user's locale. */
+/**
+ * when formats a timestamp in the user's locale. Numbers are Unix seconds,
+ * as the task API sends them (0 means "not yet"); strings are RFC 3339.
+ */
 export function when(ts) {
   if (!ts) return "—";
-  const d = new Date(ts);
+  const d = new Date(typeof ts === "number" ? ts * 1000 : ts);
   return Number.isNaN(d.getTime()) ? String(ts) : d.toLocaleString();
 }
 
@@ -79,6 +82,6 @@ export function splitList(s) {
 export function badge(text, kind) {
   const k = kind || ({ enabled: "ok", SUCCESS: "ok", healthy: "ok", active: "info",
     disabled: "bad", FAILURE: "bad", error: "bad", refund: "warn", IN_PROGRESS: "info",
-    QUEUED: "info", SUBMITTED: "info", UNKNOWN: "warn" })[text] || "";
+    QUEUED: "info", SUBMITTED: "info", NOT_START: "", UNKNOWN: "warn", "held back": "warn" })[text] || "";
   return h("span", { class: `badge ${k}` }, text);
 }

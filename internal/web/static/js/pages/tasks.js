@@ -1,46 +1,106 @@
-// Tasks: asynchronous jobs (video, image…) with their status and progress.
-import { h, when, badge } from "../dom.js";
+// Tasks: asynchronous jobs (video, image, music…) with their status and
+// progress, filtered by status, platform and model, newest first.
+import { h, when, badge, num } from "../dom.js";
 import { api, items, qs } from "../api.js";
-import { pageHead, table, pager, alertBox, showError } from "../ui.js";
+import { pageHead, table, pager, fieldSet, alertBox, showError, infoDialog } from "../ui.js";
 
 const PAGE_SIZE = 25;
+const STATUSES = ["NOT_START", "SUBMITTED", "QUEUED", "IN_PROGRESS", "SUCCESS", "FAILURE", "UNKNOWN"];
+const TERMINAL = new Set(["SUCCESS", "FAILURE"]);
+// While a listed task is still running the page reloads itself this often,
+// so progress moves without pressing Refresh.
+const LIVE_MS = 3000;
 
-export async function render(main) {
+export async function render(main, ctx) {
   let page = 1;
-  const list = h("div", { id: "tasks-list" });
+  let timer = null;
+  const filters = fieldSet([
+    { name: "status", label: "Status", type: "select", options: [["", "Any status"], ...STATUSES.map((s) => [s, label(s)])] },
+    { name: "platform", label: "Platform", placeholder: "plugin key, e.g. acme" },
+    { name: "model", label: "Model", placeholder: "any model" },
+    ctx.isAdmin ? { name: "user_id", label: "User id", type: "number", min: 1, step: 1, placeholder: "everyone" } : null,
+  ].filter(Boolean));
+  filters.el.className = "filters";
+  const form = h("form", { class: "card", role: "search", "aria-label": "Filter tasks", novalidate: true }, filters.el,
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", id: "tasks-apply" }, "Apply"),
+      h("button", { type: "reset" }, "Reset")));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    if (!filters.validate()) return;
+    page = 1;
+    load();
+  });
+  form.addEventListener("reset", () => setTimeout(() => { page = 1; load(); }));
+  const list = h("div", { id: "tasks-list", "aria-live": "polite" });
   const alert = alertBox();
-  const refresh = h("button", { type: "button", onclick: () => load() }, "Refresh");
-  main.append(pageHead("Tasks", "Asynchronous jobs submitted through task plugins.", refresh), alert, list);
+  const refresh = h("button", { type: "button", id: "tasks-refresh", onclick: () => load() }, "Refresh");
+  main.append(pageHead("Tasks", ctx.isAdmin ? "Every user's asynchronous jobs, newest first." : "Your asynchronous jobs, newest first.", refresh),
+    form, alert, list);
 
   async function load() {
+    clearTimeout(timer);
     showError(alert, null);
+    const f = filters.read();
+    let data;
     try {
-      const data = await api("GET", `/api/tasks${qs({ page, page_size: PAGE_SIZE })}`);
-      const rows = items(data, "data", "tasks");
-      list.replaceChildren(table("Tasks", [
-        { label: "Task", cell: (t) => h("code", {}, t.task_id || t.id) },
-        { label: "Platform", cell: (t) => t.platform || "—" },
-        { label: "Model", cell: (t) => t.model || "—" },
-        { label: "Status", cell: (t) => badge(t.status || "UNKNOWN") },
-        { label: "Progress", cell: (t) => progress(t.progress) },
-        { label: "Failure", cell: (t) => t.fail_reason || "" },
-        { label: "Created", cell: (t) => when(t.created_at) },
-      ], rows, "No tasks yet."),
-      data && data.total > PAGE_SIZE ? pager({ page, pageSize: PAGE_SIZE, total: data.total }, (p) => { page = p; load(); }) : "");
+      data = await api("GET", `/api/tasks${qs({ ...f, page, page_size: PAGE_SIZE })}`);
     } catch (e) {
-      // A server without the task service answers 404: that is simply
-      // "no tasks here", not an error worth alarming the user about.
-      if (e.status === 404) list.replaceChildren(h("div", { class: "table-wrap" }, h("p", { class: "empty" }, "No tasks yet. Tasks appear here when task plugins run jobs for you.")));
-      else showError(alert, e);
+      showError(alert, e);
+      return;
     }
+    const rows = items(data);
+    const filtered = Object.values(f).some((v) => v !== "" && v !== null);
+    list.replaceChildren(table("Tasks", columns(ctx), rows,
+      filtered ? "No tasks match these filters." : "No tasks yet. Jobs submitted to task plugins (video, image, music) appear here."),
+    data.total > PAGE_SIZE ? pager({ page, pageSize: PAGE_SIZE, total: data.total }, (p) => { page = p; load(); }) : "");
+    if (rows.some((t) => !TERMINAL.has(t.status)) && list.isConnected) timer = setTimeout(load, LIVE_MS);
   }
   await load();
+  return () => clearTimeout(timer);
 }
 
-function progress(p) {
+function label(s) {
+  return s.charAt(0) + s.slice(1).toLowerCase().replace(/_/g, " ");
+}
+
+function columns(ctx) {
+  return [
+    { label: "Task", cell: (t) => h("div", {}, h("code", { class: "nowrap" }, t.task_id),
+      t.action ? h("div", { class: "muted small" }, t.action) : null) },
+    ctx.isAdmin ? { label: "User", num: true, cell: (t) => `#${t.user_id}` } : null,
+    { label: "Platform", cell: (t) => t.platform || "—" },
+    { label: "Model", cell: (t) => t.model || "—" },
+    { label: "Status", cell: (t) => badge(t.status || "UNKNOWN") },
+    { label: "Progress", cell: (t) => progress(t) },
+    { label: "Created", cell: (t) => h("span", { class: "nowrap" }, when(t.created_at)) },
+    { label: "Finished", cell: (t) => h("span", { class: "nowrap" }, when(t.finished_at)) },
+    { label: "Failure reason", cell: (t) => (t.fail_reason ? h("span", { class: "fail" }, t.fail_reason) : "") },
+    { label: "Quota", num: true, cell: (t) => num(t.quota) },
+    { label: "", cell: (t) => h("button", { type: "button", class: "small", "aria-label": `Details of ${t.task_id}`, onclick: () => details(t) }, "Details") },
+  ].filter(Boolean);
+}
+
+// progress reads the task's progress string ("40%"); a finished task counts
+// as complete even when the vendor never reported a number.
+function progress(t) {
+  let p = t.progress;
+  if ((p === undefined || p === null || p === "") && t.status === "SUCCESS") p = "100%";
   if (p === undefined || p === null || p === "") return h("span", { class: "muted" }, "—");
   const n = Math.max(0, Math.min(100, parseFloat(String(p))));
   if (Number.isNaN(n)) return String(p);
-  return h("span", {}, h("span", { class: "progress", role: "progressbar", "aria-valuenow": n, "aria-valuemin": 0, "aria-valuemax": 100 },
-    h("span", { style: `width:${n}%` })), ` ${n}%`);
+  return h("span", { class: "nowrap" }, h("span", { class: "progress", role: "progressbar", "aria-label": `Progress of ${t.task_id}`,
+    "aria-valuenow": n, "aria-valuemin": 0, "aria-valuemax": 100 }, h("span", { style: `width:${n}%` })), ` ${n}%`);
+}
+
+function details(t) {
+  const rows = [
+    ["Task", h("code", {}, t.task_id)], ["Status", badge(t.status)], ["Platform", t.platform], ["Action", t.action],
+    ["Model", t.model], ["Upstream model", t.upstream_model], ["Channel", t.channel_id ? `#${t.channel_id}` : ""],
+    ["Billing", t.billing_status], ["Quota", num(t.quota)], ["Submitted", when(t.submitted_at)],
+    ["Updated", when(t.updated_at)], ["Finished", when(t.finished_at)], ["Failure reason", t.fail_reason],
+    ["Result", t.result_url ? h("a", { href: t.result_url, target: "_blank", rel: "noopener noreferrer", class: "break" }, t.result_url) : ""],
+  ].filter(([, v]) => v !== "" && v !== undefined && v !== null);
+  infoDialog(`Task ${t.task_id}`,
+    h("dl", { class: "facts" }, rows.map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, v)))),
+    t.data !== null && t.data !== undefined ? h("details", {}, h("summary", {}, "Vendor data"), h("pre", {}, JSON.stringify(t.data, null, 2))) : null);
 }
