@@ -150,3 +150,52 @@ export function assertNotBuffered(times) {
   assert.ok(spread >= 400, `the first delta arrived ${Math.round(spread)} ms before the last; `
     + 'under 400 ms means the gateway held the stream back until the upstream finished');
 }
+
+/**
+ * The model an endpoint other than chat is tested with, from
+ * TURNPIKE_MODEL_<NAME> (the Go harness sets one per endpoint); '' when
+ * unset, which skips that endpoint's tests.
+ */
+export function endpointModel(name) {
+  return process.env[`TURNPIKE_MODEL_${name}`] ?? '';
+}
+
+/** Skip reason for an endpoint test whose model is not configured. */
+export function needs(...names) {
+  if (skip) return skip;
+  const missing = names.filter((n) => !endpointModel(n));
+  return missing.length ? `set ${missing.map((n) => `TURNPIKE_MODEL_${n}`).join(', ')}` : false;
+}
+
+/** A short mono 16-bit WAV of silence: 44 header bytes and 800 data bytes. */
+export function wavAudio() {
+  const data = Buffer.alloc(800);
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0);
+  h.writeUInt32LE(36 + data.length, 4);
+  h.write('WAVE', 8);
+  h.write('fmt ', 12);
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(8000, 24);
+  h.writeUInt32LE(16000, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36);
+  h.writeUInt32LE(data.length, 40);
+  return Buffer.concat([h, data]);
+}
+
+/** The audio the fake speech upstream sends: 40000 bytes, byte i = i*7 mod 251. */
+export function fakeSpeechAudio() {
+  const b = Buffer.alloc(40000);
+  for (let i = 0; i < b.length; i++) b[i] = (i * 7) % 251;
+  return b;
+}
+
+/** Checks an error from a key whose user has no quota left: 402, or 429 as RateLimitError. */
+export function assertOutOfQuota(err, RateLimitError) {
+  assert.ok([402, 429].includes(err.status), `got ${err.constructor.name} ${err.status}: ${err.message}`);
+  if (err.status === 429) assert.ok(err instanceof RateLimitError, `a 429 is a RateLimitError, got ${err.constructor.name}`);
+}

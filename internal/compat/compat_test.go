@@ -38,9 +38,10 @@ const (
 func TestOfficialClientLibraries(t *testing.T) {
 	dir, node := requireNode(t)
 	fakes := map[string]*fake{
-		"up-openai":    startFake(t, "openai", "up-openai-key", openAIFake("up-openai", "up-openai-key")),
+		"up-openai":    startFake(t, "openai", "up-openai-key", openAIUpstreamFake("up-openai", "up-openai-key")),
 		"up-anthropic": startFake(t, "anthropic", "up-anthropic-key", anthropicFake("up-anthropic", "up-anthropic-key")),
-		"up-gemini":    startFake(t, "gemini", "up-gemini-key", geminiFake("up-gemini", "up-gemini-key")),
+		"up-gemini": startFake(t, "gemini", "up-gemini-key",
+			geminiEmbedFake(geminiFake("up-gemini", "up-gemini-key"), geminiEmbedModel, "up-gemini-key")),
 	}
 	gw := startGateway(t, seedFor(fakes))
 
@@ -59,6 +60,7 @@ func TestOfficialClientLibraries(t *testing.T) {
 		}
 	}
 	checkBilling(t, gw.app.Store, fakes)
+	checkEndpointBilling(t, gw.app.Store, fakes)
 }
 
 // requireNode finds compat/ and node; without them the test skips, unless
@@ -110,13 +112,26 @@ func seedFor(fakes map[string]*fake) config.Seed {
 		},
 		Models: map[string]config.SeedPrice{},
 	}
+	extra := map[string][]string{"openai": openAIEndpointModels, "gemini": {geminiEmbedModel}}
 	for _, model := range modelNames(fakes) {
 		f := fakes[model]
 		seed.Channels = append(seed.Channels, config.SeedChannel{
 			Name: "compat-" + f.kind, Type: f.kind, BaseURL: f.srv.URL, Key: f.key,
-			Models: []string{model}, Groups: []string{"default"}, Weight: &weight, Status: "enabled",
+			Models: append([]string{model}, extra[f.kind]...), Groups: []string{"default"}, Weight: &weight, Status: "enabled",
 		})
 		seed.Models[model] = config.SeedPrice{InputPerMTok: inputPerMTok, OutputPerMTok: outputPerMTok}
+		if f.kind == "openai" {
+			// Search goes only to channels marked for it; the OpenAI
+			// channel is not, so its models answer search with a 400.
+			seed.Channels = append(seed.Channels, config.SeedChannel{
+				Name: "compat-openai-search", Type: f.kind, BaseURL: f.srv.URL, Key: f.key,
+				Models: []string{searchModel}, Groups: []string{"default"}, Weight: &weight, Status: "enabled",
+				Settings: map[string]any{"supports_search": true},
+			})
+		}
+	}
+	for model, price := range endpointPrices {
+		seed.Models[model] = price
 	}
 	return seed
 }
@@ -189,12 +204,18 @@ func runNode(t *testing.T, dir, node, url string, models []string) (string, erro
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), nodeTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec")
+	args := []string{"--test", "--test-reporter=spec"}
+	// TURNPIKE_COMPAT_FILES narrows a run to some test files while working on them.
+	args = append(args, strings.Fields(os.Getenv("TURNPIKE_COMPAT_FILES"))...)
+	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Dir = dir
 	cmd.Env = append(hermeticEnv(os.Environ()),
 		"TURNPIKE_URL="+url, "TURNPIKE_KEY="+clientKey, "TURNPIKE_MODELS="+strings.Join(models, ","),
 		"TURNPIKE_LIMITED_KEY="+limitedKey, "TURNPIKE_BROKE_KEY="+brokeKey,
 		"TURNPIKE_FAKES=1", "NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost", "NO_COLOR=1")
+	for name, model := range endpointModelEnv {
+		cmd.Env = append(cmd.Env, "TURNPIKE_MODEL_"+name+"="+model)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

@@ -129,10 +129,16 @@ type recorder struct {
 	mu       sync.Mutex
 	problems []string
 	answered map[string]int
+	// served counts answers by model and gateway endpoint name, for the
+	// endpoints other than chat.
+	served map[endpointKey]int
 }
 
+// endpointKey is a model as served on one endpoint.
+type endpointKey struct{ model, endpoint string }
+
 func newRecorder(kind string) *recorder {
-	return &recorder{kind: kind, answered: map[string]int{}}
+	return &recorder{kind: kind, answered: map[string]int{}, served: map[endpointKey]int{}}
 }
 
 func (rc *recorder) problem(r *http.Request, msg string) {
@@ -145,6 +151,23 @@ func (rc *recorder) ok(model string) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	rc.answered[model]++
+}
+
+func (rc *recorder) servedAt(model, endpoint string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.served[endpointKey{model, endpoint}]++
+}
+
+// servedCounts copies the answers per model and endpoint.
+func (rc *recorder) servedCounts() map[endpointKey]int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	out := make(map[endpointKey]int, len(rc.served))
+	for k, v := range rc.served {
+		out[k] = v
+	}
+	return out
 }
 
 func (rc *recorder) snapshot() ([]string, map[string]int) {
