@@ -452,6 +452,9 @@ func (p *page) screenshot(name string) {
 	// Toasts from earlier steps would cover the page; let fonts and
 	// transitions settle so the picture is what a person sees.
 	_ = p.eval(`document.querySelectorAll(".toast").forEach(t => t.remove())`, nil)
+	// The pointer stays where the last click left it; move it off the page
+	// content so no button is pictured in its hover state.
+	_ = p.b.call(p.session, "Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": 1, "y": 855}, nil)
 	time.Sleep(150 * time.Millisecond)
 	var r struct {
 		Data string `json:"data"`

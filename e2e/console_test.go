@@ -260,9 +260,10 @@ func baseURLOfSeed(p *page) string {
 
 func uploadBrokenPlugin(p *page) {
 	openPage(p, "plugins")
-	p.waitFor(contains("#plugins-list", "No plugins installed"), "the empty plugin list")
+	p.waitFor(contains("#plugins-list", "No plugins installed yet"), "the empty plugin list")
 	p.screenshot("plugins-empty")
-	openTab(p, "upload")
+	p.click("#plugins-list button.primary") // the empty state's "Upload a plugin"
+	p.waitFor(`document.querySelector("#tab-upload").getAttribute("aria-selected") === "true" && location.hash === "#upload"`, "the upload tab")
 	const broken = `export const meta = { apiVersion: 1, key: "Broken Key!", version: "not-semver" };`
 	setFile(p, "#panel-upload input[type=file][name=file]", "plugin.js", broken)
 	p.click("#plugin-upload")
@@ -305,5 +306,11 @@ func visitPages(p *page) {
 	p.screenshot("dashboard-dark")
 	openPage(p, "playground")
 	p.screenshot("playground-dark")
+	openPage(p, "tasks")
+	p.waitFor(contains("#tasks-list", "FAILURE"), "the task list")
+	p.screenshot("tasks-dark")
+	openPage(p, "plugins")
+	p.waitFor(`document.querySelector("#plugin-echo")`, "the installed plugins")
+	p.screenshot("plugins-dark")
 	p.click("#theme-toggle")
 }

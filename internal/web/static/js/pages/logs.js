@@ -19,9 +19,9 @@ export async function render(main, ctx) {
     { name: "token_id", label: "API key", type: "select", options: [["", "All keys"], ...tokens.map((t) => [String(t.id), t.name])] },
   ]);
   filters.el.className = "filters";
-  const form = h("form", { class: "card", role: "search", "aria-label": "Filter logs" }, filters.el,
-    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Apply"),
-      h("button", { type: "reset" }, "Reset")));
+  filters.el.append(h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Apply"),
+    h("button", { type: "reset" }, "Reset")));
+  const form = h("form", { class: "card", role: "search", "aria-label": "Filter logs" }, filters.el);
   form.addEventListener("submit", (ev) => { ev.preventDefault(); page = 1; load(); });
   form.addEventListener("reset", () => setTimeout(() => { page = 1; load(); }));
   const list = h("div", { id: "logs-list", "aria-live": "polite" });
@@ -38,7 +38,7 @@ export async function render(main, ctx) {
         { label: "Time", cell: (l) => when(l.created_at) },
         { label: "Type", cell: (l) => badge(l.type) },
         { label: "Model", cell: (l) => l.model },
-        { label: "Key", cell: (l) => (l.token_id ? tokenName.get(l.token_id) || `#${l.token_id}` : h("span", { class: "muted" }, "playground")) },
+        { label: "Key", cell: (l) => keyCell(l, tokenName) },
         ctx.isAdmin ? { label: "User", num: true, cell: (l) => `#${l.user_id}` } : null,
         { label: "Prompt", num: true, cell: (l) => num(l.prompt_tokens) },
         { label: "Completion", num: true, cell: (l) => num(l.completion_tokens) },
@@ -51,4 +51,13 @@ export async function render(main, ctx) {
     }
   }
   await load();
+}
+
+// keyCell names the key a row was billed to. Rows without a key are
+// playground calls, except balance changes such as top-ups, which no key
+// made.
+function keyCell(l, tokenName) {
+  if (l.token_id) return tokenName.get(l.token_id) || `#${l.token_id}`;
+  const keyless = ["consume", "refund", "error"].includes(l.type) ? "playground" : "—";
+  return h("span", { class: "muted" }, keyless);
 }

@@ -12,7 +12,8 @@ export async function render(main) {
   const installed = h("div", { id: "plugins-list" });
   const market = h("div", { id: "plugins-market" });
   const runtime = h("div", { id: "plugins-runtime" });
-  const refreshInstalled = () => loadInstalled(installed);
+  let show = () => {};
+  const refreshInstalled = () => loadInstalled(installed, (id) => show(id));
   const tabs = [
     { id: "installed", label: "Installed", panel: installed, load: refreshInstalled },
     { id: "upload", label: "Upload", panel: uploadForm(refreshInstalled) },
@@ -20,12 +21,14 @@ export async function render(main) {
     { id: "dry-run", label: "Dry run", panel: dryRunForm() },
     { id: "runtime", label: "Runtime status", panel: runtime, load: () => loadRuntime(runtime) },
   ];
+  const bar = tabBar(tabs);
+  show = bar.show;
   main.append(pageHead("Task plugins", "Plugins adapt asynchronous upstream APIs (video, image, music) to the gateway."),
-    ...tabBar(tabs));
+    ...bar.elements);
   await refreshInstalled();
 }
 
-// tabBar builds an ARIA tab list: arrow keys, Home and End move between
+// tabBar builds an ARIA tab list and returns its elements and show(id): arrow keys, Home and End move between
 // tabs, and the chosen tab is kept in the address's fragment so a reload
 // returns to it. Tabs with a loader refresh whenever they are shown.
 function tabBar(tabs) {
@@ -54,5 +57,8 @@ function tabBar(tabs) {
   });
   const start = Math.max(0, tabs.findIndex((t) => `#${t.id}` === location.hash));
   select(start, false, true);
-  return [h("div", { class: "tabs", role: "tablist", "aria-label": "Task plugin sections" }, buttons), ...panels];
+  return {
+    elements: [h("div", { class: "tabs", role: "tablist", "aria-label": "Task plugin sections" }, buttons), ...panels],
+    show: (id) => select(tabs.findIndex((t) => t.id === id), true),
+  };
 }

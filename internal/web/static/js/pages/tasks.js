@@ -21,9 +21,9 @@ export async function render(main, ctx) {
     ctx.isAdmin ? { name: "user_id", label: "User id", type: "number", min: 1, step: 1, placeholder: "everyone" } : null,
   ].filter(Boolean));
   filters.el.className = "filters";
-  const form = h("form", { class: "card", role: "search", "aria-label": "Filter tasks", novalidate: true }, filters.el,
-    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", id: "tasks-apply" }, "Apply"),
-      h("button", { type: "reset" }, "Reset")));
+  filters.el.append(h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", id: "tasks-apply" }, "Apply"),
+    h("button", { type: "reset" }, "Reset")));
+  const form = h("form", { class: "card", role: "search", "aria-label": "Filter tasks", novalidate: true }, filters.el);
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     if (!filters.validate()) return;
@@ -50,8 +50,10 @@ export async function render(main, ctx) {
     }
     const rows = items(data);
     const filtered = Object.values(f).some((v) => v !== "" && v !== null);
-    list.replaceChildren(table("Tasks", columns(ctx), rows,
-      filtered ? "No tasks match these filters." : "No tasks yet. Jobs submitted to task plugins (video, image, music) appear here."),
+    const tbl = table("Tasks", columns(ctx), rows,
+      filtered ? "No tasks match these filters." : "No tasks yet. Jobs submitted to task plugins (video, image, music) appear here.");
+    tbl.classList.add("compact");
+    list.replaceChildren(tbl,
     data.total > PAGE_SIZE ? pager({ page, pageSize: PAGE_SIZE, total: data.total }, (p) => { page = p; load(); }) : "");
     if (rows.some((t) => !TERMINAL.has(t.status)) && list.isConnected) timer = setTimeout(load, LIVE_MS);
   }
@@ -63,21 +65,47 @@ function label(s) {
   return s.charAt(0) + s.slice(1).toLowerCase().replace(/_/g, " ");
 }
 
+// columns keep the table narrow enough for a laptop screen: secondary
+// facts sit under the main one in the same cell, and the task id opens the
+// details.
 function columns(ctx) {
   return [
-    { label: "Task", cell: (t) => h("div", {}, h("code", { class: "nowrap" }, t.task_id),
-      t.action ? h("div", { class: "muted small" }, t.action) : null) },
+    { label: "Task", cell: (t) => h("div", {}, h("button", { type: "button", class: "linklike mono small", "aria-label": `Details of ${t.task_id}`,
+      onclick: () => details(t) }, t.task_id),
+    h("div", { class: "muted small" }, [t.platform, t.action].filter(Boolean).join(" · "))) },
     ctx.isAdmin ? { label: "User", num: true, cell: (t) => `#${t.user_id}` } : null,
-    { label: "Platform", cell: (t) => t.platform || "—" },
-    { label: "Model", cell: (t) => t.model || "—" },
-    { label: "Status", cell: (t) => badge(t.status || "UNKNOWN") },
+    { label: "Model", cell: (t) => h("span", { class: "nowrap" }, t.model || "—") },
+    { label: "Status", cell: (t) => h("div", { class: "status-cell" }, badge(t.status || "UNKNOWN"),
+      t.fail_reason ? h("div", { class: "fail small" }, t.fail_reason) : null) },
     { label: "Progress", cell: (t) => progress(t) },
-    { label: "Created", cell: (t) => h("span", { class: "nowrap" }, when(t.created_at)) },
-    { label: "Finished", cell: (t) => h("span", { class: "nowrap" }, when(t.finished_at)) },
-    { label: "Failure reason", cell: (t) => (t.fail_reason ? h("span", { class: "fail" }, t.fail_reason) : "") },
-    { label: "Quota", num: true, cell: (t) => num(t.quota) },
-    { label: "", cell: (t) => h("button", { type: "button", class: "small", "aria-label": `Details of ${t.task_id}`, onclick: () => details(t) }, "Details") },
+    { label: "Created", cell: (t) => h("div", { class: "nowrap", title: when(t.created_at) }, short(t.created_at),
+      t.finished_at ? h("div", { class: "muted small" }, `took ${took(t.finished_at - t.created_at)}`) : null) },
+    { label: "Quota", num: true, cell: quotaCell },
   ].filter(Boolean);
+}
+
+// quotaCell: the API reports the reserved amount until a task settles, and
+// keeps reporting it after a refund, when nothing was charged.
+function quotaCell(t) {
+  if (t.billing_status === "refunded") return h("span", { class: "muted", title: `${num(t.quota)} reserved, then refunded` }, "refunded");
+  if (t.billing_status === "held") return h("span", { title: "reserved until the task ends" }, num(t.quota), h("span", { class: "muted" }, " held"));
+  return num(t.quota);
+}
+
+// short shows only the time for today's tasks and drops the seconds and
+// year otherwise; the full time is in the cell's title and the details.
+function short(sec) {
+  if (!sec) return "—";
+  const d = new Date(sec * 1000);
+  const today = d.toDateString() === new Date().toDateString();
+  return today ? d.toLocaleTimeString() : d.toLocaleString(undefined, { month: "short", day: "numeric", hour: "numeric", minute: "2-digit" });
+}
+
+function took(sec) {
+  if (!(sec >= 0)) return "—";
+  if (sec < 60) return `${sec} s`;
+  if (sec < 3600) return `${Math.floor(sec / 60)} min ${sec % 60} s`;
+  return `${Math.floor(sec / 3600)} h ${Math.floor((sec % 3600) / 60)} min`;
 }
 
 // progress reads the task's progress string ("40%"); a finished task counts
@@ -96,7 +124,7 @@ function details(t) {
   const rows = [
     ["Task", h("code", {}, t.task_id)], ["Status", badge(t.status)], ["Platform", t.platform], ["Action", t.action],
     ["Model", t.model], ["Upstream model", t.upstream_model], ["Channel", t.channel_id ? `#${t.channel_id}` : ""],
-    ["Billing", t.billing_status], ["Quota", num(t.quota)], ["Submitted", when(t.submitted_at)],
+    ["Billing", t.billing_status], ["Quota", num(t.quota)], ["Created", when(t.created_at)], ["Submitted", when(t.submitted_at)],
     ["Updated", when(t.updated_at)], ["Finished", when(t.finished_at)], ["Failure reason", t.fail_reason],
     ["Result", t.result_url ? h("a", { href: t.result_url, target: "_blank", rel: "noopener noreferrer", class: "break" }, t.result_url) : ""],
   ].filter(([, v]) => v !== "" && v !== undefined && v !== null);

@@ -8,8 +8,8 @@ import { BASE } from "./common.js";
 /** dryRunForm returns the dry-run form and its result area. */
 export function dryRunForm() {
   const set = fieldSet([
-    { name: "source", label: "Plugin source", type: "textarea", rows: 10, required: true,
-      hint: "Paste a plugin.js, or load one from a file below." },
+    { name: "source", label: "Plugin source", type: "textarea", rows: 14, required: true,
+      hint: "Paste a plugin.js, or load one from a file above." },
     { name: "hook", label: "Hook to run (optional)", placeholder: "native.decodeSubmit",
       hint: "A dotted path of an exported function, such as protocols.std_video.decodeRequest." },
     { name: "args", label: "Arguments (JSON array)", type: "textarea", rows: 3, placeholder: '[{"body": {"kind": "json", "value": {}}}]',
@@ -31,17 +31,18 @@ export function dryRunForm() {
   });
   const alert = alertBox();
   alert.id = "dry-run-error";
-  const out = h("div", { id: "dry-run-result", "aria-live": "polite" });
+  const idle = h("p", { class: "empty" }, "Run a dry run to see the verdict and the hook's answer here.");
+  const out = h("div", { id: "dry-run-result", "aria-live": "polite" }, idle);
   const submit = h("button", { type: "submit", class: "primary", id: "dry-run" }, "Dry run");
-  const form = h("form", { novalidate: true, "aria-labelledby": "pl-dry" }, set.el,
+  const form = h("form", { novalidate: true, "aria-labelledby": "pl-dry" },
     h("div", { class: "field" }, h("label", { for: "dry-run-file" }, "Load the source from a file"), file),
-    alert, submit);
+    set.el, alert, submit);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const v = set.validate();
     if (!v) return;
     showError(alert, null);
-    out.replaceChildren();
+    out.replaceChildren(idle);
     const body = { source: v.source };
     if (v.hook.trim()) {
       body.hook = v.hook.trim();
@@ -58,7 +59,7 @@ export function dryRunForm() {
   });
   return h("section", { class: "card", "aria-labelledby": "pl-dry" }, h("h2", { id: "pl-dry" }, "Dry run"),
     h("p", { class: "muted" }, "Compile and validate a plugin without storing it. Naming a hook also runs it once in a sandbox that has no network."),
-    form, out);
+    h("div", { class: "split" }, form, h("div", { class: "result-pane" }, h("h3", {}, "Result"), out)));
 }
 
 // result renders {valid, key, version, meta, result?, error?}.

@@ -5,8 +5,11 @@ import { api, items } from "../api.js";
 import { alertBox, showError, confirmDialog, toast } from "../ui.js";
 import { BASE, pluginPath, text, authorName, shortHash, list, forceable, sourceDialog } from "./common.js";
 
-/** loadInstalled fills el with the plugin cards (or a refusal). */
-export async function loadInstalled(el) {
+/**
+ * loadInstalled fills el with the plugin cards (or a refusal); goTo(tab)
+ * switches to another tab of the page, offered when nothing is installed.
+ */
+export async function loadInstalled(el, goTo) {
   let data;
   try {
     data = await api("GET", BASE);
@@ -17,10 +20,13 @@ export async function loadInstalled(el) {
     return;
   }
   const plugins = items(data);
-  const reload = () => loadInstalled(el);
+  const reload = () => loadInstalled(el, goTo);
   if (!plugins.length) {
-    el.replaceChildren(h("div", { class: "table-wrap" }, h("p", { class: "empty" },
-      "No plugins installed. Upload a plugin file or install one from a marketplace.")));
+    el.replaceChildren(h("div", { class: "table-wrap empty" },
+      h("p", {}, "No plugins installed yet. Plugins add asynchronous video, image and music APIs to the gateway."),
+      h("div", { class: "actions center" },
+        h("button", { type: "button", class: "primary", onclick: () => goTo("upload") }, "Upload a plugin"),
+        h("button", { type: "button", onclick: () => goTo("marketplace") }, "Browse a marketplace"))));
     return;
   }
   el.replaceChildren(h("p", { class: "muted" }, `${plugins.length} plugin${plugins.length === 1 ? "" : "s"} installed.`),

@@ -29,13 +29,13 @@ export async function loadRuntime(el) {
       fact("Database", sync(s)),
       fact("Node", h("code", {}, s.node || "—"))),
     errBox,
-    h("div", { id: "runtime-plugins" }, table("Plugins in this generation", [
+    h("div", { id: "runtime-plugins" }, topAligned(table("Plugins in this generation", [
       { label: "Plugin", cell: (p) => h("div", {}, h("code", {}, p.key), " ", h("span", { class: "muted" }, p.version)) },
       { label: "State", cell: (p) => (p.held_back ? badge("held back") : badge(p.enabled ? "enabled" : "disabled")) },
       { label: "Routes", cell: (p) => routes(p.routes) },
       { label: "Protocols", cell: (p) => claims(p) },
       { label: "Channel types", cell: (p) => list(p.channel_types) },
-    ], s.plugins || [], "No plugin is loaded in this generation.")));
+    ], s.plugins || [], "No plugin is loaded in this generation."))));
 }
 
 function fact(k, v) {
@@ -54,7 +54,7 @@ function sync(s) {
 function routes(rs) {
   if (!rs || !rs.length) return h("span", { class: "muted" }, "—");
   return h("ul", { class: "plain" }, rs.map((r) => h("li", {}, h("code", {}, `${r.method} ${r.path}`),
-    r.type ? h("span", { class: "muted" }, ` ${r.type}`) : null)));
+    r.type ? h("span", { class: "muted small" }, ` ${r.type}`) : null)));
 }
 
 function claims(p) {
@@ -63,4 +63,10 @@ function claims(p) {
   return h("ul", { class: "plain" }, cs.map((c) => h("li", {}, h("code", {}, c.name),
     c.models && c.models.length ? h("span", { class: "muted" }, ` ${c.models.join(", ")}`) : null,
     c.supports && c.supports.length ? h("span", { class: "muted" }, ` (${c.supports.join(", ")})`) : null)));
+}
+
+// topAligned lines cells up at the top: the route lists make rows tall.
+function topAligned(el) {
+  el.classList.add("top");
+  return el;
 }

@@ -11,32 +11,38 @@ import { BASE } from "./common.js";
  * unchanged, problems}.
  */
 export function uploadForm(onStored) {
-  const set = fieldSet([
+  const files = fieldSet([
     { name: "file", label: "Plugin file", type: "file", accept: ".js,.mjs,text/javascript",
       hint: "The plugin.js module. It is compiled and every rule is checked before anything is stored." },
-    { name: "source", label: "…or paste the source", type: "textarea", rows: 4,
-      validate: (v, all) => (!all.file && !v.trim() ? "Choose a plugin file or paste its source." : "") },
     { name: "icon", label: "Icon (optional)", type: "file", accept: "image/png,image/svg+xml,image/jpeg,image/webp",
-      hint: "Only sent with a file upload." },
+      hint: "Sent with a file upload only." },
+  ], { grid: true });
+  const paste = fieldSet([{ name: "source", label: "Plugin source", type: "textarea", rows: 8 }]);
+  paste.inputs.source.classList.add("mono");
+  const pasteBox = h("details", { id: "plugin-paste" }, h("summary", {}, "Paste the source instead of choosing a file"), paste.el);
+  const options = fieldSet([
     { name: "activate", label: "Make this version active", type: "checkbox", value: false,
-      hint: "The first version of a plugin is always made active; later ones only when this is ticked." },
-    { name: "enabled", label: "Enabled", type: "checkbox", value: true },
-    { name: "force", label: "Store despite conflicts with other plugins", type: "checkbox", value: false,
-      hint: "The plugin is kept but held back (serves nothing) until the conflict is gone. Its own errors are never skipped." },
-  ]);
-  set.inputs.source.classList.add("mono");
+      hint: "The first version of a plugin is always made active; a later one only when this is ticked." },
+    { name: "enabled", label: "Enabled", type: "checkbox", value: true, hint: "A disabled plugin is stored but serves nothing." },
+    { name: "force", label: "Store despite conflicts", type: "checkbox", value: false,
+      hint: "Kept but held back while it conflicts with another plugin. Its own errors are never skipped." },
+  ], { grid: true });
   const alert = alertBox();
   alert.id = "plugin-upload-error";
   const ok = h("div", { class: "alert ok", role: "status", id: "plugin-upload-ok" });
   const submit = h("button", { type: "submit", class: "primary", id: "plugin-upload" }, "Upload");
-  const form = h("form", { novalidate: true, "aria-labelledby": "pl-upload" }, set.el, alert, ok, submit);
+  const form = h("form", { novalidate: true, "aria-labelledby": "pl-upload" }, files.el, pasteBox,
+    h("fieldset", { class: "options" }, h("legend", {}, "Options"), options.el), alert, ok, submit);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const v = set.validate();
-    if (!v) return;
-    submit.disabled = true;
+    const v = { ...files.read(), ...paste.read(), ...options.read() };
     showError(alert, null);
     ok.replaceChildren();
+    if (!v.file && !v.source.trim()) {
+      showError(alert, { message: "Choose a plugin file, or paste its source." });
+      return;
+    }
+    submit.disabled = true;
     try {
       const r = await api("POST", BASE, body(v));
       ok.replaceChildren(...outcome(r));
@@ -44,6 +50,7 @@ export function uploadForm(onStored) {
       await onStored(r);
     } catch (e) {
       showError(alert, e);
+      alert.scrollIntoView({ block: "nearest" });
     } finally {
       submit.disabled = false;
     }
