@@ -113,7 +113,17 @@ describe('OpenAI SDK images', { skip: env.needs('IMAGES') }, () => {
     const image = await toFile(Buffer.from(env.IMAGE_BASE64, 'base64'), 'pixel.png', { type: 'image/png' });
     const res = await client().images.edit({ model, image, prompt: 'Make it blue', response_format: 'b64_json' });
     assert.equal(res.data.length, 1);
-    if (env.fakes) assert.equal(res.data[0].b64_json, env.IMAGE_BASE64);
+    if (env.fakes) {
+      assert.equal(res.data[0].b64_json, env.IMAGE_BASE64);
+      assert.equal(res.data[0].revised_prompt, 'Make it blue (1 images)', 'the upstream received one image');
+    }
+  });
+
+  test('images.edit uploads several images (sent as image[]) for gpt-image style edits', async () => {
+    const image = await Promise.all(['a.png', 'b.png'].map((name) => toFile(Buffer.from(env.IMAGE_BASE64, 'base64'), name, { type: 'image/png' })));
+    const res = await client().images.edit({ model, image, prompt: 'Combine them', response_format: 'b64_json' });
+    assert.equal(res.data.length, 1);
+    if (env.fakes) assert.equal(res.data[0].revised_prompt, 'Combine them (2 images)', 'the upstream received both images');
   });
 });
 
@@ -138,6 +148,13 @@ describe('OpenAI SDK audio', { skip: env.needs('TRANSCRIPTIONS', 'SPEECH') }, ()
       assert.equal(res.duration, 12.5);
       assert.equal(res.language, 'english');
     }
+  });
+
+  test('audio.transcriptions.create passes array fields (timestamp_granularities[]) on', async () => {
+    const res = await client().audio.transcriptions.create({
+      model, file: await file(), response_format: 'verbose_json', timestamp_granularities: ['segment'],
+    });
+    assert.equal(res.segments.length, 1);
   });
 
   test('audio.transcriptions.create answers plain text', async () => {

@@ -96,6 +96,15 @@ describe('OpenAI SDK responses', { skip: env.skip }, () => {
     env.assertHello(got.output_text, openaiModel);
   });
 
+  test('responses.retrieve of a response converted for a chat channel (not stored) raises NotFoundError', { skip: !anthropicModel && 'needs an Anthropic-type model' }, async () => {
+    const created = await client().responses.create({ model: anthropicModel, input: env.HELLO_PROMPT });
+    assert.equal(created.store, false, 'a converted response says it was not stored');
+    await assert.rejects(client().responses.retrieve(created.id), (err) => {
+      assert.ok(err instanceof OpenAI.NotFoundError, `got ${err.constructor.name} ${err.status}: ${err.message}`);
+      return true;
+    });
+  });
+
   test('responses.retrieve of an unknown id raises NotFoundError', async () => {
     await assert.rejects(client().responses.retrieve('resp_turnpike_compat_unknown'), (err) => {
       assert.ok(err instanceof OpenAI.NotFoundError, `got ${err.constructor.name} ${err.status}: ${err.message}`);

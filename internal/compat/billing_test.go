@@ -3,6 +3,7 @@ package compat
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 
@@ -118,6 +119,15 @@ func checkEndpointBilling(t *testing.T, st store.Store, fakes map[string]*fake) 
 			continue
 		case want > 0 && len(rows) != want:
 			t.Errorf("%s on %s: %d consume rows for %d upstream answers", be.endpoint, be.model, len(rows), want)
+		}
+		if testing.Verbose() {
+			// A converted call reaches the upstream as chat, so only the
+			// gateway knows which endpoint it came from.
+			answers := fmt.Sprintf("%d upstream answers", want)
+			if want == 0 {
+				answers = "answers the upstream saw as chat"
+			}
+			t.Logf("billed %s on %s: %d consume rows for %s", be.endpoint, be.model, len(rows), answers)
 		}
 		for _, r := range rows {
 			o := otherOf(r)

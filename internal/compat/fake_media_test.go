@@ -112,10 +112,11 @@ func fileBytes(fh *multipart.FileHeader) ([]byte, string, error) {
 	return b, fh.Header.Get("Content-Type"), err
 }
 
-// imagesEdit takes the multipart upload the SDK sends; the image must
-// arrive byte for byte, named and typed as a PNG.
+// imagesEdit takes the multipart upload the SDK sends: one image as
+// "image", several as "image[]" (gpt-image-1); each must arrive byte for
+// byte, named and typed as a PNG.
 func (u *openAIUpstream) imagesEdit(x *exchange) {
-	values, form, ok := x.uploadForm(append(slices.Clone(imageFields), "input_fidelity"), []string{"image", "image[]", "mask"}, "image")
+	values, form, ok := x.uploadForm(append(slices.Clone(imageFields), "input_fidelity"), []string{"image", "image[]", "mask"})
 	if !ok {
 		return
 	}
@@ -123,18 +124,24 @@ func (u *openAIUpstream) imagesEdit(x *exchange) {
 		x.refuse("model must be %q and prompt non-empty, got %q and %q", imageModel, values["model"], values["prompt"])
 		return
 	}
-	fh := form.File["image"][0]
-	img, ctype, err := fileBytes(fh)
-	want, _ := base64.StdEncoding.DecodeString(fakePNG)
-	if err != nil || string(img) != string(want) || ctype != "image/png" || !strings.HasSuffix(fh.Filename, ".png") {
-		x.refuse("image must be the test PNG (%d bytes, image/png, *.png), got %d bytes, %q, %q", len(want), len(img), ctype, fh.Filename)
+	images := append(slices.Clone(form.File["image"]), form.File["image[]"]...)
+	if len(images) == 0 {
+		x.refuse("the form has no image file")
 		return
+	}
+	want, _ := base64.StdEncoding.DecodeString(fakePNG)
+	for _, fh := range images {
+		img, ctype, err := fileBytes(fh)
+		if err != nil || string(img) != string(want) || ctype != "image/png" || !strings.HasSuffix(fh.Filename, ".png") {
+			x.refuse("image must be the test PNG (%d bytes, image/png, *.png), got %d bytes, %q, %q", len(want), len(img), ctype, fh.Filename)
+			return
+		}
 	}
 	n := 1
 	if values["n"] != "" {
 		n, _ = strconv.Atoi(values["n"])
 	}
-	u.answerImages(x, imageModel, values["prompt"], values["response_format"], n)
+	u.answerImages(x, imageModel, fmt.Sprintf("%s (%d images)", values["prompt"], len(images)), values["response_format"], n)
 }
 
 var audioFields = []string{"model", "language", "prompt", "response_format", "temperature", "timestamp_granularities[]",

@@ -168,3 +168,63 @@ func TestSettingsEchoNamesMissingValues(t *testing.T) {
 		t.Errorf("missing values are not shown as '-': %s", s)
 	}
 }
+
+func TestOpenAIEndpointFakesCheckWhatTheyReceive(t *testing.T) {
+	f := startFake(t, "openai", "k", openAIUpstreamFake("up-openai", "k"))
+	auth := map[string]string{"Authorization": "Bearer k"}
+	runFakeCases(t, f, []fakeCase{
+		{"completes a prompt with usage", "/v1/completions", auth,
+			`{"model":"up-openai-instruct","prompt":"hi"}`, 200, `"text":"Hello from the openai completions upstream."`},
+		{"streams completion usage only when asked", "/v1/completions", auth,
+			`{"model":"up-openai-instruct","prompt":"hi","stream":true,"stream_options":{"include_usage":true}}`, 200, `"choices":[],"created"`},
+		{"refuses another model's completion", "/v1/completions", auth, `{"model":"up-openai","prompt":"hi"}`, 400, "expected one of"},
+		{"refuses a wrong key on an endpoint", "/v1/embeddings", map[string]string{"Authorization": "Bearer x"},
+			`{"model":"up-openai-embed","input":"hi"}`, 400, "Bearer"},
+		{"embeds as little-endian float32 base64", "/v1/embeddings", auth,
+			`{"model":"up-openai-embed","input":"hi","encoding_format":"base64"}`, 200, `"embedding":"AACAPgAAAL8AAAA+"`},
+		{"refuses unknown embedding fields", "/v1/embeddings", auth,
+			`{"model":"up-openai-embed","input":"hi","prompt":"x"}`, 400, "unrecognized request arguments prompt"},
+		{"moderates with the default model", "/v1/moderations", auth,
+			`{"model":"omni-moderation-latest","input":"I will hurt you"}`, 200, `"flagged":true`},
+		{"refuses a moderation without a model", "/v1/moderations", auth, `{"input":"hi"}`, 400, "expected one of"},
+		{"reranks best first with request indices", "/v1/rerank", auth,
+			`{"model":"up-openai-rerank","query":"b","documents":["a","b"]}`, 200, `"results":[{"index":1,"relevance_score":1}`},
+		{"refuses an empty search query", "/v1/alpha/search", auth, `{"model":"up-openai-search","query":""}`, 400, "non-empty"},
+		{"speaks 40000 bytes", "/v1/audio/speech", auth,
+			`{"model":"up-openai-tts","input":"hi","voice":"alloy"}`, 200, string(speechAudio()[:10])},
+		{"refuses speech without a voice", "/v1/audio/speech", auth, `{"model":"up-openai-tts","input":"hi"}`, 400, "voice"},
+		{"answers a response and stores it", "/v1/responses", auth, `{"model":"up-openai","input":"Say hello."}`, 200, `"id":"resp_fake_1"`},
+		{"refuses nested chat-style tools in a response", "/v1/responses", auth,
+			`{"model":"up-openai","input":"weather?","tools":[{"type":"function","function":{"name":"get_weather"}}]}`, 400, "flat"},
+		{"refuses a function output without its call", "/v1/responses", auth,
+			`{"model":"up-openai","input":[{"type":"function_call_output","call_id":"c1","output":"sunny"}]}`, 400, "No tool call found"},
+		{"refuses a JSON image edit", "/v1/images/edits", auth, `{"model":"up-openai-image","prompt":"x"}`, 400, "multipart"},
+	})
+	problems, _ := f.snapshot()
+	if len(problems) != 9 {
+		t.Errorf("recorded %d problems, want 9: %q", len(problems), problems)
+	}
+	served := f.servedCounts()
+	for _, k := range []endpointKey{{instructModel, "completions"}, {embedModel, "embeddings"}, {defaultModeration, "moderations"},
+		{rerankModel, "rerank"}, {ttsModel, "audio_speech"}, {"up-openai", "responses"}} {
+		if served[k] == 0 {
+			t.Errorf("no answer counted for %v in %v", k, served)
+		}
+	}
+}
+
+func TestGeminiEmbedFakeChecksWhatItReceives(t *testing.T) {
+	f := startFake(t, "gemini", "k", geminiEmbedFake(geminiFake("up-gemini", "k"), "up-gemini-embed", "k"))
+	auth := map[string]string{"x-goog-api-key": "k"}
+	path := "/v1beta/models/up-gemini-embed:batchEmbedContents"
+	runFakeCases(t, f, []fakeCase{
+		{"embeds each request", path, auth,
+			`{"requests":[{"model":"models/up-gemini-embed","content":{"parts":[{"text":"a"}]}},` +
+				`{"model":"models/up-gemini-embed","content":{"parts":[{"text":"b"}]}}]}`, 200, `{"values":[0.5,-0.5,0.125]}`},
+		{"refuses a request naming another model", path, auth,
+			`{"requests":[{"model":"models/other","content":{"parts":[{"text":"a"}]}}]}`, 400, "models/up-gemini-embed"},
+		{"refuses an OpenAI body", path, auth, `{"input":"a"}`, 400, "Unknown name input"},
+		{"leaves chat to the chat fake", "/v1beta/models/up-gemini:generateContent", auth,
+			`{"contents":[{"role":"user","parts":[{"text":"Say hello."}]}]}`, 200, "Hello from the gemini upstream."},
+	})
+}
