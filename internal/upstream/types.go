@@ -97,7 +97,7 @@ func NormalizeBaseURL(u string) string {
 	u = strings.TrimRight(strings.TrimSpace(u), "/")
 	for _, suffix := range []string{"/v1beta", "/v1"} {
 		if strings.HasSuffix(u, suffix) {
-			return strings.TrimSuffix(u, suffix)
+			return strings.TrimRight(strings.TrimSuffix(u, suffix), "/")
 		}
 	}
 	return u
