@@ -49,6 +49,14 @@ describe('OpenAI SDK completions', { skip: env.needs('COMPLETIONS') }, () => {
     assert.equal(usageChunks, 0, 'the usage chunk the gateway asked the upstream for is not passed on');
   });
 
+  test('an upstream server error raises InternalServerError', { skip: !env.fakes && 'needs the fake upstreams' }, async () => {
+    await assert.rejects(client().completions.create({ model, prompt: env.FAIL_PROMPT }), (err) => {
+      assert.ok(err instanceof OpenAI.InternalServerError, `got ${err.constructor.name}: ${err.message}`);
+      env.assertUpstreamFailure(err.status);
+      return true;
+    });
+  });
+
   test('a streamed completion with include_usage ends with the usage', async () => {
     const stream = await client().completions.create({
       model, prompt: 'Say hello', max_tokens: 32, stream: true, stream_options: { include_usage: true },

@@ -59,6 +59,30 @@ describe('OpenAI SDK responses', { skip: env.skip }, () => {
         env.assertUsage(got.final.usage.input_tokens, got.final.usage.output_tokens, 'completed response usage');
       });
 
+      test('instructions, history and sampling parameters reach the upstream', { skip: !env.fakes && 'needs the fake upstreams' }, async () => {
+        for (const sampling of env.SAMPLING) {
+          const res = await client().responses.create({
+            model, instructions: env.SYSTEM_PROMPT, max_output_tokens: env.SETTINGS.maxTokens,
+            temperature: sampling.temperature, top_p: sampling.topP,
+            input: [
+              { role: 'user', content: 'Hi' },
+              { role: 'assistant', content: 'Hello!' },
+              { role: 'user', content: env.SETTINGS_PROMPT },
+            ],
+          });
+          assert.equal(res.output_text, `Settings: system="${env.SYSTEM_PROMPT}" turns=3 max_tokens=${env.SETTINGS.maxTokens} `
+            + `temperature=${sampling.temperature ?? '-'} top_p=${sampling.topP ?? '-'} stop=-`);
+        }
+      });
+
+      test('an upstream server error raises InternalServerError', { skip: !env.fakes && 'needs the fake upstreams' }, async () => {
+        await assert.rejects(client().responses.create({ model, input: env.FAIL_PROMPT }), (err) => {
+          assert.ok(err instanceof OpenAI.InternalServerError, `got ${err.constructor.name}: ${err.message}`);
+          env.assertUpstreamFailure(err.status);
+          return true;
+        });
+      });
+
       test('a tool call round trip ends in an answer that uses the tool result', async () => {
         const first = await client().responses.create({ model, input: env.WEATHER_PROMPT, tools, max_output_tokens: 128 });
         const calls = first.output.filter((o) => o.type === 'function_call');
@@ -103,6 +127,40 @@ describe('OpenAI SDK responses', { skip: env.skip }, () => {
       assert.ok(err instanceof OpenAI.NotFoundError, `got ${err.constructor.name} ${err.status}: ${err.message}`);
       return true;
     });
+  });
+
+  test('responses.compact on an OpenAI-type channel returns the compaction', { skip: !openaiModel && 'needs an OpenAI-type model' }, async () => {
+    const res = await client().responses.compact({ model: openaiModel, input: [{ role: 'user', content: env.HELLO_PROMPT }] });
+    assert.equal(res.object, 'response.compaction');
+    assert.equal(res.output.at(-1).type, 'compaction');
+    assert.ok(res.output.at(-1).encrypted_content, 'the compaction item carries its content');
+    env.assertUsage(res.usage.input_tokens, res.usage.output_tokens);
+  });
+
+  test('responses.compact on a chat-only channel raises BadRequestError', { skip: !anthropicModel && 'needs an Anthropic-type model' }, async () => {
+    await assert.rejects(client().responses.compact({ model: anthropicModel, input: env.HELLO_PROMPT }), (err) => {
+      assert.ok(err instanceof OpenAI.BadRequestError, `got ${err.constructor.name} ${err.status}: ${err.message}`);
+      return true;
+    });
+  });
+
+  test('previous_response_id and background on a chat-only channel raise BadRequestError', { skip: !anthropicModel && 'needs an Anthropic-type model' }, async () => {
+    for (const extra of [{ previous_response_id: 'resp_earlier' }, { background: true }]) {
+      await assert.rejects(client().responses.create({ model: anthropicModel, input: env.HELLO_PROMPT, ...extra }), (err) => {
+        assert.ok(err instanceof OpenAI.BadRequestError, `${JSON.stringify(extra)}: got ${err.constructor.name} ${err.status}: ${err.message}`);
+        return true;
+      });
+    }
+  });
+
+  test('responses.retrieve returns a streamed response once it completed', { skip: !openaiModel && 'needs an OpenAI-type model' }, async () => {
+    let id = '';
+    for await (const ev of await client().responses.create({ model: openaiModel, input: env.HELLO_PROMPT, stream: true })) {
+      if (ev.type === 'response.created') id = ev.response.id;
+    }
+    const got = await client().responses.retrieve(id);
+    assert.equal(got.id, id);
+    env.assertHello(got.output_text, openaiModel);
   });
 
   test('responses.retrieve of an unknown id raises NotFoundError', async () => {

@@ -57,6 +57,7 @@ var billedEndpoints = []billedEndpoint{
 	{searchModel, "search", fixed(500)},
 	{realtimeModel, "realtime", fixed(wantQuota)},
 	{"up-openai", "responses", fixed(wantQuota)},
+	{"up-openai", "responses_compact", fixed(wantQuota)},
 	{"up-anthropic", "responses", fixed(wantQuota)},
 }
 

@@ -98,6 +98,7 @@ var openAIRoutes = map[string]endpointRoute{
 	"POST /v1/rerank":               {"rerank", (*openAIUpstream).rerank},
 	"POST /v1/alpha/search":         {"search", (*openAIUpstream).search},
 	"POST /v1/responses":            {"responses", (*openAIUpstream).responsesCreate},
+	"POST /v1/responses/compact":    {"responses_compact", (*openAIUpstream).responsesCompact},
 	"GET /v1/realtime":              {"realtime", (*openAIUpstream).realtime},
 }
 

@@ -39,17 +39,23 @@ func responsesTurn(raw map[string]json.RawMessage) (turn, string) {
 		}
 		t.tools[tl.Name] = tl.Type == "function"
 	}
+	t.settings = settings{system: str(raw["instructions"]), turns: 1, maxTokens: floatPtr(raw["max_output_tokens"]),
+		temperature: floatPtr(raw["temperature"]), topP: floatPtr(raw["top_p"])}
 	var text string
 	if json.Unmarshal(raw["input"], &text) == nil {
 		t.userText = text
 		return t, ""
 	}
+	t.settings.turns = 0
 	var items []responsesItem
 	if err := json.Unmarshal(raw["input"], &items); err != nil || len(items) == 0 {
 		return t, "input must be a string or a non-empty list of items"
 	}
 	calls := map[string]bool{}
 	for i, it := range items {
+		if it.Role != "" {
+			t.settings.turns++
+		}
 		switch {
 		case it.Type == "function_call":
 			if it.CallID == "" || !json.Valid([]byte(it.Args)) {
@@ -129,6 +135,28 @@ func (u *openAIUpstream) responsesCreate(x *exchange) {
 		return
 	}
 	writeJSON(x.w, http.StatusOK, final)
+}
+
+// responsesCompact compacts a conversation: its user messages followed by
+// one compaction item, as the API answers.
+func (u *openAIUpstream) responsesCompact(x *exchange) {
+	raw, model, ok := x.jsonBody([]string{"model", "input", "instructions", "previous_response_id", "prompt_cache_key"}, u.chatModel)
+	if !ok {
+		return
+	}
+	t, problem := responsesTurn(raw)
+	if problem != "" || t.userText == "" {
+		x.refuse("input must hold a user message to compact (%s)", problem)
+		return
+	}
+	x.served(model)
+	writeJSON(x.w, http.StatusOK, map[string]any{"id": "cmp_fake", "object": "response.compaction", "created_at": 1700000000,
+		"output": []any{
+			map[string]any{"type": "message", "id": "msg_cmp_fake", "status": "completed", "role": "user",
+				"content": []any{map[string]any{"type": "input_text", "text": t.userText}}},
+			map[string]any{"type": "compaction", "id": "cmp_item_fake", "encrypted_content": "fake-compacted-context"},
+		},
+		"usage": responseObject("", "", "", nil, true)["usage"]})
 }
 
 // responsesRetrieve returns a stored response; retrieval is not billed.
