@@ -37,6 +37,7 @@ func TestConsoleInHeadlessChromium(t *testing.T) {
 		{"upload a valid plugin", ps.uploadValid},
 		{"upload and activate a second version", ps.secondVersion},
 		{"disable and re-enable the plugin", ps.disableEnable},
+		{"a conflicting plugin is held back", ps.heldBack},
 		{"see the plugin's routes in the runtime status", ps.runtime},
 		{"dry run a hook", ps.dryRun},
 		{"install from a marketplace", ps.marketplace},

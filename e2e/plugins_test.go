@@ -43,7 +43,9 @@ func readTestFile(p *page, path string) string {
 func openTab(p *page, id string) {
 	p.t.Helper()
 	p.click("#tab-" + id)
-	p.waitFor(fmt.Sprintf(`document.querySelector("#tab-%s").getAttribute("aria-selected") === "true"`, id), id+" tab")
+	// The tab reloads its content when shown; wait for that to finish so a
+	// click never lands on content about to be replaced.
+	p.waitFor(fmt.Sprintf(`document.querySelector("#tab-%s").getAttribute("aria-selected") === "true" && !document.querySelector("#panel-%s [aria-busy]")`, id, id), id+" tab")
 }
 
 // confirm presses the dangerous button of the open confirmation dialog.
@@ -104,6 +106,42 @@ func (s *pluginScenario) disableEnable(p *page) {
 	p.click(`[aria-label="Enable plugin acme"]`)
 	p.waitFor(contains("#plugin-acme .badges", "enabled")+` && !`+contains("#plugin-acme .badges", "disabled"), "the enabled badge")
 	p.screenshot("plugins-installed")
+}
+
+// heldBack uploads a plugin whose native route clashes with Acme's: it is
+// refused with every conflict listed, stored with force but held back, and
+// enabling it again offers the forced retry. Then it is deleted.
+func (s *pluginScenario) heldBack(p *page) {
+	uploadFile := func() {
+		p.t.Helper()
+		setFile(p, "#panel-upload input[type=file][name=file]", "plugin.js", readTestFile(p, "../internal/plugin/testdata/per_task.js"))
+		p.click("#plugin-upload")
+	}
+	openTab(p, "upload")
+	uploadFile()
+	p.waitFor(contains("#plugin-upload-error", "conflicts with installed plugins", "/acme/v1/videos"), "the conflict refusal")
+	p.click("#panel-upload input[name=force]")
+	uploadFile()
+	p.waitFor(contains("#plugin-upload-ok", "Stored acme-video 1.0.0.", "held back"), "the forced upload")
+	openTab(p, "installed")
+	p.waitFor(contains("#plugin-acme-video .badges", "held back"), "the held-back badge")
+	p.click(`[aria-label="Retry enable plugin acme-video"]`)
+	p.waitFor(contains("#plugin-error-acme-video", "conflicts with installed plugins", "/acme/v1/videos"), "the conflict that still holds it back")
+	if strings.Contains(p.text("#plugin-error-acme-video"), "Do it anyway") {
+		p.t.Fatal("forcing a plugin that is already held back changes nothing and should not be offered")
+	}
+	// Disabled, then enabled again: now the forced retry is offered, and
+	// taking it holds the plugin back once more.
+	p.click(`[aria-label="Disable plugin acme-video"]`)
+	p.waitFor(contains("#plugin-acme-video .badges", "disabled"), "the disabled conflicting plugin")
+	p.click(`[aria-label="Enable plugin acme-video"]`)
+	p.waitFor(contains("#plugin-error-acme-video", "Do it anyway"), "the offer to force")
+	p.screenshot("plugins-held-back")
+	p.click("#plugin-error-acme-video button")
+	p.waitFor(contains("#plugin-acme-video .badges", "held back"), "the plugin held back again")
+	p.click(`[aria-label="Delete plugin acme-video"]`)
+	confirm(p)
+	p.waitFor(`!document.querySelector("#plugin-acme-video")`, "the held-back plugin to go")
 }
 
 func (s *pluginScenario) runtime(p *page) {

@@ -18,9 +18,14 @@ export function h(tag, attrs = {}, ...children) {
     } else if (k === "text") {
       el.textContent = String(v);
     } else if (k === "value" && "value" in el) {
+      // The default too, so that form.reset() returns to this value
+      // rather than to empty.
+      if ("defaultValue" in el) el.defaultValue = v;
       el.value = v;
-    } else if (k === "checked" || k === "selected") {
-      el[k] = Boolean(v);
+    } else if (k === "checked") {
+      el.checked = el.defaultChecked = Boolean(v);
+    } else if (k === "selected") {
+      el.selected = el.defaultSelected = Boolean(v);
     } else {
       el.setAttribute(k, v === true ? "" : String(v));
     }

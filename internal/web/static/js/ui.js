@@ -1,11 +1,15 @@
 // Shared widgets: toasts, forms with validation, dialogs, tables, paging.
 import { h, clear, uid } from "./dom.js";
 
+const MAX_TOASTS = 3;
+
 /** toast shows a short message in the polite live region. */
 export function toast(message, kind = "") {
   const box = document.getElementById("toasts");
   const t = h("div", { class: `toast ${kind}` }, message);
   box.append(t);
+  // A burst of actions would otherwise stack toasts up the whole screen.
+  while (box.children.length > MAX_TOASTS) box.firstElementChild.remove();
   setTimeout(() => t.remove(), kind === "error" ? 7000 : 3500);
 }
 

@@ -37,17 +37,27 @@ export async function render(main, ctx) {
   main.append(pageHead("Tasks", ctx.isAdmin ? "Every user's asynchronous jobs, newest first." : "Your asynchronous jobs, newest first.", refresh),
     form, alert, list);
 
+  // seq numbers the loads: a slow answer to an older query (the live
+  // refresh racing a new filter) must not replace a newer one.
+  let seq = 0;
   async function load() {
     clearTimeout(timer);
-    showError(alert, null);
+    const mine = ++seq;
     const f = filters.read();
+    list.setAttribute("aria-busy", "true");
     let data;
     try {
       data = await api("GET", `/api/tasks${qs({ ...f, page, page_size: PAGE_SIZE })}`);
     } catch (e) {
-      showError(alert, e);
+      if (mine === seq) {
+        showError(alert, e);
+        list.removeAttribute("aria-busy");
+      }
       return;
     }
+    if (mine !== seq) return;
+    showError(alert, null);
+    list.removeAttribute("aria-busy");
     const rows = items(data);
     const filtered = Object.values(f).some((v) => v !== "" && v !== null);
     const tbl = table("Tasks", columns(ctx), rows,

@@ -52,14 +52,14 @@ export function list(values) {
  * repeats the action with force, which stores the change but keeps the
  * plugin held back until the conflict is gone.
  */
-export async function forceable(alert, run, onDone) {
+export async function forceable(alert, run, onDone, { offerForce = true } = {}) {
   showError(alert, null);
   try {
     await run(false);
     await onDone();
   } catch (e) {
     showError(alert, e);
-    if (e.code !== "plugin_conflict") return;
+    if (e.code !== "plugin_conflict" || !offerForce) return;
     const again = h("button", { type: "button", class: "small", onclick: async () => {
       again.disabled = true;
       try {
@@ -86,4 +86,29 @@ export async function sourceDialog(key, version) {
   dlg.addEventListener("close", () => dlg.remove());
   document.body.append(dlg);
   dlg.showModal();
+}
+
+/**
+ * loading runs one (re)load of el: work fetches and returns a function that
+ * renders. When loads overlap (a tab shown while an upload refreshes the
+ * same list) only the latest one renders, so a stale answer never replaces
+ * a newer one, and el carries aria-busy until the latest has finished.
+ */
+export async function loading(el, work) {
+  el.loadSeq = (el.loadSeq || 0) + 1;
+  const seq = el.loadSeq;
+  el.setAttribute("aria-busy", "true");
+  try {
+    const render = await work();
+    if (seq === el.loadSeq) await render();
+  } finally {
+    if (seq === el.loadSeq) el.removeAttribute("aria-busy");
+  }
+}
+
+/** failure renders a load failure as an alert. */
+export function failure(e) {
+  const box = h("div", { class: "alert error", role: "alert" });
+  showError(box, e);
+  return box;
 }

@@ -3,23 +3,25 @@
 import { h, when, badge } from "../dom.js";
 import { api, items } from "../api.js";
 import { alertBox, showError, confirmDialog, toast } from "../ui.js";
-import { BASE, pluginPath, text, authorName, shortHash, list, forceable, sourceDialog } from "./common.js";
+import { BASE, pluginPath, text, authorName, shortHash, list, forceable, sourceDialog, loading, failure } from "./common.js";
 
 /**
  * loadInstalled fills el with the plugin cards (or a refusal); goTo(tab)
  * switches to another tab of the page, offered when nothing is installed.
  */
-export async function loadInstalled(el, goTo) {
-  let data;
-  try {
-    data = await api("GET", BASE);
-  } catch (e) {
-    const box = alertBox();
-    showError(box, e);
-    el.replaceChildren(box);
-    return;
-  }
-  const plugins = items(data);
+export function loadInstalled(el, goTo) {
+  return loading(el, async () => {
+    let data;
+    try {
+      data = await api("GET", BASE);
+    } catch (e) {
+      return () => el.replaceChildren(failure(e));
+    }
+    return () => renderInstalled(el, items(data), goTo);
+  });
+}
+
+function renderInstalled(el, plugins, goTo) {
   const reload = () => loadInstalled(el, goTo);
   if (!plugins.length) {
     el.replaceChildren(h("div", { class: "table-wrap empty" },
@@ -79,11 +81,14 @@ function facts(s) {
   return h("dl", { class: "facts" }, rows.map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, v))));
 }
 
+// toggleButtons: a held-back plugin is already switched on, so "Retry
+// enable" only asks whether its conflict is gone; forcing it would change
+// nothing and is not offered.
 function toggleButtons(p, alert, reload) {
-  const set = (enabled, label) => h("button", { type: "button", class: "small", "aria-label": `${label} plugin ${p.key}`,
+  const set = (enabled, label, offerForce = true) => h("button", { type: "button", class: "small", "aria-label": `${label} plugin ${p.key}`,
     onclick: () => forceable(alert, (force) => api("POST", pluginPath(p.key, "status"), force ? { enabled, force } : { enabled }),
-      async () => { toast(`${p.key} ${enabled ? "enabled" : "disabled"}`); await reload(); }) }, label);
-  if (p.held_back) return [set(true, "Retry enable"), set(false, "Disable")];
+      async () => { toast(`${p.key} ${enabled ? "enabled" : "disabled"}`); await reload(); }, { offerForce }) }, label);
+  if (p.held_back) return [set(true, "Retry enable", false), set(false, "Disable")];
   return p.enabled ? set(false, "Disable") : set(true, "Enable");
 }
 

@@ -3,19 +3,24 @@
 import { h, when, badge } from "../dom.js";
 import { api, items } from "../api.js";
 import { fieldSet, alertBox, showError, confirmDialog, table, toast } from "../ui.js";
-import { BASE, text, authorName } from "./common.js";
+import { BASE, text, authorName, loading, failure } from "./common.js";
 
 /** loadMarket fills el with the sources and the catalogue. */
-export async function loadMarket(el, onInstalled) {
+export function loadMarket(el, onInstalled) {
+  return loading(el, async () => {
+    try {
+      const sources = items(await api("GET", `${BASE}/marketplace/sources`));
+      return () => renderMarket(el, sources, onInstalled);
+    } catch (e) {
+      return () => el.replaceChildren(failure(e));
+    }
+  });
+}
+
+async function renderMarket(el, sources, onInstalled) {
   const reload = () => loadMarket(el, onInstalled);
   const alert = alertBox();
   alert.id = "market-error";
-  let sources = [];
-  try {
-    sources = items(await api("GET", `${BASE}/marketplace/sources`));
-  } catch (e) {
-    showError(alert, e);
-  }
   const catalogue = h("div", { id: "market-catalogue" }, h("p", { class: "muted" }, "Loading the catalogue…"));
   el.replaceChildren(
     h("section", { class: "card", "aria-labelledby": "mk-sources" }, h("h2", { id: "mk-sources" }, "Sources"),

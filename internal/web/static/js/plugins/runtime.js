@@ -3,19 +3,21 @@
 import { h, badge } from "../dom.js";
 import { api } from "../api.js";
 import { alertBox, showError, table } from "../ui.js";
-import { BASE, list } from "./common.js";
+import { BASE, list, loading, failure } from "./common.js";
 
 /** loadRuntime fills el with GET /api/plugin/task/runtime/status. */
-export async function loadRuntime(el) {
-  let s;
-  try {
-    s = await api("GET", `${BASE}/runtime/status`);
-  } catch (e) {
-    const box = alertBox();
-    showError(box, e);
-    el.replaceChildren(box);
-    return;
-  }
+export function loadRuntime(el) {
+  return loading(el, async () => {
+    try {
+      const s = await api("GET", `${BASE}/runtime/status`);
+      return () => renderRuntime(el, s);
+    } catch (e) {
+      return () => el.replaceChildren(failure(e));
+    }
+  });
+}
+
+function renderRuntime(el, s) {
   const errors = s.errors || [];
   const errBox = alertBox();
   if (errors.length) {
