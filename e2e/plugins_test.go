@@ -149,6 +149,9 @@ func (s *pluginScenario) runtime(p *page) {
 	p.waitFor(contains("#runtime-plugins", "acme", "1.1.0", "POST /acme/v1/videos", "GET /acme/v1/jobs/:task_id"), "the live routes of 1.1.0")
 	p.waitFor(contains("#runtime-summary", "Generation", "up to date"), "the generation summary")
 	p.screenshot("plugins-runtime")
+	// The tabs follow the ARIA pattern: arrow keys move between them.
+	p.key("ArrowLeft")
+	p.waitFor(`document.activeElement.id === "tab-dry-run" && !document.querySelector("#panel-dry-run").hidden && document.querySelector("#panel-runtime").hidden`, "ArrowLeft to select the previous tab")
 }
 
 func (s *pluginScenario) dryRun(p *page) {
