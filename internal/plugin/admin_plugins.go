@@ -17,8 +17,8 @@ func (a *AdminAPI) upload(w http.ResponseWriter, r *http.Request, c *call) error
 	return a.store(w, r, c, func() (*UploadResult, error) { return a.reg.Upload(r.Context(), req) })
 }
 
-// store runs an upload or install and answers 201 for a new version and
-// 200 for one already stored.
+// store runs an upload or install and answers 200 with the result, for a
+// new version and for one already stored (unchanged tells them apart).
 func (a *AdminAPI) store(w http.ResponseWriter, _ *http.Request, c *call, run func() (*UploadResult, error)) error {
 	res, err := run()
 	if err != nil {

@@ -38,7 +38,7 @@ func invalid(problems manifest.Problems) *Error {
 // pre-flight conflicts among the upload checks.
 func conflict(problems manifest.Problems) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: "plugin_conflict",
-		Message: "the plugin conflicts with installed plugins; fix the conflict or upload with force to keep it held back", Problems: problems}
+		Message: "the plugin conflicts with installed plugins; resolve the conflict, or repeat the call with force to keep it held back", Problems: problems}
 }
 
 func pluginNotFound(key string) *Error {

@@ -51,7 +51,7 @@ type UploadResult struct {
 
 // Upload validates a plugin source and stores it as an immutable version.
 // Refusals are *Error: 400 plugin_invalid with every problem, 409
-// version_exists for a different source under a stored version, 409
+// version_exists for a different source under a stored version, 400
 // plugin_conflict when it would take what another enabled plugin serves.
 func (r *Registry) Upload(ctx context.Context, req UploadRequest) (*UploadResult, error) {
 	if len(req.Icon) > MaxIconBytes {
@@ -151,7 +151,7 @@ func (r *Registry) result(ctx context.Context, key, version string) (*UploadResu
 	return &UploadResult{Key: key, Version: version, Active: active, Enabled: active && s.Enabled && !held, HeldBack: held}, nil
 }
 
-// Activate makes a stored version the active one. It is refused with 409
+// Activate makes a stored version the active one. It is refused with 400
 // when the version conflicts with other enabled plugins, unless force keeps
 // it held back.
 func (r *Registry) Activate(ctx context.Context, key, version string, force bool) error {
@@ -191,7 +191,7 @@ func (r *Registry) Activate(ctx context.Context, key, version string, force bool
 	return r.Rebuild(ctx)
 }
 
-// SetEnabled enables or disables a plugin. Enabling is refused with 409 when
+// SetEnabled enables or disables a plugin. Enabling is refused with 400 when
 // it would conflict with other enabled plugins, unless force keeps it held
 // back until the conflict is gone.
 func (r *Registry) SetEnabled(ctx context.Context, key string, enabled, force bool) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -135,6 +136,11 @@ func (s *Service) adminTasks(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	f := Filter{Status: q.Get("status"), Platform: q.Get("platform"), Model: q.Get("model")}
+	if f.Status != "" && !slices.Contains(knownStatuses, f.Status) {
+		writeAPIError(w, http.StatusBadRequest, "invalid_status",
+			"status must be one of "+strings.Join(knownStatuses, ", "))
+		return
+	}
 	if !p.AtLeast(store.RoleAdmin) {
 		f.UserID = p.UserID
 	} else if uid, err := strconv.ParseInt(q.Get("user_id"), 10, 64); err == nil {

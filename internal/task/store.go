@@ -215,9 +215,10 @@ func (st *Store) List(ctx context.Context, f Filter, p store.Page) ([]*Task, int
 		return nil, 0, fmt.Errorf("count tasks: %w", err)
 	}
 	size := p.PageSize
-	if size <= 0 || size > 100 {
+	if size <= 0 {
 		size = 20
 	}
+	size = min(size, 100)
 	page := max(p.Page, 1)
 	ts, err := st.queryTasks(ctx, where+" ORDER BY id DESC LIMIT ? OFFSET ?", append(args, size, (page-1)*size)...)
 	return ts, total, err
