@@ -3,8 +3,8 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
+	goldenfile "github.com/turnpike-gw/turnpike/internal/protocol/golden"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,24 +16,10 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files from current output")
-
-// golden compares got with the file at path, or rewrites it under -update.
+// golden compares got with the golden file at path (see package golden).
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("missing golden %s (run with -update): %v", path, err)
-	}
-	if !bytes.Equal(bytes.TrimSpace(want), bytes.TrimSpace(got)) {
-		t.Errorf("%s mismatch\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldenfile.Compare(t, path, got)
 }
 
 func indentJSON(t *testing.T, v any) []byte {

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
+	goldenfile "github.com/turnpike-gw/turnpike/internal/protocol/golden"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,8 +15,6 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files from current output")
 
 // fixtures lists the inputs of one testdata folder (files with ext that are
 // not goldens themselves).
@@ -38,22 +36,10 @@ func fixtures(t testing.TB, dir, ext string) []string {
 	return out
 }
 
-// golden compares got with the file at path, or rewrites it under -update.
+// golden compares got with the golden file at path (see package golden).
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("missing golden %s (run with -update): %v", path, err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from output:\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
+	goldenfile.Compare(t, path, got)
 }
 
 func irJSON(t *testing.T, v any) []byte {
@@ -75,9 +61,7 @@ func indentJSON(t *testing.T, b []byte) []byte {
 	return out.Bytes()
 }
 
-func goldenPath(fixture, suffix string) string {
-	return strings.TrimSuffix(fixture, filepath.Ext(fixture)) + suffix
-}
+func goldenPath(fixture, suffix string) string { return goldenfile.Path(fixture, suffix) }
 
 func TestRequestGoldens(t *testing.T) {
 	for _, path := range fixtures(t, "request", ".json") {

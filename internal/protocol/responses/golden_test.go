@@ -3,7 +3,7 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
+	goldenfile "github.com/turnpike-gw/turnpike/internal/protocol/golden"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +12,6 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files from current output")
 
 // fixtures lists the inputs of one testdata folder, goldens excluded.
 func fixtures(t testing.TB, dir string) []string {
@@ -34,26 +32,13 @@ func fixtures(t testing.TB, dir string) []string {
 	return out
 }
 
+// golden compares got with the golden file at path (see package golden).
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("missing golden %s (run with -update): %v", path, err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from output:\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
+	goldenfile.Compare(t, path, got)
 }
 
-func goldenPath(fixture, suffix string) string {
-	return strings.TrimSuffix(fixture, ".json") + suffix
-}
+func goldenPath(fixture, suffix string) string { return goldenfile.Path(fixture, suffix) }
 
 func readFixture(t *testing.T, path string, v any) []byte {
 	t.Helper()

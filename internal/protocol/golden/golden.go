@@ -1,0 +1,53 @@
+// Package golden compares codec output with golden files under testdata/,
+// for the protocol packages' tests. `go test ./internal/protocol/... -update`
+// rewrites the files from current output; every rewritten file must then be
+// reviewed by eye against the provider's documented shapes.
+package golden
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/ from current output")
+
+// Compare checks got against the golden file at path, or rewrites the file
+// when the test runs with -update.
+func Compare(t testing.TB, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("missing golden %s (run with -update): %v", path, err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from output:\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+}
+
+// JSON renders v as indented JSON with a final newline, the form golden
+// files are kept in so diffs stay readable.
+func JSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+// Path derives a golden file's path from its fixture: testdata/x/a.json
+// with suffix ".golden.ir.json" gives testdata/x/a.golden.ir.json.
+func Path(fixture, suffix string) string {
+	return strings.TrimSuffix(fixture, filepath.Ext(fixture)) + suffix
+}
