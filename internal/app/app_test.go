@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
+	"github.com/turnpike-gw/turnpike/internal/testkit"
 )
 
 func TestCommandLine(t *testing.T) {
@@ -30,7 +32,7 @@ func TestCommandLine(t *testing.T) {
 		code     int
 		out, err string
 	}{
-		{"version", []string{"version"}, 0, "turnpike " + Version, ""},
+		{"version", []string{"version"}, 0, "turnpike " + app.Version, ""},
 		{"help", []string{"help"}, 0, "Usage: turnpike", ""},
 		{"unknown command", []string{"frobnicate"}, 2, "", "unknown command"},
 		{"unknown yaml key", []string{"serve", "--config", badYAML}, 1, "", "lisen"},
@@ -41,7 +43,7 @@ func TestCommandLine(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := Main(tc.args, &out, &errb, func(string) string { return "" })
+			code := app.Main(tc.args, &out, &errb, func(string) string { return "" })
 			if code != tc.code || !strings.Contains(out.String(), tc.out) || !strings.Contains(errb.String(), tc.err) {
 				t.Fatalf("code %d, stdout %q, stderr %q", code, out.String(), errb.String())
 			}
@@ -62,32 +64,17 @@ func slowUpstream(t *testing.T, pause time.Duration) *httptest.Server {
 }
 
 func TestShutdownFinishesInFlightCallsAndFlushesBilling(t *testing.T) {
-	dbPath := filepath.Join(t.TempDir(), "t.db")
 	up := slowUpstream(t, 300*time.Millisecond)
 	weight := 1
-	cfg := config.Defaults()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Database = "sqlite:" + dbPath
-	cfg.RootPassword = "root-pass"
-	cfg.Users = []config.SeedUser{{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: 1_000_000}}
-	cfg.Tokens = []config.SeedToken{{Name: "k", User: "alice", Key: "sk-shutdown-test"}}
-	cfg.Channels = []config.SeedChannel{{Name: "c", Type: "openai", BaseURL: up.URL, Key: "k", Models: []string{"m"}, Groups: []string{"default"}, Weight: &weight}}
-	cfg.Models = map[string]config.SeedPrice{"m": {InputPerMTok: 1, OutputPerMTok: 1}}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := New(ctx, cfg, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, func(addr string) { ready <- addr }) }()
-	addr := <-ready
+	g := testkit.Start(t,
+		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: 1_000_000}),
+		testkit.WithTokens(config.SeedToken{Name: "k", User: "alice", Key: "sk-shutdown-test"}),
+		testkit.WithChannels(config.SeedChannel{Name: "c", Type: "openai", BaseURL: up.URL, Key: "k", Models: []string{"m"}, Groups: []string{"default"}, Weight: &weight}),
+		testkit.WithModels(map[string]config.SeedPrice{"m": {InputPerMTok: 1, OutputPerMTok: 1}}),
+	)
 	result := make(chan int, 1)
 	go func() {
-		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/chat/completions",
+		req, _ := http.NewRequest("POST", g.URL+"/v1/chat/completions",
 			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
 		req.Header.Set("Authorization", "Bearer sk-shutdown-test")
 		resp, err := http.DefaultClient.Do(req)
@@ -100,15 +87,12 @@ func TestShutdownFinishesInFlightCallsAndFlushesBilling(t *testing.T) {
 		result <- resp.StatusCode
 	}()
 	time.Sleep(100 * time.Millisecond) // the call is now waiting on the upstream
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("Serve returned %v", err)
-	}
+	g.Stop()
 	if code := <-result; code != 200 {
 		t.Fatalf("in-flight call got %d", code)
 	}
 	// Reopen the database: the charge must have been written before exit.
-	st, err := sqlstore.Open(context.Background(), "sqlite:"+dbPath)
+	st, err := sqlstore.Open(context.Background(), g.App.Config.Database)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,11 @@
-package app
+package app_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +14,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
+	"github.com/turnpike-gw/turnpike/internal/testkit"
 )
 
 // vendor is a fake asynchronous video vendor for the synthetic plugin in
@@ -64,77 +62,17 @@ func (v *vendor) server(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// gateway is one running app over a database file.
-type gateway struct {
-	app    *App
-	addr   string
-	cancel context.CancelFunc
-	done   chan error
-}
-
-func startGateway(t *testing.T, cfg config.Config) *gateway {
+// waitTask polls the task view until the task reaches want.
+func waitTask(t *testing.T, g *testkit.Gateway, id, want string) map[string]any {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := New(ctx, cfg, io.Discard)
-	if err != nil {
-		t.Fatal(err)
+	var task map[string]any
+	if !testkit.WaitFor(10*time.Second, 50*time.Millisecond, func() bool {
+		_, task = g.Do(t, "GET", "/v1/tasks/"+id, "sk-task-user", nil)
+		return task["status"] == want
+	}) {
+		t.Fatalf("task %s never reached %s: %v", id, want, task)
 	}
-	if _, err := a.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
-	g := &gateway{app: a, cancel: cancel, done: make(chan error, 1)}
-	ready := make(chan string, 1)
-	go func() { g.done <- a.Serve(ctx, func(addr string) { ready <- addr }) }()
-	g.addr = "http://" + <-ready
-	return g
-}
-
-func (g *gateway) stop(t *testing.T) {
-	g.cancel()
-	if err := <-g.done; err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (g *gateway) do(t *testing.T, method, path, bearer string, body any) (int, map[string]any) {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = strings.NewReader(string(b))
-	}
-	req, _ := http.NewRequest(method, g.addr+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	raw, _ := io.ReadAll(resp.Body)
-	_ = json.Unmarshal(raw, &out)
-	if out == nil {
-		out = map[string]any{"raw": string(raw)}
-	}
-	return resp.StatusCode, out
-}
-
-func (g *gateway) waitTask(t *testing.T, id, want string) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, task := g.do(t, "GET", "/v1/tasks/"+id, "sk-task-user", nil)
-		if task["status"] == want {
-			return task
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s never reached %s: %v", id, want, task)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return task
 }
 
 // TestUploadedPluginRunsTasksAcrossARestart drives the whole product: a
@@ -148,28 +86,24 @@ func TestUploadedPluginRunsTasksAcrossARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.Defaults()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Database = "sqlite:" + filepath.Join(t.TempDir(), "t.db")
-	cfg.RootToken = "root-secret"
-	cfg.RootPassword = "root-pass"
-	cfg.TaskPollInterval = 0.05
-	cfg.Users = []config.SeedUser{{Username: "bob", Password: "pw", Role: "user", Group: "default", Quota: 1_000_000}}
-	cfg.Tokens = []config.SeedToken{{Name: "k", User: "bob", Key: "sk-task-user"}}
-	cfg.Models = map[string]config.SeedPrice{"acme-v1": {PerCall: 0.1}}
-
-	g := startGateway(t, cfg)
-	if code, body := g.do(t, "POST", "/api/plugin/task", "root-secret", map[string]any{"source": string(src)}); code/100 != 2 || body["active"] != true {
+	g := testkit.Start(t,
+		testkit.WithRootToken("root-secret"),
+		testkit.WithPollInterval(50*time.Millisecond),
+		testkit.WithUsers(config.SeedUser{Username: "bob", Password: "pw", Role: "user", Group: "default", Quota: 1_000_000}),
+		testkit.WithTokens(config.SeedToken{Name: "k", User: "bob", Key: "sk-task-user"}),
+		testkit.WithModels(map[string]config.SeedPrice{"acme-v1": {PerCall: 0.1}}),
+	)
+	if code, body := g.Do(t, "POST", "/api/plugin/task", "root-secret", map[string]any{"source": string(src)}); code/100 != 2 || body["active"] != true {
 		t.Fatalf("upload: %d %v", code, body)
 	}
-	code, ch := g.do(t, "POST", "/api/channels", "root-secret", map[string]any{
+	code, ch := g.Do(t, "POST", "/api/channels", "root-secret", map[string]any{
 		"name": "acme", "type": "task_plugin", "base_url": vsrv.URL, "key": "vendor-secret",
 		"models": []string{"acme-v1"}, "settings": map[string]any{"task_plugin_key": "acme"}})
 	if code != 200 {
 		t.Fatalf("channel: %d %v", code, ch)
 	}
 	submit := func() string {
-		code, body := g.do(t, "POST", "/acme/v1/videos", "sk-task-user", map[string]any{"model": "acme-v1", "prompt": "a cat"})
+		code, body := g.Do(t, "POST", "/acme/v1/videos", "sk-task-user", map[string]any{"model": "acme-v1", "prompt": "a cat"})
 		id, _ := body["id"].(string)
 		if code != 200 || !strings.HasPrefix(id, "task_") {
 			t.Fatalf("submit: %d %v", code, body)
@@ -177,28 +111,27 @@ func TestUploadedPluginRunsTasksAcrossARestart(t *testing.T) {
 		return id
 	}
 	okTask, failTask := submit(), submit()
-	if strings.Contains(fmt.Sprint(g.do(t, "GET", "/v1/tasks/"+okTask, "sk-task-user", nil)), "vendor-secret") {
+	if strings.Contains(fmt.Sprint(g.Do(t, "GET", "/v1/tasks/"+okTask, "sk-task-user", nil)), "vendor-secret") {
 		t.Fatal("the channel key leaked into the task view")
 	}
-	g.stop(t)
+	g.Stop()
 
 	v.set("job-1", "done")
 	v.set("job-2", "gone") // the vendor lost it: 404 → failure and refund
-	g = startGateway(t, cfg)
-	defer g.stop(t)
-	done := g.waitTask(t, okTask, "SUCCESS")
-	g.waitTask(t, failTask, "FAILURE")
+	g.Restart()
+	done := waitTask(t, g, okTask, "SUCCESS")
+	waitTask(t, g, failTask, "FAILURE")
 	if done["task_id"] != okTask {
 		t.Fatalf("task view %v", done)
 	}
-	if code, _ := g.do(t, "GET", "/v1/tasks/"+okTask, "root-secret", nil); code != 401 {
+	if code, _ := g.Do(t, "GET", "/v1/tasks/"+okTask, "root-secret", nil); code != 401 {
 		t.Fatalf("a non-key credential read a task: %d", code)
 	}
 
 	// Let the writer land the refund, then check money through a fresh store.
 	time.Sleep(300 * time.Millisecond)
-	g.app.Writer.Flush(context.Background())
-	st, err := sqlstore.Open(context.Background(), cfg.Database)
+	g.App.Writer.Flush(context.Background())
+	st, err := sqlstore.Open(context.Background(), g.App.Config.Database)
 	if err != nil {
 		t.Fatal(err)
 	}
