@@ -14,13 +14,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/testkit"
 )
 
 const (
@@ -43,11 +42,12 @@ func TestOfficialClientLibraries(t *testing.T) {
 		"up-gemini": startFake(t, "gemini", "up-gemini-key",
 			geminiEmbedFake(geminiFake("up-gemini", "up-gemini-key"), geminiEmbedModel, "up-gemini-key")),
 	}
-	gw := startGateway(t, seedFor(fakes))
+	// On failure the kit shows the gateway's log after this report.
+	gw := testkit.Start(t, testkit.WithSeed(seedFor(fakes)))
 
-	out, err := runNode(t, dir, node, gw.url, modelNames(fakes))
+	out, err := runNode(t, dir, node, gw.URL, modelNames(fakes))
 	if err != nil {
-		t.Errorf("node --test failed (%v); its report:\n%s\n%s", err, out, gw.logTail())
+		t.Errorf("node --test failed (%v); its report:\n%s", err, out)
 	} else if testing.Verbose() {
 		t.Logf("node --test passed:\n%s", out)
 	} else {
@@ -59,8 +59,8 @@ func TestOfficialClientLibraries(t *testing.T) {
 			t.Logf("refused by the upstream (a real provider would refuse it too): %s", p)
 		}
 	}
-	checkBilling(t, gw.app.Store, fakes)
-	checkEndpointBilling(t, gw.app.Store, fakes)
+	checkBilling(t, gw.App.Store, fakes)
+	checkEndpointBilling(t, gw.App.Store, fakes)
 }
 
 // requireNode finds compat/ and node; without them the test skips, unless
@@ -134,67 +134,6 @@ func seedFor(fakes map[string]*fake) config.Seed {
 		seed.Models[model] = price
 	}
 	return seed
-}
-
-// gateway is the real gateway serving on a loopback port.
-type gateway struct {
-	app *app.App
-	url string
-	log *lockedBuffer
-}
-
-func startGateway(t *testing.T, seed config.Seed) *gateway {
-	t.Helper()
-	cfg := config.Defaults()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Database = "sqlite:" + filepath.Join(t.TempDir(), "turnpike.db")
-	cfg.CryptoSecret = "compat-test-secret"
-	cfg.RootPassword = "compat-root-password"
-	cfg.Seed = seed
-	if err := cfg.Validate(); err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	gw := &gateway{log: &lockedBuffer{}}
-	a, err := app.New(ctx, cfg, gw.log)
-	if err != nil {
-		cancel()
-		t.Fatalf("app.New: %v", err)
-	}
-	if _, err := a.Prepare(ctx); err != nil {
-		cancel()
-		t.Fatalf("Prepare: %v", err)
-	}
-	gw.app = a
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, func(addr string) { ready <- addr }) }()
-	select {
-	case addr := <-ready:
-		gw.url = "http://" + addr
-	case err := <-done:
-		cancel()
-		t.Fatalf("Serve: %v", err)
-	case <-time.After(10 * time.Second):
-		cancel()
-		t.Fatal("the gateway did not start within 10s")
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve returned %v", err)
-		}
-	})
-	return gw
-}
-
-func (g *gateway) logTail() string {
-	s := g.log.String()
-	const max = 8000
-	if len(s) > max {
-		s = "…" + s[len(s)-max:]
-	}
-	return "gateway log (tail):\n" + s
 }
 
 // runNode runs the Node test files with the gateway's address and key. The
@@ -279,33 +218,14 @@ func checkBilling(t *testing.T, st store.Store, fakes map[string]*fake) {
 
 func waitForRows(ctx context.Context, t *testing.T, st store.Store, model string, want int) []store.UsageLog {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		rows, _, err := st.Logs().List(ctx, store.LogFilter{Type: store.LogConsume, Model: model}, store.Page{Page: 1, PageSize: 1000})
+	var rows []store.UsageLog
+	testkit.WaitFor(5*time.Second, 50*time.Millisecond, func() bool {
+		var err error
+		rows, _, err = st.Logs().List(ctx, store.LogFilter{Type: store.LogConsume, Model: model}, store.Page{Page: 1, PageSize: 1000})
 		if err != nil {
 			t.Fatalf("list usage logs: %v", err)
 		}
-		if len(rows) >= want || time.Now().After(deadline) {
-			return rows
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// lockedBuffer collects the gateway's log from concurrent handlers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+		return len(rows) >= want
+	})
+	return rows
 }
