@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/turnpike-gw/turnpike/internal/testkit"
 )
 
 // findChromium locates a Chromium binary: TURNPIKE_CHROMIUM, then the
@@ -350,20 +352,19 @@ var errWaitTimeout = errors.New("timed out")
 
 // poll evaluates cond until it is true or timeout passes.
 func (p *page) poll(cond string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	var err error
+	ok := testkit.WaitFor(timeout, 25*time.Millisecond, func() bool {
 		var ok bool
-		if err := p.eval("!!("+cond+")", &ok); err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return errWaitTimeout
-		}
-		time.Sleep(25 * time.Millisecond)
+		err = p.eval("!!("+cond+")", &ok)
+		return err != nil || ok
+	})
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return errWaitTimeout
 	}
+	return nil
 }
 
 func (p *page) waitFor(cond, what string) {
@@ -377,20 +378,16 @@ func (p *page) waitFor(cond, what string) {
 // that value, read in the same evaluation that found it.
 func (p *page) waitText(expr, what string) string {
 	p.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var s string
+	var s string
+	if !testkit.WaitFor(10*time.Second, 15*time.Millisecond, func() bool {
 		if err := p.eval(expr, &s); err != nil {
 			p.t.Fatal(err)
 		}
-		if s != "" {
-			return s
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("waiting for %s: timed out; page problems: %v; page text: %.600s", what, p.b.Problems(), p.bodyText())
-		}
-		time.Sleep(15 * time.Millisecond)
+		return s != ""
+	}) {
+		p.t.Fatalf("waiting for %s: timed out; page problems: %v; page text: %.600s", what, p.b.Problems(), p.bodyText())
 	}
+	return s
 }
 
 func (p *page) bodyText() string {

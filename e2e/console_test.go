@@ -19,8 +19,8 @@ func TestConsoleInHeadlessChromium(t *testing.T) {
 	}
 	bin := requireChromium(t)
 	up := newFakeUpstream(t)
-	base := startGateway(t, up.URL)
-	ps := &pluginScenario{base: base, vendor: newFakeVendor(t), market: newFakeMarketplace(t)}
+	gw := startGateway(t, up.URL)
+	ps := &pluginScenario{gw: gw, vendor: newFakeVendor(t), market: newFakeMarketplace(t)}
 	b := launchBrowser(t, bin)
 	p := b.newPage(t)
 
@@ -28,7 +28,7 @@ func TestConsoleInHeadlessChromium(t *testing.T) {
 		name string
 		run  func(p *page)
 	}{
-		{"log in", func(p *page) { logIn(p, base) }},
+		{"log in", func(p *page) { logIn(p, gw.URL) }},
 		{"create an API key shown once", createKey},
 		{"chat three streamed turns", func(p *page) { chatThreeTurns(p, up) }},
 		{"stop and clear", stopAndClear},

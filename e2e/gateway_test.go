@@ -1,22 +1,18 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/config"
-	"github.com/turnpike-gw/turnpike/internal/web"
+	"github.com/turnpike-gw/turnpike/internal/testkit"
 )
 
 const (
@@ -111,105 +107,33 @@ func (f *fakeUpstream) chats() []map[string]any {
 	return out
 }
 
-// syncBuffer collects the gateway's log for a failure report.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
 // startGateway runs the real gateway in-process on a loopback port with a
 // fresh SQLite database, seeded with one channel to the fake upstream.
-func startGateway(t *testing.T, upstreamURL string) string {
+func startGateway(t *testing.T, upstreamURL string) *testkit.Gateway {
 	t.Helper()
 	weight := 1
-	cfg := config.Defaults()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Database = "sqlite:" + filepath.Join(t.TempDir(), "e2e.db")
-	cfg.RootPassword = rootPassword
-	cfg.RootToken = rootToken
-	cfg.CryptoSecret = "e2e-crypto-secret-0123456789abcdef"
-	cfg.LogLevel = "warn"
-	// Tasks are polled often so the browser sees them change within a test.
-	cfg.TaskPollInterval = 0.2
-	cfg.Seed = config.Seed{
-		Groups: map[string]float64{"default": 1, "vip": 0.5},
-		Users:  []config.SeedUser{{Username: userName, Password: userPassword, Role: "user", Group: "default", Quota: 5_000_000}},
-		Tokens: []config.SeedToken{{Name: "alice-key", User: userName, Key: userKey}},
-		Channels: []config.SeedChannel{{Name: "fake-openai", Type: "openai", BaseURL: upstreamURL, Key: "upstream-key-e2e",
-			Models: []string{chatModel}, Groups: []string{"default", "vip"}, Weight: &weight, Status: "enabled"}},
-		Models: map[string]config.SeedPrice{chatModel: {InputPerMTok: 1, OutputPerMTok: 2}, videoModel: {PerCall: 0.01}},
-	}
-	logs := &syncBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, logs)
-	if err != nil {
-		cancel()
-		t.Fatalf("app.New: %v", err)
-	}
-	if _, err := a.Prepare(ctx); err != nil {
-		cancel()
-		t.Fatalf("Prepare: %v", err)
-	}
-	a.Handler = withConsole(a.Handler)
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, func(addr string) { ready <- addr }) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		if t.Failed() {
-			t.Logf("gateway log:\n%s", logs.String())
-		}
-	})
-	select {
-	case addr := <-ready:
-		base := "http://" + addr
-		topUpRoot(t, base)
-		return base
-	case err := <-done:
-		t.Fatalf("gateway stopped: %v", err)
-	case <-time.After(15 * time.Second):
-		t.Fatal("gateway did not become ready")
-	}
-	return ""
-}
-
-// withConsole serves the console for GET requests the gateway does not
-// answer with HTML itself. Once the composition root mounts web.Handler()
-// this finds the page already served and changes nothing.
-func withConsole(h http.Handler) http.Handler {
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
-	if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
-		return h
-	}
-	console := web.Handler()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := r.URL.Path
-		api := strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/v1") || strings.HasPrefix(p, "/pg/") || p == "/healthz" || p == "/metrics"
-		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && !api {
-			console.ServeHTTP(w, r)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
+	gw := testkit.Start(t,
+		testkit.WithRootPassword(rootPassword),
+		testkit.WithRootToken(rootToken),
+		// Tasks are polled often so the browser sees them change within a test.
+		testkit.WithPollInterval(200*time.Millisecond),
+		testkit.WithConfig(func(c *config.Config) { c.LogLevel = "warn" }),
+		testkit.WithSeed(config.Seed{
+			Groups: map[string]float64{"default": 1, "vip": 0.5},
+			Users:  []config.SeedUser{{Username: userName, Password: userPassword, Role: "user", Group: "default", Quota: 5_000_000}},
+			Tokens: []config.SeedToken{{Name: "alice-key", User: userName, Key: userKey}},
+			Channels: []config.SeedChannel{{Name: "fake-openai", Type: "openai", BaseURL: upstreamURL, Key: "upstream-key-e2e",
+				Models: []string{chatModel}, Groups: []string{"default", "vip"}, Weight: &weight, Status: "enabled"}},
+			Models: map[string]config.SeedPrice{chatModel: {InputPerMTok: 1, OutputPerMTok: 2}, videoModel: {PerCall: 0.01}},
+		}),
+	)
+	topUpRoot(t, gw)
+	return gw
 }
 
 // topUpRoot gives the root user quota through the admin API, so its
 // playground calls can be billed.
-func topUpRoot(t *testing.T, base string) {
+func topUpRoot(t *testing.T, gw *testkit.Gateway) {
 	t.Helper()
 	var users struct {
 		Items []struct {
@@ -217,30 +141,21 @@ func topUpRoot(t *testing.T, base string) {
 			Username string `json:"username"`
 		} `json:"items"`
 	}
-	rootAPI(t, base, "GET", "/api/users", nil, &users)
+	rootAPI(t, gw, "GET", "/api/users", nil, &users)
 	for _, u := range users.Items {
 		if u.Username == "root" {
-			rootAPI(t, base, "POST", fmt.Sprintf("/api/users/%d/quota", u.ID), map[string]any{"delta": 50_000_000}, nil)
+			rootAPI(t, gw, "POST", fmt.Sprintf("/api/users/%d/quota", u.ID), map[string]any{"delta": 50_000_000}, nil)
 			return
 		}
 	}
 	t.Fatal("no root user was created")
 }
 
-func rootAPI(t *testing.T, base, method, path string, body any, out any) {
+// rootAPI calls the admin API as root and decodes the answer into out; any
+// answer but a success fails the test.
+func rootAPI(t *testing.T, gw *testkit.Gateway, method, path string, body any, out any) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		data, _ := json.Marshal(body)
-		rd = bytes.NewReader(data)
-	}
-	req, _ := http.NewRequest(method, base+path, rd)
-	req.Header.Set("Authorization", "Bearer "+rootToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := gw.DoRaw(t, method, path, rootToken, body)
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode >= 300 {

@@ -6,13 +6,15 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/testkit"
 )
 
 // pluginScenario is the task plugin part of the browser test: root manages
 // the Acme plugin through the console, a user's key runs tasks through it,
 // and the plugin is finally deleted.
 type pluginScenario struct {
-	base      string
+	gw        *testkit.Gateway
 	vendor    *fakeVendor
 	market    string
 	channelID int64
@@ -187,13 +189,13 @@ func (s *pluginScenario) userTasks(p *page) {
 	var ch struct {
 		ID int64 `json:"id"`
 	}
-	rootAPI(p.t, s.base, "POST", "/api/channels", map[string]any{"name": "acme-video", "type": "task_plugin",
+	rootAPI(p.t, s.gw, "POST", "/api/channels", map[string]any{"name": "acme-video", "type": "task_plugin",
 		"base_url": s.vendor.URL, "key": vendorSecret, "models": []string{videoModel},
 		"settings": map[string]any{"task_plugin_key": "acme"}}, &ch)
 	s.channelID = ch.ID
 	s.tasks = map[string]string{}
 	for _, prompt := range []string{"a cat on a skateboard", promptDone, promptRefuse} {
-		s.tasks[prompt] = submitTask(p.t, s.base, prompt)
+		s.tasks[prompt] = submitTask(p.t, s.gw, prompt)
 	}
 	s.waitForStatuses(p)
 
@@ -224,30 +226,27 @@ func (s *pluginScenario) userTasks(p *page) {
 // its prompt chooses, so the page is checked against settled data.
 func (s *pluginScenario) waitForStatuses(p *page) {
 	want := map[string]string{s.tasks["a cat on a skateboard"]: "IN_PROGRESS", s.tasks[promptDone]: "SUCCESS", s.tasks[promptRefuse]: "FAILURE"}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	got := map[string]string{}
+	settled := testkit.WaitFor(10*time.Second, 100*time.Millisecond, func() bool {
 		var list struct {
 			Items []struct {
 				TaskID string `json:"task_id"`
 				Status string `json:"status"`
 			} `json:"items"`
 		}
-		rootAPI(p.t, s.base, "GET", "/api/tasks?platform=acme", nil, &list)
-		got := map[string]string{}
+		rootAPI(p.t, s.gw, "GET", "/api/tasks?platform=acme", nil, &list)
+		got = map[string]string{}
 		for _, it := range list.Items {
 			got[it.TaskID] = it.Status
 		}
-		settled := true
+		all := true
 		for id, st := range want {
-			settled = settled && got[id] == st
+			all = all && got[id] == st
 		}
-		if settled {
-			return
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("tasks did not settle: got %v, want %v", got, want)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return all
+	})
+	if !settled {
+		p.t.Fatalf("tasks did not settle: got %v, want %v", got, want)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/testkit"
 )
 
 const vendorSecret = "vendor-secret-e2e"
@@ -103,16 +105,10 @@ func newFakeMarketplace(t *testing.T) string {
 
 // submitTask posts one job to the plugin's native route with the user's key
 // and returns the public task id.
-func submitTask(t *testing.T, base, prompt string) string {
+func submitTask(t *testing.T, gw *testkit.Gateway, prompt string) string {
 	t.Helper()
 	body := fmt.Sprintf(`{"model":%q,"prompt":%q}`, videoModel, prompt)
-	req, _ := http.NewRequest(http.MethodPost, base+"/acme/v1/videos", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+userKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := gw.DoRaw(t, http.MethodPost, "/acme/v1/videos", userKey, body)
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	var out struct {
