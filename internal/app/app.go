@@ -205,23 +205,27 @@ func (a *App) Prepare(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if !created {
+		generated = ""
+	}
+	// The generated root password is returned even when a later step
+	// fails: it is stored only as a hash, so a caller that did not show it
+	// now would lock root out.
+	return generated, a.seed(ctx)
+}
+
+func (a *App) seed(ctx context.Context) error {
 	// Plugins first, so that task_plugin channels of the seed can take
 	// their plugin's default address.
 	for _, p := range a.Config.Plugins {
 		if _, err := a.plugins.InstallFile(ctx, p.Path); err != nil {
-			return "", fmt.Errorf("seed plugin %s: %w", p.Path, err)
+			return fmt.Errorf("seed plugin %s: %w", p.Path, err)
 		}
 	}
-	if err := admin.Seed(ctx, deps, a.Config.Seed); err != nil {
-		return "", fmt.Errorf("seed: %w", err)
+	if err := admin.Seed(ctx, a.adminDeps, a.Config.Seed); err != nil {
+		return fmt.Errorf("seed: %w", err)
 	}
-	if err := a.reload(ctx); err != nil {
-		return "", err
-	}
-	if created {
-		return generated, nil
-	}
-	return "", nil
+	return a.reload(ctx)
 }
 
 // Serve listens and serves until ctx ends, then shuts down gracefully:

@@ -68,14 +68,15 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 	}
 	a, err := New(ctx, cfg, stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "turnpike:", err)
-		return 1
+		return startFailed(ctx, stderr, err)
 	}
 	rootPassword, err := a.Prepare(ctx)
 	if err != nil {
-		fmt.Fprintln(stderr, "turnpike:", err)
+		if rootPassword != "" {
+			fmt.Fprintf(stdout, "created user root with password %s (shown once)\n", rootPassword)
+		}
 		a.shutdown()
-		return 1
+		return startFailed(ctx, stderr, err)
 	}
 	err = a.Serve(ctx, func(addr string) {
 		fmt.Fprintf(stdout, "turnpike %s listening on %s\n", Version, a.Config.Address())
@@ -102,4 +103,16 @@ func pluginCommand(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// startFailed reports a failed start. A stop signal that arrives while the
+// gateway is still starting is a requested stop, not a failure: nothing was
+// served yet, so there is nothing to drain.
+func startFailed(ctx context.Context, stderr io.Writer, err error) int {
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "turnpike: stopped during start-up")
+		return 0
+	}
+	fmt.Fprintln(stderr, "turnpike:", err)
+	return 1
 }
