@@ -42,6 +42,22 @@ func readTestFile(p *page, path string) string {
 	return string(src)
 }
 
+// secondRelease derives version 1.1.0 of the pertask plugin from 1.0.0:
+// the same key, a description, and one more query route, so activating it
+// visibly changes what the runtime serves.
+func secondRelease(p *page, src string) string {
+	p.t.Helper()
+	out := strings.Replace(src, `version: "1.0.0",`,
+		`version: "1.1.0",`+"\n"+`  description: { en: "Acme text to video, second release" },`, 1)
+	queryRoute := `{ method: "GET", path: "/acme/v1/videos/:task_id", type: "query", render: "renderTask" },`
+	out = strings.Replace(out, queryRoute,
+		queryRoute+"\n"+`    { method: "GET", path: "/acme/v1/jobs/:task_id", type: "query", render: "renderTask" },`, 1)
+	if out == src || !strings.Contains(out, "/acme/v1/jobs/") {
+		p.t.Fatal("the pertask fixture changed shape; update secondRelease")
+	}
+	return out
+}
+
 func openTab(p *page, id string) {
 	p.t.Helper()
 	p.click("#tab-" + id)
@@ -86,7 +102,7 @@ func (s *pluginScenario) uploadValid(p *page) {
 }
 
 func (s *pluginScenario) secondVersion(p *page) {
-	uploadFile(p, "plugin.js", readTestFile(p, "testdata/pertask-1.1.0.js"))
+	uploadFile(p, "plugin.js", secondRelease(p, readTestFile(p, "../internal/task/testdata/pertask.js")))
 	p.waitFor(contains("#plugin-upload-ok", "Stored acme 1.1.0.", "not active"), "the stored second version")
 	openTab(p, "installed")
 	p.waitFor(`document.querySelector('#plugin-acme tr[data-version="1.1.0"]')`, "the second version in the list")
