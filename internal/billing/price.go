@@ -92,28 +92,42 @@ func addTokens(sum *big.Rat, tokens int, perMTok *big.Rat) {
 	sum.Add(sum, t.Mul(t, perMTok))
 }
 
+// MaxQuota bounds one request's charge. Far above any real bill (2^53 units
+// is about 18 billion dollars at the default rate), it keeps every balance
+// sum exact in JSON numbers and far from int64 overflow.
+const MaxQuota = 1 << 53
+
+// ErrChargeTooLarge refuses a request whose quantities would cost more
+// than one request may: a wrapped or clamped figure would be wrong money.
+var ErrChargeTooLarge = &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "charge_too_large",
+	Message: "the request's quantities would cost more than one request may be charged"}
+
 // Quota converts a dollar cost to quota units: round half up of
-// cost × quotaPerUSD × groupRatio, once per request.
-func Quota(costUSD *big.Rat, quotaPerUSD int64, groupRatio float64) int64 {
+// cost × quotaPerUSD × groupRatio, once per request. A result past
+// MaxQuota is an error, never a wrapped number.
+func Quota(costUSD *big.Rat, quotaPerUSD int64, groupRatio float64) (int64, error) {
 	if costUSD.Sign() == 0 {
-		return 0
+		return 0, nil
 	}
 	v := new(big.Rat).Mul(costUSD, big.NewRat(quotaPerUSD, 1))
 	if groupRatio != 1 {
 		r := exactRat(groupRatio)
 		if r == nil {
-			return 0
+			return 0, nil
 		}
 		v.Mul(v, r)
 	}
 	return roundHalfUp(v)
 }
 
-func roundHalfUp(v *big.Rat) int64 {
+func roundHalfUp(v *big.Rat) (int64, error) {
 	half := new(big.Rat).Add(v, big.NewRat(1, 2))
 	q := new(big.Int).Quo(half.Num(), half.Denom())
 	if half.Sign() < 0 && new(big.Int).Mul(q, half.Denom()).Cmp(half.Num()) != 0 {
 		q.Sub(q, big.NewInt(1))
 	}
-	return q.Int64()
+	if !q.IsInt64() || q.Int64() > MaxQuota || q.Int64() < -MaxQuota {
+		return 0, ErrChargeTooLarge
+	}
+	return q.Int64(), nil
 }

@@ -28,8 +28,8 @@ func TestQuotaFollowsTheContractFormula(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Quota(tc.price.TokenCost(tc.usage), 500000, tc.ratio)
-			if got != tc.want {
+			got, err := Quota(tc.price.TokenCost(tc.usage), 500000, tc.ratio)
+			if err != nil || got != tc.want {
 				t.Fatalf("quota = %d, want %d", got, tc.want)
 			}
 		})
@@ -38,7 +38,38 @@ func TestQuotaFollowsTheContractFormula(t *testing.T) {
 
 func TestPerCallCostScalesWithCount(t *testing.T) {
 	p := NewPrice(store.ModelPrice{PerCall: 0.04})
-	if got := Quota(p.CallCost(3), 500000, 1); got != 60000 {
+	if got, err := Quota(p.CallCost(3), 500000, 1); err != nil || got != 60000 {
 		t.Fatalf("got %d", got)
+	}
+}
+
+func TestChargeRoundsOnceOverTokensAndPerCallParts(t *testing.T) {
+	s := NewService(nil, nil, 500000)
+	// 0.4 units of tokens + 0.4 units per call: rounding each part would
+	// charge 0, rounding the sum once charges 1.
+	p := NewPrice(store.ModelPrice{InputPerMTok: 0.8, PerCall: 0.0000008})
+	got, err := s.Charge(p, ir.Usage{InputTokens: 1}, p.CallCost(1), "default")
+	if err != nil || got != 1 {
+		t.Fatalf("charge = %d, %v; want 1", got, err)
+	}
+}
+
+func TestChargeThatWouldOverflowIsAnErrorNotAWrap(t *testing.T) {
+	s := NewService(nil, nil, 500000)
+	p := NewPrice(store.ModelPrice{OutputPerMTok: 1e6})
+	cases := []struct {
+		name   string
+		tokens int
+	}{
+		{"past the per-request bound", 1 << 40},
+		{"past int64 after pricing", 1<<62 + 12345},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s.Charge(p, ir.Usage{OutputTokens: tc.tokens}, nil, "default")
+			if err != ErrChargeTooLarge {
+				t.Fatalf("charge = %d, %v; want ErrChargeTooLarge", got, err)
+			}
+		})
 	}
 }

@@ -93,14 +93,19 @@ func (s *Service) Ratio(group string) float64 {
 	return 1
 }
 
-// TokenQuota prices token usage for an account's group.
-func (s *Service) TokenQuota(p *Price, u ir.Usage, group string) int64 {
-	return Quota(p.TokenCost(u), s.quotaPerUSD, s.Ratio(group))
-}
-
-// CostQuota converts an exact dollar cost for an account's group.
-func (s *Service) CostQuota(costUSD *big.Rat, group string) int64 {
-	return Quota(costUSD, s.quotaPerUSD, s.Ratio(group))
+// Charge is the one pricing function of every surface and of tasks:
+// round_half_up((token cost of u + usd) × quota_per_usd × group ratio),
+// one rounding per request over the exact sum of its parts (CONTRACT §2).
+// usd may be nil; a free model costs nothing whatever the parts.
+func (s *Service) Charge(p *Price, u ir.Usage, usd *big.Rat, group string) (int64, error) {
+	if p.Free {
+		return 0, nil
+	}
+	cost := p.TokenCost(u)
+	if usd != nil {
+		cost.Add(cost, usd)
+	}
+	return Quota(cost, s.quotaPerUSD, s.Ratio(group))
 }
 
 // Hold is a reservation that must end in exactly one Settle or Refund.

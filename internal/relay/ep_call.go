@@ -223,7 +223,11 @@ func (c *epCall) admit() error {
 	c.price = price
 	est := c.ep.estimate(c)
 	acct := billing.Account{UserID: c.principal.UserID, TokenID: c.principal.TokenID, Group: c.principal.Group}
-	hold, err := c.rl.Billing.Reserve(c.r.Context(), acct, c.rl.Billing.NewRequestKey(c.ep.name), c.quota(est))
+	amount, err := c.quota(est)
+	if err != nil {
+		return err
+	}
+	hold, err := c.rl.Billing.Reserve(c.r.Context(), acct, c.rl.Billing.NewRequestKey(c.ep.name), amount)
 	if err != nil {
 		return err
 	}
@@ -232,19 +236,20 @@ func (c *epCall) admit() error {
 }
 
 // quota converts a charge to quota units with one rounding per request.
-func (c *epCall) quota(ch charge) int64 {
-	cost := c.price.TokenCost(ch.usage)
-	if ch.usd != nil && !c.price.Free {
-		cost.Add(cost, ch.usd)
-	}
-	return billing.Quota(cost, c.rl.Billing.QuotaPerUSD(), c.rl.Billing.Ratio(c.principal.Group))
+func (c *epCall) quota(ch charge) (int64, error) {
+	return c.rl.Billing.Charge(c.price, ch.usage, ch.usd, c.principal.Group)
 }
 
 // settle charges what the answer says was consumed and writes the consume
 // row. It runs even when the client went away mid-answer.
 func (c *epCall) settle(ch charge) {
 	row := c.logRow(ch)
-	c.hold.Settle(context.WithoutCancel(c.r.Context()), c.quota(ch), row)
+	amount, err := c.quota(ch)
+	if err != nil {
+		c.rl.Logger.Error("answer could not be priced; charging the reservation", "endpoint", c.ep.name, "err", err)
+		amount = c.hold.Reserved
+	}
+	c.hold.Settle(context.WithoutCancel(c.r.Context()), amount, row)
 }
 
 func (c *epCall) logRow(ch charge) store.UsageLog {

@@ -146,7 +146,10 @@ func (s *rtSession) admit(ctx context.Context) error {
 		return err
 	}
 	s.price = price
-	s.estimate = s.rl.Billing.TokenQuota(price, ir.Usage{InputTokens: 1000, OutputTokens: 1000}, s.principal.Group)
+	s.estimate, err = s.rl.Billing.Charge(price, ir.Usage{InputTokens: 1000, OutputTokens: 1000}, price.CallCost(1), s.principal.Group)
+	if err != nil {
+		return err
+	}
 	s.hold, err = s.rl.Billing.Reserve(ctx, s.acct, s.rl.Billing.NewRequestKey("realtime"), s.estimate)
 	return err
 }

@@ -29,7 +29,11 @@ func (s *rtSession) bill(ctx context.Context, data []byte) bool {
 	u, detail := realtimeUsage(ev.Get("response.usage"))
 	detail["response_id"] = ev.Get("response.id").String()
 	ctx = context.WithoutCancel(ctx)
-	charge := s.rl.Billing.TokenQuota(s.price, u, s.principal.Group) + s.rl.Billing.CostQuota(s.price.CallCost(1), s.principal.Group)
+	charge, err := s.rl.Billing.Charge(s.price, u, s.price.CallCost(1), s.principal.Group)
+	if err != nil {
+		s.rl.Logger.Error("realtime response could not be priced; charging the reservation", "err", err)
+		charge = s.hold.Reserved
+	}
 	s.hold.Settle(ctx, charge, s.logRow(u, detail))
 	hold, err := s.rl.Billing.Reserve(ctx, s.acct, s.rl.Billing.NewRequestKey("realtime"), s.estimate)
 	s.hold = hold

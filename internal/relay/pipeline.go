@@ -162,8 +162,10 @@ func (c *call) admit() error {
 	if c.req.MaxTokens != nil && *c.req.MaxTokens > 0 {
 		maxOut = *c.req.MaxTokens
 	}
-	estimate := c.rl.Billing.TokenQuota(price, ir.Usage{InputTokens: c.prompt, OutputTokens: maxOut}, c.principal.Group) +
-		c.rl.Billing.CostQuota(price.CallCost(1), c.principal.Group)
+	estimate, err := c.rl.Billing.Charge(price, ir.Usage{InputTokens: c.prompt, OutputTokens: maxOut}, price.CallCost(1), c.principal.Group)
+	if err != nil {
+		return err
+	}
 	acct := billing.Account{UserID: c.principal.UserID, TokenID: c.principal.TokenID, Group: c.principal.Group}
 	hold, err := c.rl.Billing.Reserve(c.r.Context(), acct, c.rl.Billing.NewRequestKey("chat"), estimate)
 	if err != nil {
@@ -187,7 +189,11 @@ func (c *call) settle(outputText func() string) {
 		u.OutputTokens = tokenize.Count(c.model, outputText())
 	}
 	c.usage = u
-	charge := c.rl.Billing.TokenQuota(c.price, u, c.principal.Group) + c.rl.Billing.CostQuota(c.price.CallCost(1), c.principal.Group)
+	charge, err := c.rl.Billing.Charge(c.price, u, c.price.CallCost(1), c.principal.Group)
+	if err != nil {
+		c.rl.Logger.Error("answer could not be priced; charging the reservation", "err", err)
+		charge = c.hold.Reserved
+	}
 	c.hold.Settle(ctx, charge, c.logRow(u))
 }
 

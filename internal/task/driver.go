@@ -198,7 +198,7 @@ func (s *Service) chargeFor(l *plugin.Loaded, model, upstreamModel, group string
 	if err != nil {
 		return 0, err
 	}
-	return s.d.Billing.CostQuota(cost, group), nil
+	return s.d.Billing.Charge(p, ir.Usage{}, cost, group)
 }
 
 // refundReservation returns a reservation for a submission that never
