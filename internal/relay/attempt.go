@@ -2,7 +2,6 @@ package relay
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,15 +20,6 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
-
-// attemptAll tries the planned channels in order until one answers, a
-// failure says another channel would not help, or a byte reached the client.
-func (c *call) attemptAll(plan []*routing.Channel) error {
-	return c.rl.tryChannels(c.r.Context(), plan, func() bool { return c.wrote }, func(ch *routing.Channel) error {
-		c.channel = ch
-		return c.attempt(ch)
-	})
-}
 
 // tryChannels is the retry rule every surface shares: unreachable,
 // timed-out, 408/429/5xx → next channel; 401/403 → cool the channel down
@@ -247,26 +237,3 @@ func (c *call) normalizedPassthrough(codec protocol.Codec, model string) ([]byte
 }
 
 func isTaskOnly(t int) bool { return upstream.IsTaskOnly(t) }
-
-func otherJSON(c *call, u ir.Usage) json.RawMessage {
-	type other struct {
-		Stream        bool    `json:"stream"`
-		Surface       string  `json:"surface"`
-		UpstreamModel string  `json:"upstream_model,omitempty"`
-		CacheRead     int     `json:"cache_read_tokens,omitempty"`
-		CacheWrite    int     `json:"cache_write_tokens,omitempty"`
-		Reasoning     int     `json:"reasoning_tokens,omitempty"`
-		GroupRatio    float64 `json:"group_ratio"`
-	}
-	o := other{Stream: c.req != nil && c.req.Stream, Surface: string(c.sf.codec.Format()),
-		CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens, Reasoning: u.ReasoningTokens,
-		GroupRatio: c.rl.Billing.Ratio(c.principal.Group)}
-	if c.sf.playground {
-		o.Surface = "playground"
-	}
-	if c.channel != nil {
-		o.UpstreamModel = c.channel.MapModel(c.model)
-	}
-	b, _ := json.Marshal(o)
-	return b
-}

@@ -16,15 +16,6 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
-// attemptAll tries the planned channels under the retry rule all surfaces
-// share (see tryChannels).
-func (c *epCall) attemptAll(plan []*routing.Channel) error {
-	return c.rl.tryChannels(c.r.Context(), plan, func() bool { return c.wrote }, func(ch *routing.Channel) error {
-		c.channel = ch
-		return c.attempt(ch)
-	})
-}
-
 func (c *epCall) attempt(ch *routing.Channel) error {
 	t := upstream.Target{Type: ch.Type, BaseURL: ch.BaseURL, Key: ch.Key, Settings: ch.Settings, Model: ch.MapModel(c.model)}
 	ctx, cancel := context.WithTimeout(c.r.Context(), c.rl.Options.UpstreamTimeout)

@@ -2,19 +2,14 @@ package relay
 
 import (
 	"context"
-	"encoding/json"
-	"math/big"
 	"net/http"
-	"time"
 
 	"github.com/tidwall/gjson"
 
-	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/routing"
-	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
@@ -54,15 +49,6 @@ type endpoint struct {
 	noChannel func(c *epCall) error
 }
 
-// charge is what a call costs: tokens at the model's token price plus a
-// dollar amount computed from the model's per-call and extra prices.
-type charge struct {
-	usage ir.Usage
-	usd   *big.Rat
-	// detail goes to the usage log's other (images, seconds, characters).
-	detail map[string]any
-}
-
 // input is the client's request body: JSON or a multipart form.
 type input struct {
 	raw  []byte
@@ -88,31 +74,24 @@ func (in *input) has(name string) bool {
 	return v.Exists() && v.Type != gjson.Null
 }
 
-// epCall is one call of an endpoint as it moves through the stages.
+// epCall is one call of an endpoint on the admitted-call core.
 type epCall struct {
-	rl        *Relay
-	ep        *endpoint
-	w         http.ResponseWriter
-	r         *http.Request
-	start     time.Time
-	principal *auth.Principal
-	in        input
+	callCore
+	ep *endpoint
+	in input
 	// pathModel is the model named by the URL, if any.
 	pathModel string
-	model     string
-	price     *billing.Price
-	hold      *billing.Hold
-	channel   *routing.Channel
-	wrote     bool
-	stream    bool
 	// texts are the inputs of an embedding call, decoded once.
-	texts  []string
-	status int
+	texts []string
+}
+
+func (rl *Relay) newEpCall(ep *endpoint, w http.ResponseWriter, r *http.Request) *epCall {
+	return &epCall{callCore: newCore(rl, w, r, ep.name, ep.dialect), ep: ep}
 }
 
 func (rl *Relay) endpointHandler(ep *endpoint, pathModel func(*http.Request) string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c := &epCall{rl: rl, ep: ep, w: w, r: r, start: time.Now(), status: http.StatusOK}
+		c := rl.newEpCall(ep, w, r)
 		if pathModel != nil {
 			c.pathModel = pathModel(r)
 		}
@@ -129,7 +108,7 @@ func (c *epCall) serve() {
 	if err := c.run(); err != nil {
 		c.fail(err)
 	}
-	c.rl.Metrics.observe(c.ep.name, c.status, time.Since(c.start).Seconds())
+	c.finish()
 }
 
 func (c *epCall) codec() protocol.Codec { return c.rl.Codecs[c.ep.dialect] }
@@ -158,18 +137,17 @@ func (c *epCall) run() error {
 			return err
 		}
 	}
-	if err := c.admit(); err != nil {
+	if err := c.admit(c.estimate); err != nil {
 		return err
 	}
-	plan := c.rl.Router.Plan(c.principal.Group, c.model, c.rl.Options.RetryCount+1, c.ep.filter)
-	if len(plan) == 0 {
+	plan, err := c.plan(c.ep.filter)
+	if err != nil {
 		if c.ep.noChannel != nil {
 			return c.ep.noChannel(c)
 		}
-		return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "no_available_channel",
-			Message: "no channel is available for model " + c.model + " on " + c.ep.name + " right now"}
+		return err
 	}
-	return c.attemptAll(plan)
+	return c.attemptAll(plan, c.attempt)
 }
 
 // read takes the body once, within the size limit: JSON (a JSON object is
@@ -214,76 +192,8 @@ func (c *epCall) resolveModel() error {
 	return nil
 }
 
-// admit checks the key may use the model, prices it and reserves quota.
-func (c *epCall) admit() error {
-	price, err := c.rl.priceFor(c.principal, c.model)
-	if err != nil {
-		return err
-	}
-	c.price = price
-	est := c.ep.estimate(c)
-	acct := billing.Account{UserID: c.principal.UserID, TokenID: c.principal.TokenID, Group: c.principal.Group}
-	amount, err := c.quota(est)
-	if err != nil {
-		return err
-	}
-	hold, err := c.rl.Billing.Reserve(c.r.Context(), acct, c.rl.Billing.NewRequestKey(c.ep.name), amount)
-	if err != nil {
-		return err
-	}
-	c.hold = hold
-	return nil
-}
-
-// quota converts a charge to quota units with one rounding per request.
-func (c *epCall) quota(ch charge) (int64, error) {
-	return c.rl.Billing.Charge(c.price, ch.usage, ch.usd, c.principal.Group)
-}
-
-// settle charges what the answer says was consumed and writes the consume
-// row. It runs even when the client went away mid-answer.
-func (c *epCall) settle(ch charge) {
-	row := c.logRow(ch)
-	amount, err := c.quota(ch)
-	if err != nil {
-		c.rl.Logger.Error("answer could not be priced; charging the reservation", "endpoint", c.ep.name, "err", err)
-		amount = c.hold.Reserved
-	}
-	c.hold.Settle(context.WithoutCancel(c.r.Context()), amount, row)
-}
-
-func (c *epCall) logRow(ch charge) store.UsageLog {
-	row := store.UsageLog{UserID: c.principal.UserID, TokenID: c.principal.TokenID, Model: c.model,
-		PromptTokens: ch.usage.InputTokens, CompletionTokens: ch.usage.OutputTokens,
-		LatencyMS: time.Since(c.start).Milliseconds(), CreatedAt: time.Now().UTC()}
-	other := map[string]any{"endpoint": c.ep.name, "stream": c.stream,
-		"group_ratio": c.rl.Billing.Ratio(c.principal.Group)}
-	for k, v := range ch.detail {
-		other[k] = v
-	}
-	if c.channel != nil {
-		row.ChannelID = c.channel.ID
-		other["upstream_model"] = c.channel.MapModel(c.model)
-	}
-	row.Other, _ = json.Marshal(other)
-	return row
-}
-
-// fail answers an error in the endpoint's dialect, refunding any hold.
-func (c *epCall) fail(err error) {
-	e := ir.As(err)
-	if e.Status == 500 {
-		c.rl.Logger.Error("endpoint failed", "endpoint", c.ep.name, "err", err)
-	}
-	if c.hold != nil {
-		row := c.logRow(charge{})
-		c.hold.Refund(context.WithoutCancel(c.r.Context()), &row)
-	}
-	c.status = e.Status
-	if !c.wrote {
-		writeError(c.w, c.codec(), e)
-	}
-}
+// estimate is the endpoint's reservation for the call's price.
+func (c *epCall) estimate(*billing.Price) charge { return c.ep.estimate(c) }
 
 func missingParam(name string) *ir.Error {
 	return &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "missing_required_parameter", Param: name,

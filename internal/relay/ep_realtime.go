@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/coder/websocket"
 
@@ -26,21 +25,18 @@ const realtimeFrameLimit = 16 << 20
 // since they cannot set headers on a WebSocket.
 const keyProtocolPrefix = "openai-insecure-api-key."
 
-// rtSession is one proxied realtime connection.
+// rtSession is one proxied realtime connection on the admitted-call core:
+// each response is one charge, settled from its response.done or, when the
+// session ends before that, from the output delivered so far.
 type rtSession struct {
-	rl        *Relay
-	principal *auth.Principal
-	acct      billing.Account
-	model     string
-	price     *billing.Price
-	channel   *routing.Channel
-	up        *websocket.Conn
-	client    *websocket.Conn
-	start     time.Time
-	// hold is the reservation the next response.done settles; a new one is
-	// taken after each, and failing to take it means the quota ran out.
-	hold     *billing.Hold
+	callCore
+	up     *websocket.Conn
+	client *websocket.Conn
+	// estimate is what each response reserves; a new reservation is taken
+	// after each response, and failing to take it means the quota ran out.
 	estimate int64
+	// out follows the response in progress (only fromUpstream touches it).
+	out rtOutput
 }
 
 // serveRealtime serves GET /v1/realtime?model=…: it authenticates, checks the
@@ -48,12 +44,11 @@ type rtSession struct {
 // still an HTTP error in the OpenAI dialect), then upgrades the client and
 // relays frames both ways.
 func (rl *Relay) serveRealtime(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	s, err := rl.openRealtime(r)
-	if err != nil {
-		e := ir.As(err)
-		writeError(w, rl.Codecs[protocol.OpenAI], e)
-		rl.Metrics.observe("realtime", e.Status, time.Since(start).Seconds())
+	s := &rtSession{callCore: newCore(rl, w, r, "realtime", protocol.OpenAI)}
+	s.stream = true
+	if err := s.open(); err != nil {
+		s.fail(err)
+		s.finish()
 		return
 	}
 	client, err := websocket.Accept(w, r, &websocket.AcceptOptions{
@@ -65,7 +60,7 @@ func (rl *Relay) serveRealtime(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		_ = s.up.CloseNow()
-		s.hold.Refund(context.WithoutCancel(r.Context()), nil)
+		s.hold.Refund(s.background(), nil)
 		return
 	}
 	client.SetReadLimit(realtimeFrameLimit)
@@ -73,12 +68,13 @@ func (rl *Relay) serveRealtime(w http.ResponseWriter, r *http.Request) {
 	if !rl.sockets.add(s) {
 		_ = client.Close(websocket.StatusServiceRestart, "the gateway is shutting down")
 		_ = s.up.CloseNow()
-		s.hold.Refund(context.WithoutCancel(r.Context()), nil)
+		s.hold.Refund(s.background(), nil)
 		return
 	}
 	s.run(r.Context())
 	rl.sockets.remove(s)
-	rl.Metrics.observe("realtime", http.StatusSwitchingProtocols, time.Since(start).Seconds())
+	s.status = http.StatusSwitchingProtocols
+	s.finish()
 }
 
 // realtimeKey takes the key from a Bearer header or the key subprotocol.
@@ -106,52 +102,31 @@ func offeredProtocols(r *http.Request) []string {
 	return out
 }
 
-func (rl *Relay) openRealtime(r *http.Request) (*rtSession, error) {
-	p, err := rl.Keys.Authenticate(r.Context(), realtimeKey(r))
+// open authenticates, admits with a small estimate (1,000 tokens each way),
+// which proves the account has quota, and connects to a channel. A failure
+// after admission is refunded with its error row by fail.
+func (s *rtSession) open() error {
+	r := s.r
+	p, err := s.rl.Keys.Authenticate(r.Context(), realtimeKey(r))
 	if err != nil {
-		return nil, err
+		return err
 	}
+	s.principal = p
 	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-		return nil, ir.BadRequest("websocket_required", "GET /v1/realtime takes a WebSocket upgrade")
+		return ir.BadRequest("websocket_required", "GET /v1/realtime takes a WebSocket upgrade")
 	}
-	model := r.URL.Query().Get("model")
-	if model == "" {
-		return nil, missingParam("model")
+	s.model = r.URL.Query().Get("model")
+	if s.model == "" {
+		return missingParam("model")
 	}
-	s := &rtSession{rl: rl, principal: p, model: model, start: time.Now(),
-		acct: billing.Account{UserID: p.UserID, TokenID: p.TokenID, Group: p.Group}}
-	if err := s.admit(r.Context()); err != nil {
-		return nil, err
-	}
-	if err := s.dial(r); err != nil {
-		s.hold.Refund(context.WithoutCancel(r.Context()), nil)
-		return nil, err
-	}
-	return s, nil
-}
-
-// admit checks the model as every endpoint does and reserves a small
-// estimate (1,000 tokens each way), which proves the account has quota.
-func (s *rtSession) admit(ctx context.Context) error {
-	if !s.principal.Allows(s.model) {
-		return &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "model_not_allowed",
-			Message: "this API key may not use model " + s.model}
-	}
-	if !s.rl.Router.Table().Serves(s.principal.Group, s.model) {
-		return &ir.Error{Status: 404, Kind: ir.KindNotFound, Code: "model_not_found", Param: "model",
-			Message: "model " + s.model + " does not exist or is not available to this key"}
-	}
-	price, err := s.rl.Billing.Price(s.model)
+	err = s.admit(func(price *billing.Price) charge {
+		return charge{usage: ir.Usage{InputTokens: 1000, OutputTokens: 1000}, usd: price.CallCost(1)}
+	})
 	if err != nil {
 		return err
 	}
-	s.price = price
-	s.estimate, err = s.rl.Billing.Charge(price, ir.Usage{InputTokens: 1000, OutputTokens: 1000}, price.CallCost(1), s.principal.Group)
-	if err != nil {
-		return err
-	}
-	s.hold, err = s.rl.Billing.Reserve(ctx, s.acct, s.rl.Billing.NewRequestKey("realtime"), s.estimate)
-	return err
+	s.estimate = s.hold.Reserved
+	return s.dial(r)
 }
 
 // realtimeCapable: OpenAI-compatible channels with the OpenAI URL layout
@@ -163,31 +138,19 @@ func realtimeCapable(ch *routing.Channel) bool {
 // dial connects to the first channel that accepts, under the chat retry
 // rule; nothing has reached the client yet, so every failure may move on.
 func (s *rtSession) dial(r *http.Request) error {
-	plan := s.rl.Router.Plan(s.principal.Group, s.model, s.rl.Options.RetryCount+1, realtimeCapable)
-	if len(plan) == 0 {
-		return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "no_available_channel",
-			Message: "no realtime channel is available for model " + s.model + " right now"}
+	plan, err := s.plan(realtimeCapable)
+	if err != nil {
+		return err
 	}
-	var last *ir.Error
-	for _, ch := range plan {
+	return s.attemptAll(plan, func(ch *routing.Channel) error {
 		up, err := s.dialChannel(r, ch)
-		if err == nil {
-			s.channel, s.up = ch, up
-			s.rl.Router.Health.Succeeded(ch.ID)
-			return nil
+		if err != nil {
+			return err
 		}
-		last = ir.As(err)
-		switch last.Retry {
-		case ir.RetryNextAndCool:
-			s.rl.Router.Health.CoolDown(ch.ID, last.Message)
-		case ir.RetryNext:
-			s.rl.Router.Health.Failed(ch.ID, last.Message)
-		default:
-			return last
-		}
-		s.rl.Logger.Warn("realtime upstream refused", "channel_id", ch.ID, "status", last.Status, "err", last.Message)
-	}
-	return afterRetries(last)
+		s.up = up
+		s.rl.Router.Health.Succeeded(ch.ID)
+		return nil
+	})
 }
 
 func (s *rtSession) dialChannel(r *http.Request, ch *routing.Channel) (*websocket.Conn, error) {
@@ -248,9 +211,7 @@ func (s *rtSession) run(ctx context.Context) {
 	<-clientDone
 	_ = s.up.CloseNow()
 	_ = s.client.CloseNow()
-	if s.hold != nil {
-		s.hold.Refund(context.WithoutCancel(ctx), nil)
-	}
+	s.endSession()
 }
 
 func (s *rtSession) fromClient(ctx context.Context) {
@@ -275,11 +236,14 @@ func (s *rtSession) fromUpstream(ctx context.Context) {
 			_ = s.client.Close(code, reason)
 			return
 		}
+		// Billing comes before relaying: the upstream produced the output
+		// whether or not the client is still there to receive it.
+		funded := typ != websocket.MessageText || s.bill(data)
 		if err := s.client.Write(ctx, typ, data); err != nil {
 			_ = s.up.Close(websocket.StatusGoingAway, "the client went away")
 			return
 		}
-		if typ == websocket.MessageText && !s.bill(ctx, data) {
+		if !funded {
 			_ = s.client.Close(websocket.StatusPolicyViolation, "insufficient quota: the session was closed; top up to continue")
 			_ = s.up.Close(websocket.StatusNormalClosure, "")
 			return

@@ -2,42 +2,95 @@ package relay
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
-	"time"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
-	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/tokenize"
 )
 
-var responseDoneMarker = []byte(`"response.done"`)
+var (
+	responseDoneMarker    = []byte(`"response.done"`)
+	responseCreatedMarker = []byte(`"response.created"`)
+	deltaMarker           = []byte(`delta"`)
+)
 
-// bill charges one response.done event: its usage settles the current
-// reservation (one consume row per response) and a new reservation is taken
-// for the next one. It reports false when that reservation no longer fits,
-// i.e. the account ran out of quota.
-func (s *rtSession) bill(ctx context.Context, data []byte) bool {
-	if !bytes.Contains(data, responseDoneMarker) {
-		return true // the common frame (audio and text deltas) is never parsed
+// maxRealtimeText bounds the delivered text kept to count an interrupted
+// response's output.
+const maxRealtimeText = 1 << 20
+
+// rtOutput is the output of the response in progress as it was relayed: if
+// the session ends before its response.done, the response is billed on it.
+type rtOutput struct {
+	active bool
+	id     string
+	text   strings.Builder
+	// audioBytes is base64 audio relayed without a transcript.
+	audioBytes int
+}
+
+// bill follows one upstream frame: a response.done settles the current
+// reservation on its usage (one consume row per response) and takes a new
+// one for the next response; deltas are remembered in case the session ends
+// first. It reports false when the new reservation no longer fits, i.e. the
+// account ran out of quota.
+func (s *rtSession) bill(data []byte) bool {
+	switch {
+	case bytes.Contains(data, responseDoneMarker):
+		ev := gjson.ParseBytes(data)
+		if ev.Get("type").String() != "response.done" {
+			return true
+		}
+		u, detail := realtimeUsage(ev.Get("response.usage"))
+		detail["response_id"] = ev.Get("response.id").String()
+		s.settle(charge{usage: u, usd: s.price.CallCost(1), detail: detail})
+		s.out, s.hold = rtOutput{}, nil
+		return s.reserve(s.estimate) == nil
+	case bytes.Contains(data, responseCreatedMarker):
+		if t := gjson.GetBytes(data, "type"); t.Str == "response.created" {
+			s.out = rtOutput{active: true, id: gjson.GetBytes(data, "response.id").String()}
+		}
+	case s.out.active && bytes.Contains(data, deltaMarker):
+		s.out.add(data)
 	}
-	ev := gjson.ParseBytes(data)
-	if ev.Get("type").String() != "response.done" {
-		return true
+	return true
+}
+
+// add keeps a delta's text (text and audio transcripts, in both the beta and
+// the GA event names); audio itself is only measured.
+func (o *rtOutput) add(data []byte) {
+	r := gjson.GetManyBytes(data, "type", "delta")
+	typ, delta := r[0].Str, r[1].Str
+	switch {
+	case strings.HasSuffix(typ, "text.delta") || strings.HasSuffix(typ, "transcript.delta"):
+		if o.text.Len()+len(delta) <= maxRealtimeText {
+			o.text.WriteString(delta)
+		}
+	case strings.HasSuffix(typ, "audio.delta"):
+		o.audioBytes += len(delta)
 	}
-	u, detail := realtimeUsage(ev.Get("response.usage"))
-	detail["response_id"] = ev.Get("response.id").String()
-	ctx = context.WithoutCancel(ctx)
-	charge, err := s.rl.Billing.Charge(s.price, u, s.price.CallCost(1), s.principal.Group)
-	if err != nil {
-		s.rl.Logger.Error("realtime response could not be priced; charging the reservation", "err", err)
-		charge = s.hold.Reserved
+}
+
+// endSession releases what the session still holds when either side leaves.
+// A response that was under way is billed on the output delivered so far (a
+// client that leaves just before response.done does not get it free); an
+// idle reservation is returned.
+func (s *rtSession) endSession() {
+	if s.hold == nil {
+		return
 	}
-	s.hold.Settle(ctx, charge, s.logRow(u, detail))
-	hold, err := s.rl.Billing.Reserve(ctx, s.acct, s.rl.Billing.NewRequestKey("realtime"), s.estimate)
-	s.hold = hold
-	return err == nil
+	if !s.out.active {
+		s.hold.Refund(s.background(), nil)
+		return
+	}
+	out := tokenize.Count(s.model, s.out.text.String())
+	detail := map[string]any{"response_id": s.out.id, "interrupted": true}
+	if s.out.audioBytes > 0 {
+		detail["output_audio_bytes"] = s.out.audioBytes
+	}
+	s.settle(charge{usage: ir.Usage{OutputTokens: out}, usd: s.price.CallCost(1), detail: detail})
+	s.out = rtOutput{}
 }
 
 // realtimeUsage reads a realtime usage object; the text and audio split is
@@ -55,24 +108,10 @@ func realtimeUsage(u gjson.Result) (ir.Usage, map[string]any) {
 	for key, path := range map[string]string{
 		"input_text_tokens": "input_token_details.text_tokens", "input_audio_tokens": "input_token_details.audio_tokens",
 		"output_text_tokens": "output_token_details.text_tokens", "output_audio_tokens": "output_token_details.audio_tokens",
-		"cache_read_tokens": "input_token_details.cached_tokens",
 	} {
 		if n := firstInt(u, path); n > 0 {
 			detail[key] = n
 		}
 	}
 	return usage, detail
-}
-
-func (s *rtSession) logRow(u ir.Usage, detail map[string]any) store.UsageLog {
-	other := map[string]any{"endpoint": "realtime", "stream": true, "group_ratio": s.rl.Billing.Ratio(s.principal.Group),
-		"upstream_model": s.channel.MapModel(s.model)}
-	for k, v := range detail {
-		other[k] = v
-	}
-	row := store.UsageLog{UserID: s.principal.UserID, TokenID: s.principal.TokenID, Model: s.model, ChannelID: s.channel.ID,
-		PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens,
-		LatencyMS: time.Since(s.start).Milliseconds(), CreatedAt: time.Now().UTC()}
-	row.Other, _ = json.Marshal(other)
-	return row
 }

@@ -3,7 +3,6 @@ package relay
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -35,8 +34,8 @@ func (rl *Relay) responsesCompact(w http.ResponseWriter, r *http.Request) {
 }
 
 func (rl *Relay) serveResponses(w http.ResponseWriter, r *http.Request, compact bool) {
-	rc := &respCall{epCall: &epCall{rl: rl, w: w, r: r, start: time.Now(), status: http.StatusOK}, compact: compact}
-	rc.ep = rc.endpoint()
+	rc := &respCall{compact: compact}
+	rc.epCall = rl.newEpCall(rc.endpoint(), w, r)
 	served, err := rc.run()
 	if served {
 		return
@@ -44,7 +43,7 @@ func (rl *Relay) serveResponses(w http.ResponseWriter, r *http.Request, compact 
 	if err != nil {
 		rc.fail(err)
 	}
-	rl.Metrics.observe(rc.ep.name, rc.status, time.Since(rc.start).Seconds())
+	rc.finish()
 }
 
 func (rc *respCall) endpoint() *endpoint {
@@ -79,17 +78,17 @@ func (rc *respCall) run() (served bool, err error) {
 	if model == "" {
 		return false, missingParam("model")
 	}
-	if err := rc.admit(); err != nil {
+	if err := rc.admit(rc.epCall.estimate); err != nil {
 		return false, err
 	}
 	if !rc.compact {
 		rc.dec, rc.decErr = responses.DecodeRequest(raw)
 	}
-	plan := rc.rl.Router.Plan(rc.principal.Group, rc.model, rc.rl.Options.RetryCount+1, rc.servable)
-	if len(plan) == 0 {
+	plan, err := rc.plan(rc.servable)
+	if err != nil {
 		return false, rc.noChannel()
 	}
-	return false, rc.attemptAll(plan)
+	return false, rc.attemptAll(plan, rc.attempt)
 }
 
 // servable: native channels always; chat channels only when the request

@@ -1,11 +1,9 @@
 package relay
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -14,38 +12,28 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/routing"
-	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/tokenize"
 )
 
-// call is the state of one relayed chat call as it moves through the stages.
+// call is one chat call (any of the three client formats, or the
+// playground) on the admitted-call core.
 type call struct {
-	rl        *Relay
-	sf        surface
-	r         *http.Request
-	w         http.ResponseWriter
-	start     time.Time
-	principal *auth.Principal
-	raw       []byte
-	req       *ir.Request
-	model     string
-	price     *billing.Price
-	prompt    int
-	hold      *billing.Hold
-	channel   *routing.Channel
-	// wrote is set once a byte reached the client: no retry after that.
-	wrote  bool
+	callCore
+	sf     surface
+	raw    []byte
+	req    *ir.Request
+	prompt int
 	usage  ir.Usage
-	status int
 }
 
 func (rl *Relay) chatHandler(sf surface) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &call{rl: rl, sf: sf, r: r, w: w, start: time.Now(), status: http.StatusOK}
+		c := &call{callCore: newCore(rl, w, r, string(sf.codec.Format()), sf.codec.Format()), sf: sf}
+		c.rowOther = c.chatOther
 		if err := c.run(); err != nil {
 			c.fail(err)
 		}
-		rl.Metrics.observe(string(sf.codec.Format()), c.status, time.Since(c.start).Seconds())
+		c.finish()
 	})
 }
 
@@ -60,16 +48,14 @@ func (c *call) run() error {
 	if err := c.decode(); err != nil {
 		return err
 	}
-	if err := c.admit(); err != nil {
+	if err := c.admit(c.estimate); err != nil {
 		return err
 	}
-	plan := c.rl.Router.Plan(c.principal.Group, c.model, c.rl.Options.RetryCount+1, chatCapable)
-	if len(plan) == 0 {
-		c.hold.Refund(context.WithoutCancel(c.r.Context()), nil)
-		return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "no_available_channel",
-			Message: "no channel is available for model " + c.model + " right now"}
+	plan, err := c.plan(chatCapable)
+	if err != nil {
+		return err
 	}
-	return c.attemptAll(plan)
+	return c.attemptAll(plan, c.attempt)
 }
 
 // accept reads the body once, within the size limit, so that every attempt
@@ -150,37 +136,23 @@ func (rl *Relay) priceFor(p *auth.Principal, model string) (*billing.Price, erro
 	return rl.Billing.Price(model)
 }
 
-// admit checks the key may use the model, prices it and reserves quota.
-func (c *call) admit() error {
-	price, err := c.rl.priceFor(c.principal, c.model)
-	if err != nil {
-		return err
-	}
-	c.price = price
+// estimate is the reservation: the counted prompt and the most output the
+// call may produce, plus the per-call price.
+func (c *call) estimate(price *billing.Price) charge {
 	c.prompt = countPrompt(c.model, c.req)
 	maxOut := c.rl.Options.DefaultCompletionTokens
 	if c.req.MaxTokens != nil && *c.req.MaxTokens > 0 {
 		maxOut = *c.req.MaxTokens
 	}
-	estimate, err := c.rl.Billing.Charge(price, ir.Usage{InputTokens: c.prompt, OutputTokens: maxOut}, price.CallCost(1), c.principal.Group)
-	if err != nil {
-		return err
-	}
-	acct := billing.Account{UserID: c.principal.UserID, TokenID: c.principal.TokenID, Group: c.principal.Group}
-	hold, err := c.rl.Billing.Reserve(c.r.Context(), acct, c.rl.Billing.NewRequestKey("chat"), estimate)
-	if err != nil {
-		return err
-	}
-	c.hold = hold
-	return nil
+	return charge{usage: ir.Usage{InputTokens: c.prompt, OutputTokens: maxOut}, usd: price.CallCost(1)}
 }
 
 func chatCapable(ch *routing.Channel) bool { return !isTaskOnly(ch.Type) }
 
-// settle charges the real usage (counting tokens when the upstream reported
-// none) and writes the consume row. It runs even when the client went away.
-func (c *call) settle(outputText func() string) {
-	ctx := context.WithoutCancel(c.r.Context())
+// settleUsage charges the real usage (counting tokens when the upstream
+// reported none) and writes the consume row. It runs even when the client
+// went away.
+func (c *call) settleUsage(outputText func() string) {
 	u := c.usage.NonNegative()
 	if u.InputTokens == 0 {
 		u.InputTokens = c.prompt
@@ -189,40 +161,17 @@ func (c *call) settle(outputText func() string) {
 		u.OutputTokens = tokenize.Count(c.model, outputText())
 	}
 	c.usage = u
-	charge, err := c.rl.Billing.Charge(c.price, u, c.price.CallCost(1), c.principal.Group)
-	if err != nil {
-		c.rl.Logger.Error("answer could not be priced; charging the reservation", "err", err)
-		charge = c.hold.Reserved
-	}
-	c.hold.Settle(ctx, charge, c.logRow(u))
+	c.settle(charge{usage: u, usd: c.price.CallCost(1)})
 }
 
-func (c *call) logRow(u ir.Usage) store.UsageLog {
-	row := store.UsageLog{UserID: c.principal.UserID, TokenID: c.principal.TokenID, Model: c.model,
-		PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens,
-		LatencyMS: time.Since(c.start).Milliseconds(), CreatedAt: time.Now().UTC()}
-	if c.channel != nil {
-		row.ChannelID = c.channel.ID
+// chatOther names the client format (or the playground) instead of an
+// endpoint in the usage row.
+func (c *call) chatOther(o *logOther) {
+	o.Endpoint, o.Surface = "", c.name
+	if c.sf.playground {
+		o.Surface = "playground"
 	}
-	row.Other = otherJSON(c, u)
-	return row
-}
-
-// fail answers an error in the surface's dialect, refunding any hold.
-func (c *call) fail(err error) {
-	e := ir.As(err)
-	if e.Status == 500 && e.Code == "internal_error" {
-		c.rl.Logger.Error("relay failed", "err", err)
-	}
-	if c.hold != nil {
-		row := c.logRow(ir.Usage{})
-		c.hold.Refund(context.WithoutCancel(c.r.Context()), &row)
-	}
-	c.status = e.Status
-	if c.wrote {
-		return
-	}
-	writeError(c.w, c.sf.codec, e)
+	o.Stream = c.req != nil && c.req.Stream
 }
 
 // writeError renders e in codec's dialect.

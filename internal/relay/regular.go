@@ -52,7 +52,7 @@ func (c *call) relayRegular(up protocol.Codec, resp *http.Response) error {
 	c.w.Header().Set("Content-Type", "application/json")
 	c.w.WriteHeader(http.StatusOK)
 	_, _ = c.w.Write(out)
-	c.settle(text)
+	c.settleUsage(text)
 	return nil
 }
 

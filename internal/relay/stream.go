@@ -108,7 +108,7 @@ func (c *call) relayStream(up protocol.Codec, resp *http.Response) error {
 	if err != nil {
 		c.rl.Logger.Warn("stream ended early", "channel_id", c.channel.ID, "err", err)
 	}
-	c.settle(text)
+	c.settleUsage(text)
 	return nil
 }
 

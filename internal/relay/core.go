@@ -1,0 +1,235 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// callCore is the one admitted-call core every surface runs on: chat in the
+// three client formats, every other /v1 endpoint, responses and realtime.
+// It alone admits (prices and reserves), plans and attempts channels,
+// settles, fails (refund once, error row always) and builds the usage row,
+// so a rule about money is written once and holds on every surface.
+type callCore struct {
+	rl *Relay
+	w  http.ResponseWriter
+	r  *http.Request
+	// name is the surface or endpoint in metrics and the usage row.
+	name  string
+	start time.Time
+	// dialect renders errors for the client.
+	dialect protocol.Format
+
+	principal *auth.Principal
+	model     string
+	price     *billing.Price
+	hold      *billing.Hold
+	channel   *routing.Channel
+	attempts  []attemptRecord
+	// wrote is set once a byte reached the client: no retry after that.
+	wrote  bool
+	stream bool
+	status int
+	// rowOther is the surface's own part of the usage row's other.
+	rowOther func(o *logOther)
+}
+
+func newCore(rl *Relay, w http.ResponseWriter, r *http.Request, name string, dialect protocol.Format) callCore {
+	return callCore{rl: rl, w: w, r: r, name: name, dialect: dialect, start: time.Now(), status: http.StatusOK}
+}
+
+// charge is what a call costs: tokens at the model's token price plus a
+// dollar amount computed from the model's per-call and extra prices. Every
+// surface expresses its estimate and its bill as one, and billing.Charge
+// rounds their exact sum once.
+type charge struct {
+	usage ir.Usage
+	usd   *big.Rat
+	// detail goes to the usage log's other (images, seconds, characters).
+	detail map[string]any
+}
+
+// attemptRecord is one upstream attempt, for the usage row's routing
+// explanation (other.attempts).
+type attemptRecord struct {
+	ChannelID int64  `json:"channel_id"`
+	KeyIndex  int    `json:"key_index"`
+	Status    int    `json:"status"`
+	ErrorCode string `json:"error_code,omitempty"`
+	LatencyMS int64  `json:"latency_ms"`
+}
+
+// background is the context for work that must finish even when the client
+// went away: settling, refunding, recording.
+func (c *callCore) background() context.Context { return context.WithoutCancel(c.r.Context()) }
+
+// admit checks that the key may use the model and that it is routed for the
+// key's group, prices it, and reserves the estimate. estimate sees the price,
+// so per-call parts are reserved exactly as they will be charged.
+func (c *callCore) admit(estimate func(*billing.Price) charge) error {
+	price, err := c.rl.priceFor(c.principal, c.model)
+	if err != nil {
+		return err
+	}
+	c.price = price
+	amount, err := c.quota(estimate(price))
+	if err != nil {
+		return err
+	}
+	return c.reserve(amount)
+}
+
+// reserve takes amount under a fresh request key (realtime takes one per
+// response).
+func (c *callCore) reserve(amount int64) error {
+	acct := billing.Account{UserID: c.principal.UserID, TokenID: c.principal.TokenID, Group: c.principal.Group}
+	hold, err := c.rl.Billing.Reserve(c.r.Context(), acct, c.rl.Billing.NewRequestKey(c.name), amount)
+	if err != nil {
+		return err
+	}
+	c.hold = hold
+	return nil
+}
+
+// quota prices a charge with the one pricing function.
+func (c *callCore) quota(ch charge) (int64, error) {
+	return c.rl.Billing.Charge(c.price, ch.usage, ch.usd, c.principal.Group)
+}
+
+// plan is the routing snapshot's attempt list for the call's model, or the
+// 503 every surface answers when no channel can take it.
+func (c *callCore) plan(filter func(*routing.Channel) bool) ([]*routing.Channel, error) {
+	plan := c.rl.Router.Plan(c.principal.Group, c.model, c.rl.Options.RetryCount+1, filter)
+	if len(plan) == 0 {
+		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "no_available_channel",
+			Message: "no channel is available for model " + c.model + " on " + c.name + " right now"}
+	}
+	return plan, nil
+}
+
+// attemptAll tries the planned channels under the retry rule every surface
+// shares (tryChannels), recording each attempt for the usage row.
+func (c *callCore) attemptAll(plan []*routing.Channel, attempt func(*routing.Channel) error) error {
+	return c.rl.tryChannels(c.r.Context(), plan, func() bool { return c.wrote }, func(ch *routing.Channel) error {
+		c.channel = ch
+		began := time.Now()
+		err := attempt(ch)
+		rec := attemptRecord{ChannelID: ch.ID, Status: http.StatusOK, LatencyMS: time.Since(began).Milliseconds()}
+		if err != nil {
+			e := ir.As(err)
+			rec.Status, rec.ErrorCode = e.Status, e.Code
+		}
+		c.attempts = append(c.attempts, rec)
+		return err
+	})
+}
+
+// settle charges what was consumed and writes the consume row. It runs even
+// when the client went away mid-answer. A charge that cannot be priced
+// (quantities past every bound) keeps the reservation, which admission
+// priced, rather than a wrong figure.
+func (c *callCore) settle(ch charge) {
+	if c.hold == nil {
+		return
+	}
+	amount, err := c.quota(ch)
+	if err != nil {
+		c.rl.Logger.Error("answer could not be priced; charging the reservation", "surface", c.name, "model", c.model, "err", err)
+		amount = c.hold.Reserved
+	}
+	c.hold.Settle(c.background(), amount, c.logRow(ch))
+}
+
+// fail answers an error in the surface's dialect. An admitted call is
+// refunded exactly once and always leaves an error row in the usage log.
+func (c *callCore) fail(err error) {
+	e := ir.As(err)
+	if e.Status == 500 {
+		c.rl.Logger.Error("relay failed", "surface", c.name, "err", err)
+	}
+	if c.hold != nil {
+		row := c.logRow(charge{})
+		c.hold.Refund(c.background(), &row)
+	}
+	c.status = e.Status
+	if !c.wrote {
+		writeError(c.w, c.rl.Codecs[c.dialect], e)
+	}
+}
+
+// finish records the call in the metrics.
+func (c *callCore) finish() {
+	c.rl.Metrics.observe(c.name, c.status, time.Since(c.start).Seconds())
+}
+
+// logOther is the usage row's other: how the call was served, in one shape
+// for every surface (the surface adds its fields through rowOther, and a
+// charge its detail).
+type logOther struct {
+	Endpoint      string          `json:"endpoint,omitempty"`
+	Surface       string          `json:"surface,omitempty"`
+	Stream        bool            `json:"stream"`
+	UpstreamModel string          `json:"upstream_model,omitempty"`
+	CacheRead     int             `json:"cache_read_tokens,omitempty"`
+	CacheWrite    int             `json:"cache_write_tokens,omitempty"`
+	Reasoning     int             `json:"reasoning_tokens,omitempty"`
+	GroupRatio    float64         `json:"group_ratio"`
+	Attempts      []attemptRecord `json:"attempts,omitempty"`
+}
+
+// logRow builds the usage row of the call for usage ch.
+func (c *callCore) logRow(ch charge) store.UsageLog {
+	u := ch.usage
+	row := store.UsageLog{UserID: c.principal.UserID, TokenID: c.principal.TokenID, Model: c.model,
+		PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens,
+		LatencyMS: time.Since(c.start).Milliseconds(), CreatedAt: time.Now().UTC()}
+	o := logOther{Endpoint: c.name, Stream: c.stream, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens,
+		Reasoning: u.ReasoningTokens, GroupRatio: c.rl.Billing.Ratio(c.principal.Group), Attempts: c.attempts}
+	if c.channel != nil {
+		row.ChannelID = c.channel.ID
+		o.UpstreamModel = c.channel.MapModel(c.model)
+	}
+	if c.rowOther != nil {
+		c.rowOther(&o)
+	}
+	row.Other = marshalOther(&o, ch.detail)
+	return row
+}
+
+// marshalOther writes o and then the detail keys in a stable order; the
+// struct keeps the common case free of map sorting.
+func marshalOther(o *logOther, detail map[string]any) json.RawMessage {
+	b, _ := json.Marshal(o)
+	if len(detail) == 0 {
+		return b
+	}
+	keys := make([]string, 0, len(detail))
+	for k := range detail {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b = b[:len(b)-1]
+	for _, k := range keys {
+		v, err := json.Marshal(detail[k])
+		if err != nil {
+			continue
+		}
+		kb, _ := json.Marshal(k)
+		b = append(b, ',')
+		b = append(b, kb...)
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	return append(b, '}')
+}
