@@ -113,7 +113,7 @@ func (c *callCore) plan(filter func(*routing.Channel) bool) ([]*routing.Channel,
 	plan := c.rl.Router.Plan(c.principal.Group, c.model, c.rl.Options.RetryCount+1, filter)
 	if len(plan) == 0 {
 		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "no_available_channel",
-			Message: "no channel is available for model " + c.model + " on " + c.name + " right now"}
+			Message: "no channel is available for model " + c.model + " right now"}
 	}
 	return plan, nil
 }

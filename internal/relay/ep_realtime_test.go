@@ -32,6 +32,9 @@ type fakeRealtime struct {
 	closed chan websocket.StatusCode
 }
 
+// partialText is what the "partial" command streams before the client leaves.
+var partialText = []string{strings.Repeat("The quick brown fox jumps over the lazy dog. ", 20), "And then it stopped."}
+
 const realtimeDone = `{"type":"response.done","event_id":"ev_1","response":{"id":"resp_rt","object":"realtime.response","status":"completed","usage":{"total_tokens":1500,"input_tokens":1000,"output_tokens":500,"input_token_details":{"cached_tokens":0,"text_tokens":200,"audio_tokens":800},"output_token_details":{"text_tokens":100,"audio_tokens":400}}}}`
 
 func newFakeRealtime(t *testing.T, f *fakeRealtime) *httptest.Server {
@@ -81,6 +84,12 @@ func (f *fakeRealtime) serve(ctx context.Context, c *websocket.Conn) {
 			for i := 0; i < 100; i++ {
 				_ = c.Write(ctx, websocket.MessageText, []byte(fmt.Sprintf("u-%d", i)))
 			}
+		case "partial":
+			// A response under way that never completes.
+			_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.created","response":{"id":"resp_part"}}`))
+			for _, d := range partialText {
+				_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.output_text.delta","response_id":"resp_part","delta":"`+d+`"}`))
+			}
 		case "close-me":
 			_ = c.Close(4001, "upstream says bye")
 			f.sawClose(4001)
@@ -105,7 +114,7 @@ func (f *fakeRealtime) received() []string {
 
 // realtimeChannel serves gpt-4o-mini as gpt-realtime-mapped on a fake
 // realtime upstream.
-func (e *env) realtimeChannel(f *fakeRealtime) {
+func (e *env) realtimeChannel(f *fakeRealtime) *store.Channel {
 	up := newFakeRealtime(e.t, f)
 	ch := e.channel("rt", up.URL, func(c *store.Channel) {
 		c.ModelMapping = map[string]string{"gpt-4o-mini": "gpt-realtime-mapped"}
@@ -120,6 +129,7 @@ func (e *env) realtimeChannel(f *fakeRealtime) {
 			e.t.Errorf("realtime sessions did not end: %v", err)
 		}
 	})
+	return ch
 }
 
 // endRealtime waits until every session has ended and settled.

@@ -1,0 +1,137 @@
+package relay
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/coder/websocket"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/tokenize"
+)
+
+// request sends one call of a surface with the test key in the header that
+// surface reads.
+func (e *env) request(path string, header map[string]string, body string) *http.Response {
+	e.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return resp
+}
+
+func (e *env) rows(typ string) []store.UsageLog {
+	e.t.Helper()
+	e.flush()
+	logs, _, err := e.st.Logs().List(context.Background(), store.LogFilter{Type: typ}, store.Page{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return logs
+}
+
+func (e *env) ledgerKinds() map[string]int {
+	e.t.Helper()
+	e.flush()
+	entries, _, err := e.st.Ledger().List(context.Background(), e.user.ID, store.Page{PageSize: 1000})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, en := range entries {
+		kinds[en.Kind]++
+	}
+	return kinds
+}
+
+func TestNoAvailableChannelIsRefundedOnceWithAnErrorRowOnEverySurface(t *testing.T) {
+	bearerHdr := map[string]string{"Authorization": "Bearer " + testKey}
+	cases := []struct {
+		name, path, body string
+		header           map[string]string
+	}{
+		{"chat", "/v1/chat/completions", chatBody, bearerHdr},
+		{"messages", "/v1/messages", `{"model":"gpt-4o-mini","max_tokens":10,"messages":[{"role":"user","content":"Hi"}]}`,
+			map[string]string{"x-api-key": testKey, "anthropic-version": "2023-06-01"}},
+		{"alternate-native", "/v1beta/models/gpt-4o-mini:generateContent", `{"contents":[{"parts":[{"text":"Hi"}]}]}`,
+			map[string]string{"x-goog-api-key": testKey}},
+		{"completions", "/v1/completions", `{"model":"gpt-4o-mini","prompt":"Hi"}`, bearerHdr},
+		{"embeddings", "/v1/embeddings", `{"model":"gpt-4o-mini","input":"Hi"}`, bearerHdr},
+		{"responses", "/v1/responses", `{"model":"gpt-4o-mini","input":"Hi"}`, bearerHdr},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			ch := e.channel("down", "http://127.0.0.1:1", nil)
+			e.router.Health.CoolDown(ch.ID, "down for the test")
+			before := e.balance()
+			resp := e.request(tc.path, tc.header, tc.body)
+			body := readAll(resp)
+			if resp.StatusCode != 503 || !strings.Contains(body, "no channel is available") {
+				t.Fatalf("status %d body %s", resp.StatusCode, body)
+			}
+			e.assertRefundedOnceWithErrorRow(before)
+		})
+	}
+	t.Run("realtime", func(t *testing.T) {
+		e := newEnv(t)
+		ch := e.realtimeChannel(&fakeRealtime{})
+		e.router.Health.CoolDown(ch.ID, "down for the test")
+		before := e.balance()
+		_, resp, err := e.dialRealtime("gpt-4o-mini", bearer(testKey))
+		if err == nil || resp == nil || resp.StatusCode != 503 {
+			t.Fatalf("dial: %v %+v", err, resp)
+		}
+		e.assertRefundedOnceWithErrorRow(before)
+	})
+}
+
+func (e *env) assertRefundedOnceWithErrorRow(before int64) {
+	e.t.Helper()
+	if got := e.balance(); got != before {
+		e.t.Fatalf("balance %d, want %d", got, before)
+	}
+	if rows := e.rows(store.LogError); len(rows) != 1 || rows[0].Quota != 0 {
+		e.t.Fatalf("error rows %+v, want one without charge", rows)
+	}
+	if k := e.ledgerKinds(); k[store.LedgerReserve] != 1 || k[store.LedgerRefund] != 1 || k[store.LedgerSettle] != 0 {
+		e.t.Fatalf("ledger kinds %v, want one reserve and one refund", k)
+	}
+}
+
+func TestRealtimeResponseInterruptedByTheClientIsBilledOnTheOutputDelivered(t *testing.T) {
+	e := newEnv(t)
+	f := &fakeRealtime{}
+	e.realtimeChannel(f)
+	before := e.balance()
+	c, _, err := e.dialRealtime("gpt-4o-mini", bearer(testKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, c, websocket.MessageText, "partial")
+	for _, want := range []string{"response.created", partialText[0], partialText[1]} {
+		if got := readText(t, c); !strings.Contains(got, want) {
+			t.Fatalf("frame %q, want %q", got, want)
+		}
+	}
+	_ = c.Close(websocket.StatusNormalClosure, "leaving before response.done")
+	e.endRealtime()
+
+	out := tokenize.Count("gpt-4o-mini", partialText[0]+partialText[1])
+	want := (out*3 + 5) / 10 // out × 0.60 $/Mtok × 500,000/$ = 0.3 per token, rounded half up
+	if charged := before - e.balance(); charged != int64(want) || want == 0 {
+		t.Fatalf("charged %d, want %d for %d output tokens", charged, want, out)
+	}
+	rows := e.rows(store.LogConsume)
+	if len(rows) != 1 || rows[0].CompletionTokens != out || !strings.Contains(string(rows[0].Other), `"interrupted":true`) {
+		t.Fatalf("consume rows %+v", rows)
+	}
+}
