@@ -135,3 +135,37 @@ func TestRealtimeResponseInterruptedByTheClientIsBilledOnTheOutputDelivered(t *t
 		t.Fatalf("consume rows %+v", rows)
 	}
 }
+
+func TestQuantitiesPastEveryBoundAreRefusedBeforeAnyUpstreamCall(t *testing.T) {
+	bearerHdr := map[string]string{"Authorization": "Bearer " + testKey}
+	cases := []struct {
+		name, path, body, want string
+		header                 map[string]string
+		price                  float64
+	}{
+		{"messages max_tokens past int32", "/v1/messages", `{"model":"gpt-4o-mini","max_tokens":1000000000000,"messages":[{"role":"user","content":"Hi"}]}`,
+			"max_tokens", map[string]string{"x-api-key": testKey, "anthropic-version": "2023-06-01"}, 0.6},
+		{"completions max_tokens past int64", "/v1/completions", `{"model":"gpt-4o-mini","prompt":"Hi","max_tokens":1e19}`, "max_tokens", bearerHdr, 0.6},
+		{"completions n past 128", "/v1/completions", `{"model":"gpt-4o-mini","prompt":"Hi","n":100000}`, `"n"`, bearerHdr, 0.6},
+		{"responses max_output_tokens past int32", "/v1/responses", `{"model":"gpt-4o-mini","input":"Hi","max_output_tokens":99999999999}`, "max_output_tokens", bearerHdr, 0.6},
+		{"a charge past int64 is an error, not a wrap", "/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hi"}],"max_tokens":2147483647}`,
+			"charge_too_large", bearerHdr, 1e12},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.price("gpt-4o-mini", store.ModelPrice{InputPerMTok: 0.15, OutputPerMTok: tc.price})
+			f := &fakeOpenAI{}
+			e.channel("main", newFake(t, f).URL, nil)
+			before := e.balance()
+			resp := e.request(tc.path, tc.header, tc.body)
+			body := readAll(resp)
+			if resp.StatusCode != 400 || !strings.Contains(body, tc.want) {
+				t.Fatalf("status %d body %s, want 400 naming %s", resp.StatusCode, body, tc.want)
+			}
+			if f.calls() != 0 || e.balance() != before {
+				t.Fatalf("upstream called %d times, balance %d → %d", f.calls(), before, e.balance())
+			}
+		})
+	}
+}

@@ -2,7 +2,9 @@ package relay
 
 import (
 	"context"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/tidwall/gjson"
 
@@ -198,6 +200,25 @@ func (c *epCall) estimate(*billing.Price) charge { return c.ep.estimate(c) }
 func missingParam(name string) *ir.Error {
 	return &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "missing_required_parameter", Param: name,
 		Message: "you must provide a " + name + " parameter"}
+}
+
+// maxTokenCount bounds a token count a client asks for (max_tokens and its
+// kin): the largest any provider's API accepts, and far inside exact price
+// arithmetic.
+const maxTokenCount = math.MaxInt32
+
+// tokenLimit reads an optional token-count field of a JSON body: absent or
+// null is 0, anything else must be an integer from 1 to maxTokenCount.
+func tokenLimit(raw []byte, name string) (int, error) {
+	v := gjson.GetBytes(raw, name)
+	if !v.Exists() || v.Type == gjson.Null {
+		return 0, nil
+	}
+	f := v.Float()
+	if v.Type != gjson.Number || f != math.Trunc(f) || f < 1 || f > maxTokenCount {
+		return 0, invalidParam(name, "must be an integer from 1 to "+strconv.Itoa(maxTokenCount))
+	}
+	return int(f), nil
 }
 
 func invalidParam(name, why string) *ir.Error {

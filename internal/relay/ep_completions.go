@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 
@@ -26,6 +27,12 @@ func completionsEndpoint() *endpoint {
 			if !c.in.has("prompt") {
 				return missingParam("prompt")
 			}
+			if _, err := tokenLimit(c.in.raw, "max_tokens"); err != nil {
+				return err
+			}
+			if n := gjson.GetBytes(c.in.raw, "n"); n.Exists() && n.Type != gjson.Null && (n.Type != gjson.Number || n.Float() != math.Trunc(n.Float()) || n.Int() < 1 || n.Int() > 128) {
+				return invalidParam("n", "must be an integer from 1 to 128")
+			}
 			return nil
 		},
 		filter:   openAIDialect,
@@ -44,11 +51,11 @@ func completionsEndpoint() *endpoint {
 
 func estimateCompletion(c *epCall) charge {
 	maxOut := c.rl.Options.DefaultCompletionTokens
-	if v := gjson.GetBytes(c.in.raw, "max_tokens"); v.Type == gjson.Number && v.Int() > 0 {
-		maxOut = int(v.Int())
+	if v, _ := tokenLimit(c.in.raw, "max_tokens"); v > 0 {
+		maxOut = v
 	}
-	if n := gjson.GetBytes(c.in.raw, "n").Int(); n > 1 && n <= 128 {
-		maxOut *= int(n)
+	if n := gjson.GetBytes(c.in.raw, "n").Int(); n > 1 {
+		maxOut *= int(n) // both bounded by validate: at most 2^31 × 128
 	}
 	return tokensPlusCall(c.price, ir.Usage{InputTokens: c.promptTokens(), OutputTokens: maxOut})
 }

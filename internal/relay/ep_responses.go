@@ -78,6 +78,9 @@ func (rc *respCall) run() (served bool, err error) {
 	if model == "" {
 		return false, missingParam("model")
 	}
+	if _, err := tokenLimit(raw, "max_output_tokens"); err != nil {
+		return false, err
+	}
 	if err := rc.admit(rc.epCall.estimate); err != nil {
 		return false, err
 	}
@@ -141,8 +144,8 @@ func chatResponses(ch *routing.Channel) bool { return !isTaskOnly(ch.Type) && !n
 // produce.
 func (rc *respCall) estimate(c *epCall) charge {
 	maxOut := rc.rl.Options.DefaultCompletionTokens
-	if v := gjson.GetBytes(c.in.raw, "max_output_tokens"); v.Type == gjson.Number && v.Int() > 0 {
-		maxOut = int(v.Int())
+	if v, _ := tokenLimit(c.in.raw, "max_output_tokens"); v > 0 {
+		maxOut = v
 	}
 	if rc.compact {
 		maxOut = rc.inputTokens()

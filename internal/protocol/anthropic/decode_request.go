@@ -1,6 +1,8 @@
 package anthropic
 
 import (
+	"math"
+
 	"github.com/tidwall/gjson"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 )
@@ -56,6 +58,10 @@ func decodeMaxTokens(root gjson.Result, req *ir.Request) *ir.Error {
 	}
 	if n < 1 {
 		return badParam("max_tokens", codeInvalidVal, "max_tokens: must be greater than or equal to 1")
+	}
+	if n > math.MaxInt32 {
+		// It reaches price arithmetic as the reservation's output.
+		return badParam("max_tokens", codeInvalidVal, "max_tokens: must be less than or equal to %d", math.MaxInt32)
 	}
 	req.MaxTokens = &n
 	return nil

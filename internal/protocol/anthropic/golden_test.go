@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	goldenfile "github.com/turnpike-gw/turnpike/internal/protocol/golden"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	goldenfile "github.com/turnpike-gw/turnpike/internal/protocol/golden"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
