@@ -259,8 +259,8 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 	}
 	// Upgraded realtime sockets are not tracked by the server: close them
 	// and bill their last usage before the billing writer stops.
-	if err := a.Relay.CloseRealtime(shCtx); err != nil {
-		a.Log.Warn("realtime sessions did not close in time", "err", err)
+	if err := a.Relay.Drain(shCtx); err != nil {
+		a.Log.Warn("realtime sessions or background responses did not end in time", "err", err)
 	}
 	a.shutdown()
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {

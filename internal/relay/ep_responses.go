@@ -243,7 +243,11 @@ func (rc *respCall) relay(c *epCall, ch *routing.Channel, resp *http.Response) e
 		return err
 	}
 	if !rc.compact {
-		rc.remember(ch, responses.ResponseIDOf(body))
+		id := responses.ResponseIDOf(body)
+		rc.remember(ch, id)
+		if isPending(body) && gjson.GetBytes(rc.in.raw, "background").Bool() && rc.followBackground(ch, id, body) {
+			return nil
+		}
 	}
 	c.answer("application/json", body, rc.billNative(c, body))
 	return nil

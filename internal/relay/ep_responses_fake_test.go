@@ -22,6 +22,9 @@ type fakeResponsesAPI struct {
 	seen    []seenRequest
 	key     string
 	noUsage bool
+	// bgPolls counts retrievals of the background response; it completes
+	// on the second.
+	bgPolls int
 }
 
 const respUsage = `{"input_tokens":1000,"input_tokens_details":{"cached_tokens":0},"output_tokens":500,"output_tokens_details":{"reasoning_tokens":120},"total_tokens":1500}`
@@ -49,6 +52,18 @@ func newFakeResponsesAPI(t *testing.T, f *fakeResponsesAPI) *httptest.Server {
 		switch {
 		case r.Method == http.MethodPost && s.path == "/v1/responses" && s.json("stream").Bool():
 			f.stream(w, s.json("model").String(), usage)
+		case r.Method == http.MethodPost && s.path == "/v1/responses" && s.json("background").Bool():
+			writeJSONString(w, strings.Replace(respObject("resp_bg", s.json("model").String(), `,"usage":null`), `"status":"completed"`, `"status":"queued"`, 1))
+		case r.Method == http.MethodGet && s.path == "/v1/responses/resp_bg":
+			f.mu.Lock()
+			f.bgPolls++
+			done := f.bgPolls >= 2
+			f.mu.Unlock()
+			if !done {
+				writeJSONString(w, strings.Replace(respObject("resp_bg", "m", `,"usage":null`), `"status":"completed"`, `"status":"in_progress"`, 1))
+				return
+			}
+			writeJSONString(w, respObject("resp_bg", "m", usage))
 		case r.Method == http.MethodPost && s.path == "/v1/responses":
 			writeJSONString(w, respObject("resp_up1", s.json("model").String(), usage))
 		case r.Method == http.MethodPost && s.path == "/v1/responses/compact":

@@ -87,6 +87,18 @@ func (rl *Relay) forwardStoredResponse(w http.ResponseWriter, r *http.Request, s
 		writeError(w, codec, e)
 		return
 	}
+	if r.Method == http.MethodGet && suffix == "" && !isEventStream(resp) {
+		// A plain retrieval may be the end of a background response whose
+		// hold is still open: settle it from this answer.
+		body, err := readAnswer(resp)
+		if err != nil {
+			writeError(w, codec, ir.As(err))
+			return
+		}
+		rl.observeResponse(id, body)
+		writeRaw(w, resp.StatusCode, body)
+		return
+	}
 	copyAnswer(w, resp)
 }
 

@@ -5,6 +5,7 @@
 package relay
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -30,6 +31,9 @@ type Options struct {
 	// MultipartMemory is how many bytes of a multipart upload are held in
 	// memory before the rest is spooled to temp files (default 8 MiB).
 	MultipartMemory int64
+	// BackgroundPoll is the first interval at which a background response's
+	// channel is asked whether it finished (default 2 s, doubling to 30 s).
+	BackgroundPoll time.Duration
 }
 
 // Deps are the services the relay drives.
@@ -71,6 +75,18 @@ type Relay struct {
 	Deps
 	altActions map[string]AltAction
 	sockets    rtRegistry
+	background bgFollowers
+}
+
+// Drain ends what outlives the HTTP server's own shutdown: live realtime
+// sessions are closed and billed, background responses stop being followed
+// (their holds stay open for the billing sweep). Call it before the billing
+// writer is closed.
+func (rl *Relay) Drain(ctx context.Context) error {
+	if err := rl.CloseRealtime(ctx); err != nil {
+		return err
+	}
+	return rl.closeBackground(ctx)
 }
 
 // New returns a relay.

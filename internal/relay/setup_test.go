@@ -70,7 +70,14 @@ func newEnv(t *testing.T, opts ...func(*Options)) *env {
 	mux := http.NewServeMux()
 	e.relay.Register(mux)
 	e.srv = httptest.NewServer(mux)
-	t.Cleanup(func() { e.srv.Close(); w.Close(); st.Close() })
+	t.Cleanup(func() {
+		e.srv.Close()
+		if err := e.relay.Drain(context.Background()); err != nil {
+			t.Error(err)
+		}
+		w.Close()
+		st.Close()
+	})
 	e.price("gpt-4o-mini", store.ModelPrice{InputPerMTok: 0.15, OutputPerMTok: 0.60})
 	return e
 }
