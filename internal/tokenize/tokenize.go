@@ -12,35 +12,38 @@ import (
 	loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
+var perMsgOH = 3 // tokens the chat format adds per message
+
+// encoding is one BPE table, loaded the first time a model needs it: most
+// traffic only ever needs o200k, and each table costs megabytes of heap.
+type encoding struct {
+	name string
+	once sync.Once
+	enc  *tiktoken.Tiktoken
+}
+
 var (
-	once     sync.Once
-	o200k    *tiktoken.Tiktoken
-	cl100k   *tiktoken.Tiktoken
-	loadErr  error
-	perMsgOH = 3 // tokens the chat format adds per message
+	loaderOnce sync.Once
+	o200k      = &encoding{name: "o200k_base"}
+	cl100k     = &encoding{name: "cl100k_base"}
 )
 
-func load() {
-	tiktoken.SetBpeLoader(loader.NewOfflineLoader())
-	o200k, loadErr = tiktoken.GetEncoding("o200k_base")
-	if loadErr != nil {
-		return
-	}
-	cl100k, loadErr = tiktoken.GetEncoding("cl100k_base")
+func (e *encoding) get() *tiktoken.Tiktoken {
+	e.once.Do(func() {
+		loaderOnce.Do(func() { tiktoken.SetBpeLoader(loader.NewOfflineLoader()) })
+		e.enc, _ = tiktoken.GetEncoding(e.name) // nil: Count falls back to bytes/4
+	})
+	return e.enc
 }
 
 // encodingFor picks the encoding the model family uses; models of other
 // vendors get o200k, the closest public approximation.
 func encodingFor(model string) *tiktoken.Tiktoken {
-	once.Do(load)
-	if loadErr != nil {
-		return nil
-	}
 	m := strings.ToLower(model)
 	if strings.HasPrefix(m, "gpt-4-") || m == "gpt-4" || strings.HasPrefix(m, "gpt-3.5") || strings.HasPrefix(m, "text-embedding") {
-		return cl100k
+		return cl100k.get()
 	}
-	return o200k
+	return o200k.get()
 }
 
 // Count returns the number of tokens of text for model. Special-token
