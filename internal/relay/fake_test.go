@@ -22,6 +22,8 @@ type fakeOpenAI struct {
 	text     string // answer text
 	usage    string // usage JSON; empty omits usage
 	breakOff bool   // stream: stop after the first content chunk without [DONE]
+	// seen, when set, records each request's path, headers and body.
+	seen *recorder
 }
 
 func newFake(t *testing.T, f *fakeOpenAI) *httptest.Server {
@@ -40,6 +42,9 @@ func newFake(t *testing.T, f *fakeOpenAI) *httptest.Server {
 		f.auth = append(f.auth, r.Header.Get("Authorization"))
 		status := f.status
 		f.mu.Unlock()
+		if f.seen != nil {
+			f.seen.keepRaw(r, raw)
+		}
 		if r.URL.Path != "/v1/chat/completions" {
 			http.Error(w, "wrong path "+r.URL.Path, 404)
 			return

@@ -23,6 +23,10 @@ type recorder struct {
 
 func (rc *recorder) keep(r *http.Request) map[string]any {
 	raw, _ := io.ReadAll(r.Body)
+	return rc.keepRaw(r, raw)
+}
+
+func (rc *recorder) keepRaw(r *http.Request, raw []byte) map[string]any {
 	var body map[string]any
 	_ = json.Unmarshal(raw, &body)
 	rc.mu.Lock()
@@ -201,10 +205,12 @@ func TestEveryClientFormatReachesEveryChannelKind(t *testing.T) {
 		name string
 		typ  int
 		make func(t *testing.T, rc *recorder) *httptest.Server
+		// sent checks what the upstream received, in its own wire format.
+		sent func(t *testing.T, rc *recorder, stream bool)
 	}{
-		{"openai", 1, func(t *testing.T, rc *recorder) *httptest.Server { return newFake(t, &fakeOpenAI{}) }},
-		{"anthropic", 14, newFakeAnthropic},
-		{"gemini", 24, newFakeGemini},
+		{"openai", 1, func(t *testing.T, rc *recorder) *httptest.Server { return newFake(t, &fakeOpenAI{seen: rc}) }, sentOpenAI},
+		{"anthropic", 14, newFakeAnthropic, sentAnthropic},
+		{"gemini", 24, newFakeGemini, sentGemini},
 	}
 	for _, cl := range clients {
 		for _, up := range upstreams {
@@ -228,6 +234,7 @@ func TestEveryClientFormatReachesEveryChannelKind(t *testing.T) {
 					} else {
 						cl.checkOne(t, raw)
 					}
+					up.sent(t, rc, stream)
 					e.flush()
 					if got := before - e.balance(); got != chargeFor1000x500 {
 						t.Fatalf("charged %d, want %d", got, chargeFor1000x500)
@@ -235,6 +242,71 @@ func TestEveryClientFormatReachesEveryChannelKind(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// at reads a dotted path of a received JSON body.
+func at(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			a, _ := v.([]any)
+			if k >= len(a) {
+				return nil
+			}
+			v = a[k]
+		}
+	}
+	return v
+}
+
+func sentOpenAI(t *testing.T, rc *recorder, stream bool) {
+	t.Helper()
+	b := rc.body
+	if rc.path != "/v1/chat/completions" || rc.headers.Get("Authorization") != "Bearer upstream-secret-openai" || b["model"] != "m" {
+		t.Fatalf("openai upstream got %s %v", rc.path, b)
+	}
+	if at(b, "messages", 0, "role") != "system" || at(b, "messages", 0, "content") != "Be brief." || at(b, "messages", 1, "content") != "Hi" {
+		t.Fatalf("openai upstream messages %v", b["messages"])
+	}
+	if stream && (b["stream"] != true || at(b, "stream_options", "include_usage") != true) {
+		t.Fatalf("openai stream sent without usage requested: %v", b)
+	}
+	if !stream && b["stream"] == true {
+		t.Fatalf("openai regular call sent as a stream: %v", b)
+	}
+}
+
+func sentAnthropic(t *testing.T, rc *recorder, stream bool) {
+	t.Helper()
+	b := rc.body
+	if rc.path != "/v1/messages" || rc.headers.Get("x-api-key") != "upstream-secret-anthropic" || b["model"] != "m" {
+		t.Fatalf("anthropic upstream got %s %v", rc.path, b)
+	}
+	system := fmt.Sprint(b["system"])
+	if !strings.Contains(system, "Be brief.") || at(b, "messages", 0, "role") != "user" || !strings.Contains(fmt.Sprint(at(b, "messages", 0, "content")), "Hi") {
+		t.Fatalf("anthropic upstream system %v messages %v", b["system"], b["messages"])
+	}
+	if n, _ := b["max_tokens"].(float64); n < 1 || (b["stream"] == true) != stream {
+		t.Fatalf("anthropic upstream max_tokens %v stream %v", b["max_tokens"], b["stream"])
+	}
+}
+
+func sentGemini(t *testing.T, rc *recorder, stream bool) {
+	t.Helper()
+	b := rc.body
+	want := "/v1beta/models/m:generateContent"
+	if stream {
+		want = "/v1beta/models/m:streamGenerateContent?alt=sse"
+	}
+	if rc.path != want || rc.headers.Get("x-goog-api-key") != "upstream-secret-gemini" {
+		t.Fatalf("gemini upstream got %s", rc.path)
+	}
+	if at(b, "systemInstruction", "parts", 0, "text") != "Be brief." || at(b, "contents", 0, "role") != "user" || at(b, "contents", 0, "parts", 0, "text") != "Hi" {
+		t.Fatalf("gemini upstream body %v", b)
 	}
 }
 
