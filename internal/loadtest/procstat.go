@@ -50,3 +50,33 @@ func ParseProcStat(raw []byte) (time.Duration, error) {
 	}
 	return time.Duration(u+s) * clockTick, nil
 }
+
+// ProcessRSS returns pid's resident memory in bytes (VmRSS of
+// /proc/<pid>/status).
+func ProcessRSS(pid int) (int64, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	return ParseRSS(raw)
+}
+
+// ParseRSS reads the VmRSS line ("VmRSS:   12345 kB") of a status file.
+func ParseRSS(raw []byte) (int64, error) {
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		rest, ok := bytes.CutPrefix(line, []byte("VmRSS:"))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) != 2 || string(f[1]) != "kB" {
+			return 0, fmt.Errorf("procstat: unexpected VmRSS line %q", line)
+		}
+		kb, err := strconv.ParseInt(string(f[0]), 10, 64)
+		if err != nil || kb < 0 || kb > 1<<40 {
+			return 0, fmt.Errorf("procstat: VmRSS %q", f[0])
+		}
+		return kb << 10, nil
+	}
+	return 0, errors.New("procstat: no VmRSS line")
+}

@@ -65,3 +65,31 @@ func FuzzParseProcStat(f *testing.F) {
 		}
 	})
 }
+
+func TestParseRSSReadsTheResidentSetInBytes(t *testing.T) {
+	cases := []struct {
+		name, in string
+		want     int64
+		ok       bool
+	}{
+		{"status file", "Name:\tx\nVmPeak:\t  9000 kB\nVmRSS:\t   61440 kB\nRssAnon:\t 1 kB\n", 61440 << 10, true},
+		{"no line", "Name:\tx\n", 0, false},
+		{"bad unit", "VmRSS:\t 12 MB\n", 0, false},
+		{"negative", "VmRSS:\t -12 kB\n", 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseRSS([]byte(tc.in))
+			if (err == nil) != tc.ok || got != tc.want {
+				t.Fatalf("ParseRSS = %d, %v; want %d ok=%v", got, err, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func TestProcessRSSReadsTheRunningProcess(t *testing.T) {
+	rss, err := ProcessRSS(os.Getpid())
+	if err != nil || rss < 1<<20 {
+		t.Fatalf("rss %d, %v", rss, err)
+	}
+}

@@ -15,8 +15,8 @@ import (
 // its ratios to the baseline row of the same mode and concurrency.
 func WriteMarkdown(w io.Writer, results []Result) error {
 	var b strings.Builder
-	b.WriteString("| target | mode | conns | req/s | p50 | p99 | CPU µs/req | CPU × baseline | req/s ÷ baseline | chunk lag p50 / p99 |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| target | mode | conns | req/s | p50 | p99 | CPU µs/req | CPU × baseline | req/s ÷ baseline | chunk lag p50 / p99 | RSS after |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range results {
 		cpuRatio, rpsRatio := "", ""
 		if base, ok := baselineFor(results, r); ok && r.Target != Baseline {
@@ -27,9 +27,9 @@ func WriteMarkdown(w io.Writer, results []Result) error {
 		if r.Mode == StreamPaced {
 			lag = fmtDur(r.LagP50) + " / " + fmtDur(r.LagP99)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %.0f | %s | %s | %.0f | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d | %.0f | %s | %s | %.0f | %s | %s | %s | %.0f MB |\n",
 			r.Target, r.Mode, r.Conns, r.RPS(), fmtDur(r.P50), fmtDur(r.P99),
-			float64(r.CPUPerRequest())/float64(time.Microsecond), cpuRatio, rpsRatio, lag)
+			float64(r.CPUPerRequest())/float64(time.Microsecond), cpuRatio, rpsRatio, lag, float64(r.RSS)/(1<<20))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

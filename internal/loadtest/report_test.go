@@ -9,7 +9,7 @@ import (
 func TestWriteMarkdownGivesGatewayRowsTheirRatiosToTheBaseline(t *testing.T) {
 	results := []Result{
 		{Target: Baseline, Mode: Regular, Conns: 1, Requests: 1000, Elapsed: time.Second, P50: 200 * time.Microsecond, P99: 2 * time.Millisecond, CPU: 200 * time.Millisecond},
-		{Target: Gateway, Mode: Regular, Conns: 1, Requests: 800, Elapsed: time.Second, P50: 250 * time.Microsecond, P99: 3 * time.Millisecond, CPU: 240 * time.Millisecond},
+		{Target: Gateway, Mode: Regular, Conns: 1, Requests: 800, Elapsed: time.Second, P50: 250 * time.Microsecond, P99: 3 * time.Millisecond, CPU: 240 * time.Millisecond, RSS: 48 << 20},
 		{Target: Baseline, Mode: StreamPaced, Conns: 50, Requests: 10, Elapsed: time.Second, LagP50: time.Millisecond, LagP99: 4 * time.Millisecond},
 		{Target: Gateway, Mode: StreamPaced, Conns: 50, Requests: 10, Elapsed: time.Second, CPU: time.Millisecond, LagP50: 1500 * time.Microsecond, LagP99: 5 * time.Millisecond},
 	}
@@ -19,10 +19,10 @@ func TestWriteMarkdownGivesGatewayRowsTheirRatiosToTheBaseline(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	want := []string{
-		"| baseline | regular | 1 | 1000 | 200 µs | 2.00 ms | 200 |  |  | – |",
-		"| gateway | regular | 1 | 800 | 250 µs | 3.00 ms | 300 | 1.50× | 80% | – |",
-		"| baseline | stream-paced | 50 | 10 | 0 µs | 0 µs | 0 |  |  | 1.00 ms / 4.00 ms |",
-		"| gateway | stream-paced | 50 | 10 | 0 µs | 0 µs | 100 | n/a | 100% | 1.50 ms / 5.00 ms |",
+		"| baseline | regular | 1 | 1000 | 200 µs | 2.00 ms | 200 |  |  | – | 0 MB |",
+		"| gateway | regular | 1 | 800 | 250 µs | 3.00 ms | 300 | 1.50× | 80% | – | 48 MB |",
+		"| baseline | stream-paced | 50 | 10 | 0 µs | 0 µs | 0 |  |  | 1.00 ms / 4.00 ms | 0 MB |",
+		"| gateway | stream-paced | 50 | 10 | 0 µs | 0 µs | 100 | n/a | 100% | 1.50 ms / 5.00 ms | 0 MB |",
 	}
 	if len(lines) != 2+len(want) {
 		t.Fatalf("got %d lines, want header, rule and %d rows:\n%s", len(lines), len(want), b.String())

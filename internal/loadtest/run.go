@@ -54,6 +54,8 @@ type Result struct {
 	// LagP50 and LagP99 are, for paced streams, how late content chunks
 	// reached the client relative to when the upstream sent them.
 	LagP50, LagP99 time.Duration
+	// RSS is the proxy process's resident memory right after the phase.
+	RSS int64
 }
 
 // RPS is completed requests per second.
@@ -144,11 +146,15 @@ func measure(ctx context.Context, o Options, t *child, name string, mode Mode, c
 	if ctx.Err() != nil {
 		return Result{}, ctx.Err()
 	}
+	rss, err := ProcessRSS(t.pid())
+	if err != nil {
+		return Result{}, fmt.Errorf("read memory of %s: %w", name, err)
+	}
 	lat, lags := sortedCopy(s.latencies), sortedCopy(s.lags)
 	return Result{
 		Target: name, Mode: mode, Conns: conns, Requests: len(lat), Errors: s.errors, FirstErr: s.firstErr,
 		Elapsed: elapsed, P50: percentile(lat, 0.5), P99: percentile(lat, 0.99), CPU: after - before,
-		LagP50: percentile(lags, 0.5), LagP99: percentile(lags, 0.99),
+		LagP50: percentile(lags, 0.5), LagP99: percentile(lags, 0.99), RSS: rss,
 	}, nil
 }
 
