@@ -52,6 +52,8 @@ func (v *validator) protocolClaim(path string, item any) (ProtocolClaim, bool) {
 		switch {
 		case !known:
 			v.addf(path, "unknown protocol %q; use std_video, std_image or std_responses", s)
+		case name == ProtocolResponses && s == legacyResponsesName:
+			return v.inferSupports(path, s)
 		case name == ProtocolResponses:
 			v.addf(path, "%s must be declared as an object {name, supports: [...]}", s)
 		default:

@@ -33,6 +33,7 @@ func ValidateWith(ex Exports, opts Options) (*Manifest, Problems) {
 	if v.count() > 0 {
 		return nil, v.problems
 	}
+	m.Inferred = v.inferred
 	return m, nil
 }
 
@@ -50,6 +51,8 @@ type validator struct {
 	// usageSchemaBad marks an invalid meta.usageSchema, so examples are
 	// not checked against it.
 	usageSchemaBad bool
+	// inferred collects what the host filled in for a legacy declaration.
+	inferred []Inference
 }
 
 // fieldRule validates one top-level meta field into the manifest.
