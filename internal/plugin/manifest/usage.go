@@ -14,7 +14,7 @@ const (
 )
 
 var (
-	usageUnits      = []string{UnitCount, UnitSecond, UnitToken, UnitCredit}
+	usageUnits = []string{UnitCount, UnitSecond, UnitToken, UnitCredit}
 	// usageKeyPattern keeps usage field names identifiers: billing
 	// expressions name facts by them, and "a-b" would read as a subtraction.
 	usageKeyPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
