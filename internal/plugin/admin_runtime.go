@@ -27,6 +27,9 @@ func (a *AdminAPI) dryRun(w http.ResponseWriter, r *http.Request, c *call) error
 	}
 	c.key, c.version, c.detail = comp.manifest.Key, comp.manifest.Version, b.Hook
 	out := map[string]any{"valid": true, "key": comp.manifest.Key, "version": comp.manifest.Version, "meta": comp.manifest}
+	if len(comp.manifest.Inferred) > 0 {
+		out["inferred"] = comp.manifest.Inferred
+	}
 	if b.Hook != "" {
 		if !slices.Contains(comp.functions, b.Hook) {
 			return badRequest("hook %q is not an exported function; exported: %v", b.Hook, comp.functions)

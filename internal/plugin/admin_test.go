@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -340,5 +341,34 @@ func TestAdminCallsAreAudited(t *testing.T) {
 		if log[i] != w {
 			t.Errorf("audit row %d = %+v, want %+v", i, log[i], w)
 		}
+	}
+}
+
+// TestAdminAnswersNameInferredResponsesModes checks that the dry run and the
+// upload say which std_responses modes were inferred for a bare
+// openai_responses claim, and that the stored meta shows the object form.
+func TestAdminAnswersNameInferredResponsesModes(t *testing.T) {
+	e := newAdminEnv(t)
+	src := source(t, "legacy_responses.js")
+	wantInferred := func(what string, r resp) {
+		t.Helper()
+		list, _ := r.body["inferred"].([]any)
+		if len(list) != 1 {
+			t.Fatalf("%s: want one inferred entry: %s", what, r.raw)
+		}
+		inf := list[0].(map[string]any)
+		if inf["path"] != "meta.protocols[0]" || inf["protocol"] != "std_responses" || fmt.Sprint(inf["supports"]) != "[sync background]" {
+			t.Fatalf("%s: inferred entry %v", what, inf)
+		}
+	}
+	wantInferred("dry run", e.want(e.do(asRoot, "POST", "/api/plugin/task/dry-run", map[string]any{"source": src}), 200))
+	wantInferred("upload", e.want(e.do(asRoot, "POST", "/api/plugin/task", map[string]any{"source": src}), 200))
+	wantInferred("repeated upload", e.want(e.do(asRoot, "POST", "/api/plugin/task", map[string]any{"source": src}), 200))
+
+	detail := e.want(e.do(asRoot, "GET", "/api/plugin/task/legacy-resp", nil), 200)
+	claims := detail.body["meta"].(map[string]any)["protocols"].([]any)
+	claim, _ := claims[0].(map[string]any)
+	if len(claims) != 1 || claim["name"] != "std_responses" || fmt.Sprint(claim["supports"]) != "[sync background]" {
+		t.Fatalf("normalised meta must show the object form: %v", claims)
 	}
 }

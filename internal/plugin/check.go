@@ -30,12 +30,19 @@ func CheckFile(path string, out io.Writer) (ok bool) {
 		return false
 	}
 	m := c.manifest
+	for _, inf := range m.Inferred {
+		fmt.Fprintln(out, "inferred "+inf.String())
+	}
 	var extras []string
 	if len(m.Routes) > 0 {
 		extras = append(extras, fmt.Sprintf("%d route(s)", len(m.Routes)))
 	}
 	for _, p := range m.Protocols {
-		extras = append(extras, p.Name)
+		if len(p.Supports) > 0 {
+			extras = append(extras, p.Name+" ("+strings.Join(p.Supports, ", ")+")")
+		} else {
+			extras = append(extras, p.Name)
+		}
 	}
 	if len(m.ChannelTypes) > 0 {
 		extras = append(extras, fmt.Sprintf("channel types %v", m.ChannelTypes))

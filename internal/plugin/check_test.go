@@ -58,3 +58,18 @@ func TestCheckFileReportsSyntaxErrorsWithPosition(t *testing.T) {
 		t.Errorf("want the problem located at line 2, got:\n%s", out.String())
 	}
 }
+
+func TestCheckFileSaysWhichResponsesModesWereInferred(t *testing.T) {
+	var out bytes.Buffer
+	if !CheckFile("testdata/legacy_responses.js", &out) {
+		t.Fatalf("a bare openai_responses claim with renderFinal must pass; output:\n%s", out.String())
+	}
+	for _, want := range []string{
+		"inferred meta.protocols[0]: openai_responses declared as a bare string; supports inferred from the exported render hooks: sync, background",
+		"std_responses (sync, background)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -47,6 +47,9 @@ type UploadResult struct {
 	Unchanged bool `json:"unchanged"`
 	// Problems lists the conflicts a forced upload was stored despite.
 	Problems manifest.Problems `json:"problems,omitempty"`
+	// Inferred says what the host filled in for a legacy declaration, such
+	// as the modes of a bare openai_responses claim (CONTRACT.md).
+	Inferred []manifest.Inference `json:"inferred,omitempty"`
 }
 
 // Upload validates a plugin source and stores it as an immutable version.
@@ -100,6 +103,7 @@ func (r *Registry) Upload(ctx context.Context, req UploadRequest) (*UploadResult
 		return nil, err
 	}
 	res.Problems = conflicts
+	res.Inferred = m.Inferred
 	return res, nil
 }
 
@@ -116,6 +120,7 @@ func (r *Registry) reupload(ctx context.Context, req UploadRequest, m *manifest.
 		return nil, err
 	}
 	res.Unchanged = true
+	res.Inferred = m.Inferred
 	return res, nil
 }
 

@@ -361,7 +361,7 @@ func TestModelListShapeFollowsTheClientHeaders(t *testing.T) {
 		t.Fatalf("alternate shape page 1: %v", page)
 	}
 	rest := get(fmt.Sprintf("/v1beta/models?pageSize=2&pageToken=%s", page["nextPageToken"]), map[string]string{"x-goog-api-key": testKey})
-	if len(rest["models"].([]any)) != 1 || rest["nextPageToken"] != nil {
+	if len(rest["models"].([]any)) != 1 || rest["nextPageToken"] != "" {
 		t.Fatalf("alternate shape page 2: %v", rest)
 	}
 	if v := get("/v1beta/openai/models", map[string]string{"Authorization": "Bearer " + testKey}); v["object"] != "list" {

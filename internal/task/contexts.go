@@ -91,11 +91,6 @@ func queryContext(t *Task, ch *store.Channel, l *plugin.Loaded, cr credentials) 
 		m["channelSettings"] = ch.Settings
 	}
 	cr.fields(m)
-	a := map[string]any{"authHeader": cr.authHeader}
-	if cr.projectID != "" {
-		a["projectId"] = cr.projectID
-	}
-	m["auth"] = a
 	return m
 }
 
@@ -106,11 +101,6 @@ func batchContext(tasks []map[string]any, ch *store.Channel, l *plugin.Loaded, c
 		m["channelSettings"] = ch.Settings
 	}
 	cr.fields(m)
-	a := map[string]any{"authHeader": cr.authHeader}
-	if cr.projectID != "" {
-		a["projectId"] = cr.projectID
-	}
-	m["auth"] = a
 	list := make([]any, len(tasks))
 	for i, t := range tasks {
 		list[i] = t

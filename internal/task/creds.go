@@ -41,13 +41,20 @@ type credentials struct {
 	secrets    []string
 }
 
-// fields adds the credential fields to a hook context.
+// fields adds the credential fields to a hook context. The `auth` object
+// goes on every context, the driver's too: the published vertex plugin reads
+// ctx.auth.projectId in buildSubmitRequest, not only when querying.
 func (c credentials) fields(m map[string]any) {
 	m["upstream"] = map[string]any{"kind": c.kind}
 	m["authHeader"] = c.authHeader
 	if c.hasAPIKey {
 		m["apiKey"] = c.apiKey
 	}
+	a := map[string]any{"authHeader": c.authHeader}
+	if c.projectID != "" {
+		a["projectId"] = c.projectID
+	}
+	m["auth"] = a
 }
 
 // serviceAccount is the part of a Google-style service-account JSON key the

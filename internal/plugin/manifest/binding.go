@@ -18,7 +18,7 @@ var upstreamAliases = map[string]string{
 var authTypes = []string{AuthNone, AuthAPIKey, AuthVertexOAuth, AuthOAuth2JWT}
 
 func (v *validator) upstreams(m *Manifest, path string, value any) {
-	kinds, _ := v.stringList(path, value, func(p, s string) (string, bool) {
+	kinds, _ := v.stringList(path, value, refuseDuplicates, func(p, s string) (string, bool) {
 		kind, ok := upstreamAliases[s]
 		if !ok {
 			v.addf(p, `must be "vendor" or "peer_api" (also spelled "new_api")`)
@@ -72,7 +72,7 @@ func (v *validator) channelTypes(m *Manifest, path string, value any) {
 		case n == ChannelTypePeerAPI || n == ChannelTypeTaskPlugin:
 			v.addf(itemPath, "must not be %d; channel types 60 and 61 bind plugins by key", n)
 		case slices.Contains(out, int(n)):
-			v.addf(itemPath, "duplicates channel type %d", n)
+			// A repeated type claims nothing more; it is dropped.
 		default:
 			out = append(out, int(n))
 		}

@@ -10,8 +10,10 @@ import (
 // maxKeyLength bounds meta.key, which is also a directory and URL segment.
 const maxKeyLength = 30
 
-// maxVersionLength bounds meta.version, which is also a directory name.
-const maxVersionLength = 64
+// maxVersionLength bounds meta.version: it is stored in an indexed column of
+// 255 characters, and a longer one would fail in the database instead of
+// being refused here.
+const maxVersionLength = 255
 
 var keyPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 
@@ -55,7 +57,7 @@ func (v *validator) key(m *Manifest, path string, value any) {
 
 func (v *validator) name(m *Manifest, path string, value any) {
 	if s, ok := v.stringValue(path, value); ok {
-		if text, ok := v.textValue(path, s, maxShortStringRunes); ok {
+		if text, ok := v.requiredText(path, s); ok {
 			m.Name = text
 		}
 	}
@@ -86,7 +88,7 @@ func (v *validator) author(m *Manifest, path string, value any) {
 	if raw, present := obj["name"]; !present {
 		v.addf(dot(path, "name"), "is required")
 	} else if s, ok := v.stringValue(dot(path, "name"), raw); ok {
-		if text, ok := v.textValue(dot(path, "name"), s, maxShortStringRunes); ok {
+		if text, ok := v.requiredText(dot(path, "name"), s); ok {
 			m.Author.Name = text
 		}
 	}
@@ -102,7 +104,7 @@ func (v *validator) author(m *Manifest, path string, value any) {
 }
 
 func (v *validator) modelList(m *Manifest, path string, value any) {
-	models, ok := v.stringList(path, value, func(p, s string) (string, bool) {
+	models, ok := v.stringList(path, value, dropDuplicates, func(p, s string) (string, bool) {
 		switch {
 		case s == "":
 			v.addf(p, "must not be empty")
@@ -152,7 +154,7 @@ func (v *validator) sortPriority(m *Manifest, path string, value any) {
 }
 
 func (v *validator) requiredCapabilities(m *Manifest, path string, value any) {
-	caps, _ := v.stringList(path, value, func(p, s string) (string, bool) {
+	caps, _ := v.stringList(path, value, dropDuplicates, func(p, s string) (string, bool) {
 		if !slices.Contains(v.opts.Capabilities, s) {
 			v.addf(p, "capability %q is unknown or not supported by this host (supported: %s)",
 				s, strings.Join(v.opts.Capabilities, ", "))
@@ -164,7 +166,7 @@ func (v *validator) requiredCapabilities(m *Manifest, path string, value any) {
 }
 
 func (v *validator) submitResponseTypes(m *Manifest, path string, value any) {
-	types, _ := v.stringList(path, value, func(p, s string) (string, bool) {
+	types, _ := v.stringList(path, value, dropDuplicates, func(p, s string) (string, bool) {
 		if s != "json" && s != "sse" {
 			v.addf(p, `must be "json" or "sse"`)
 			return "", false

@@ -142,4 +142,14 @@ func assertProblems(t *testing.T, got Problems, want []string) {
 
 func arr(items ...any) []any { return items }
 
+// listIs checks a normalised list of the manifest, read by get.
+func listIs[T comparable](get func(*Manifest) []T, want ...T) func(*testing.T, *Manifest) {
+	return func(t *testing.T, m *Manifest) {
+		t.Helper()
+		if got := get(m); !slices.Equal(got, want) {
+			t.Errorf("got %v, want %v", got, want)
+		}
+	}
+}
+
 type obj = map[string]any

@@ -110,6 +110,10 @@ type Manifest struct {
 	// Hooks holds every recognised exported function path. It is not part
 	// of meta, so it stays out of the JSON form.
 	Hooks HookSet `json:"-"`
+	// Inferred lists what validation filled in for a legacy declaration
+	// (the modes of a bare openai_responses claim). The normalised meta
+	// already shows the result; this says it was inferred.
+	Inferred []Inference `json:"-"`
 }
 
 // Author is the self-declared plugin author.

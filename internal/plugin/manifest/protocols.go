@@ -52,6 +52,8 @@ func (v *validator) protocolClaim(path string, item any) (ProtocolClaim, bool) {
 		switch {
 		case !known:
 			v.addf(path, "unknown protocol %q; use std_video, std_image or std_responses", s)
+		case name == ProtocolResponses && s == legacyResponsesName:
+			return v.inferSupports(path, s)
 		case name == ProtocolResponses:
 			v.addf(path, "%s must be declared as an object {name, supports: [...]}", s)
 		default:
@@ -78,7 +80,7 @@ func (v *validator) protocolClaim(path string, item any) (ProtocolClaim, bool) {
 	}
 	v.claimSupports(path, obj, &claim)
 	if raw, present := obj["models"]; present {
-		claim.Models = v.modelSubset(dot(path, "models"), raw)
+		claim.Models = v.modelLimit(dot(path, "models"), raw)
 	}
 	return claim, v.count() == start
 }
@@ -92,7 +94,7 @@ func (v *validator) claimSupports(path string, obj map[string]any, claim *Protoc
 	case claim.Name == ProtocolResponses && !present:
 		v.addf(fieldPath, "is required for %s: list the modes it serves (stream, sync, background)", claim.ExportKey)
 	case claim.Name == ProtocolResponses:
-		modes, ok := v.stringList(fieldPath, raw, func(p, s string) (string, bool) {
+		modes, ok := v.stringList(fieldPath, raw, dropDuplicates, func(p, s string) (string, bool) {
 			if !slices.Contains(responseModes, s) {
 				v.addf(p, "must be stream, sync or background")
 				return "", false

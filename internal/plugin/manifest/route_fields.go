@@ -1,6 +1,6 @@
 package manifest
 
-import "slices"
+import "strings"
 
 // routeHooks checks decode and render: which route types need them and that
 // they name functions of the plugin's native export.
@@ -29,10 +29,6 @@ func (v *validator) nativeFunction(path string, value any) string {
 	if !ok {
 		return ""
 	}
-	if !functionName.MatchString(s) {
-		v.addf(path, "must be a function name of the native export")
-		return ""
-	}
 	if !v.functions.Has("native." + s) {
 		v.addf(path, "names native.%s, which the plugin does not export as a function", s)
 		return ""
@@ -40,8 +36,11 @@ func (v *validator) nativeFunction(path string, value any) string {
 	return s
 }
 
-// routeQueryFields handles taskIdParam, which only query routes have.
-func (v *validator) routeQueryFields(path string, obj map[string]any, r *Route, params []string, pathOK bool) {
+// routeQueryFields handles taskIdParam, which only query routes have. The
+// parameter may be a path parameter or a query-string parameter (the host
+// reads the path first, then the query string), so it need not appear in
+// the path.
+func (v *validator) routeQueryFields(path string, obj map[string]any, r *Route) {
 	fieldPath := dot(path, "taskIdParam")
 	raw, present := obj["taskIdParam"]
 	if present && r.Type != RouteQuery {
@@ -59,15 +58,11 @@ func (v *validator) routeQueryFields(path string, obj map[string]any, r *Route, 
 		if !ok {
 			return
 		}
-		name = s
-	}
-	if pathOK && !slices.Contains(params, name) {
-		if present {
-			v.addf(fieldPath, "names :%s, which is not a parameter of the path", name)
-		} else {
-			v.addf(dot(path, "path"), "query routes need a :%s parameter or a taskIdParam naming one", DefaultTaskIDParam)
+		if s == "" {
+			v.addf(fieldPath, "must not be empty; omit it for the default %s", DefaultTaskIDParam)
+			return
 		}
-		return
+		name = s
 	}
 	r.TaskIDParam = name
 }
@@ -82,7 +77,7 @@ func (v *validator) routeSubmitFields(path string, obj map[string]any, r *Route)
 		}
 	}
 	if raw, present := obj["models"]; present && submitting {
-		r.Models = v.modelSubset(dot(path, "models"), raw)
+		r.Models = v.modelLimit(dot(path, "models"), raw)
 	}
 	if submitting {
 		retain := true
@@ -97,17 +92,26 @@ func (v *validator) routeSubmitFields(path string, obj map[string]any, r *Route)
 	}
 	if raw, present := obj["action"]; present {
 		if s, ok := v.stringValue(dot(path, "action"), raw); ok {
-			if text, ok := v.textValue(dot(path, "action"), s, maxActionLength); ok {
-				r.Action = text
-			}
+			r.Action = strings.TrimSpace(s)
 		}
 	}
 }
 
-// modelSubset reads a non-empty list of models that must all be declared in
-// meta.models, spelled exactly as there.
-func (v *validator) modelSubset(path string, value any) []string {
-	models, ok := v.stringList(path, value, func(p, s string) (string, bool) {
+// modelLimit reads the models list of a route or protocol claim. An empty
+// list is refused because it is ambiguous: it could mean "no model" or
+// "every model"; omitting the field says the latter.
+func (v *validator) modelLimit(path string, value any) []string {
+	models, ok := v.stringList(path, value, dropDuplicates, func(_ string, s string) (string, bool) { return s, true })
+	if ok && len(models) == 0 {
+		v.addf(path, "must not be empty; omit it to allow every model")
+	}
+	return models
+}
+
+// profileModels reads a usage profile's models, which must be spelled as in
+// meta.models (PLUGIN-CONTEXT.md).
+func (v *validator) profileModels(path string, value any) []string {
+	models, ok := v.stringList(path, value, dropDuplicates, func(p, s string) (string, bool) {
 		if v.models != nil && !v.models[s] {
 			v.addf(p, "model %q is not declared in meta.models", s)
 			return "", false
@@ -115,7 +119,7 @@ func (v *validator) modelSubset(path string, value any) []string {
 		return s, true
 	})
 	if ok && len(models) == 0 {
-		v.addf(path, "must not be empty; omit it to allow every model")
+		v.addf(path, "must not be empty")
 	}
 	return models
 }

@@ -57,12 +57,28 @@ func TestRoutes(t *testing.T) {
 		{name: "custom taskIdParam", edit: withRoutes(queryRoute("/x/:id", "taskIdParam", "id"))},
 		{name: "missing method path type render", edit: withRoutes(obj{}), want: []string{
 			"meta.routes[0].method|required", "meta.routes[0].path|required", "meta.routes[0].type|required", "meta.routes[0].render|required"}},
-		{name: "unsupported method", edit: withRoutes(submitRoute("/x", "method", "OPTIONS")), want: []string{"meta.routes[0].method"}},
+		{name: "any HTTP method token", edit: withRoutes(submitRoute("/x", "method", "options")),
+			check: func(t *testing.T, m *Manifest) {
+				if m.Routes[0].Method != "OPTIONS" {
+					t.Errorf("method = %q, want OPTIONS", m.Routes[0].Method)
+				}
+			}},
+		{name: "method that is not a token", edit: withRoutes(submitRoute("/x", "method", "GET /")), want: []string{"meta.routes[0].method"}},
 		{name: "unknown type", edit: withRoutes(submitRoute("/x", "type", "stream")), want: []string{"meta.routes[0].type"}},
 		{name: "path without slash", edit: withRoutes(submitRoute("x")), want: []string{"meta.routes[0].path|start with /"}},
 		{name: "path with empty segment", edit: withRoutes(submitRoute("/x//y")), want: []string{"meta.routes[0].path|empty"}},
-		{name: "path with trailing slash", edit: withRoutes(submitRoute("/x/")), want: []string{"meta.routes[0].path"}},
-		{name: "path with bad param", edit: withRoutes(submitRoute("/x/:1d")), want: []string{"meta.routes[0].path|parameter"}},
+		{name: "path with trailing slash as jimeng publishes it", edit: withRoutes(submitRoute("/jimeng/")),
+			check: func(t *testing.T, m *Manifest) {
+				if m.Routes[0].Path != "/jimeng/" || m.Routes[0].Shape() != "/jimeng" {
+					t.Errorf("route %+v shape %q", m.Routes[0], m.Routes[0].Shape())
+				}
+			}},
+		{name: "trailing slash is the same route", edit: withRoutes(submitRoute("/x/"), submitRoute("/x")), want: []string{"meta.routes[1]|conflicts"}},
+		{name: "param named with any characters", edit: withRoutes(submitRoute("/x/:1d"))},
+		{name: "param without a name", edit: withRoutes(submitRoute("/x/:")), want: []string{"meta.routes[0].path|parameter"}},
+		{name: "path with a query string", edit: withRoutes(submitRoute("/x?Action=Submit")), want: []string{"meta.routes[0].path|query"}},
+		{name: "root GET is the console", edit: withRoutes(queryRoute("/:task_id"), obj{"method": "GET", "path": "/", "type": "dynamic", "decode": "decodeSubmit", "render": "created"}),
+			want: []string{"meta.routes[1].path|gateway"}},
 		{name: "path repeating a param", edit: withRoutes(submitRoute("/x/:a/:a")), want: []string{"meta.routes[0].path|repeats"}},
 		{name: "path with dot segment", edit: withRoutes(submitRoute("/x/../y")), want: []string{"meta.routes[0].path"}},
 		{name: "submit without decode", edit: withRoutes(obj{"method": "POST", "path": "/x", "type": "submit", "render": "created"}),
@@ -75,10 +91,26 @@ func TestRoutes(t *testing.T) {
 		{name: "draft renderer field", edit: withRoutes(submitRoute("/x", "renderer", "created")), want: []string{"meta.routes[0].renderer|draft"}},
 		{name: "unknown route field", edit: withRoutes(submitRoute("/x", "timeout", float64(5))), want: []string{"meta.routes[0].timeout|unknown"}},
 		{name: "taskIdParam on submit", edit: withRoutes(submitRoute("/x/:task_id", "taskIdParam", "task_id")), want: []string{"meta.routes[0].taskIdParam|query"}},
-		{name: "taskIdParam not in path", edit: withRoutes(queryRoute("/x/:id", "taskIdParam", "task")), want: []string{"meta.routes[0].taskIdParam|:task"}},
-		{name: "query without task parameter", edit: withRoutes(queryRoute("/x/:id")), want: []string{"meta.routes[0].path|:task_id"}},
+		{name: "taskIdParam read from the query string", edit: withRoutes(queryRoute("/x/query", "taskIdParam", "task")),
+			check: func(t *testing.T, m *Manifest) {
+				if m.Routes[0].TaskIDParam != "task" {
+					t.Errorf("taskIdParam = %q", m.Routes[0].TaskIDParam)
+				}
+			}},
+		{name: "query route without path parameter uses task_id from the query string", edit: withRoutes(queryRoute("/x/query")),
+			check: func(t *testing.T, m *Manifest) {
+				if m.Routes[0].TaskIDParam != DefaultTaskIDParam {
+					t.Errorf("taskIdParam = %q", m.Routes[0].TaskIDParam)
+				}
+			}},
+		{name: "empty taskIdParam", edit: withRoutes(queryRoute("/x/:id", "taskIdParam", "")), want: []string{"meta.routes[0].taskIdParam|empty"}},
 		{name: "models on query", edit: withRoutes(queryRoute("/x/:task_id", "models", arr("m1"))), want: []string{"meta.routes[0].models|query"}},
-		{name: "undeclared model", edit: withRoutes(submitRoute("/x", "models", arr("m9"))), want: []string{"meta.routes[0].models[0]|meta.models"}},
+		{name: "route model outside meta.models", edit: withRoutes(submitRoute("/x", "models", arr("m9"))),
+			check: func(t *testing.T, m *Manifest) {
+				if !slices.Equal(m.Routes[0].Models, []string{"m9"}) {
+					t.Errorf("models = %v", m.Routes[0].Models)
+				}
+			}},
 		{name: "empty models", edit: withRoutes(submitRoute("/x", "models", arr())), want: []string{"meta.routes[0].models|empty"}},
 		{name: "retainResult on query", edit: withRoutes(queryRoute("/x/:task_id", "retainResult", true)), want: []string{"meta.routes[0].retainResult|query"}},
 		{name: "retainResult not boolean", edit: withRoutes(submitRoute("/x", "retainResult", "no")), want: []string{"meta.routes[0].retainResult|boolean"}},

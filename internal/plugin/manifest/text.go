@@ -16,10 +16,6 @@ const (
 	maxDescriptionRunes = 512
 	maxUsageTextRunes   = 256
 	defaultLocale       = "en"
-	// maxShortStringRunes bounds display names, which the contract leaves
-	// open; it only keeps admin pages and logs sane.
-	maxShortStringRunes = 128
-	maxURLLength        = 2048
 )
 
 var localePattern = regexp.MustCompile(`^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$`)
@@ -123,6 +119,18 @@ func hasLocaleKey(obj map[string]any, tag string) bool {
 		}
 	}
 	return false
+}
+
+// requiredText trims a required plain text (meta.name, author.name): only
+// an empty one is refused, as a required field left blank. SPEC.md sets no
+// length or character rules for these, so none are added.
+func (v *validator) requiredText(path, s string) (string, bool) {
+	text := strings.TrimSpace(s)
+	if text == "" {
+		v.addf(path, "must not be empty")
+		return "", false
+	}
+	return text, true
 }
 
 // textValue trims a display text and checks it is non-empty, free of control

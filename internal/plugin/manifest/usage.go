@@ -13,14 +13,11 @@ const (
 	UnitCredit = "credit"
 )
 
-const (
-	maxEnumValueLength = 64
-	maxExampleLabel    = 128
-)
-
 var (
-	usageUnits      = []string{UnitCount, UnitSecond, UnitToken, UnitCredit}
-	usageKeyPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+	usageUnits = []string{UnitCount, UnitSecond, UnitToken, UnitCredit}
+	// usageKeyPattern keeps usage field names identifiers: billing
+	// expressions name facts by them, and "a-b" would read as a subtraction.
+	usageKeyPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // UsageSchema maps usage fact names to their field definitions.
@@ -109,7 +106,7 @@ func (v *validator) profile(path string, item any, index int, owner map[string]i
 	v.rejectUnknown(path, obj, "models", "schema", "examples")
 	var p UsageProfile
 	if raw, present := obj["models"]; present {
-		p.Models = v.modelSubset(dot(path, "models"), raw)
+		p.Models = v.profileModels(dot(path, "models"), raw)
 		for j, model := range p.Models {
 			if other, taken := owner[model]; taken {
 				v.addf(at(dot(path, "models"), j), "model %q is already in meta.usageProfiles[%d]", model, other)

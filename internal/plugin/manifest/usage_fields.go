@@ -1,9 +1,6 @@
 package manifest
 
-import (
-	"math"
-	"slices"
-)
+import "slices"
 
 // schemaValue validates a usage schema object; an empty one is valid.
 func (v *validator) schemaValue(path string, value any) (UsageSchema, bool) {
@@ -86,9 +83,10 @@ func (v *validator) numberUnit(path string, obj map[string]any, f *UsageField) {
 }
 
 func (v *validator) enumField(path string, obj map[string]any, f *UsageField) {
-	values, ok := v.stringList(dot(path, "enum"), obj["enum"], func(p, s string) (string, bool) {
-		if s == "" || len(s) > maxEnumValueLength || hasControl(s) {
-			v.addf(p, "must be a non-empty value of at most %d characters without control characters", maxEnumValueLength)
+	values, ok := v.stringList(dot(path, "enum"), obj["enum"], dropDuplicates, func(p, s string) (string, bool) {
+		// An empty value could not be told from a fact that was not given.
+		if s == "" {
+			v.addf(p, "must not be empty")
 			return "", false
 		}
 		return s, true
@@ -151,7 +149,7 @@ func (v *validator) example(path string, item any, schema UsageSchema, schemaOK 
 	if raw, present := obj["label"]; !present {
 		v.addf(dot(path, "label"), "is required")
 	} else if s, ok := v.stringValue(dot(path, "label"), raw); ok {
-		ex.Label, _ = v.textValue(dot(path, "label"), s, maxExampleLabel)
+		ex.Label, _ = v.requiredText(dot(path, "label"), s)
 	}
 	facts, isObj := objectOf(obj["facts"])
 	if !isObj {
@@ -204,11 +202,8 @@ func factValue(f UsageField, value any) (any, string) {
 		return b, ""
 	}
 	n, ok := numberOf(value)
-	switch {
-	case !ok || n < 0:
-		return nil, "must be a non-negative number"
-	case f.Unit == UnitCount && n != math.Trunc(n):
-		return nil, "must be a whole number for a count"
+	if !ok {
+		return nil, "must be a number"
 	}
 	return n, ""
 }

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,7 +38,13 @@ func TestUsageSchema(t *testing.T) {
 		{name: "unit on boolean", edit: schema(obj{"n": obj{"type": "boolean", "unit": "count"}}), want: []string{"meta.usageSchema.n.unit|unknown"}},
 		{name: "type on enum", edit: schema(obj{"n": obj{"type": "string", "enum": arr("a")}}), want: []string{"meta.usageSchema.n.type|unknown"}},
 		{name: "empty enum", edit: schema(obj{"n": obj{"enum": arr()}}), want: []string{"meta.usageSchema.n.enum|at least one"}},
-		{name: "repeated enum value", edit: schema(obj{"n": obj{"enum": arr("a", "a")}}), want: []string{"meta.usageSchema.n.enum[1]|duplicates"}},
+		{name: "repeated enum value is dropped", edit: schema(obj{"n": obj{"enum": arr("a", "a")}}),
+			check: func(t *testing.T, m *Manifest) {
+				if got := m.UsageSchema["n"].Enum; !slices.Equal(got, []string{"a"}) {
+					t.Errorf("enum = %v", got)
+				}
+			}},
+		{name: "empty enum value", edit: schema(obj{"n": obj{"enum": arr("a", "")}}), want: []string{"meta.usageSchema.n.enum[1]|empty"}},
 		{name: "enumLabels key outside enum", edit: schema(obj{"n": obj{"enum": arr("a"), "enumLabels": obj{"b": "B"}}}),
 			want: []string{"meta.usageSchema.n.enumLabels.b|enum values"}},
 		{name: "description too long", edit: schema(obj{"n": obj{"type": "boolean", "description": strings.Repeat("x", 257)}}),
@@ -70,10 +77,9 @@ func TestUsageExamples(t *testing.T) {
 			want: []string{"meta.usageExamples[0].facts.size|enum"}},
 		{name: "boolean as string", edit: example(obj{"seconds": float64(5), "size": "720p", "audio": "yes"}),
 			want: []string{"meta.usageExamples[0].facts.audio|boolean"}},
-		{name: "negative number", edit: example(obj{"seconds": float64(-1), "size": "720p", "audio": true}),
-			want: []string{"meta.usageExamples[0].facts.seconds|non-negative"}},
-		{name: "fractional count", edit: all(set("usageSchema", obj{"n": countField}), set("usageExamples", arr(obj{"label": "x", "facts": obj{"n": 1.5}}))),
-			want: []string{"meta.usageExamples[0].facts.n|whole"}},
+		{name: "number as string", edit: example(obj{"seconds": "5", "size": "720p", "audio": true}),
+			want: []string{"meta.usageExamples[0].facts.seconds|number"}},
+		{name: "fractional count is a number", edit: all(set("usageSchema", obj{"n": countField}), set("usageExamples", arr(obj{"label": "x", "facts": obj{"n": 1.5}})))},
 		{name: "missing label", edit: all(base, set("usageExamples", arr(obj{"facts": obj{}}))),
 			want: []string{"meta.usageExamples[0].label|required", "meta.usageExamples[0].facts.seconds", "meta.usageExamples[0].facts.size", "meta.usageExamples[0].facts.audio"}},
 		{name: "unknown example field", edit: all(set("usageExamples", arr(obj{"label": "x", "facts": obj{}, "price": float64(1)}))),

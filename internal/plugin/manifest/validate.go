@@ -33,6 +33,7 @@ func ValidateWith(ex Exports, opts Options) (*Manifest, Problems) {
 	if v.count() > 0 {
 		return nil, v.problems
 	}
+	m.Inferred = v.inferred
 	return m, nil
 }
 
@@ -50,6 +51,8 @@ type validator struct {
 	// usageSchemaBad marks an invalid meta.usageSchema, so examples are
 	// not checked against it.
 	usageSchemaBad bool
+	// inferred collects what the host filled in for a legacy declaration.
+	inferred []Inference
 }
 
 // fieldRule validates one top-level meta field into the manifest.
@@ -160,9 +163,20 @@ func (v *validator) stringValue(path string, value any) (string, bool) {
 	return s, ok
 }
 
+// Duplicate policies of stringList.
+const (
+	// dropDuplicates keeps the first of equal items: a repeat changes
+	// nothing, so refusing it would turn away a working plugin.
+	dropDuplicates = false
+	// refuseDuplicates reports a repeat, for the lists SPEC.md says hold
+	// no duplicates.
+	refuseDuplicates = true
+)
+
 // stringList reads an array of strings. canon checks and rewrites each item
-// (reporting its own problems); items equal after canon are duplicates.
-func (v *validator) stringList(path string, value any, canon func(path, s string) (string, bool)) ([]string, bool) {
+// (reporting its own problems); items equal after canon are duplicates,
+// dropped or refused as refuseDup says.
+func (v *validator) stringList(path string, value any, refuseDup bool, canon func(path, s string) (string, bool)) ([]string, bool) {
 	items, ok := arrayOf(value)
 	if !ok {
 		v.addf(path, "must be an array, got %s", kindOf(value))
@@ -181,7 +195,9 @@ func (v *validator) stringList(path string, value any, canon func(path, s string
 			continue
 		}
 		if slices.Contains(out, c) {
-			v.addf(itemPath, "duplicates %q", c)
+			if refuseDup {
+				v.addf(itemPath, "duplicates %q", c)
+			}
 			continue
 		}
 		out = append(out, c)

@@ -3,7 +3,6 @@ package manifest
 import (
 	"net"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -14,10 +13,6 @@ const (
 	maxIconLength    = 128
 	maxBaseURLLength = 191
 )
-
-// iconNamePattern admits icon-library names such as "Kling.Color" or
-// "mdi:video"; schemes and markup are rejected separately.
-var iconNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]*$`)
 
 // iconSchemes are URL schemes an icon name must not start with.
 var iconSchemes = []string{"http", "https", "data", "javascript", "vbscript", "file", "blob", "ftp", "ws", "wss"}
@@ -58,9 +53,6 @@ func checkIcon(s string) string {
 			return "must not be a URL or inline image; use an icon-library name, text or text:<label>"
 		}
 	}
-	if !iconNamePattern.MatchString(s) {
-		return "must be an icon-library name (letters, digits, . _ : / -), text or text:<label>"
-	}
 	return ""
 }
 
@@ -76,9 +68,11 @@ func (v *validator) website(m *Manifest, path string, value any) {
 	m.Website = s
 }
 
-// checkWebURL validates an absolute web address shown to administrators.
+// checkWebURL validates an absolute web address shown to administrators:
+// SPEC.md asks for an HTTP(S) address (author.url) or a valid HTTPS URL
+// (website), and nothing more.
 func checkWebURL(s string, httpsOnly bool) string {
-	if len(s) > maxURLLength || hasControl(s) || strings.ContainsAny(s, " \\") {
+	if hasControl(s) || strings.ContainsAny(s, " \\") {
 		return "is not a valid URL"
 	}
 	u, err := url.Parse(s)
@@ -91,8 +85,6 @@ func checkWebURL(s string, httpsOnly bool) string {
 		return "must be an https:// URL"
 	case scheme != "http" && scheme != "https":
 		return "must be an http:// or https:// URL"
-	case u.User != nil:
-		return "must not contain credentials"
 	}
 	return ""
 }
@@ -151,7 +143,7 @@ func NormaliseBaseURL(s string) (string, string) {
 }
 
 func (v *validator) allowedHosts(m *Manifest, path string, value any) {
-	hosts, _ := v.stringList(path, value, func(p, s string) (string, bool) {
+	hosts, _ := v.stringList(path, value, dropDuplicates, func(p, s string) (string, bool) {
 		if strings.Contains(s, "://") {
 			v.addf(p, "must be host or host:port without a scheme")
 			return "", false

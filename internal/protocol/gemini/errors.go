@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
@@ -18,12 +19,34 @@ func (Codec) EncodeError(e *ir.Error) []byte {
 	if status == 0 {
 		status = statusForKind(e.Kind)
 	}
-	msg := e.Message
+	msg := ownFieldNames(e.Param, e.Message)
 	if msg == "" {
 		msg = statusText(status)
 	}
 	b, _ := json.Marshal(errorEnvelope{Error: &errorDetail{Code: status, Message: msg, Status: rpcStatus(status)}})
 	return b
+}
+
+// ownFields maps IR parameter names to the request field this format's
+// clients actually sent, so a refusal names what the client can change.
+var ownFields = map[string]string{"n": "generationConfig.candidateCount"}
+
+// ownFieldNames rewrites a message about an IR parameter to name this
+// format's field: the leading parameter name is replaced, or the field is
+// put in front when the message does not start with it.
+func ownFieldNames(param, msg string) string {
+	field, ok := ownFields[param]
+	if !ok || msg == "" {
+		return msg
+	}
+	if rest, found := strings.CutPrefix(msg, param); found && rest != "" && !isIdentByte(rest[0]) {
+		return field + rest
+	}
+	return field + ": " + msg
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // rpcStatus names an HTTP status the way this format's errors do.

@@ -46,12 +46,13 @@ func (m ModelInfo) wire() modelWire {
 	return w
 }
 
-// EncodeModelList renders {"models":[...],"nextPageToken":"..."}, leaving the
-// token out on the last page.
+// EncodeModelList renders {"models":[...],"nextPageToken":"..."}. The token
+// is always present and empty on the last page, as SPEC.md names both
+// fields of this answer; clients stop paging on an empty token.
 func EncodeModelList(models []ModelInfo, nextPageToken string) []byte {
 	out := struct {
 		Models        []modelWire `json:"models"`
-		NextPageToken string      `json:"nextPageToken,omitempty"`
+		NextPageToken string      `json:"nextPageToken"`
 	}{Models: make([]modelWire, len(models)), NextPageToken: nextPageToken}
 	for i, m := range models {
 		out.Models[i] = m.wire()

@@ -98,8 +98,8 @@ func TestModelList(t *testing.T) {
 	if got := string(EncodeModelList(models, EncodePageToken(2))); got != want {
 		t.Errorf("list = %s", got)
 	}
-	if got := string(EncodeModelList(nil, "")); got != `{"models":[]}` {
-		t.Errorf("empty list = %s", got)
+	if got := string(EncodeModelList(nil, "")); got != `{"models":[],"nextPageToken":""}` {
+		t.Errorf("the last page must carry an empty nextPageToken: %s", got)
 	}
 	if got := string(EncodeModel(models[0])); got[:33] != `{"name":"models/gemini-2.5-flash"` {
 		t.Errorf("model = %s", got)
