@@ -45,6 +45,11 @@ type callCore struct {
 	rowOther func(o *logOther)
 }
 
+// exactly wraps an estimate that is always exact.
+func exactly(f func(*billing.Price) charge) estimator {
+	return func(p *billing.Price, _ bool) charge { return f(p) }
+}
+
 func newCore(rl *Relay, w http.ResponseWriter, r *http.Request, name string, dialect protocol.Format) callCore {
 	return callCore{rl: rl, w: w, r: r, name: name, dialect: dialect, start: time.Now(), status: http.StatusOK}
 }
@@ -74,20 +79,36 @@ type attemptRecord struct {
 // went away: settling, refunding, recording.
 func (c *callCore) background() context.Context { return context.WithoutCancel(c.r.Context()) }
 
+// estimator sizes a call's reservation at its price. Asked first with
+// exact false, it may answer a cheap upper bound (no tokenizer); only when
+// that does not fit is it asked again with exact true.
+type estimator func(p *billing.Price, exact bool) charge
+
 // admit checks that the key may use the model and that it is routed for the
-// key's group, prices it, and reserves the estimate. estimate sees the price,
-// so per-call parts are reserved exactly as they will be charged.
-func (c *callCore) admit(estimate func(*billing.Price) charge) error {
+// key's group, prices it, and reserves the estimate. The estimate sees the
+// price, so per-call parts are reserved exactly as they will be charged.
+func (c *callCore) admit(estimate estimator) error {
 	price, err := c.rl.priceFor(c.principal, c.model)
 	if err != nil {
 		return err
 	}
 	c.price = price
-	amount, err := c.quota(estimate(price))
-	if err != nil {
+	amount, err := c.quota(estimate(price, false))
+	if err == nil {
+		if err = c.reserve(amount); err == nil {
+			return nil
+		}
+	}
+	// The bound did not fit (or could not be priced): the counted figure
+	// may, and it is the one the refusal must be based on.
+	exact, exactErr := c.quota(estimate(price, true))
+	if exactErr != nil {
+		return exactErr
+	}
+	if exact == amount && err != nil {
 		return err
 	}
-	return c.reserve(amount)
+	return c.reserve(exact)
 }
 
 // reserve takes amount under a fresh request key (realtime takes one per

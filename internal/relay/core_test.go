@@ -169,3 +169,37 @@ func TestQuantitiesPastEveryBoundAreRefusedBeforeAnyUpstreamCall(t *testing.T) {
 		})
 	}
 }
+
+func TestAReservationTooLargeForTheLengthBoundIsRetriedWithTheCountedPrompt(t *testing.T) {
+	long := strings.Repeat("hello ", 1000) // about 1,000 tokens, 6,000 bytes
+	body := `{"model":"gpt-4o-mini","max_tokens":1,"messages":[{"role":"user","content":"` + long + `"}]}`
+	counted := tokenize.Messages("gpt-4o-mini", [][]string{{long}})
+	exact := int64(counted*5 + 0) // 10 $/Mtok × 500,000/$ = 5 units per input token; 1 output token is free
+	cases := []struct {
+		name    string
+		balance int64
+		status  int
+	}{
+		{"the counted prompt fits", exact + 10, 200},
+		{"not even the counted prompt fits", exact - 10, 402},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.price("gpt-4o-mini", store.ModelPrice{InputPerMTok: 10})
+			f := &fakeOpenAI{usage: `{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}`}
+			e.channel("main", newFake(t, f).URL, nil)
+			if _, err := e.billing.TopUp(context.Background(), e.user.ID, tc.balance-e.balance(), "test"); err != nil {
+				t.Fatal(err)
+			}
+			resp := e.post("/v1/chat/completions", testKey, body)
+			got := readAll(resp)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d body %s, want %d", resp.StatusCode, got, tc.status)
+			}
+			if tc.status == 402 && f.calls() != 0 {
+				t.Fatal("the upstream was called for a refused request")
+			}
+		})
+	}
+}

@@ -195,7 +195,7 @@ func (c *epCall) resolveModel() error {
 }
 
 // estimate is the endpoint's reservation for the call's price.
-func (c *epCall) estimate(*billing.Price) charge { return c.ep.estimate(c) }
+func (c *epCall) estimate(*billing.Price, bool) charge { return c.ep.estimate(c) }
 
 func missingParam(name string) *ir.Error {
 	return &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "missing_required_parameter", Param: name,

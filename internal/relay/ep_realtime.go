@@ -119,9 +119,9 @@ func (s *rtSession) open() error {
 	if s.model == "" {
 		return missingParam("model")
 	}
-	err = s.admit(func(price *billing.Price) charge {
+	err = s.admit(exactly(func(price *billing.Price) charge {
 		return charge{usage: ir.Usage{InputTokens: 1000, OutputTokens: 1000}, usd: price.CallCost(1)}
-	})
+	}))
 	if err != nil {
 		return err
 	}

@@ -22,8 +22,10 @@ type call struct {
 	sf     surface
 	raw    []byte
 	req    *ir.Request
-	prompt int
-	usage  ir.Usage
+	// prompt is the tokenizer's count once counted is set.
+	prompt  int
+	counted bool
+	usage   ir.Usage
 }
 
 func (rl *Relay) chatHandler(sf surface) http.Handler {
@@ -136,15 +138,29 @@ func (rl *Relay) priceFor(p *auth.Principal, model string) (*billing.Price, erro
 	return rl.Billing.Price(model)
 }
 
-// estimate is the reservation: the counted prompt and the most output the
-// call may produce, plus the per-call price.
-func (c *call) estimate(price *billing.Price) charge {
-	c.prompt = countPrompt(c.model, c.req)
+// estimate is the reservation: the prompt and the most output the call may
+// produce, plus the per-call price. The prompt is first bounded from its
+// length, which costs nothing and is never below the tokenizer's count; the
+// tokenizer runs only when that bound does not fit, or later when the
+// upstream reports no usage.
+func (c *call) estimate(price *billing.Price, exact bool) charge {
+	prompt := promptBound(c.req)
+	if exact {
+		prompt = c.promptTokens()
+	}
 	maxOut := c.rl.Options.DefaultCompletionTokens
 	if c.req.MaxTokens != nil && *c.req.MaxTokens > 0 {
 		maxOut = *c.req.MaxTokens
 	}
-	return charge{usage: ir.Usage{InputTokens: c.prompt, OutputTokens: maxOut}, usd: price.CallCost(1)}
+	return charge{usage: ir.Usage{InputTokens: prompt, OutputTokens: maxOut}, usd: price.CallCost(1)}
+}
+
+// promptTokens is the prompt counted with the tokenizer, once per call.
+func (c *call) promptTokens() int {
+	if !c.counted {
+		c.prompt, c.counted = countPrompt(c.model, c.req), true
+	}
+	return c.prompt
 }
 
 func chatCapable(ch *routing.Channel) bool { return !isTaskOnly(ch.Type) }
@@ -155,7 +171,7 @@ func chatCapable(ch *routing.Channel) bool { return !isTaskOnly(ch.Type) }
 func (c *call) settleUsage(outputText func() string) {
 	u := c.usage.NonNegative()
 	if u.InputTokens == 0 {
-		u.InputTokens = c.prompt
+		u.InputTokens = c.promptTokens()
 	}
 	if u.OutputTokens == 0 && outputText != nil {
 		u.OutputTokens = tokenize.Count(c.model, outputText())
@@ -190,6 +206,37 @@ func countPrompt(model string, req *ir.Request) int {
 		texts = append(texts, partTexts(m.Parts))
 	}
 	return tokenize.Messages(model, texts)
+}
+
+// promptBound is an upper bound of a prompt's tokens without tokenizing:
+// a BPE token covers at least one byte, and each message adds the chat
+// framing countPrompt adds.
+func promptBound(req *ir.Request) int {
+	n := 3
+	if len(req.System) > 0 {
+		n += 3 + partBytes(req.System)
+	}
+	for _, m := range req.Messages {
+		n += 3 + partBytes(m.Parts)
+	}
+	return n
+}
+
+func partBytes(parts []ir.Part) int {
+	n := 0
+	for _, p := range parts {
+		switch p.Kind {
+		case ir.PartText:
+			n += len(p.Text)
+		case ir.PartToolCall:
+			n += len(p.ToolCall.Name) + len(p.ToolCall.Arguments)
+		case ir.PartToolResult:
+			n += partBytes(p.ToolResult.Content)
+		case ir.PartThinking:
+			n += len(p.Thinking.Text)
+		}
+	}
+	return n
 }
 
 func partTexts(parts []ir.Part) []string {

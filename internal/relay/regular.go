@@ -42,7 +42,7 @@ func (c *call) relayRegular(up protocol.Codec, resp *http.Response) error {
 			text = func() string { return contentText(res.Content) }
 		}
 		if res.Usage.InputTokens == 0 {
-			res.Usage.InputTokens = c.prompt
+			res.Usage.InputTokens = c.promptTokens()
 		}
 		if out, err = c.sf.codec.EncodeResponse(res); err != nil {
 			return err

@@ -253,7 +253,7 @@ func (c *call) pumpConverted(up protocol.Codec, rd *sse.Reader, sink *clientSink
 		case ir.EventDone:
 			if c.usage.InputTokens == 0 {
 				u := c.usage
-				u.InputTokens = c.prompt
+				u.InputTokens = c.promptTokens()
 				if err := enc.Encode(ir.Event{Type: ir.EventUsage, Usage: &u}); err != nil {
 					return err
 				}
