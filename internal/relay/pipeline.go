@@ -19,9 +19,9 @@ import (
 // playground) on the admitted-call core.
 type call struct {
 	callCore
-	sf     surface
-	raw    []byte
-	req    *ir.Request
+	sf  surface
+	raw []byte
+	req *ir.Request
 	// prompt is the tokenizer's count once counted is set.
 	prompt  int
 	counted bool
