@@ -32,11 +32,13 @@ type callCore struct {
 	dialect protocol.Format
 
 	principal *auth.Principal
-	model     string
-	price     *billing.Price
-	hold      *billing.Hold
-	channel   *routing.Channel
-	attempts  []attemptRecord
+	// table is the routing snapshot the call pinned at admission.
+	table    *routing.Table
+	model    string
+	price    *billing.Price
+	hold     *billing.Hold
+	channel  *routing.Channel
+	attempts []attemptRecord
 	// wrote is set once a byte reached the client: no retry after that.
 	wrote  bool
 	stream bool
@@ -88,7 +90,8 @@ type estimator func(p *billing.Price, exact bool) charge
 // key's group, prices it, and reserves the estimate. The estimate sees the
 // price, so per-call parts are reserved exactly as they will be charged.
 func (c *callCore) admit(estimate estimator) error {
-	price, err := c.rl.priceFor(c.principal, c.model)
+	c.table = c.rl.Router.Table()
+	price, err := c.rl.priceOn(c.table, c.principal, c.model)
 	if err != nil {
 		return err
 	}
@@ -131,7 +134,7 @@ func (c *callCore) quota(ch charge) (int64, error) {
 // plan is the routing snapshot's attempt list for the call's model, or the
 // 503 every surface answers when no channel can take it.
 func (c *callCore) plan(filter func(*routing.Channel) bool) ([]*routing.Channel, error) {
-	plan := c.rl.Router.Plan(c.principal.Group, c.model, c.rl.Options.RetryCount+1, filter)
+	plan := c.table.Plan(c.rl.Router.Health, c.principal.Group, c.model, c.rl.Options.RetryCount+1, filter)
 	if len(plan) == 0 {
 		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "no_available_channel",
 			Message: "no channel is available for model " + c.model + " right now"}

@@ -123,15 +123,15 @@ func (c *call) decode() error {
 	return nil
 }
 
-// priceFor checks that p may use model and that the model is routed for
-// p's group, and returns the model's price: the admission every surface
-// shares before it reserves.
-func (rl *Relay) priceFor(p *auth.Principal, model string) (*billing.Price, error) {
+// priceOn checks, on the request's pinned routing snapshot, that p may use
+// model and that the model is routed for p's group, and returns the model's
+// price: the admission every surface shares before it reserves.
+func (rl *Relay) priceOn(t *routing.Table, p *auth.Principal, model string) (*billing.Price, error) {
 	if !p.Allows(model) {
 		return nil, &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "model_not_allowed",
 			Message: "this API key may not use model " + model}
 	}
-	if !rl.Router.Table().Serves(p.Group, model) {
+	if !t.Serves(p.Group, model) {
 		return nil, &ir.Error{Status: 404, Kind: ir.KindNotFound, Code: "model_not_found", Param: "model",
 			Message: "model " + model + " does not exist or is not available to this key"}
 	}

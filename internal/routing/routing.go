@@ -112,12 +112,19 @@ func (r *Router) Table() *Table { return r.table.Load() }
 // Plan returns up to max channels to try for model in group, in order. A
 // filter, when given, drops channels that cannot serve this kind of call.
 func (r *Router) Plan(group, model string, max int, filter func(*Channel) bool) []*Channel {
-	tiers := r.table.Load().index[group][model]
+	return r.table.Load().Plan(r.Health, group, model, max, filter)
+}
+
+// Plan is Router.Plan on this snapshot, for a request that pinned it: the
+// admission that checked the model is served and the plan then agree even
+// when an administrator's change swaps the snapshot in between.
+func (t *Table) Plan(h *Health, group, model string, max int, filter func(*Channel) bool) []*Channel {
+	tiers := t.index[group][model]
 	plan := make([]*Channel, 0, max)
 	for _, tr := range tiers {
 		pool := make([]*Channel, 0, len(tr.channels))
 		for _, c := range tr.channels {
-			if r.Health.Cooling(c.ID) || (filter != nil && !filter(c)) {
+			if h.Cooling(c.ID) || (filter != nil && !filter(c)) {
 				continue
 			}
 			pool = append(pool, c)
