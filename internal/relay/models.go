@@ -140,6 +140,12 @@ func (rl *Relay) listAltModels(w http.ResponseWriter, r *http.Request) {
 			size = min(n, 1000)
 		}
 	}
+	if tok, asked := q["pageToken"]; asked && len(tok) == 1 && tok[0] == "" {
+		// A client that followed the last page's empty token is past the
+		// end: an empty last page stops it instead of starting over.
+		writeRaw(w, http.StatusOK, gemini.EncodeLastModelPage(nil))
+		return
+	}
 	offset := 0
 	if tok := q.Get("pageToken"); tok != "" {
 		n, err := gemini.DecodePageToken(tok)
@@ -159,6 +165,12 @@ func (rl *Relay) listAltModels(w http.ResponseWriter, r *http.Request) {
 	next := ""
 	if end < len(ids) {
 		next = gemini.EncodePageToken(end)
+	}
+	if next == "" && gemini.FromGoogleClient(r.Header) {
+		// The official clients page on until the token is absent, as
+		// Google's API leaves it out; everyone else gets SPEC's empty token.
+		writeRaw(w, http.StatusOK, gemini.EncodeLastModelPage(infos))
+		return
 	}
 	writeRaw(w, http.StatusOK, gemini.EncodeModelList(infos, next))
 }

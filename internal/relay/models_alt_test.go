@@ -113,3 +113,34 @@ func TestAlternateClientAskingForSeveralCandidatesIsToldItsOwnField(t *testing.T
 		t.Errorf("the refused request reached the upstream %d time(s)", len(fake.bodies))
 	}
 }
+
+func TestAnEmptyPageTokenAfterTheLastPageEndsTheListWithoutAToken(t *testing.T) {
+	e := newEnv(t)
+	e.channel("c", newFake(t, &fakeOpenAI{}).URL, func(c *store.Channel) { c.Models = []string{"a", "b"} })
+	req, _ := http.NewRequest("GET", e.srv.URL+"/v1beta/models?pageSize=1&pageToken=", nil)
+	req.Header.Set("x-goog-api-key", testKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readJSON(t, resp)
+	if _, has := body["nextPageToken"]; resp.StatusCode != 200 || has || len(body["models"].([]any)) != 0 {
+		t.Fatalf("status %d body %v, want an empty page without nextPageToken", resp.StatusCode, body)
+	}
+}
+
+func TestTheOfficialGoogleClientsLastPageHasNoTokenAsGooglesAPIAnswers(t *testing.T) {
+	e := newEnv(t)
+	e.channel("c", newFake(t, &fakeOpenAI{}).URL, func(c *store.Channel) { c.Models = []string{"a", "b"} })
+	req, _ := http.NewRequest("GET", e.srv.URL+"/v1beta/models?pageSize=5", nil)
+	req.Header.Set("x-goog-api-key", testKey)
+	req.Header.Set("x-goog-api-client", "google-genai-sdk/2.32.0 gl-node/v20.20.2")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readJSON(t, resp)
+	if _, has := body["nextPageToken"]; resp.StatusCode != 200 || has || len(body["models"].([]any)) != 2 {
+		t.Fatalf("status %d body %v, want both models and no nextPageToken", resp.StatusCode, body)
+	}
+}

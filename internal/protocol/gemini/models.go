@@ -3,6 +3,7 @@ package gemini
 import (
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -59,6 +60,27 @@ func EncodeModelList(models []ModelInfo, nextPageToken string) []byte {
 	}
 	b, _ := json.Marshal(out)
 	return b
+}
+
+// EncodeLastModelPage renders a last page the way Google's own API does,
+// without nextPageToken: the official Google Gen AI clients follow any token
+// that is present, the empty one included, and would page forever.
+func EncodeLastModelPage(models []ModelInfo) []byte {
+	out := struct {
+		Models []modelWire `json:"models"`
+	}{Models: make([]modelWire, len(models))}
+	for i, m := range models {
+		out.Models[i] = m.wire()
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+// FromGoogleClient reports whether a request comes from an official Google
+// Gen AI SDK, which labels itself in x-goog-api-client and User-Agent.
+func FromGoogleClient(h http.Header) bool {
+	const label = "google-genai-sdk/"
+	return strings.Contains(h.Get("x-goog-api-client"), label) || strings.Contains(h.Get("User-Agent"), label)
 }
 
 // EncodeModel renders one model, for GET /v1beta/models/{model}.
