@@ -46,6 +46,7 @@ type Store interface {
 	Prices() PriceRepo
 	Logs() LogRepo
 	Ledger() LedgerRepo
+	Sessions() SessionRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through
@@ -58,6 +59,24 @@ type UserRepo interface {
 	// Update writes username, password hash, role, group and status.
 	Update(ctx context.Context, u *User) error
 	Delete(ctx context.Context, id int64) error
+}
+
+// SessionRepo stores console sessions. They live in the database rather
+// than only in a signed cookie so that ending one (logout, a password
+// change) takes effect on every node at once.
+type SessionRepo interface {
+	Create(ctx context.Context, s *Session) error
+	// Get returns the session with this id hash; a missing one is
+	// ErrNotFound. Expiry is the caller's to check.
+	Get(ctx context.Context, idHash string) (*Session, error)
+	// Delete ends one session; ending a missing one is not an error.
+	Delete(ctx context.Context, idHash string) error
+	// DeleteUser ends every session of userID except the one whose hash is
+	// keep (none when keep is empty).
+	DeleteUser(ctx context.Context, userID int64, keep string) error
+	// DeleteExpired removes sessions that ended before now and reports how
+	// many it removed.
+	DeleteExpired(ctx context.Context, now time.Time) (int64, error)
 }
 
 // GroupRepo stores pricing groups.
