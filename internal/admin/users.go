@@ -240,6 +240,11 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err := a.d.Store.Users().Update(r.Context(), u); err != nil {
 		return err
 	}
+	if in.f.has("password") {
+		if err := a.endSessionsAfterPasswordSet(r, u.ID); err != nil {
+			return err
+		}
+	}
 	if in.f.has("quota") {
 		if err := a.setUserQuota(r.Context(), u.ID, in.quota); err != nil {
 			return err
@@ -247,6 +252,17 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	}
 	a.d.Keys.Invalidate()
 	return a.writeUser(w, r, http.StatusOK, u)
+}
+
+// endSessionsAfterPasswordSet signs the user out everywhere once a new
+// password is set, keeping only the caller's own session when users change
+// their own password here.
+func (a *API) endSessionsAfterPasswordSet(r *http.Request, userID int64) error {
+	keep := ""
+	if _, s, ok := a.session(r); ok && s.UserID == userID {
+		keep = s.IDHash
+	}
+	return a.d.Sessions.EndAll(r.Context(), userID, keep)
 }
 
 func (in *userInput) apply(u *store.User) error {
