@@ -204,7 +204,7 @@ func (a *App) buildHandler() {
 	plugin.NewAdminAPI(plugin.AdminDeps{Registry: a.plugins, RootToken: a.Config.RootToken,
 		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
 	mux.Handle("/", fallback(a.tasks, web.Handler()))
-	a.Handler = accept(a.Log, mux)
+	a.Handler = accept(a.Log, browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, mux))
 }
 
 // Prepare creates the root user and applies the seed; it returns the
