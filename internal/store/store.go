@@ -31,6 +31,15 @@ type LogFilter struct {
 	Since     time.Time
 }
 
+// TokenFilter narrows a token listing; zero values do not filter.
+type TokenFilter struct {
+	UserID int64
+	// OwnerRoles, when set, keeps only keys whose owner has one of these
+	// roles or is the user Self: what an administrator may manage.
+	OwnerRoles []string
+	Self       int64
+}
+
 // Store is every repository the gateway uses. Implementations are safe for
 // concurrent use.
 type Store interface {
@@ -96,6 +105,8 @@ type TokenRepo interface {
 	GetByName(ctx context.Context, userID int64, name string) (*Token, error)
 	// List lists tokens; userID 0 lists every user's.
 	List(ctx context.Context, userID int64, p Page) ([]Token, int, error)
+	// ListFiltered lists the tokens f selects.
+	ListFiltered(ctx context.Context, f TokenFilter, p Page) ([]Token, int, error)
 	// Update writes name, models, expiry and status.
 	Update(ctx context.Context, t *Token) error
 	// SetQuota overwrites the key's remaining quota; -1 makes it unlimited
