@@ -245,6 +245,13 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 			return err
 		}
 	}
+	// A disabled account is refused anyway; ending its sessions as well
+	// means enabling it again does not revive them.
+	if in.f.has("status") && u.Status == store.StatusDisabled {
+		if err := a.d.Sessions.EndAll(r.Context(), u.ID, ""); err != nil {
+			return err
+		}
+	}
 	if in.f.has("quota") {
 		if err := a.setUserQuota(r.Context(), u.ID, in.quota); err != nil {
 			return err
@@ -316,6 +323,11 @@ func (a *API) deleteUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 		return errorf(http.StatusConflict, "conflict", "you cannot delete your own account")
 	}
 	if err := a.d.Store.Users().Delete(r.Context(), u.ID); err != nil {
+		return err
+	}
+	// Ids are not reused on every database, but a stale session row must
+	// not outlive its user either way.
+	if err := a.d.Sessions.EndAll(r.Context(), u.ID, ""); err != nil {
 		return err
 	}
 	a.d.Billing.Balances().Forget(u.ID, 0)
