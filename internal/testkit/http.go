@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
 )
 
 // DoRaw sends one request to the gateway and returns the response, whose
@@ -75,7 +77,7 @@ func (g *Gateway) Login(t testing.TB, username, password string) *http.Cookie {
 		t.Fatalf("testkit: login as %s: %d %s", username, resp.StatusCode, raw)
 	}
 	for _, c := range resp.Cookies() {
-		if c.Name == "turnpike_session" {
+		if c.Name == auth.SessionCookie {
 			return &http.Cookie{Name: c.Name, Value: c.Value}
 		}
 	}
