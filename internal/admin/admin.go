@@ -4,6 +4,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -16,10 +17,12 @@ import (
 
 // Deps is what the administration API works with.
 type Deps struct {
-	Store     store.Store
-	Billing   *billing.Service
-	Keys      *auth.Keys
-	Sessions  *auth.Sessions
+	Store    store.Store
+	Billing  *billing.Service
+	Keys     *auth.Keys
+	Sessions *auth.Sessions
+	// Throttle limits failed sign-ins; nil counts them in this process.
+	Throttle  *auth.LoginThrottle
 	Router    *routing.Router
 	RootToken string
 	Version   string
@@ -51,6 +54,9 @@ func New(d Deps) *API {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if d.Throttle == nil {
+		d.Throttle = auth.NewLoginThrottle(auth.NewMemoryCounter(), auth.DefaultThrottleLimits)
+	}
 	return &API{d: d, log: log}
 }
 
@@ -65,6 +71,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.route(mux, "GET /metrics", "", "metrics", a.metrics)
 	a.route(mux, "POST /api/auth/login", "", "user", a.login)
 	a.route(mux, "POST /api/auth/logout", "", "session", a.logout)
+	a.route(mux, "POST /api/auth/password", store.RoleUser, "user", a.changePassword)
 	a.route(mux, "GET /api/auth/me", store.RoleUser, "user", a.me)
 
 	a.routeUsers(mux)
@@ -126,25 +133,34 @@ func (a *API) principal(r *http.Request) (*auth.Principal, bool) {
 func (a *API) SessionOrRoot(r *http.Request) (*auth.Principal, bool) { return a.principal(r) }
 
 // SessionPrincipal resolves the session cookie into its user, for other
-// surfaces (the playground) that share the console's sign-in. Disabled and
-// deleted users have no session.
+// surfaces (the playground) that share the console's sign-in. Ended
+// sessions and disabled or deleted users have none.
 func (a *API) SessionPrincipal(r *http.Request) (*auth.Principal, bool) {
+	p, _, ok := a.session(r)
+	return p, ok
+}
+
+// session resolves the session cookie into its user and the session itself.
+func (a *API) session(r *http.Request) (*auth.Principal, *auth.Session, bool) {
 	if a.d.Sessions == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	c, err := r.Cookie(auth.SessionCookie)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
-	id, ok := a.d.Sessions.Verify(c.Value)
-	if !ok {
-		return nil, false
+	s, err := a.d.Sessions.Resolve(r.Context(), c.Value)
+	if err != nil {
+		if !errors.Is(err, auth.ErrNoSession) {
+			a.log.Warn("session check failed", "err", err)
+		}
+		return nil, nil, false
 	}
-	u, err := a.d.Store.Users().Get(r.Context(), id)
+	u, err := a.d.Store.Users().Get(r.Context(), s.UserID)
 	if err != nil || u.Status != store.StatusEnabled {
-		return nil, false
+		return nil, nil, false
 	}
-	return &auth.Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group}, true
+	return &auth.Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group}, s, true
 }
 
 // reload makes routing and billing see a change to channels, prices or groups.

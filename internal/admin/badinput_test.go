@@ -50,3 +50,19 @@ func TestBadInputIsNeverA500(t *testing.T) {
 		}
 	}
 }
+
+// TestHugePagesAreBadInput: a page number whose offset does not fit in an
+// integer is the client's mistake, not a server failure.
+func TestHugePagesAreBadInput(t *testing.T) {
+	e := newEnv(t)
+	for _, path := range []string{"/api/users", "/api/tokens", "/api/channels", "/api/logs", "/api/ledger"} {
+		for _, page := range []string{"9223372036854775807", "4611686018427387904", "1000001"} {
+			t.Run(path+"?page="+page, func(t *testing.T) {
+				r := e.do("root", "GET", path+"?page="+page+"&page_size=1000", "")
+				if r.status != 400 || !strings.Contains(r.raw, "page") {
+					t.Fatalf("status %d %s, want a 400 naming page", r.status, r.raw)
+				}
+			})
+		}
+	}
+}

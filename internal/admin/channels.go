@@ -245,7 +245,7 @@ func (a *API) createChannel(w http.ResponseWriter, r *http.Request, _ *auth.Prin
 	return nil
 }
 
-func (a *API) patchChannel(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+func (a *API) patchChannel(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	c, err := a.loadChannel(r)
 	if err != nil {
 		return err
@@ -254,12 +254,17 @@ func (a *API) patchChannel(w http.ResponseWriter, r *http.Request, _ *auth.Princ
 	if err != nil {
 		return err
 	}
+	before := c.BaseURL
 	if err := applyChannel(f, c); err != nil {
 		return err
 	}
 	a.d.fillPluginBaseURL(c)
 	if err := checkChannel(c); err != nil {
 		return err
+	}
+	if !f.has("key") && p.Role != store.RoleRoot && !sameOrigin(before, c.BaseURL) {
+		return badField("key", "is required when base_url moves the channel to another host: "+
+			"a stored key is only ever sent to the host it was given for")
 	}
 	if err := a.d.Store.Channels().Update(r.Context(), c); err != nil {
 		return err
@@ -274,6 +279,19 @@ func (a *API) patchChannel(w http.ResponseWriter, r *http.Request, _ *auth.Princ
 	}
 	writeJSON(w, http.StatusOK, a.channelView(c))
 	return nil
+}
+
+// sameOrigin reports whether two base URLs reach the same scheme, host and
+// port. Keys are write-only so that an administrator who may edit a
+// channel still cannot read its key; pointing the channel at a host of
+// their own and pressing "test" would otherwise hand it over.
+func sameOrigin(a, b string) bool {
+	ua, errA := url.Parse(upstream.NormalizeBaseURL(a))
+	ub, errB := url.Parse(upstream.NormalizeBaseURL(b))
+	if errA != nil || errB != nil {
+		return false
+	}
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
 }
 
 func (a *API) resetHealth(id int64) {

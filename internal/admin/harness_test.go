@@ -54,7 +54,7 @@ func newEnv(t *testing.T) *env {
 		Store:     st,
 		Billing:   billing.NewService(billing.NewMemoryBalances(st), w, 500000),
 		Keys:      auth.NewKeys(st, time.Minute),
-		Sessions:  auth.NewSessions("test-secret", time.Hour),
+		Sessions:  auth.NewSessions(st.Sessions(), "test-secret", time.Hour),
 		Router:    routing.NewRouter(routing.NewHealth(time.Minute)),
 		RootToken: testRootToken,
 		Version:   "1.2.3-test",
@@ -155,7 +155,10 @@ func (e *env) do(who, method, path, body string) response {
 		if !ok {
 			e.t.Fatalf("no fixture user %q", who)
 		}
-		tok, _ := e.d.Sessions.Issue(id)
+		tok, _, err := e.d.Sessions.Start(context.Background(), id)
+		if err != nil {
+			e.t.Fatalf("start a session: %v", err)
+		}
 		req.AddCookie(&http.Cookie{Name: auth.SessionCookie, Value: tok})
 	}
 	rec := httptest.NewRecorder()

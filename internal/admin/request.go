@@ -150,6 +150,9 @@ func queryID(r *http.Request, name string) (int64, error) {
 const (
 	defaultPageSize = 20
 	maxPageSize     = 1000
+	// maxPage keeps (page-1)*page_size far inside every integer the
+	// databases take for OFFSET; a larger page would wrap around.
+	maxPage = 1_000_000
 )
 
 // parsePage reads ?page= and ?page_size=; both are optional.
@@ -169,6 +172,9 @@ func parsePage(r *http.Request) (store.Page, error) {
 			return p, badRequest("%s must be a positive integer, got %q", it.name, s)
 		}
 		*it.dst = n
+	}
+	if p.Page > maxPage {
+		return p, badRequest("page must be at most %d, got %d", maxPage, p.Page)
 	}
 	p.PageSize = min(p.PageSize, maxPageSize)
 	return p, nil

@@ -3,7 +3,9 @@ package admin
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -48,45 +50,146 @@ var dummyHash = sync.OnceValue(func() string {
 var errBadLogin = errorf(http.StatusUnauthorized, "invalid_credentials", "wrong username or password")
 
 func (a *API) login(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
-	f, err := readFields(w, r, "username", "password")
+	username, password, err := readLogin(w, r)
 	if err != nil {
 		return err
 	}
-	var username, password string
-	if _, err := get(f, "username", &username); err != nil {
+	if err := a.throttled(w, r, username); err != nil {
 		return err
 	}
-	if _, err := get(f, "password", &password); err != nil {
-		return err
-	}
-	if username == "" || password == "" {
-		return badRequest("username and password are required")
-	}
-	u, err := a.d.Store.Users().GetByUsername(r.Context(), username)
-	if errors.Is(err, store.ErrNotFound) {
-		// Spend the same bcrypt time as for a real user, so response
-		// times do not tell which usernames exist.
-		auth.CheckPassword(dummyHash(), password)
-		return errBadLogin
-	}
+	u, err := a.checkLogin(r.Context(), username, password)
 	if err != nil {
 		return err
 	}
-	if !auth.CheckPassword(u.PasswordHash, password) {
+	if u == nil {
+		a.loginFailed(r, username)
 		return errBadLogin
 	}
-	if u.Status != store.StatusEnabled {
-		return forbidden("this account is disabled")
+	if err := a.d.Throttle.Succeeded(r.Context(), username); err != nil {
+		a.log.Warn("sign-in throttle: cannot clear the account's count", "err", err)
 	}
-	token, exp := a.d.Sessions.Issue(u.ID)
+	token, exp, err := a.d.Sessions.Start(r.Context(), u.ID)
+	if err != nil {
+		return err
+	}
 	http.SetCookie(w, &http.Cookie{Name: auth.SessionCookie, Value: token, Path: "/", Expires: exp,
 		HttpOnly: true, Secure: a.d.Secure, SameSite: http.SameSiteLaxMode})
 	return a.writeUser(w, r, http.StatusOK, u)
 }
 
-func (a *API) logout(w http.ResponseWriter, _ *http.Request, _ *auth.Principal) error {
+func readLogin(w http.ResponseWriter, r *http.Request) (username, password string, err error) {
+	f, err := readFields(w, r, "username", "password")
+	if err != nil {
+		return "", "", err
+	}
+	if err := firstErr(getString(f, "username", &username), getString(f, "password", &password)); err != nil {
+		return "", "", err
+	}
+	if username == "" || password == "" {
+		return "", "", badRequest("username and password are required")
+	}
+	return username, password, nil
+}
+
+// checkLogin returns the user whose password this is, or nil. It runs
+// bcrypt exactly once whatever the outcome, and a disabled account fails
+// exactly like a wrong password: neither the answer nor its timing may
+// tell a guesser that a username exists or that a guessed password was
+// right.
+func (a *API) checkLogin(ctx context.Context, username, password string) (*store.User, error) {
+	u, err := a.d.Store.Users().GetByUsername(ctx, username)
+	if errors.Is(err, store.ErrNotFound) {
+		auth.CheckPassword(dummyHash(), password)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !auth.CheckPassword(u.PasswordHash, password) || u.Status != store.StatusEnabled {
+		return nil, nil
+	}
+	return u, nil
+}
+
+// throttled answers 429 before any password is checked when the account
+// or the client's address has failed too often. A throttle that cannot
+// count (Redis down) lets the sign-in through rather than lock everyone out.
+func (a *API) throttled(w http.ResponseWriter, r *http.Request, username string) error {
+	wait, err := a.d.Throttle.Blocked(r.Context(), username, r)
+	if err != nil {
+		a.log.Warn("sign-in throttle unavailable", "err", err)
+		return nil
+	}
+	if wait <= 0 {
+		return nil
+	}
+	secs := int64(math.Ceil(wait.Seconds()))
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	return errorf(http.StatusTooManyRequests, "too_many_attempts",
+		"too many failed sign-ins; try again in %d seconds", secs)
+}
+
+func (a *API) loginFailed(r *http.Request, username string) {
+	if err := a.d.Throttle.Failed(r.Context(), username, r); err != nil {
+		a.log.Warn("sign-in throttle: cannot count a failure", "err", err)
+	}
+}
+
+// logout ends the session on the server, so a copy of the cookie kept
+// anywhere stops working too, and then clears the cookie.
+func (a *API) logout(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+	if c, err := r.Cookie(auth.SessionCookie); err == nil && a.d.Sessions != nil {
+		if err := a.d.Sessions.End(r.Context(), c.Value); err != nil {
+			return err
+		}
+	}
 	http.SetCookie(w, &http.Cookie{Name: auth.SessionCookie, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, Secure: a.d.Secure, SameSite: http.SameSiteLaxMode})
+	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
+	return nil
+}
+
+// changePassword sets a signed-in user's own password and ends every other
+// session of that user: whoever else held one (perhaps the reason for the
+// change) is signed out, while the caller stays signed in.
+func (a *API) changePassword(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+	p, sess, ok := a.session(r)
+	if !ok {
+		return badRequest("sign in to change your password; the root token has no password")
+	}
+	f, err := readFields(w, r, "old", "new")
+	if err != nil {
+		return err
+	}
+	var oldPw, newPw string
+	if err := firstErr(getString(f, "old", &oldPw), getString(f, "new", &newPw)); err != nil {
+		return err
+	}
+	if newPw == "" || len(newPw) > 72 {
+		return badField("new", "must be 1 to 72 bytes")
+	}
+	// The old password is guessed through a stolen session as easily as
+	// through the login form, so the same throttle applies.
+	if err := a.throttled(w, r, p.Username); err != nil {
+		return err
+	}
+	u, err := a.checkLogin(r.Context(), p.Username, oldPw)
+	if err != nil {
+		return err
+	}
+	if u == nil {
+		a.loginFailed(r, p.Username)
+		return badField("old", "is not the current password")
+	}
+	if u.PasswordHash, err = auth.HashPassword(newPw); err != nil {
+		return err
+	}
+	if err := a.d.Store.Users().Update(r.Context(), u); err != nil {
+		return err
+	}
+	if err := a.d.Sessions.EndAll(r.Context(), u.ID, sess.IDHash); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
 	return nil
 }

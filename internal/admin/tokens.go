@@ -60,10 +60,33 @@ func (a *API) loadToken(r *http.Request, p *auth.Principal) (*store.Token, error
 	if err != nil {
 		return nil, err
 	}
-	if !p.AtLeast(store.RoleAdmin) && t.UserID != p.UserID {
+	if t.UserID == p.UserID || p.Role == store.RoleRoot {
+		return t, nil
+	}
+	if !p.AtLeast(store.RoleAdmin) {
+		return nil, notFound("token")
+	}
+	owner, err := a.d.Store.Users().Get(r.Context(), t.UserID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if err == nil && !mayManage(p, owner) {
 		return nil, notFound("token")
 	}
 	return t, nil
+}
+
+// tokenFilter is what a listing may show p: root every key, a user only
+// its own, an administrator its own and those of the users below it
+// (the same rule as for managing users).
+func tokenFilter(p *auth.Principal, userID int64) store.TokenFilter {
+	switch {
+	case p.Role == store.RoleRoot:
+		return store.TokenFilter{UserID: userID}
+	case p.AtLeast(store.RoleAdmin):
+		return store.TokenFilter{UserID: userID, OwnerRoles: []string{store.RoleUser}, Self: p.UserID}
+	}
+	return store.TokenFilter{UserID: p.UserID}
 }
 
 func (a *API) listTokens(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
@@ -75,13 +98,10 @@ func (a *API) listTokens(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err != nil {
 		return err
 	}
-	if !p.AtLeast(store.RoleAdmin) {
-		userID = p.UserID
-	}
 	if err := a.flush(r.Context()); err != nil {
 		return err
 	}
-	tokens, total, err := a.d.Store.Tokens().List(r.Context(), userID, page)
+	tokens, total, err := a.d.Store.Tokens().ListFiltered(r.Context(), tokenFilter(p, userID), page)
 	if err != nil {
 		return err
 	}
@@ -194,11 +214,15 @@ func (a *API) owner(ctx context.Context, p *auth.Principal, in *tokenInput) (int
 		}
 		id = u.ID
 	}
-	if _, err := a.d.Store.Users().Get(ctx, id); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return 0, notFound("user")
-		}
+	u, err := a.d.Store.Users().Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, notFound("user")
+	}
+	if err != nil {
 		return 0, err
+	}
+	if !mayManage(p, u) {
+		return 0, forbidden("only root may manage the keys of a user with role %s", u.Role)
 	}
 	return id, nil
 }
@@ -211,8 +235,10 @@ func (a *API) createToken(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	if !in.f.has("name") {
 		return badField("name", "is required")
 	}
-	if in.f.has("key") && !p.AtLeast(store.RoleAdmin) {
-		return forbidden("only administrators may choose a key; leave key out to get a random one")
+	// A chosen value is for root and the seed file: it lets whoever
+	// chooses it know the key, which nobody else may for another's key.
+	if in.f.has("key") && p.Role != store.RoleRoot {
+		return forbidden("only root may choose a key's value; leave key out to get a random one")
 	}
 	userID, err := a.owner(r.Context(), p, in)
 	if err != nil {

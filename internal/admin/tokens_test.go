@@ -58,7 +58,8 @@ func TestTokenScenarios(t *testing.T) {
 		{name: "a missing key is 404", who: "admin", method: "GET", path: "/api/tokens/424242", status: 404},
 		{name: "a non-numeric key id is 400", who: "admin", method: "GET", path: "/api/tokens/1e3", status: 400},
 		{name: "a user cannot choose the key", who: "alice", method: "POST", path: "/api/tokens", body: `{"name":"mine","key":"sk-chosen-by-alice"}`, status: 403},
-		{name: "an admin may choose the key", who: "admin", method: "POST", path: "/api/tokens", body: `{"name":"migrated","key":"sk-migrated-key-1","user_id":{bob}}`, status: 200,
+		{name: "an admin cannot choose the key", who: "admin", method: "POST", path: "/api/tokens", body: `{"name":"chosen","key":"sk-chosen-by-admin","user_id":{bob}}`, status: 403},
+		{name: "root may choose the key", who: "root", method: "POST", path: "/api/tokens", body: `{"name":"migrated","key":"sk-migrated-key-1","user_id":{bob}}`, status: 200,
 			want: map[string]any{"key": "sk-migrated-key-1", "user_id": "{bob}"}},
 		{name: "a user cannot create keys for others", who: "alice", method: "POST", path: "/api/tokens", body: `{"name":"x","user_id":{bob}}`, status: 403},
 		{name: "a key for a missing user is 404", who: "admin", method: "POST", path: "/api/tokens", body: `{"name":"x","user_id":999999}`, status: 404},
@@ -142,4 +143,29 @@ func TestDisablingAKeyTakesEffectAtOnce(t *testing.T) {
 	if _, err := e.d.Keys.Authenticate(ctx, key); err == nil {
 		t.Fatal("a disabled key still authenticates from the cache")
 	}
+}
+
+// TestAdminsManageOnlyKeysOfUsersBelowThem applies the users rule to keys:
+// an administrator manages its own keys and those of plain users, never
+// root's or another administrator's, and cannot even see them.
+func TestAdminsManageOnlyKeysOfUsersBelowThem(t *testing.T) {
+	e := newEnv(t)
+	remember := func(name string) func(t *testing.T, e *env, r response) {
+		return func(t *testing.T, e *env, r response) { e.ids[name] = int64(r.body["id"].(float64)) }
+	}
+	e.run([]scenario{
+		{name: "root makes a key of its own", who: "root", method: "POST", path: "/api/tokens", body: `{"name":"root-key"}`, status: 200, check: remember("rootkey")},
+		{name: "admin2 makes a key of its own", who: "admin2", method: "POST", path: "/api/tokens", body: `{"name":"admin2-key"}`, status: 200, check: remember("admin2key")},
+		{name: "an admin cannot create a key owned by root", who: "admin", method: "POST", path: "/api/tokens", body: `{"name":"planted","user_id":{root}}`, status: 403},
+		{name: "an admin cannot plant a chosen key on root", who: "admin", method: "POST", path: "/api/tokens", body: `{"name":"planted","key":"sk-planted-on-root","user_id":{root}}`, status: 403},
+		{name: "an admin cannot create a key for another admin", who: "admin", method: "POST", path: "/api/tokens", body: `{"name":"planted","user_id":{admin2}}`, status: 403},
+		{name: "an admin still creates keys for users", who: "admin", method: "POST", path: "/api/tokens", body: `{"name":"for-bob","user_id":{bob}}`, status: 200},
+		{name: "an admin's listing leaves out root's and other admins' keys", who: "admin", method: "GET", path: "/api/tokens", status: 200, check: wantTotal(1)},
+		{name: "an admin asking for root's keys gets none", who: "admin", method: "GET", path: "/api/tokens?user_id={root}", status: 200, check: wantTotal(0)},
+		{name: "an admin cannot read root's key", who: "admin", method: "GET", path: "/api/tokens/{rootkey}", status: 404},
+		{name: "an admin cannot disable root's key", who: "admin", method: "PATCH", path: "/api/tokens/{rootkey}", body: `{"status":"disabled"}`, status: 404},
+		{name: "an admin cannot delete another admin's key", who: "admin", method: "DELETE", path: "/api/tokens/{admin2key}", status: 404},
+		{name: "root sees every key", who: "root", method: "GET", path: "/api/tokens", status: 200, check: wantTotal(3)},
+		{name: "root's key is still enabled", who: "root", method: "GET", path: "/api/tokens/{rootkey}", status: 200, want: map[string]any{"status": "enabled"}},
+	})
 }

@@ -240,6 +240,18 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err := a.d.Store.Users().Update(r.Context(), u); err != nil {
 		return err
 	}
+	if in.f.has("password") {
+		if err := a.endSessionsAfterPasswordSet(r, u.ID); err != nil {
+			return err
+		}
+	}
+	// A disabled account is refused anyway; ending its sessions as well
+	// means enabling it again does not revive them.
+	if in.f.has("status") && u.Status == store.StatusDisabled {
+		if err := a.d.Sessions.EndAll(r.Context(), u.ID, ""); err != nil {
+			return err
+		}
+	}
 	if in.f.has("quota") {
 		if err := a.setUserQuota(r.Context(), u.ID, in.quota); err != nil {
 			return err
@@ -247,6 +259,17 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	}
 	a.d.Keys.Invalidate()
 	return a.writeUser(w, r, http.StatusOK, u)
+}
+
+// endSessionsAfterPasswordSet signs the user out everywhere once a new
+// password is set, keeping only the caller's own session when users change
+// their own password here.
+func (a *API) endSessionsAfterPasswordSet(r *http.Request, userID int64) error {
+	keep := ""
+	if _, s, ok := a.session(r); ok && s.UserID == userID {
+		keep = s.IDHash
+	}
+	return a.d.Sessions.EndAll(r.Context(), userID, keep)
 }
 
 func (in *userInput) apply(u *store.User) error {
@@ -300,6 +323,11 @@ func (a *API) deleteUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 		return errorf(http.StatusConflict, "conflict", "you cannot delete your own account")
 	}
 	if err := a.d.Store.Users().Delete(r.Context(), u.ID); err != nil {
+		return err
+	}
+	// Ids are not reused on every database, but a stale session row must
+	// not outlive its user either way.
+	if err := a.d.Sessions.EndAll(r.Context(), u.ID, ""); err != nil {
 		return err
 	}
 	a.d.Billing.Balances().Forget(u.ID, 0)

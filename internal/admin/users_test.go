@@ -121,7 +121,8 @@ func TestDisabledUsersLoseTheirSession(t *testing.T) {
 		{name: "admin disables bob", who: "admin", method: "PATCH", path: "/api/users/{bob}", body: `{"status":"disabled"}`, status: 200,
 			want: map[string]any{"status": "disabled"}},
 		{name: "bob's session no longer works", who: "bob", method: "GET", path: "/api/auth/me", status: 401},
-		{name: "bob cannot sign in", method: "POST", path: "/api/auth/login", body: `{"username":"bob","password":"bob-pass"}`, status: 403},
+		{name: "bob cannot sign in, answered like a wrong password", method: "POST", path: "/api/auth/login", body: `{"username":"bob","password":"bob-pass"}`, status: 401,
+			want: map[string]any{"error.code": "invalid_credentials"}},
 	})
 }
 

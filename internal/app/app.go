@@ -122,11 +122,12 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.Writer = billing.NewWriter(a.Store, a.Log, 100*time.Millisecond, 1024)
 	a.Billing = billing.NewService(balances, a.Writer, cfg.QuotaPerUSD)
 	a.Keys = auth.NewKeys(a.Store, 10*time.Second)
-	a.Sessions = auth.NewSessions(a.Config.CryptoSecret, 7*24*time.Hour)
+	a.Sessions = auth.NewSessions(a.Store.Sessions(), a.Config.CryptoSecret, 7*24*time.Hour)
 	a.Router = routing.NewRouter(routing.NewHealth(time.Duration(cfg.ChannelCooldown) * time.Second))
 	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.sql, Logger: a.Log})
 	a.adminDeps = admin.Deps{
 		Store: a.Store, Billing: a.Billing, Keys: a.Keys, Sessions: a.Sessions, Router: a.Router,
+		Throttle:  auth.NewLoginThrottle(a.failureCounter(), auth.DefaultThrottleLimits),
 		RootToken: cfg.RootToken, Version: Version, Logger: a.Log, Reload: a.reload,
 		TestChannel: a.testChannel, Metrics: promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}),
 		MetricsAdminOnly: !cfg.MetricsPublic, Secure: strings.HasPrefix(a.Config.Address(), "https://"),
@@ -135,7 +136,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.Admin = admin.New(a.adminDeps)
 	a.tasks = task.New(task.Deps{
 		Store: a.sql, Billing: a.Billing, Router: a.Router, Keys: a.Keys, Generations: a.plugins,
-		Client: newUpstreamClient(), Logger: a.Log, RootToken: cfg.RootToken, Sessions: a.Sessions,
+		Client: newUpstreamClient(), Logger: a.Log, RootToken: cfg.RootToken,
 		APIPrincipal: a.Admin.SessionOrRoot,
 		Options: task.Options{
 			PollInterval: cfg.PollInterval(), MaxFailures: cfg.TaskPollMaxFails,
@@ -160,6 +161,15 @@ func (a *App) buildServices(balances billing.Balances) {
 			UpstreamTimeout:  time.Duration(cfg.UpstreamTimeout) * time.Second,
 		},
 	})
+}
+
+// failureCounter counts failed sign-ins where every node sees them: in
+// Redis when nodes share one, else in this process.
+func (a *App) failureCounter() auth.Counter {
+	if a.redis != nil {
+		return auth.NewRedisCounter(a.redis)
+	}
+	return auth.NewMemoryCounter()
 }
 
 // The task service serves the standard endpoints for plugin-claimed models.
@@ -194,7 +204,7 @@ func (a *App) buildHandler() {
 	plugin.NewAdminAPI(plugin.AdminDeps{Registry: a.plugins, RootToken: a.Config.RootToken,
 		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
 	mux.Handle("/", fallback(a.tasks, web.Handler()))
-	a.Handler = accept(a.Log, mux)
+	a.Handler = accept(a.Log, browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, mux))
 }
 
 // Prepare creates the root user and applies the seed; it returns the

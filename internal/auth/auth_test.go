@@ -3,33 +3,7 @@ package auth
 import (
 	"strings"
 	"testing"
-	"time"
 )
-
-func TestSessionsAcceptOwnTokensOnly(t *testing.T) {
-	s := NewSessions("secret", time.Hour)
-	tok, _ := s.Issue(42)
-	if id, ok := s.Verify(tok); !ok || id != 42 {
-		t.Fatalf("valid token rejected: %v %v", id, ok)
-	}
-	other := NewSessions("rotated", time.Hour)
-	if _, ok := other.Verify(tok); ok {
-		t.Fatal("token accepted after the secret rotated")
-	}
-	forged := strings.Replace(tok, "42.", "1.", 1)
-	if _, ok := s.Verify(forged); ok {
-		t.Fatal("forged user id accepted")
-	}
-	s.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
-	if _, ok := s.Verify(tok); ok {
-		t.Fatal("expired token accepted")
-	}
-	for _, junk := range []string{"", ".", "a.b", "1.2.3", "x.y.z.w"} {
-		if _, ok := s.Verify(junk); ok {
-			t.Fatalf("junk %q accepted", junk)
-		}
-	}
-}
 
 func TestKeysAreRandomHashedAndMasked(t *testing.T) {
 	a, b := NewKey(), NewKey()
@@ -55,16 +29,4 @@ func TestPrincipalModelAllowList(t *testing.T) {
 	if !(&Principal{Role: "root"}).AtLeast("admin") || (&Principal{Role: "user"}).AtLeast("admin") {
 		t.Fatal("role order wrong")
 	}
-}
-
-func FuzzSessionVerify(f *testing.F) {
-	s := NewSessions("k", time.Hour)
-	tok, _ := s.Issue(7)
-	f.Add(tok)
-	f.Add("1.2.x")
-	f.Fuzz(func(t *testing.T, in string) {
-		if id, ok := s.Verify(in); ok && in != tok && id != 7 {
-			t.Fatalf("forged token %q accepted", in)
-		}
-	})
 }

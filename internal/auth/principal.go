@@ -6,8 +6,9 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -69,10 +70,16 @@ func From(ctx context.Context) *Principal {
 
 // Keys authenticates API keys with a short-lived cache in front of the store.
 type Keys struct {
-	st    store.Store
-	ttl   time.Duration
-	cache sync.Map // key hash → *cached
-	now   func() time.Time
+	st  store.Store
+	ttl time.Duration
+	now func() time.Time
+	// known holds keys that exist (usable or not); unknown holds misses for
+	// a much shorter time, so a key created on another node works almost
+	// at once while repeats of one wrong key still spare the database.
+	// Both are bounded: a flood of random keys evicts old misses instead
+	// of growing memory.
+	known   *lru.Cache[string, *cached]
+	unknown *lru.Cache[string, *cached]
 }
 
 type cached struct {
@@ -82,14 +89,26 @@ type cached struct {
 	until   time.Time
 }
 
+const (
+	knownKeysCached   = 16_384
+	unknownKeysCached = 4_096
+	// unknownKeyTTL bounds how long a key created elsewhere is refused here.
+	unknownKeyTTL = 2 * time.Second
+)
+
 // NewKeys returns a key authenticator whose cache entries live for ttl, the
 // longest a change made on another node can take to be seen here.
 func NewKeys(st store.Store, ttl time.Duration) *Keys {
-	return &Keys{st: st, ttl: ttl, now: time.Now}
+	known, _ := lru.New[string, *cached](knownKeysCached)
+	unknown, _ := lru.New[string, *cached](unknownKeysCached)
+	return &Keys{st: st, ttl: ttl, now: time.Now, known: known, unknown: unknown}
 }
 
 // Invalidate drops every cached key, after users or tokens changed.
-func (k *Keys) Invalidate() { k.cache.Clear() }
+func (k *Keys) Invalidate() {
+	k.known.Purge()
+	k.unknown.Purge()
+}
 
 var (
 	errMissingKey = &ir.Error{Status: 401, Kind: ir.KindAuthentication, Code: "invalid_api_key", Message: "no API key was given; send it as a Bearer token"}
@@ -103,9 +122,8 @@ func (k *Keys) Authenticate(ctx context.Context, key string) (*Principal, error)
 	}
 	h := HashKey(key)
 	now := k.now()
-	if v, ok := k.cache.Load(h); ok {
-		c := v.(*cached)
-		if now.Before(c.until) {
+	for _, cache := range []*lru.Cache[string, *cached]{k.known, k.unknown} {
+		if c, ok := cache.Get(h); ok && now.Before(c.until) {
 			return c.result(now)
 		}
 	}
@@ -113,7 +131,12 @@ func (k *Keys) Authenticate(ctx context.Context, key string) (*Principal, error)
 	if err != nil {
 		return nil, err
 	}
-	k.cache.Store(h, c)
+	if c.err == errBadKey {
+		c.until = now.Add(min(k.ttl, unknownKeyTTL))
+		k.unknown.Add(h, c)
+	} else {
+		k.known.Add(h, c)
+	}
 	return c.result(now)
 }
 

@@ -1,60 +1,174 @@
 package auth
 
 import (
+	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 // SessionCookie is the name of the console's session cookie.
 const SessionCookie = "turnpike_session"
 
-// Sessions issues and checks stateless session tokens signed with
-// CRYPTO_SECRET, so every node with the same secret accepts them and a
-// rotated secret logs everyone out.
+// ErrNoSession is returned for a token that is malformed, forged, expired
+// or ended; callers treat all of them as "not signed in".
+var ErrNoSession = errors.New("auth: no such session")
+
+// sweepEvery is how often Start clears ended sessions out of the store.
+const sweepEvery = time.Hour
+
+// Sessions issues console sessions and checks them on every request. A
+// session is a row in the store, so logout and a password change end it on
+// every node at once; the token is also signed with CRYPTO_SECRET, so
+// garbage and forgeries are turned away without a database read and a
+// rotated secret still signs everyone out.
 type Sessions struct {
+	st     store.SessionRepo
 	secret []byte
 	ttl    time.Duration
 	now    func() time.Time
+
+	sweepMu   sync.Mutex
+	lastSweep time.Time
 }
 
-// NewSessions returns a session signer.
-func NewSessions(secret string, ttl time.Duration) *Sessions {
-	return &Sessions{secret: []byte("session:" + secret), ttl: ttl, now: time.Now}
+// Session is a resolved, live session.
+type Session struct {
+	UserID int64
+	// IDHash identifies the session in the store without being a credential.
+	IDHash    string
+	ExpiresAt time.Time
 }
 
-// Issue returns a signed token for userID and its expiry.
-func (s *Sessions) Issue(userID int64) (string, time.Time) {
-	exp := s.now().Add(s.ttl)
-	payload := strconv.FormatInt(userID, 10) + "." + strconv.FormatInt(exp.Unix(), 10)
-	return payload + "." + s.sign(payload), exp
+// NewSessions returns sessions kept in st, each lasting ttl.
+func NewSessions(st store.SessionRepo, secret string, ttl time.Duration) *Sessions {
+	return &Sessions{st: st, secret: []byte("session:" + secret), ttl: ttl, now: time.Now}
 }
 
-// Verify returns the user id of a valid, unexpired token.
-func (s *Sessions) Verify(token string) (int64, bool) {
+// Start opens a session for userID and returns its token and expiry.
+func (s *Sessions) Start(ctx context.Context, userID int64) (string, time.Time, error) {
+	now := s.now()
+	s.sweep(ctx, now)
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", time.Time{}, err
+	}
+	id := base64.RawURLEncoding.EncodeToString(raw[:])
+	exp := now.Add(s.ttl).Truncate(time.Second)
+	row := &store.Session{IDHash: hashID(id), UserID: userID, CreatedAt: now, ExpiresAt: exp}
+	if err := s.st.Create(ctx, row); err != nil {
+		return "", time.Time{}, err
+	}
+	return s.format(id, exp.Unix()), exp, nil
+}
+
+// Resolve returns the live session behind token. A token that is not one
+// of ours, has expired or was ended is ErrNoSession; a store failure is
+// returned as it is.
+func (s *Sessions) Resolve(ctx context.Context, token string) (*Session, error) {
+	t, ok := s.parse(token)
+	if !ok || s.now().Unix() >= t.exp {
+		return nil, ErrNoSession
+	}
+	row, err := s.st.Get(ctx, hashID(t.id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrNoSession
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !s.now().Before(row.ExpiresAt) {
+		return nil, ErrNoSession
+	}
+	return &Session{UserID: row.UserID, IDHash: row.IDHash, ExpiresAt: row.ExpiresAt}, nil
+}
+
+// End ends the session behind token; an unknown token is already ended.
+func (s *Sessions) End(ctx context.Context, token string) error {
+	t, ok := s.parse(token)
+	if !ok {
+		return nil
+	}
+	return s.st.Delete(ctx, hashID(t.id))
+}
+
+// EndAll ends every session of userID except keep (an IDHash; empty keeps
+// none), after a password change or when an account is locked.
+func (s *Sessions) EndAll(ctx context.Context, userID int64, keep string) error {
+	return s.st.DeleteUser(ctx, userID, keep)
+}
+
+// sweep drops ended sessions now and then, so the table does not grow
+// with every sign-in that was never logged out. Failure only delays it.
+func (s *Sessions) sweep(ctx context.Context, now time.Time) {
+	s.sweepMu.Lock()
+	due := now.Sub(s.lastSweep) >= sweepEvery
+	if due {
+		s.lastSweep = now
+	}
+	s.sweepMu.Unlock()
+	if due {
+		_, _ = s.st.DeleteExpired(ctx, now)
+	}
+}
+
+// hashID is how a session id is stored: a database dump must not hold
+// usable cookies.
+func hashID(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:])
+}
+
+// tokenPrefix versions the token format, so a later change can tell old
+// tokens apart instead of misreading them.
+const tokenPrefix = "s1"
+
+// sessionIDLen is the base64url length of a 32-byte session id.
+const sessionIDLen = 43
+
+type sessionToken struct {
+	id  string
+	exp int64
+}
+
+func (s *Sessions) format(id string, exp int64) string {
+	payload := tokenPrefix + "." + id + "." + strconv.FormatInt(exp, 10)
+	return payload + "." + s.sign(payload)
+}
+
+// parse checks a token's shape and signature: "s1.<id>.<unix expiry>.<mac>".
+func (s *Sessions) parse(token string) (sessionToken, bool) {
+	if len(token) > 256 {
+		return sessionToken{}, false
+	}
 	i := strings.LastIndexByte(token, '.')
 	if i < 0 {
-		return 0, false
+		return sessionToken{}, false
 	}
 	payload, sig := token[:i], token[i+1:]
 	if !hmac.Equal([]byte(sig), []byte(s.sign(payload))) {
-		return 0, false
+		return sessionToken{}, false
 	}
-	idStr, expStr, ok := strings.Cut(payload, ".")
-	if !ok {
-		return 0, false
+	parts := strings.Split(payload, ".")
+	if len(parts) != 3 || parts[0] != tokenPrefix || len(parts[1]) != sessionIDLen {
+		return sessionToken{}, false
 	}
-	id, err1 := strconv.ParseInt(idStr, 10, 64)
-	exp, err2 := strconv.ParseInt(expStr, 10, 64)
-	if err1 != nil || err2 != nil || s.now().Unix() >= exp {
-		return 0, false
+	exp, err := strconv.ParseInt(parts[2], 10, 64)
+	if err != nil || exp <= 0 {
+		return sessionToken{}, false
 	}
-	return id, true
+	return sessionToken{id: parts[1], exp: exp}, true
 }
 
 func (s *Sessions) sign(payload string) string {

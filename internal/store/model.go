@@ -31,6 +31,15 @@ type User struct {
 	CreatedAt    time.Time `json:"created_at"`
 }
 
+// Session is a signed-in console session. Only a hash of the session's
+// random id is stored, so a database dump holds no usable cookie.
+type Session struct {
+	IDHash    string
+	UserID    int64
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
 // Group is a pricing tier; Ratio multiplies every charge of its members.
 type Group struct {
 	Name  string  `json:"name"`

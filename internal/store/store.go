@@ -31,6 +31,15 @@ type LogFilter struct {
 	Since     time.Time
 }
 
+// TokenFilter narrows a token listing; zero values do not filter.
+type TokenFilter struct {
+	UserID int64
+	// OwnerRoles, when set, keeps only keys whose owner has one of these
+	// roles or is the user Self: what an administrator may manage.
+	OwnerRoles []string
+	Self       int64
+}
+
 // Store is every repository the gateway uses. Implementations are safe for
 // concurrent use.
 type Store interface {
@@ -46,6 +55,7 @@ type Store interface {
 	Prices() PriceRepo
 	Logs() LogRepo
 	Ledger() LedgerRepo
+	Sessions() SessionRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through
@@ -58,6 +68,24 @@ type UserRepo interface {
 	// Update writes username, password hash, role, group and status.
 	Update(ctx context.Context, u *User) error
 	Delete(ctx context.Context, id int64) error
+}
+
+// SessionRepo stores console sessions. They live in the database rather
+// than only in a signed cookie so that ending one (logout, a password
+// change) takes effect on every node at once.
+type SessionRepo interface {
+	Create(ctx context.Context, s *Session) error
+	// Get returns the session with this id hash; a missing one is
+	// ErrNotFound. Expiry is the caller's to check.
+	Get(ctx context.Context, idHash string) (*Session, error)
+	// Delete ends one session; ending a missing one is not an error.
+	Delete(ctx context.Context, idHash string) error
+	// DeleteUser ends every session of userID except the one whose hash is
+	// keep (none when keep is empty).
+	DeleteUser(ctx context.Context, userID int64, keep string) error
+	// DeleteExpired removes sessions that ended before now and reports how
+	// many it removed.
+	DeleteExpired(ctx context.Context, now time.Time) (int64, error)
 }
 
 // GroupRepo stores pricing groups.
@@ -77,6 +105,8 @@ type TokenRepo interface {
 	GetByName(ctx context.Context, userID int64, name string) (*Token, error)
 	// List lists tokens; userID 0 lists every user's.
 	List(ctx context.Context, userID int64, p Page) ([]Token, int, error)
+	// ListFiltered lists the tokens f selects.
+	ListFiltered(ctx context.Context, f TokenFilter, p Page) ([]Token, int, error)
 	// Update writes name, models, expiry and status.
 	Update(ctx context.Context, t *Token) error
 	// SetQuota overwrites the key's remaining quota; -1 makes it unlimited

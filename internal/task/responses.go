@@ -216,7 +216,7 @@ func (pc *protoCall) retrieveResponse(t *Task) error {
 	pc.p, pc.model = p, t.Model
 	l, claim, ok := pc.s.claimFor(pc.r.Context(), t, manifest.ProtocolResponses)
 	if t.UserID != p.UserID || !ok || (!t.RetainResult && terminal(t.Status)) {
-		return taskNotFound(t.PublicID)
+		return responseNotFound(t.PublicID)
 	}
 	if !terminal(t.Status) {
 		writeJSON(pc.w, http.StatusOK, pc.pendingResponse(l, claim, t, nil, nil))
@@ -271,4 +271,12 @@ func parseEventsResult(v any) (*eventsResult, string) {
 		res.events = append(res.events, ev)
 	}
 	return res, ""
+}
+
+// responseNotFound is word for word the relay's answer for a response id
+// it does not know, so that another user's task id cannot be told apart
+// from an id that does not exist.
+func responseNotFound(id string) *ir.Error {
+	return &ir.Error{Status: 404, Kind: ir.KindInvalidRequest, Code: "not_found", Param: "response_id",
+		Message: "Response with id '" + id + "' not found."}
 }

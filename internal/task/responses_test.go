@@ -126,8 +126,11 @@ func TestResponsesBackgroundAnswersAtOnceAndRetrievalRendersLater(t *testing.T) 
 	if g.status != 200 || g.json["status"] != "completed" || len(out) != 1 || !strings.Contains(string(g.raw), "final video at ") {
 		t.Errorf("GET after success: %d %s", g.status, g.raw)
 	}
-	if o := pe.get("/v1/responses/"+id, otherKey); o.status != http.StatusNotFound {
-		t.Errorf("GET by another user: %d %s, want 404", o.status, o.raw)
+	// Word for word what the relay answers for an id it does not know, so
+	// another user's task id cannot be probed.
+	want := `{"error":{"message":"Response with id '` + id + `' not found.","type":"invalid_request_error","param":"response_id","code":"not_found"}}`
+	if o := pe.get("/v1/responses/"+id, otherKey); o.status != http.StatusNotFound || strings.TrimSpace(string(o.raw)) != want {
+		t.Errorf("GET by another user: %d %s, want 404 %s", o.status, o.raw, want)
 	}
 }
 

@@ -74,10 +74,11 @@ type Deps struct {
 	Client      *http.Client
 	Logger      *slog.Logger
 	Options     Options
-	// RootToken and Sessions authenticate /api/tasks like the admin API.
+	// RootToken authenticates /api/tasks when APIPrincipal is not set.
 	RootToken string
-	Sessions  *auth.Sessions
-	// APIPrincipal, when set, replaces the built-in /api authentication.
+	// APIPrincipal authenticates /api/tasks like the admin API (root token
+	// or console session). Sessions are checked against the store, which
+	// only the admin API does, so without it only the root token works.
 	APIPrincipal func(r *http.Request) (*auth.Principal, bool)
 }
 

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
 )
 
 // DoRaw sends one request to the gateway and returns the response, whose
@@ -61,4 +63,24 @@ func requestBody(t testing.TB, body any) io.Reader {
 		t.Fatalf("testkit: encoding the request body: %v", err)
 	}
 	return bytes.NewReader(data)
+}
+
+// Login signs in through POST /api/auth/login and returns the session
+// cookie, for tests that act as a console user. A failed sign-in fails the
+// test.
+func (g *Gateway) Login(t testing.TB, username, password string) *http.Cookie {
+	t.Helper()
+	resp := g.DoRaw(t, http.MethodPost, "/api/auth/login", "", map[string]string{"username": username, "password": password})
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(resp.Body)
+		t.Fatalf("testkit: login as %s: %d %s", username, resp.StatusCode, raw)
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == auth.SessionCookie {
+			return &http.Cookie{Name: c.Name, Value: c.Value}
+		}
+	}
+	t.Fatalf("testkit: login as %s set no session cookie", username)
+	return nil
 }

@@ -125,6 +125,9 @@ func timePtr(nt sql.NullTime) *time.Time {
 	return &t
 }
 
+// maxPage is past the end of any listing these tables hold.
+const maxPage = 1 << 31
+
 // limitOffset normalises a page: page 1 and 20 rows by default, at most 1000.
 func limitOffset(p store.Page) (limit, offset int) {
 	page, size := p.Page, p.PageSize
@@ -137,6 +140,9 @@ func limitOffset(p store.Page) (limit, offset int) {
 	if size > 1000 {
 		size = 1000
 	}
+	// A page past any real listing is empty; clamping it keeps the offset
+	// from wrapping negative, which PostgreSQL rejects and SQLite reads as 0.
+	page = min(page, maxPage)
 	return size, (page - 1) * size
 }
 

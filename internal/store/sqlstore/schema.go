@@ -121,4 +121,4 @@ CREATE TABLE quota_ledger (
 ) {{options}};
 CREATE INDEX quota_ledger_user_idx ON quota_ledger (user_id);
 `,
-}}
+}, sessionsMigration}

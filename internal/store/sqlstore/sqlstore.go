@@ -142,3 +142,6 @@ func (s *Store) Logs() store.LogRepo { return logRepo{s} }
 
 // Ledger returns the quota ledger.
 func (s *Store) Ledger() store.LedgerRepo { return ledgerRepo{s} }
+
+// Sessions returns the console session repository.
+func (s *Store) Sessions() store.SessionRepo { return sessionRepo{s} }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -68,10 +69,11 @@ func (r tokenRepo) GetByName(ctx context.Context, userID int64, name string) (*s
 }
 
 func (r tokenRepo) List(ctx context.Context, userID int64, p store.Page) ([]store.Token, int, error) {
-	where, args := "", []any{}
-	if userID != 0 {
-		where, args = " WHERE user_id = ?", append(args, userID)
-	}
+	return r.ListFiltered(ctx, store.TokenFilter{UserID: userID}, p)
+}
+
+func (r tokenRepo) ListFiltered(ctx context.Context, f store.TokenFilter, p store.Page) ([]store.Token, int, error) {
+	where, args := tokenWhere(f)
 	total, err := r.s.count(ctx, "SELECT COUNT(*) FROM tokens"+where, args...)
 	if err != nil {
 		return nil, 0, wrap(err, "count tokens")
@@ -86,6 +88,26 @@ func (r tokenRepo) List(ctx context.Context, userID int64, p store.Page) ([]stor
 		return nil, 0, wrap(err, "list tokens")
 	}
 	return out, total, nil
+}
+
+func tokenWhere(f store.TokenFilter) (string, []any) {
+	var conds []string
+	var args []any
+	if f.UserID != 0 {
+		conds, args = append(conds, "user_id = ?"), append(args, f.UserID)
+	}
+	if len(f.OwnerRoles) > 0 {
+		marks := strings.TrimSuffix(strings.Repeat("?, ", len(f.OwnerRoles)), ", ")
+		conds = append(conds, "(user_id = ? OR user_id IN (SELECT id FROM users WHERE role IN ("+marks+")))")
+		args = append(args, f.Self)
+		for _, role := range f.OwnerRoles {
+			args = append(args, role)
+		}
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
 func (r tokenRepo) Update(ctx context.Context, t *store.Token) error {

@@ -120,6 +120,25 @@ var tokenTests = []namedTest{
 			t.Errorf("list all total = %d, want 6", total)
 		}
 	}},
+	{"list by owner role keeps what an administrator may manage", func(t *testing.T, s store.Store) {
+		user, self := newUser(t, s, "plain", 0), newUser(t, s, "self", 0)
+		boss := &store.User{Username: "boss", PasswordHash: "h", Role: store.RoleRoot, Group: "default", Status: store.StatusEnabled}
+		must(t, s.Users().Create(ctx(t), boss), "create root")
+		self.Role = store.RoleAdmin
+		must(t, s.Users().Update(ctx(t), self), "make self an admin")
+		mine, theirs := newToken(t, s, self, "mine", -1), newToken(t, s, user, "theirs", -1)
+		newToken(t, s, boss, "roots", -1)
+		got, total, err := s.Tokens().ListFiltered(ctx(t), store.TokenFilter{OwnerRoles: []string{store.RoleUser}, Self: self.ID}, store.Page{})
+		must(t, err, "list")
+		if total != 2 || len(got) != 2 || got[0].ID != mine.ID || got[1].ID != theirs.ID {
+			t.Errorf("got total %d %+v, want the admin's own key and the user's", total, got)
+		}
+		_, total, err = s.Tokens().ListFiltered(ctx(t), store.TokenFilter{UserID: boss.ID, OwnerRoles: []string{store.RoleUser}, Self: self.ID}, store.Page{})
+		must(t, err, "list root's")
+		if total != 0 {
+			t.Errorf("root's keys listed for an administrator: total %d", total)
+		}
+	}},
 	{"set quota switches between limited and unlimited and leaves used quota", func(t *testing.T, s store.Store) {
 		u := newUser(t, s, "e", 0)
 		tok := newToken(t, s, u, "k", 40)

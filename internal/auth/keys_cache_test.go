@@ -1,0 +1,56 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
+)
+
+func keysOverSQLite(t *testing.T) (*Keys, store.Store) {
+	t.Helper()
+	st, err := sqlstore.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "keys.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return NewKeys(st, time.Minute), st
+}
+
+func TestAnUnknownKeyIsForgottenSoonerThanAKnownOne(t *testing.T) {
+	ctx := context.Background()
+	k, st := keysOverSQLite(t)
+	now := time.Now()
+	k.now = func() time.Time { return now }
+	const key = "sk-created-on-another-node"
+	if _, err := k.Authenticate(ctx, key); err == nil {
+		t.Fatal("a key that does not exist was accepted")
+	}
+	// Another node creates the key; this node's cache does not hear of it.
+	u := &store.User{Username: "u", PasswordHash: "h", Role: store.RoleUser, Group: "default", Status: store.StatusEnabled}
+	if err := st.Users().Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	tok := &store.Token{UserID: u.ID, Name: "k", KeyHash: HashKey(key), KeyMasked: MaskKey(key), Quota: -1, Models: []string{}, Status: store.StatusEnabled}
+	if err := st.Tokens().Create(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(unknownKeyTTL)
+	if _, err := k.Authenticate(ctx, key); err != nil {
+		t.Fatalf("the new key is still refused after %v: %v", unknownKeyTTL, err)
+	}
+}
+
+func TestTheKeyCacheStaysBoundedUnderAFloodOfWrongKeys(t *testing.T) {
+	k, _ := keysOverSQLite(t)
+	for i := range unknownKeysCached + 500 {
+		k.Authenticate(context.Background(), fmt.Sprintf("sk-random-guess-%d", i))
+	}
+	if n := k.unknown.Len() + k.known.Len(); n > unknownKeysCached {
+		t.Fatalf("%d keys cached, want at most %d", n, unknownKeysCached)
+	}
+}
