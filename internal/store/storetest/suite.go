@@ -30,6 +30,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Logs", logTests},
 		{"Ledger", ledgerTests},
 		{"Batch", batchTests},
+		{"Holds", holdTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
