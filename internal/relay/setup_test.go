@@ -70,7 +70,7 @@ func newEnv(t *testing.T, opts ...func(*Options)) *env {
 	mux := http.NewServeMux()
 	e.relay.Register(mux)
 	e.srv = httptest.NewServer(mux)
-	t.Cleanup(func() { e.srv.Close(); w.Close(); st.Close() })
+	t.Cleanup(func() { e.srv.Close(); _ = w.Close(context.Background()); st.Close() })
 	e.price("gpt-4o-mini", store.ModelPrice{InputPerMTok: 0.15, OutputPerMTok: 0.60})
 	return e
 }
