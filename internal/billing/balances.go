@@ -58,8 +58,8 @@ type memBalances struct {
 	// exclusively by Committed, so a balance is either loaded before a
 	// committed movement (and moved by it) or after (and reads it).
 	loading sync.RWMutex
-	users  sync.Map // int64 → *atomic.Int64
-	tokens sync.Map // int64 → *tokenBalance
+	users   sync.Map // int64 → *atomic.Int64
+	tokens  sync.Map // int64 → *tokenBalance
 }
 
 type tokenBalance struct {

@@ -36,15 +36,15 @@ type Writer struct {
 	waiters []flushWaiter
 	failing bool // the last batch failed: the database is away
 
-	wake    chan struct{}
-	closing chan struct{}
-	abort   chan struct{}
-	stop    context.Context // ends with abort, to cut a write in progress
-	cancel  context.CancelFunc
-	done    chan struct{}
-	once    sync.Once
+	wake      chan struct{}
+	closing   chan struct{}
+	abort     chan struct{}
+	stop      context.Context // ends with abort, to cut a write in progress
+	cancel    context.CancelFunc
+	done      chan struct{}
+	once      sync.Once
 	abortOnce sync.Once
-	result  error
+	result    error
 }
 
 type flushWaiter struct {

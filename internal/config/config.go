@@ -32,7 +32,7 @@ type Config struct {
 	TaskPollInterval  float64 `yaml:"task_poll_interval_seconds"`
 	// BillingLease is how long a node's holds stay its own without a
 	// renewal; the holds of a node silent for longer are refunded.
-	BillingLease float64 `yaml:"billing_lease_seconds"`
+	BillingLease      float64 `yaml:"billing_lease_seconds"`
 	TaskPollMaxFails  int     `yaml:"task_poll_max_failures"`
 	TaskTimeoutMin    int     `yaml:"task_timeout_minutes"`
 	ProtocolTimeout   int     `yaml:"task_plugin_protocol_timeout_seconds"`
