@@ -99,7 +99,9 @@ func (m *memBalances) token(ctx context.Context, id int64) (*tokenBalance, error
 	if err != nil {
 		return nil, err
 	}
-	b := &tokenBalance{limited: t.Quota >= 0}
+	// Only -1 means unlimited: a limited key that a forced settle took
+	// below zero is still limited after a restart.
+	b := &tokenBalance{limited: t.Quota != -1}
 	b.v.Store(t.Quota)
 	v, _ := m.tokens.LoadOrStore(id, b)
 	return v.(*tokenBalance), nil

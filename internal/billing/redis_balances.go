@@ -81,7 +81,7 @@ func (r *redisBalances) loadToken(ctx context.Context, id int64) error {
 		return err
 	}
 	var v any = t.Quota
-	if t.Quota < 0 {
+	if t.Quota == -1 { // an overdrawn limited key stays limited
 		v = unlimitedMark
 	}
 	return r.rdb.SetNX(ctx, r.tokenKey(id), v, 0).Err()
