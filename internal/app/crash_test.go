@@ -208,7 +208,8 @@ func (g *gateway) stop(t *testing.T) {
 
 type loadStats struct{ ok, inFlight atomic.Int64 }
 
-// driveLoad keeps 32 callers busy for d, then runs kill while they wait.
+// driveLoad keeps 32 callers busy for d (and until 20 calls settled), then
+// runs kill while they wait.
 func driveLoad(t *testing.T, url string, d time.Duration, kill func()) *loadStats {
 	stats := &loadStats{}
 	client := &http.Client{Timeout: 10 * time.Second}
@@ -247,7 +248,12 @@ func driveLoad(t *testing.T, url string, d time.Duration, kill func()) *loadStat
 			}
 		}()
 	}
+	// A loaded machine may settle nothing in d: wait for some settled calls
+	// too, so the kill always falls between settled and in-flight ones.
 	time.Sleep(d)
+	for limit := time.Now().Add(15 * time.Second); stats.ok.Load() < 20 && time.Now().Before(limit); {
+		time.Sleep(50 * time.Millisecond)
+	}
 	kill()
 	close(stop)
 	wg.Wait()
