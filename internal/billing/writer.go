@@ -35,6 +35,7 @@ type Writer struct {
 	written uint64 // items ever taken off the queue by a stored batch
 	waiters []flushWaiter
 	failing bool // the last batch failed: the database is away
+	stopped bool // the loop has ended; nothing queued now would be written
 
 	wake      chan struct{}
 	closing   chan struct{}
@@ -79,16 +80,16 @@ func (w *Writer) setBackoff(first, max time.Duration) {
 // Item queues one billing item. It never blocks.
 func (w *Writer) Item(it store.BillingItem) {
 	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		// Only a caller that outlived shutdown gets here; say what is lost.
+		w.log.Error("billing item queued after the writer stopped", "item", describe(it))
+		return
+	}
 	w.queue = append(w.queue, it)
 	w.queued++
 	full := len(w.queue) >= w.maxSize
 	w.mu.Unlock()
-	select {
-	case <-w.done:
-		// Only a caller that outlived shutdown gets here; say what is lost.
-		w.log.Error("billing item queued after the writer stopped", "item", describe(it))
-	default:
-	}
 	if full {
 		w.poke()
 	}
@@ -170,38 +171,44 @@ func (w *Writer) loop() {
 	defer close(w.done)
 	tick := time.NewTicker(w.every)
 	defer tick.Stop()
+	closing := false
 	for {
-		if !w.drain() {
+		select {
+		case <-w.closing:
+			closing = true
+		case <-w.wake:
+		case <-tick.C:
+		}
+		if !w.drain(closing) {
 			w.result = w.giveUp()
 			return
 		}
-		select {
-		case <-w.closing:
-			if w.Backlog() == 0 {
-				return
-			}
-		case <-w.wake:
-		case <-tick.C:
+		if closing {
+			return
 		}
 	}
 }
 
 // drain stores batches until the queue is empty; false means Close's
-// deadline passed first.
-func (w *Writer) drain() bool {
+// deadline passed first. The last drain marks the writer stopped under the
+// same lock that saw the queue empty, so no item can slip in unnoticed.
+func (w *Writer) drain(last bool) bool {
 	for {
 		w.mu.Lock()
 		n := min(len(w.queue), w.maxSize)
-		batch := w.queue[:n:n]
-		w.mu.Unlock()
 		if n == 0 {
+			w.stopped = last
+			w.mu.Unlock()
 			return true
 		}
+		batch := w.queue[:n:n]
+		w.mu.Unlock()
 		if !w.writeBatch(batch) {
 			return false
 		}
 		w.mu.Lock()
-		w.queue = append([]store.BillingItem(nil), w.queue[n:]...)
+		clear(w.queue[:n]) // let the written items be collected
+		w.queue = w.queue[n:]
 		w.written += uint64(n)
 		w.release()
 		w.mu.Unlock()

@@ -154,7 +154,24 @@ func TestWriterNeverSplitsAnEntryFromItsRow(t *testing.T) {
 	}
 }
 
-func TestWriterQueueNeverBlocksAndRefusesAdmissionsAboveHighWater(t *testing.T) {
+func TestWriterQueueNeverBlocksWhileTheDatabaseIsDown(t *testing.T) {
+	st, userID, tokenID, _ := seedAccounts(t, 1_000_000, -1)
+	fs := &flakyStore{Store: st, down: true}
+	w := NewWriter(fs, quietLog(), time.Millisecond, 1024)
+	w.setBackoff(time.Millisecond, 5*time.Millisecond)
+	start := time.Now()
+	settleItems(w, userID, tokenID, 20000) // more than twice the old channel's 8192
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("queueing 20000 items with the database down took %v", d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := w.Close(ctx); err == nil || !strings.Contains(err.Error(), "20000 ledger entries and 20000 usage rows") {
+		t.Fatalf("Close = %v; want every queued item accounted for", err)
+	}
+}
+
+func TestReserveIsRefusedAboveTheHighWaterMarkUntilTheBacklogDrains(t *testing.T) {
 	st, userID, tokenID, _ := seedAccounts(t, 1_000_000, -1)
 	fs := &flakyStore{Store: st, down: true}
 	w := NewWriter(fs, quietLog(), time.Millisecond, 64)
@@ -162,17 +179,10 @@ func TestWriterQueueNeverBlocksAndRefusesAdmissionsAboveHighWater(t *testing.T) 
 	w.SetHighWater(100)
 	svc := NewService(NewMemoryBalances(st), w, 500000)
 	acct := Account{UserID: userID, TokenID: tokenID}
-	start := time.Now()
-	settleItems(w, userID, tokenID, 20000) // twice the old channel's capacity
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("queueing 20000 items with the database down took %v", d)
-	}
+	settleItems(w, userID, tokenID, 150)
 	_, err := svc.Reserve(context.Background(), acct, "refused", 10)
-	if e, ok := err.(interface{ Error() string }); !ok || !strings.Contains(e.Error(), "cannot record usage") || !w.Overloaded() {
+	if irStatus(err) != 503 || !strings.Contains(err.Error(), "cannot record usage") || !w.Overloaded() {
 		t.Fatalf("Reserve above the high-water mark: %v", err)
-	}
-	if got := irStatus(err); got != 503 {
-		t.Fatalf("status %d, want 503", got)
 	}
 	fs.setDown(false)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -186,7 +196,7 @@ func TestWriterQueueNeverBlocksAndRefusesAdmissionsAboveHighWater(t *testing.T) 
 	if err := w.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if q, _, rows := books(t, st, userID); rows != 20000 || q != 1_000_000-200000-10 {
+	if q, _, rows := books(t, st, userID); rows != 150 || q != 1_000_000-1500-10 {
 		t.Errorf("quota %d rows %d", q, rows)
 	}
 }
