@@ -48,7 +48,7 @@ func newEnv(t *testing.T) *env {
 	}
 	logger := slog.New(slog.DiscardHandler)
 	w := billing.NewWriter(st, logger, 20*time.Millisecond, 256)
-	t.Cleanup(func() { w.Close(); st.Close() })
+	t.Cleanup(func() { _ = w.Close(context.Background()); st.Close() })
 	e := &env{t: t, ids: map[string]int64{}}
 	e.d = Deps{
 		Store:     st,

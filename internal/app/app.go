@@ -245,6 +245,13 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
+	// The lease comes before the first request: a hold whose owner has no
+	// lease counts as abandoned to every other node's sweep.
+	if err := a.Billing.TakeLease(ctx, a.Config.LeasePeriod()); err != nil {
+		ln.Close()
+		_ = a.shutdown()
+		return fmt.Errorf("billing lease: %w", err)
+	}
 	bgCtx, stop := context.WithCancel(context.Background())
 	a.stop = stop
 	a.bg = make(chan struct{})
@@ -257,7 +264,7 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 	}
 	select {
 	case err := <-errc:
-		a.shutdown()
+		_ = a.shutdown()
 		return err
 	case <-ctx.Done():
 	}
@@ -272,24 +279,41 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 	if err := a.Relay.Drain(shCtx); err != nil {
 		a.Log.Warn("realtime sessions or background responses did not end in time", "err", err)
 	}
-	a.shutdown()
+	billingErr := a.shutdown()
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	return billingErr
 }
 
-func (a *App) shutdown() {
+// billingCloseTimeout bounds the final billing flush: with the database
+// away, shutdown logs what it could not write and ends instead of hanging.
+const billingCloseTimeout = 15 * time.Second
+
+// shutdown stops the background work, flushes billing (bounded) and closes
+// the store. It returns the writer's error when items stayed unwritten.
+func (a *App) shutdown() error {
 	if a.stop != nil {
 		a.stop()
 		<-a.bg
 	}
 	a.plugins.Close()
-	a.Writer.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), billingCloseTimeout)
+	defer cancel()
+	err := a.Writer.Close(ctx)
+	if err == nil && a.stop != nil {
+		// Everything is written, so no hold of this node is still wanted:
+		// ending the lease now lets other nodes release stragglers (an
+		// unclosed realtime session) without waiting for it to run out.
+		if lerr := a.Billing.TakeLease(ctx, -time.Second); lerr != nil {
+			a.Log.Warn("billing lease not ended", "err", lerr)
+		}
+	}
 	a.Store.Close()
 	if a.redis != nil {
 		a.redis.Close()
 	}
+	return err
 }
 
 // background refreshes snapshots so that changes made through another node
@@ -298,8 +322,9 @@ func (a *App) background(ctx context.Context) {
 	defer close(a.bg)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); a.plugins.Watch(ctx, 3*time.Second) }()
+	go func() { defer wg.Done(); a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }()
 	go func() {
 		defer wg.Done()
 		if err := a.tasks.Poller().Run(ctx); err != nil && ctx.Err() == nil {

@@ -75,7 +75,7 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 		if rootPassword != "" {
 			fmt.Fprintf(stdout, "created user root with password %s (shown once)\n", rootPassword)
 		}
-		a.shutdown()
+		_ = a.shutdown()
 		return startFailed(ctx, stderr, err)
 	}
 	err = a.Serve(ctx, func(addr string) {

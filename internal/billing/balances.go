@@ -35,14 +35,31 @@ type Balances interface {
 	// Forget drops cached balances so the next use reloads them from the
 	// database, after the database was changed directly.
 	Forget(userID, tokenID int64)
+	// Committed runs write, which commits quota movements to the database
+	// and returns them, and then moves the live balances in step. Only
+	// balances already loaded are moved: one not loaded yet reads the
+	// database on first use, which already holds the movement. It serves
+	// the ends of holds whose live take was made by another process (the
+	// sweep after a crash, a task ended on another node).
+	Committed(ctx context.Context, write func() ([]Move, error)) error
+}
+
+// Move is a committed change of an account's live balance: Delta is added
+// to the user and, for a limited key, to the key.
+type Move struct {
+	UserID, TokenID, Delta int64
 }
 
 // memBalances is Balances for a single node: atomics in maps, loaded from
 // the store on first use and never evicted while the process runs.
 type memBalances struct {
-	st     store.Store
-	users  sync.Map // int64 → *atomic.Int64
-	tokens sync.Map // int64 → *tokenBalance
+	st store.Store
+	// loading is held shared while a balance is read from the database and
+	// exclusively by Committed, so a balance is either loaded before a
+	// committed movement (and moved by it) or after (and reads it).
+	loading sync.RWMutex
+	users   sync.Map // int64 → *atomic.Int64
+	tokens  sync.Map // int64 → *tokenBalance
 }
 
 type tokenBalance struct {
@@ -57,6 +74,8 @@ func (m *memBalances) user(ctx context.Context, id int64) (*atomic.Int64, error)
 	if v, ok := m.users.Load(id); ok {
 		return v.(*atomic.Int64), nil
 	}
+	m.loading.RLock()
+	defer m.loading.RUnlock()
 	u, err := m.st.Users().Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -74,11 +93,15 @@ func (m *memBalances) token(ctx context.Context, id int64) (*tokenBalance, error
 	if v, ok := m.tokens.Load(id); ok {
 		return v.(*tokenBalance), nil
 	}
+	m.loading.RLock()
+	defer m.loading.RUnlock()
 	t, err := m.st.Tokens().Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	b := &tokenBalance{limited: t.Quota >= 0}
+	// Only -1 means unlimited: a limited key that a forced settle took
+	// below zero is still limited after a restart.
+	b := &tokenBalance{limited: t.Quota != -1}
 	b.v.Store(t.Quota)
 	v, _ := m.tokens.LoadOrStore(id, b)
 	return v.(*tokenBalance), nil
@@ -179,4 +202,22 @@ func (m *memBalances) Forget(userID, tokenID int64) {
 	if tokenID != 0 {
 		m.tokens.Delete(tokenID)
 	}
+}
+
+func (m *memBalances) Committed(ctx context.Context, write func() ([]Move, error)) error {
+	m.loading.Lock()
+	defer m.loading.Unlock()
+	moves, err := write()
+	if err != nil {
+		return err
+	}
+	for _, mv := range moves {
+		if v, ok := m.users.Load(mv.UserID); ok {
+			v.(*atomic.Int64).Add(mv.Delta)
+		}
+		if v, ok := m.tokens.Load(mv.TokenID); ok && mv.TokenID != 0 && v.(*tokenBalance).limited {
+			v.(*tokenBalance).v.Add(mv.Delta)
+		}
+	}
+	return nil
 }

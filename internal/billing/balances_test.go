@@ -137,3 +137,23 @@ func TestBalancesNeverOversellUnderConcurrency(t *testing.T) {
 		})
 	}
 }
+
+func TestAnOverdrawnKeyStaysLimitedWhenReloaded(t *testing.T) {
+	for _, f := range factories(t) {
+		t.Run(f.name, func(t *testing.T) {
+			ctx := context.Background()
+			st, uid, limited, _ := seedAccounts(t, 1000, 100)
+			if err := st.Ledger().Apply(ctx, []store.LedgerEntry{{Key: "over", Kind: store.LedgerSettle, UserID: uid, TokenID: limited,
+				Delta: -300, TokenDelta: -300, Used: 300}}); err != nil {
+				t.Fatal(err)
+			}
+			b := f.make(t, st)
+			if v, lim, err := b.Token(ctx, limited); err != nil || !lim || v != -200 {
+				t.Fatalf("Token = %d, limited %v, %v; want -200 and limited", v, lim, err)
+			}
+			if err := b.Take(ctx, uid, limited, 1, false); err != ErrInsufficientToken {
+				t.Fatalf("a take from an overdrawn key: %v", err)
+			}
+		})
+	}
+}

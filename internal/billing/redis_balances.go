@@ -81,7 +81,7 @@ func (r *redisBalances) loadToken(ctx context.Context, id int64) error {
 		return err
 	}
 	var v any = t.Quota
-	if t.Quota < 0 {
+	if t.Quota == -1 { // an overdrawn limited key stays limited
 		v = unlimitedMark
 	}
 	return r.rdb.SetNX(ctx, r.tokenKey(id), v, 0).Err()
@@ -180,4 +180,37 @@ func (r *redisBalances) Forget(userID, tokenID int64) {
 	if tokenID != 0 {
 		r.rdb.Del(ctx, r.tokenKey(tokenID))
 	}
+}
+
+// Committed moves the balances Redis holds; a balance Redis does not hold
+// is loaded from the database on first use, which already has the
+// movement. A node loading that very balance at the same instant may read
+// the database just before the commit: the window is one Redis round trip
+// and is closed by the lease takeover of issue 15.
+func (r *redisBalances) Committed(ctx context.Context, write func() ([]Move, error)) error {
+	moves, err := write()
+	if err != nil {
+		return err
+	}
+	for _, mv := range moves {
+		if err := r.addLoaded(ctx, r.userKey(mv.UserID), mv.Delta); err != nil {
+			return err
+		}
+		if mv.TokenID != 0 {
+			if err := r.addLoaded(ctx, r.tokenKey(mv.TokenID), mv.Delta); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// addLoaded adds delta to a balance Redis holds and leaves a missing one
+// missing (the add script answers nil for it).
+func (r *redisBalances) addLoaded(ctx context.Context, key string, delta int64) error {
+	err := addScript.Run(ctx, r.rdb, []string{key}, delta).Err()
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	return err
 }

@@ -3,7 +3,6 @@ package billing
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -23,6 +22,7 @@ type Account struct {
 
 // Service prices calls and moves quota.
 type Service struct {
+	node        string
 	balances    Balances
 	writer      *Writer
 	quotaPerUSD int64
@@ -37,7 +37,7 @@ type priceTable struct {
 
 // NewService builds the billing service.
 func NewService(b Balances, w *Writer, quotaPerUSD int64) *Service {
-	s := &Service{balances: b, writer: w, quotaPerUSD: quotaPerUSD}
+	s := &Service{node: newNodeID(), balances: b, writer: w, quotaPerUSD: quotaPerUSD}
 	s.table.Store(&priceTable{prices: map[string]*Price{}, ratios: map[string]float64{}})
 	return s
 }
@@ -108,92 +108,9 @@ func (s *Service) Charge(p *Price, u ir.Usage, usd *big.Rat, group string) (int6
 	return Quota(cost, s.quotaPerUSD, s.Ratio(group))
 }
 
-// Hold is a reservation that must end in exactly one Settle or Refund.
-type Hold struct {
-	s        *Service
-	acct     Account
-	key      string
-	Reserved int64
-	ended    atomic.Bool
-}
-
 // NewRequestKey returns a process-unique idempotency prefix for a request.
 func (s *Service) NewRequestKey(prefix string) string {
 	return prefix + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatInt(s.seq.Add(1), 36)
-}
-
-// Reserve takes amount from the account ahead of the call. It fails with a
-// 402 insufficient_quota error naming whose quota did not fit.
-func (s *Service) Reserve(ctx context.Context, acct Account, key string, amount int64) (*Hold, error) {
-	if amount < 0 {
-		amount = 0
-	}
-	if err := s.balances.Take(ctx, acct.UserID, acct.TokenID, amount, false); err != nil {
-		return nil, quotaError(err)
-	}
-	h := &Hold{s: s, acct: acct, key: key, Reserved: amount}
-	s.record(h, store.LedgerReserve, -amount, 0)
-	return h, nil
-}
-
-func quotaError(err error) error {
-	if errors.Is(err, ErrInsufficientUser) || errors.Is(err, ErrInsufficientToken) {
-		return &ir.Error{Status: 402, Kind: ir.KindQuota, Code: "insufficient_quota", Message: err.Error() + " for this request", Cause: err}
-	}
-	return err
-}
-
-func (s *Service) record(h *Hold, kind string, delta, used int64) {
-	tokenDelta := delta
-	e := store.LedgerEntry{Key: h.key + ":" + kind, Kind: kind, UserID: h.acct.UserID, TokenID: h.acct.TokenID,
-		Delta: delta, TokenDelta: tokenDelta, Used: used, CreatedAt: time.Now().UTC()}
-	s.writer.Ledger(e)
-}
-
-// Settle charges the real amount: the difference to the reservation is taken
-// or returned, and the consume log row is written. It returns false when the
-// hold had already ended.
-func (h *Hold) Settle(ctx context.Context, charge int64, log store.UsageLog) bool {
-	if !h.ended.CompareAndSwap(false, true) {
-		return false
-	}
-	diff := charge - h.Reserved
-	var err error
-	switch {
-	case diff > 0:
-		err = h.s.balances.Take(ctx, h.acct.UserID, h.acct.TokenID, diff, true)
-	case diff < 0:
-		err = h.s.balances.Give(ctx, h.acct.UserID, h.acct.TokenID, -diff)
-	}
-	if err != nil {
-		// The balance was loaded when reserving, so only an account deleted
-		// meanwhile lands here; the ledger row still records the charge.
-		h.s.writer.log.Warn("settle could not adjust the live balance", "key", h.key, "err", err)
-	}
-	h.s.record(h, store.LedgerSettle, -diff, charge)
-	log.Type = store.LogConsume
-	log.Quota = charge
-	log.RequestID = h.key
-	h.s.writer.Log(log)
-	return true
-}
-
-// Refund returns the whole reservation. log, when not nil, is written as an
-// error row so failed calls are visible in the usage log.
-func (h *Hold) Refund(ctx context.Context, log *store.UsageLog) bool {
-	if !h.ended.CompareAndSwap(false, true) {
-		return false
-	}
-	if h.Reserved > 0 {
-		_ = h.s.balances.Give(ctx, h.acct.UserID, h.acct.TokenID, h.Reserved)
-	}
-	h.s.record(h, store.LedgerRefund, h.Reserved, 0)
-	if log != nil {
-		log.Type = store.LogError
-		log.RequestID = h.key
-		h.s.writer.Log(*log)
-	}
-	return true
 }
 
 // TopUp adds delta (may be negative) to a user's balance and records it.
@@ -203,9 +120,10 @@ func (s *Service) TopUp(ctx context.Context, userID, delta int64, note string) (
 		return 0, err
 	}
 	key := s.NewRequestKey("topup")
-	s.writer.Ledger(store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: userID, Delta: delta, CreatedAt: time.Now().UTC()})
-	s.writer.Log(store.UsageLog{Type: store.LogTopUp, UserID: userID, Quota: delta, RequestID: key,
-		Other: noteJSON(note), CreatedAt: time.Now().UTC()})
+	s.writer.Item(store.BillingItem{
+		Entry: &store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: userID, Delta: delta, CreatedAt: time.Now().UTC()},
+		Log: &store.UsageLog{Type: store.LogTopUp, UserID: userID, Quota: delta, RequestID: key,
+			Other: noteJSON(note), CreatedAt: time.Now().UTC()}})
 	return bal, nil
 }
 

@@ -2,137 +2,282 @@ package billing
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
-// Writer writes ledger entries and usage logs behind the request path, in
-// batches: one transaction per batch instead of one per request. Nothing
-// handed to it is dropped: a failed batch is retried, and Close drains.
+// Writer writes billing items (a ledger entry, its usage row and its hold
+// change, as one unit) behind the request path, in batches: one
+// transaction per batch instead of one per request.
+//
+// It never blocks a caller: the queue is a slice, not a channel. Its size
+// is bounded by admissions instead: above the high-water mark Reserve
+// refuses new calls (see Overloaded), while the items of calls already
+// admitted are always taken, so no row is ever dropped. A failed batch is
+// retried with capped backoff for as long as the process runs; Close
+// gives up at its deadline and reports what stayed unwritten.
 type Writer struct {
-	st      store.Store
-	log     *slog.Logger
-	in      chan writeItem
-	done    chan struct{}
-	every   time.Duration
-	maxSize int
+	st        store.Store
+	log       *slog.Logger
+	every     time.Duration
+	maxSize   int
+	highWater int
+	backoff   [2]time.Duration // first and largest pause between retries
+
+	mu      sync.Mutex
+	queue   []store.BillingItem
+	queued  uint64 // items ever queued
+	written uint64 // items ever taken off the queue by a stored batch
+	waiters []flushWaiter
+	failing bool // the last batch failed: the database is away
+	stopped bool // the loop has ended; nothing queued now would be written
+
+	wake      chan struct{}
+	closing   chan struct{}
+	abort     chan struct{}
+	stop      context.Context // ends with abort, to cut a write in progress
+	cancel    context.CancelFunc
+	done      chan struct{}
+	once      sync.Once
+	abortOnce sync.Once
+	result    error
 }
 
-type writeItem struct {
-	entry *store.LedgerEntry
-	log   *store.UsageLog
-	flush chan struct{}
+type flushWaiter struct {
+	seq uint64
+	ch  chan struct{}
 }
+
+// DefaultHighWater is the queue length above which new calls are refused.
+const DefaultHighWater = 8192
 
 // NewWriter starts a writer that flushes every interval or maxSize items.
 func NewWriter(st store.Store, log *slog.Logger, every time.Duration, maxSize int) *Writer {
-	w := &Writer{st: st, log: log, in: make(chan writeItem, 8192), done: make(chan struct{}), every: every, maxSize: maxSize}
+	w := &Writer{st: st, log: log, every: every, maxSize: maxSize, highWater: DefaultHighWater,
+		backoff: [2]time.Duration{50 * time.Millisecond, 5 * time.Second},
+		wake:    make(chan struct{}, 1), closing: make(chan struct{}), abort: make(chan struct{}), done: make(chan struct{})}
+	w.stop, w.cancel = context.WithCancel(context.Background())
 	go w.loop()
 	return w
 }
 
-// Ledger queues a ledger entry.
-func (w *Writer) Ledger(e store.LedgerEntry) { w.in <- writeItem{entry: &e} }
+// SetHighWater sets the queue length above which Overloaded reports true.
+// It is meant to be called before the writer is used.
+func (w *Writer) SetHighWater(n int) { w.mu.Lock(); w.highWater = n; w.mu.Unlock() }
 
-// Log queues a usage log row.
-func (w *Writer) Log(l store.UsageLog) { w.in <- writeItem{log: &l} }
+// setBackoff sets the retry pauses (tests).
+func (w *Writer) setBackoff(first, max time.Duration) {
+	w.mu.Lock()
+	w.backoff = [2]time.Duration{first, max}
+	w.mu.Unlock()
+}
 
-// Flush waits until everything queued before it is written.
-func (w *Writer) Flush(ctx context.Context) error {
-	ch := make(chan struct{})
-	select {
-	case w.in <- writeItem{flush: ch}:
-	case <-ctx.Done():
-		return ctx.Err()
+// Item queues one billing item. It never blocks.
+func (w *Writer) Item(it store.BillingItem) {
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		// Only a caller that outlived shutdown gets here; say what is lost.
+		w.log.Error("billing item queued after the writer stopped", "item", describe(it))
+		return
 	}
+	w.queue = append(w.queue, it)
+	w.queued++
+	full := len(w.queue) >= w.maxSize
+	w.mu.Unlock()
+	if full {
+		w.poke()
+	}
+}
+
+// Ledger queues a ledger entry that has no usage row.
+func (w *Writer) Ledger(e store.LedgerEntry) { w.Item(store.BillingItem{Entry: &e}) }
+
+// Log queues a usage row that moves no quota.
+func (w *Writer) Log(l store.UsageLog) { w.Item(store.BillingItem{Log: &l}) }
+
+// Backlog is the number of queued items not yet stored.
+func (w *Writer) Backlog() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue)
+}
+
+// Overloaded reports whether the queue is above the high-water mark, so
+// new calls must be refused until it drains. The calls already admitted
+// still fit: the mark bounds admissions, not the queue.
+func (w *Writer) Overloaded() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue) >= w.highWater
+}
+
+func (w *Writer) poke() {
 	select {
-	case <-ch:
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Flush waits until everything queued before it is stored.
+func (w *Writer) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	if w.written >= w.queued {
+		w.mu.Unlock()
 		return nil
+	}
+	fw := flushWaiter{seq: w.queued, ch: make(chan struct{})}
+	w.waiters = append(w.waiters, fw)
+	w.mu.Unlock()
+	w.poke()
+	select {
+	case <-fw.ch:
+		return nil
+	case <-w.done:
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.written >= fw.seq {
+			return nil
+		}
+		return fmt.Errorf("billing: writer closed before the flush completed")
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// Close drains the queue and stops the writer.
-func (w *Writer) Close() {
-	close(w.in)
-	<-w.done
+// Close stores what is queued and stops the writer. When ctx ends first it
+// stops retrying, logs every unwritten item and returns an error counting
+// them: the process is going away and cannot wait for the database.
+func (w *Writer) Close(ctx context.Context) error {
+	w.once.Do(func() { close(w.closing) })
+	w.poke()
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+		w.abortOnce.Do(func() { close(w.abort) })
+		w.cancel()
+		<-w.done
+	}
+	w.cancel()
+	return w.result
 }
 
 func (w *Writer) loop() {
 	defer close(w.done)
 	tick := time.NewTicker(w.every)
 	defer tick.Stop()
-	var entries []store.LedgerEntry
-	var logs []store.UsageLog
-	var waiters []chan struct{}
-	write := func() {
-		w.writeBatch(entries, logs)
-		entries, logs = entries[:0], logs[:0]
-		for _, c := range waiters {
-			close(c)
-		}
-		waiters = waiters[:0]
-	}
+	closing := false
 	for {
 		select {
-		case it, ok := <-w.in:
-			if !ok {
-				write()
-				return
-			}
-			switch {
-			case it.entry != nil:
-				entries = append(entries, *it.entry)
-			case it.log != nil:
-				logs = append(logs, *it.log)
-			case it.flush != nil:
-				waiters = append(waiters, it.flush)
-				write()
-				continue
-			}
-			if len(entries)+len(logs) >= w.maxSize {
-				write()
-			}
+		case <-w.closing:
+			closing = true
+		case <-w.wake:
 		case <-tick.C:
-			if len(entries)+len(logs) > 0 {
-				write()
-			}
 		}
-	}
-}
-
-// writeBatch retries until the database takes the batch: losing a ledger
-// row would break the balance invariant, so waiting is the lesser evil.
-func (w *Writer) writeBatch(entries []store.LedgerEntry, logs []store.UsageLog) {
-	if len(entries)+len(logs) == 0 {
-		return
-	}
-	backoff := 50 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		err := w.tryWrite(entries, logs)
-		if err == nil {
+		if !w.drain(closing) {
+			w.result = w.giveUp()
 			return
 		}
-		w.log.Error("billing batch write failed; retrying", "attempt", attempt, "entries", len(entries), "logs", len(logs), "err", err)
-		time.Sleep(backoff)
-		if backoff < 5*time.Second {
-			backoff *= 2
+		if closing {
+			return
 		}
 	}
 }
 
-// tryWrite stores one batch. A store that can write the ledger and the logs
-// in one transaction does so: a failed batch then left nothing behind, and
-// its retry cannot duplicate logs. Otherwise the ledger goes first, because
-// its idempotency keys make a retry after a failure in the logs harmless.
-func (w *Writer) tryWrite(entries []store.LedgerEntry, logs []store.UsageLog) error {
+// drain stores batches until the queue is empty; false means Close's
+// deadline passed first. The last drain marks the writer stopped under the
+// same lock that saw the queue empty, so no item can slip in unnoticed.
+func (w *Writer) drain(last bool) bool {
+	for {
+		w.mu.Lock()
+		n := min(len(w.queue), w.maxSize)
+		if n == 0 {
+			w.stopped = last
+			w.mu.Unlock()
+			return true
+		}
+		batch := w.queue[:n:n]
+		w.mu.Unlock()
+		if !w.writeBatch(batch) {
+			return false
+		}
+		w.mu.Lock()
+		clear(w.queue[:n]) // let the written items be collected
+		w.queue = w.queue[n:]
+		w.written += uint64(n)
+		w.release()
+		w.mu.Unlock()
+	}
+}
+
+// release wakes the flushes whose items are all stored; w.mu is held.
+func (w *Writer) release() {
+	kept := w.waiters[:0]
+	for _, fw := range w.waiters {
+		if fw.seq <= w.written {
+			close(fw.ch)
+		} else {
+			kept = append(kept, fw)
+		}
+	}
+	w.waiters = kept
+}
+
+// writeBatch retries until the database takes the batch, pausing longer
+// after each failure up to a cap, or until Close's deadline.
+func (w *Writer) writeBatch(batch []store.BillingItem) bool {
+	w.mu.Lock()
+	pause, ceiling := w.backoff[0], w.backoff[1]
+	w.mu.Unlock()
+	for attempt := 1; ; attempt++ {
+		err := w.tryWrite(batch)
+		w.mu.Lock()
+		recovered := err == nil && w.failing
+		w.failing = err != nil
+		w.mu.Unlock()
+		if err == nil {
+			if recovered {
+				w.log.Info("billing database is back; writing the backlog", "backlog", w.Backlog())
+			}
+			return true
+		}
+		w.log.Error("billing batch write failed; retrying", "attempt", attempt, "items", len(batch), "backlog", w.Backlog(), "err", err)
+		select {
+		case <-w.abort:
+			return false
+		case <-time.After(pause):
+		}
+		pause = min(pause*2, ceiling)
+	}
+}
+
+// tryWrite stores one batch in one transaction. A store without
+// store.BatchWriter gets the ledger first and the logs after, because the
+// ledger's idempotency keys make a retry after a failure in the logs
+// harmless; it keeps no holds.
+func (w *Writer) tryWrite(batch []store.BillingItem) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	stop := context.AfterFunc(w.stop, cancel)
+	defer stop()
 	if bw, ok := w.st.(store.BatchWriter); ok {
-		return bw.WriteBatch(ctx, entries, logs)
+		_, err := bw.WriteItems(ctx, batch)
+		return err
+	}
+	var entries []store.LedgerEntry
+	var logs []store.UsageLog
+	for _, it := range batch {
+		if it.Entry != nil {
+			entries = append(entries, *it.Entry)
+		}
+		if it.Log != nil {
+			logs = append(logs, *it.Log)
+		}
 	}
 	if len(entries) > 0 {
 		if err := w.st.Ledger().Apply(ctx, entries); err != nil {
@@ -140,9 +285,39 @@ func (w *Writer) tryWrite(entries []store.LedgerEntry, logs []store.UsageLog) er
 		}
 	}
 	if len(logs) > 0 {
-		if err := w.st.Logs().Insert(ctx, logs); err != nil {
-			return err
-		}
+		return w.st.Logs().Insert(ctx, logs)
 	}
 	return nil
+}
+
+// giveUp logs every item left unwritten at Close's deadline, so an operator
+// can replay them, and returns an error counting them.
+func (w *Writer) giveUp() error {
+	w.mu.Lock()
+	left := w.queue
+	w.queue = nil
+	w.mu.Unlock()
+	entries, rows := 0, 0
+	for _, it := range left {
+		if it.Entry != nil {
+			entries++
+		}
+		if it.Log != nil {
+			rows++
+		}
+		w.log.Error("billing item not written before shutdown", "item", describe(it))
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	err := fmt.Errorf("billing: %d ledger entries and %d usage rows were not written before the shutdown deadline (%d items, each logged)",
+		entries, rows, len(left))
+	w.log.Error(err.Error())
+	return err
+}
+
+// describe renders an item for the log, completely enough to replay it.
+func describe(it store.BillingItem) string {
+	b, _ := json.Marshal(it)
+	return string(b)
 }

@@ -30,6 +30,9 @@ type Config struct {
 	CryptoSecret      string  `yaml:"crypto_secret"`
 	QuotaPerUSD       int64   `yaml:"quota_per_usd"`
 	TaskPollInterval  float64 `yaml:"task_poll_interval_seconds"`
+	// BillingLease is how long a node's holds stay its own without a
+	// renewal; the holds of a node silent for longer are refunded.
+	BillingLease      float64 `yaml:"billing_lease_seconds"`
 	TaskPollMaxFails  int     `yaml:"task_poll_max_failures"`
 	TaskTimeoutMin    int     `yaml:"task_timeout_minutes"`
 	ProtocolTimeout   int     `yaml:"task_plugin_protocol_timeout_seconds"`
@@ -59,6 +62,7 @@ func Defaults() Config {
 		Database:               "sqlite:./data/turnpike.db",
 		QuotaPerUSD:            500000,
 		TaskPollInterval:       15,
+		BillingLease:           30,
 		TaskPollMaxFails:       20,
 		TaskTimeoutMin:         1440,
 		ProtocolTimeout:        600,
@@ -143,6 +147,14 @@ var envVars = []envVar{
 		c.TaskPollInterval = f
 		return nil
 	}},
+	{"TURNPIKE_BILLING_LEASE_SECONDS", func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return fmt.Errorf("config: TURNPIKE_BILLING_LEASE_SECONDS must be a number, got %q", v)
+		}
+		c.BillingLease = f
+		return nil
+	}},
 	{"TASK_POLL_MAX_FAILURES", integer("TASK_POLL_MAX_FAILURES", func(c *Config) *int { return &c.TaskPollMaxFails })},
 	{"TASK_TIMEOUT_MINUTES", integer("TASK_TIMEOUT_MINUTES", func(c *Config) *int { return &c.TaskTimeoutMin })},
 	{"TASK_PLUGIN_PROTOCOL_TIMEOUT_SECONDS", integer("TASK_PLUGIN_PROTOCOL_TIMEOUT_SECONDS", func(c *Config) *int { return &c.ProtocolTimeout })},
@@ -183,6 +195,9 @@ func (c *Config) Validate() error {
 	if c.TaskPollInterval <= 0 {
 		errs = append(errs, "task_poll_interval_seconds must be positive")
 	}
+	if c.BillingLease <= 0 {
+		errs = append(errs, "billing_lease_seconds must be positive")
+	}
 	positive := map[string]int{
 		"task_poll_max_failures": c.TaskPollMaxFails, "task_timeout_minutes": c.TaskTimeoutMin,
 		"task_plugin_protocol_timeout_seconds": c.ProtocolTimeout, "max_file_download_mb": c.MaxFileDownloadMB,
@@ -209,6 +224,11 @@ func (c *Config) Validate() error {
 // PollInterval is TaskPollInterval as a duration.
 func (c *Config) PollInterval() time.Duration {
 	return time.Duration(c.TaskPollInterval * float64(time.Second))
+}
+
+// LeasePeriod is BillingLease as a duration.
+func (c *Config) LeasePeriod() time.Duration {
+	return time.Duration(c.BillingLease * float64(time.Second))
 }
 
 // BodyLimit is the request body limit in bytes.

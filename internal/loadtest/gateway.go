@@ -64,6 +64,6 @@ func NewGateway(ctx context.Context, cfg config.Config, logOut io.Writer) (*app.
 // CloseGateway flushes pending billing records and closes the store of a
 // gateway that was never served (Serve does this itself when it returns).
 func CloseGateway(a *app.App) {
-	a.Writer.Close()
+	_ = a.Writer.Close(context.Background())
 	a.Store.Close()
 }

@@ -75,7 +75,9 @@ func newEnv(t *testing.T, opts ...func(*Options)) *env {
 		if err := e.relay.Drain(context.Background()); err != nil {
 			t.Error(err)
 		}
-		w.Close()
+		if err := w.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
 		st.Close()
 	})
 	e.price("gpt-4o-mini", store.ModelPrice{InputPerMTok: 0.15, OutputPerMTok: 0.60})

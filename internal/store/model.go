@@ -158,3 +158,38 @@ type LedgerEntry struct {
 	Used      int64     `json:"used"`
 	CreatedAt time.Time `json:"created_at"`
 }
+
+// Hold is a reservation that has not ended yet. Owner is the node that took
+// it: a process that dies leaves its holds behind, and the sweep releases
+// those whose owner's lease ran out. An empty Owner means the hold was
+// handed to a durable record (a task) that ends it itself; the sweep never
+// touches it.
+type Hold struct {
+	Key       string    `json:"key"`
+	Owner     string    `json:"owner"`
+	UserID    int64     `json:"user_id"`
+	TokenID   int64     `json:"token_id"`
+	Amount    int64     `json:"amount"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// BillingItem is one unit of the billing writer: its ledger entry, its
+// usage row and its hold change are committed together or not at all, and
+// a batch never splits an item. Entry and Log are each optional.
+//
+// An item is written at most once: when its Entry's key is already
+// recorded, its Log and hold change are skipped too, so a batch replayed
+// after an ambiguous commit duplicates nothing.
+type BillingItem struct {
+	Entry *LedgerEntry
+	Log   *UsageLog
+	// Open records Open as an open hold (with its reserve Entry).
+	Open *Hold
+	// Close ends the open hold with this key. The item is written only if
+	// that hold was open, so a hold ends exactly once whoever ends it (the
+	// call, a task poller on any node, or the sweep).
+	Close string
+	// Keep hands the open hold with this key to a durable record (Owner
+	// becomes empty). The item is written only if that hold was open.
+	Keep string
+}

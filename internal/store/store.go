@@ -56,6 +56,7 @@ type Store interface {
 	Logs() LogRepo
 	Ledger() LedgerRepo
 	Sessions() SessionRepo
+	Holds() HoldRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through
@@ -164,4 +165,23 @@ type LedgerRepo interface {
 // for it with a type assertion and fall back to the two calls.
 type BatchWriter interface {
 	WriteBatch(ctx context.Context, entries []LedgerEntry, logs []UsageLog) error
+	// WriteItems writes billing items in one transaction (see BillingItem)
+	// and reports which of them were written; the others were replays or
+	// ended holds that were no longer open.
+	WriteItems(ctx context.Context, items []BillingItem) ([]bool, error)
+}
+
+// HoldRepo keeps the open holds and the leases of the nodes that own them.
+// Holds are opened, handed over and closed only through BillingItems, in
+// the transaction of their ledger entries.
+type HoldRepo interface {
+	// Lease records that node is alive until until (insert or extend).
+	Lease(ctx context.Context, node string, until time.Time) error
+	// Lapsed lists up to limit open holds owned by a node other than
+	// except whose lease ended before now, or that has no lease at all.
+	Lapsed(ctx context.Context, now time.Time, except string, limit int) ([]Hold, error)
+	// List lists every open hold, oldest first.
+	List(ctx context.Context) ([]Hold, error)
+	// Forget deletes the leases that ended before now and own no hold.
+	Forget(ctx context.Context, now time.Time) error
 }

@@ -58,6 +58,11 @@ func taskCost(p *billing.Price, schema manifest.UsageSchema, facts map[string]an
 			return nil, priceError(p.Name, "per_unit names %q, which is not a number fact of the plugin's usage schema", k)
 		}
 		n, _ := numberFact(facts[k])
+		if n > maxUsageFact {
+			// Facts are checked when they arrive; this guards facts that
+			// reach pricing another way (a stored row from before the bound).
+			return nil, priceError(p.Name, "usage fact %q is %g, above the largest accepted value %g", k, n, float64(maxUsageFact))
+		}
 		rate, _ := new(big.Rat).SetString(strconv.FormatFloat(tp.PerUnit[k], 'f', -1, 64))
 		units, _ := new(big.Rat).SetString(strconv.FormatFloat(n, 'f', -1, 64))
 		if rate == nil || units == nil {
@@ -108,12 +113,21 @@ func validateFacts(schema manifest.UsageSchema, v any) (map[string]any, error) {
 	return out, nil
 }
 
+// maxUsageFact bounds a number fact before it reaches price arithmetic. A
+// trillion units of anything (seconds, images, characters) is no real task:
+// it is a plugin bug or an attack, and refusing it is safer than billing
+// it.
+const maxUsageFact = 1e12
+
 func checkFact(f manifest.UsageField, k string, val any) error {
 	switch {
 	case f.Type == "number":
 		n, ok := numberFact(val)
 		if !ok || n < 0 {
 			return fmt.Errorf("usage fact %q must be a non-negative number", k)
+		}
+		if n > maxUsageFact {
+			return fmt.Errorf("usage fact %q is %g, above the largest accepted value %g", k, n, float64(maxUsageFact))
 		}
 	case f.Type == "boolean":
 		if _, ok := val.(bool); !ok {
@@ -147,57 +161,52 @@ func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]an
 		Quota: quota, RequestID: t.BillingKey, Other: t.logOther(extra), CreatedAt: time.Now().UTC()}
 }
 
-// ledger records one quota movement of a task's hold under the same key
-// scheme billing.Hold uses (<key>:<kind>), so a replay is a no-op.
-func (s *Service) ledger(t *Task, kind string, delta, used int64) {
-	s.d.Billing.Writer().Ledger(store.LedgerEntry{Key: t.BillingKey + ":" + kind, Kind: kind, UserID: t.UserID,
-		TokenID: t.TokenID, Delta: delta, TokenDelta: delta, Used: used, CreatedAt: time.Now().UTC()})
+// holdOf is the task's hold: the one taken at submit while this process
+// still has it, else restored from the task row (a poller, maybe on
+// another node after a restart).
+func (s *Service) holdOf(t *Task) *billing.Hold {
+	if t.hold != nil {
+		return t.hold
+	}
+	return s.d.Billing.RestoreHold(t.account(), t.BillingKey, t.QuotaReserved)
 }
 
-// settle charges a finished task once. The conditional update of the
-// billing status is the guard: whoever loses the race (another poller,
-// another node) moves nothing. Balances follow the ledger entry, so a
-// process restarted since the reservation settles correctly too.
+// settle charges a finished task once. Ending the hold is the money's
+// exactly-once guard (it is written only while the hold is open, whoever
+// tries); the conditional billing-status update then records the outcome,
+// and a failure between the two is finished by the recovery sweep, which
+// finds the hold already ended and moves nothing. The submit's consume row
+// carried the reservation, so only the difference gets a row.
 func (s *Service) settle(ctx context.Context, t *Task, charge int64) error {
-	won, err := s.store.MarkBilling(ctx, t.ID, BillingSettled, charge)
-	if err != nil || !won {
+	var row *store.UsageLog
+	switch diff := charge - t.QuotaReserved; {
+	case diff > 0:
+		r := s.usageLog(t, store.LogConsume, diff, map[string]any{"adjustment": true})
+		row = &r
+	case diff < 0:
+		r := s.usageLog(t, store.LogRefund, -diff, map[string]any{"adjustment": true})
+		row = &r
+	}
+	if _, err := s.holdOf(t).SettleNow(ctx, charge, row); err != nil {
 		return err
 	}
-	diff := charge - t.QuotaReserved
-	b := s.d.Billing.Balances()
-	switch {
-	case diff > 0:
-		err = b.Take(ctx, t.UserID, t.TokenID, diff, true)
-	case diff < 0:
-		err = b.Give(ctx, t.UserID, t.TokenID, -diff)
-	}
-	if err != nil {
-		s.log.Warn("task settle could not adjust the live balance", "task", t.PublicID, "err", err)
-	}
-	s.ledger(t, store.LedgerSettle, -diff, charge)
-	switch {
-	case diff > 0:
-		s.d.Billing.Writer().Log(s.usageLog(t, store.LogConsume, diff, map[string]any{"adjustment": true}))
-	case diff < 0:
-		s.d.Billing.Writer().Log(s.usageLog(t, store.LogRefund, -diff, map[string]any{"adjustment": true}))
+	if _, err := s.store.MarkBilling(ctx, t.ID, BillingSettled, charge); err != nil {
+		return err
 	}
 	t.BillingStatus, t.QuotaCharged = BillingSettled, charge
 	return nil
 }
 
-// refund returns a failed task's whole reservation once.
+// refund returns a failed task's whole reservation once, with a refund row
+// matching the submit's consume row.
 func (s *Service) refund(ctx context.Context, t *Task, reason string) error {
-	won, err := s.store.MarkBilling(ctx, t.ID, BillingRefunded, 0)
-	if err != nil || !won {
+	row := s.usageLog(t, store.LogRefund, t.QuotaReserved, map[string]any{"reason": truncate(reason, 200)})
+	if _, err := s.holdOf(t).RefundNow(ctx, &row); err != nil {
 		return err
 	}
-	if t.QuotaReserved > 0 {
-		if err := s.d.Billing.Balances().Give(ctx, t.UserID, t.TokenID, t.QuotaReserved); err != nil {
-			s.log.Warn("task refund could not adjust the live balance", "task", t.PublicID, "err", err)
-		}
+	if _, err := s.store.MarkBilling(ctx, t.ID, BillingRefunded, 0); err != nil {
+		return err
 	}
-	s.ledger(t, store.LedgerRefund, t.QuotaReserved, 0)
-	s.d.Billing.Writer().Log(s.usageLog(t, store.LogRefund, t.QuotaReserved, map[string]any{"reason": truncate(reason, 200)}))
 	t.BillingStatus = BillingRefunded
 	return nil
 }

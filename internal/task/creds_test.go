@@ -127,10 +127,14 @@ func TestTaskPricing(t *testing.T) {
 	if _, err := taskCost(billing.NewPrice(store.ModelPrice{Name: "m", InputPerMTok: 1}), schema, nil); err == nil {
 		t.Error("a token-only price was accepted for a task")
 	}
+	if _, err := taskCost(perUnit, schema, map[string]any{"seconds": float64(2e12)}); err == nil {
+		t.Error("an absurd stored fact was priced")
+	}
 	if c, err := taskCost(billing.NewPrice(store.ModelPrice{Name: "m", Free: true}), schema, nil); err != nil || c.Sign() != 0 {
 		t.Errorf("a free model costs %v, %v", c, err)
 	}
-	for _, bad := range []map[string]any{{"frames": int64(1)}, {"seconds": "3"}, {"seconds": float64(-1)}, {"hd": "yes"}, {"res": "4k"}} {
+	for _, bad := range []map[string]any{{"frames": int64(1)}, {"seconds": "3"}, {"seconds": float64(-1)}, {"hd": "yes"}, {"res": "4k"},
+		{"seconds": float64(1e13)}, {"seconds": int64(1) << 62}} {
 		if _, err := validateFacts(schema, bad); err == nil {
 			t.Errorf("facts %v accepted", bad)
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 	"github.com/turnpike-gw/turnpike/internal/routing"
-	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 // submission is one decoded submit, ready for channel selection.
@@ -160,10 +159,11 @@ func (s *Service) reserve(ctx context.Context, sub *submission, t *Task, at *att
 	if err != nil {
 		return err
 	}
-	if _, err := s.d.Billing.Reserve(ctx, t.account(), t.BillingKey, amount); err != nil {
+	h, err := s.d.Billing.Reserve(ctx, t.account(), t.BillingKey, amount)
+	if err != nil {
 		return err
 	}
-	t.QuotaReserved, t.BillingStatus = amount, BillingHeld
+	t.hold, t.QuotaReserved, t.BillingStatus = h, amount, BillingHeld
 	t.UsageFacts, _ = json.Marshal(facts)
 	return nil
 }
@@ -204,13 +204,10 @@ func (s *Service) chargeFor(l *plugin.Loaded, model, upstreamModel, group string
 // refundReservation returns a reservation for a submission that never
 // became a task: no usage-log row, only the ledger's reserve and refund.
 func (s *Service) refundReservation(ctx context.Context, t *Task) {
-	if t.BillingStatus != BillingHeld {
+	if t.BillingStatus != BillingHeld || t.hold == nil {
 		return
 	}
-	if t.QuotaReserved > 0 {
-		_ = s.d.Billing.Balances().Give(ctx, t.UserID, t.TokenID, t.QuotaReserved)
-	}
-	s.ledger(t, store.LedgerRefund, t.QuotaReserved, 0)
+	t.hold.RefundWith(ctx, nil)
 	t.BillingStatus = BillingRefunded
 }
 

@@ -128,7 +128,7 @@ func (e *env) close() {
 		return
 	}
 	e.srv.Close()
-	e.writer.Close()
+	_ = e.writer.Close(context.Background())
 	e.st.Close()
 	e.srv = nil
 }

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"math/big"
 	"strings"
 	"time"
@@ -54,6 +55,10 @@ type Task struct {
 	CreatedAt     int64
 	UpdatedAt     int64
 	Deadline      int64
+
+	// hold is the reservation while the submitting process has it; a task
+	// read from the database restores it from BillingKey and QuotaReserved.
+	hold *billing.Hold
 }
 
 // Filter narrows a task listing; zero values do not filter.

@@ -193,7 +193,11 @@ func (s *Service) accept(ctx context.Context, sub *submission, t *Task, at *atte
 		s.log.Error("task accepted upstream but not stored", "task", t.PublicID, "plugin", l.Key, "err", err)
 		return nil, &ir.Error{Status: 500, Kind: ir.KindInternal, Code: "task_store_failed", Message: "the task was accepted upstream but could not be stored", Cause: err}
 	}
-	s.d.Billing.Writer().Log(s.usageLog(t, store.LogConsume, t.QuotaReserved, sub.logExtra))
+	// From here the task row, not this process, owns the hold: the consume
+	// row and the hand-over are one item, so the sweep after a crash
+	// either finds the hold still this node's (and no row) or leaves it.
+	row := s.usageLog(t, store.LogConsume, t.QuotaReserved, sub.logExtra)
+	t.hold.Keep(&row)
 	out := &submitted{task: t, data: data}
 	if imm != nil && terminal(imm.status) {
 		s.complete(ctx, l, t, *imm, data)

@@ -71,7 +71,7 @@ func (g *Gateway) serve() {
 		cancel()
 		// Serve never ran, so nothing else flushes the writer or closes the
 		// store; a leaked SQLite handle keeps TempDir from being removed.
-		a.Writer.Close()
+		_ = a.Writer.Close(context.Background())
 		a.Store.Close()
 		g.t.Fatalf("testkit: Prepare: %v", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -17,31 +19,198 @@ func (s *Store) WriteBatch(ctx context.Context, entries []store.LedgerEntry, log
 	return wrap(s.write(ctx, entries, logs), "write billing batch")
 }
 
-// write is the transaction behind Apply and WriteBatch.
+// WriteItems writes billing items in one transaction; see store.BillingItem.
+func (s *Store) WriteItems(ctx context.Context, items []store.BillingItem) ([]bool, error) {
+	written, err := s.writeItems(ctx, items)
+	return written, wrap(err, "write billing items")
+}
+
+// write is the transaction behind Apply and WriteBatch: every entry and
+// every log is an item of its own.
 func (s *Store) write(ctx context.Context, entries []store.LedgerEntry, logs []store.UsageLog) error {
-	if len(entries) == 0 && len(logs) == 0 {
-		return nil
+	items := make([]store.BillingItem, 0, len(entries)+len(logs))
+	for i := range entries {
+		items = append(items, store.BillingItem{Entry: &entries[i]})
 	}
-	if err := checkKeys(entries); err != nil {
-		return err
+	for i := range logs {
+		items = append(items, store.BillingItem{Log: &logs[i]})
+	}
+	_, err := s.writeItems(ctx, items)
+	return err
+}
+
+func (s *Store) writeItems(ctx context.Context, items []store.BillingItem) ([]bool, error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	for _, it := range items {
+		if it.Entry != nil {
+			if err := checkKeys([]store.LedgerEntry{*it.Entry}); err != nil {
+				return nil, err
+			}
+		}
 	}
 	b, err := s.batch(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	entries, pos := uniqueKeys(entries)
 	stamp := now()
 	careful := false
-	return s.withTx(ctx, func(tx *sql.Tx) error {
-		if len(entries) > 0 {
-			err := s.applyLedger(ctx, tx, b, entries, pos, stamp, careful)
-			if errors.Is(err, errLedgerRace) {
-				careful = true
-			}
-			if err != nil {
-				return err
-			}
+	var written []bool
+	err = s.withTx(ctx, func(tx *sql.Tx) error {
+		bt := &itemTx{s: s, tx: tx, b: b, items: items, stamp: stamp, careful: careful}
+		err := bt.run(ctx)
+		if errors.Is(err, errLedgerRace) {
+			careful = true
 		}
-		return insertLogs(ctx, tx, b, logs, stamp)
+		written = bt.written
+		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return written, nil
+}
+
+// itemTx is one attempt at writing a batch of items. Unguarded items (no
+// Close or Keep) go first, so a hold opened and ended within one batch is
+// open by the time its end is checked.
+type itemTx struct {
+	s       *Store
+	tx      *sql.Tx
+	b       *batchStmts
+	items   []store.BillingItem
+	stamp   time.Time
+	careful bool
+
+	seen    map[string]bool // entry keys met in this batch
+	fresh   []store.LedgerEntry
+	written []bool
+}
+
+func (t *itemTx) run(ctx context.Context) error {
+	t.seen = map[string]bool{}
+	t.written = make([]bool, len(t.items))
+	var plain, guarded []int
+	for i, it := range t.items {
+		if it.Close == "" && it.Keep == "" {
+			plain = append(plain, i)
+		} else {
+			guarded = append(guarded, i)
+		}
+	}
+	if err := t.insertEntries(ctx, plain); err != nil {
+		return err
+	}
+	if err := t.openHolds(ctx, plain); err != nil {
+		return err
+	}
+	passed, err := t.guard(ctx, guarded)
+	if err != nil {
+		return err
+	}
+	if err := t.insertEntries(ctx, passed); err != nil {
+		return err
+	}
+	users, tokens := sumBalances(t.fresh, nil)
+	if err := moveBalances(ctx, t.tx, t.b, users, tokens); err != nil {
+		return err
+	}
+	var logs []store.UsageLog
+	for i, it := range t.items {
+		if t.written[i] && it.Log != nil {
+			logs = append(logs, *it.Log)
+		}
+	}
+	return insertLogs(ctx, t.tx, t.b, logs, t.stamp)
+}
+
+// insertEntries records the entries of the items at idx and marks as
+// written the items whose entry was new (or that have none).
+func (t *itemTx) insertEntries(ctx context.Context, idx []int) error {
+	var entries []store.LedgerEntry
+	var owner []int
+	pos := map[string]int{}
+	for _, i := range idx {
+		e := t.items[i].Entry
+		if e == nil {
+			t.written[i] = true
+			continue
+		}
+		if t.seen[e.Key] {
+			continue
+		}
+		t.seen[e.Key] = true
+		pos[e.Key] = len(entries)
+		entries, owner = append(entries, *e), append(owner, i)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	var fresh []bool
+	var err error
+	if t.s.dialect == MySQL {
+		fresh, err = insertLedgerIgnore(ctx, t.tx, t.b, entries, pos, t.stamp, t.careful)
+	} else {
+		fresh, err = insertLedgerReturning(ctx, t.tx, t.b, entries, pos, t.stamp)
+	}
+	if err != nil {
+		return err
+	}
+	for k, ok := range fresh {
+		if ok {
+			t.written[owner[k]] = true
+			t.fresh = append(t.fresh, entries[k])
+		}
+	}
+	return nil
+}
+
+// openHolds records the holds of written items that open one.
+func (t *itemTx) openHolds(ctx context.Context, idx []int) error {
+	var holds []*store.Hold
+	for _, i := range idx {
+		if t.written[i] && t.items[i].Open != nil {
+			holds = append(holds, t.items[i].Open)
+		}
+	}
+	return openHolds(ctx, t.tx, t.s, holds)
+}
+
+// guard hands over and ends holds, in item order for hand-overs, and
+// returns the items whose hold was open. Two items ending the same hold in
+// one batch: only the first passes.
+func (t *itemTx) guard(ctx context.Context, idx []int) ([]int, error) {
+	ok := map[int]bool{}
+	var closing []string
+	for _, i := range idx {
+		it := t.items[i]
+		ok[i] = true
+		if it.Keep != "" {
+			kept, err := keepHold(ctx, t.tx, t.s, it.Keep)
+			if err != nil {
+				return nil, err
+			}
+			ok[i] = kept
+		}
+		if ok[i] && it.Close != "" {
+			closing = append(closing, it.Close)
+		}
+	}
+	slices.Sort(closing)
+	open, err := closeHolds(ctx, t.tx, t.s, slices.Compact(closing))
+	if err != nil {
+		return nil, err
+	}
+	var passed []int
+	for _, i := range idx {
+		if key := t.items[i].Close; ok[i] && key != "" {
+			ok[i] = open[key]
+			delete(open, key)
+		}
+		if ok[i] {
+			passed = append(passed, i)
+		}
+	}
+	return passed, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -39,56 +38,15 @@ func checkKeys(entries []store.LedgerEntry) error {
 	return nil
 }
 
-// uniqueKeys drops every entry whose key appeared earlier in the batch, as
-// applying them one by one would, and indexes the rest by key.
-func uniqueKeys(entries []store.LedgerEntry) ([]store.LedgerEntry, map[string]int) {
-	pos := make(map[string]int, len(entries))
-	var out []store.LedgerEntry // stays nil while no key repeats
-	for i, e := range entries {
-		if _, dup := pos[e.Key]; dup {
-			if out == nil {
-				out = slices.Clone(entries[:i])
-			}
-			continue
-		}
-		pos[e.Key] = len(pos)
-		if out != nil {
-			out = append(out, e)
-		}
-	}
-	if out == nil {
-		return entries, pos
-	}
-	return out, pos
-}
-
-// applyLedger inserts entries (unique keys, indexed by pos) and moves the
-// balances of those that were new.
-func (s *Store) applyLedger(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, pos map[string]int,
-	stamp time.Time, careful bool) error {
-	var fresh []bool
-	var err error
-	if s.dialect == MySQL {
-		fresh, err = insertLedgerIgnore(ctx, tx, b, entries, pos, stamp, careful)
-	} else {
-		fresh, err = insertLedgerReturning(ctx, tx, b, entries, pos, stamp)
-	}
-	if err != nil {
-		return err
-	}
-	users, tokens := sumBalances(entries, fresh)
-	return moveBalances(ctx, tx, b, users, tokens)
-}
-
 // balance accumulates one account's changes within a batch.
 type balance struct{ delta, used int64 }
 
 // sumBalances totals the changes of the fresh entries per user and per
-// token.
+// token; a nil fresh means all of them.
 func sumBalances(entries []store.LedgerEntry, fresh []bool) (users, tokens map[int64]*balance) {
 	users, tokens = map[int64]*balance{}, map[int64]*balance{}
 	for i, e := range entries {
-		if !fresh[i] {
+		if fresh != nil && !fresh[i] {
 			continue
 		}
 		add(users, e.UserID, e.Delta, e.Used)

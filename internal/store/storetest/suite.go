@@ -31,6 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Ledger", ledgerTests},
 		{"Batch", batchTests},
 		{"Sessions", sessionTests},
+		{"Holds", holdTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,206 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// Hold is a reservation that must end in exactly one Settle or Refund.
+//
+// Its reserve is recorded as an open hold owned by this process's node id
+// (see lease.go): if the process dies before the end is stored, the sweep
+// of this or another node refunds it once the node's lease has lapsed. A
+// hold handed to a durable record with Keep (a task) is out of the sweep's
+// reach; whoever ends it later, in any process, restores it with
+// RestoreHold.
+type Hold struct {
+	s        *Service
+	acct     Account
+	key      string
+	Reserved int64
+	ended    atomic.Bool
+}
+
+// errBacklog refuses a call while the billing writer is behind: admitting
+// it would grow a queue the database is not taking.
+var errBacklog = &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "billing_backlog",
+	Message: "the gateway cannot record usage right now; retry shortly"}
+
+// Reserve takes amount from the account ahead of the call. It fails with a
+// 402 insufficient_quota error naming whose quota did not fit, or a 503
+// billing_backlog while the writer is above its high-water mark.
+func (s *Service) Reserve(ctx context.Context, acct Account, key string, amount int64) (*Hold, error) {
+	if s.writer.Overloaded() {
+		return nil, errBacklog
+	}
+	if amount < 0 {
+		amount = 0
+	}
+	if err := s.balances.Take(ctx, acct.UserID, acct.TokenID, amount, false); err != nil {
+		return nil, quotaError(err)
+	}
+	h := &Hold{s: s, acct: acct, key: key, Reserved: amount}
+	now := time.Now().UTC()
+	s.writer.Item(store.BillingItem{
+		Entry: h.entry(store.LedgerReserve, -amount, 0),
+		Open:  &store.Hold{Key: key, Owner: s.node, UserID: acct.UserID, TokenID: acct.TokenID, Amount: amount, CreatedAt: now},
+	})
+	return h, nil
+}
+
+// RestoreHold rebuilds a hold taken earlier, possibly by another process,
+// from what its durable record kept, so that it can be ended.
+func (s *Service) RestoreHold(acct Account, key string, reserved int64) *Hold {
+	return &Hold{s: s, acct: acct, key: key, Reserved: reserved}
+}
+
+func quotaError(err error) error {
+	if errors.Is(err, ErrInsufficientUser) || errors.Is(err, ErrInsufficientToken) {
+		return &ir.Error{Status: 402, Kind: ir.KindQuota, Code: "insufficient_quota", Message: err.Error() + " for this request", Cause: err}
+	}
+	return err
+}
+
+// entry is the hold's ledger entry of a kind; its key is <hold key>:<kind>.
+func (h *Hold) entry(kind string, delta, used int64) *store.LedgerEntry {
+	return &store.LedgerEntry{Key: h.key + ":" + kind, Kind: kind, UserID: h.acct.UserID, TokenID: h.acct.TokenID,
+		Delta: delta, TokenDelta: delta, Used: used, CreatedAt: time.Now().UTC()}
+}
+
+// Key is the hold's idempotency key.
+func (h *Hold) Key() string { return h.key }
+
+// Settle charges the real amount: the difference to the reservation is taken
+// or returned, and the consume log row is written with the ledger entry. It
+// returns false when the hold had already ended.
+func (h *Hold) Settle(ctx context.Context, charge int64, log store.UsageLog) bool {
+	log.Type = store.LogConsume
+	log.Quota = charge
+	log.RequestID = h.key
+	return h.SettleWith(ctx, charge, &log)
+}
+
+// SettleWith is Settle with the usage row written as given (nil: none).
+func (h *Hold) SettleWith(ctx context.Context, charge int64, log *store.UsageLog) bool {
+	if !h.ended.CompareAndSwap(false, true) {
+		return false
+	}
+	diff := charge - h.Reserved
+	if err := h.s.move(ctx, h.acct, -diff); err != nil {
+		// The balance was loaded when reserving, so only an account deleted
+		// meanwhile lands here; the ledger row still records the charge.
+		h.s.writer.log.Warn("settle could not adjust the live balance", "key", h.key, "err", err)
+	}
+	h.s.writer.Item(store.BillingItem{Entry: h.entry(store.LedgerSettle, -diff, charge), Log: log, Close: h.key})
+	return true
+}
+
+// Refund returns the whole reservation. log, when not nil, is written as an
+// error row so failed calls are visible in the usage log.
+func (h *Hold) Refund(ctx context.Context, log *store.UsageLog) bool {
+	if log != nil {
+		log.Type = store.LogError
+		log.RequestID = h.key
+	}
+	return h.RefundWith(ctx, log)
+}
+
+// RefundWith is Refund with the usage row written as given (nil: none).
+func (h *Hold) RefundWith(ctx context.Context, log *store.UsageLog) bool {
+	if !h.ended.CompareAndSwap(false, true) {
+		return false
+	}
+	if err := h.s.move(ctx, h.acct, h.Reserved); err != nil {
+		h.s.writer.log.Warn("refund could not adjust the live balance", "key", h.key, "err", err)
+	}
+	h.s.writer.Item(store.BillingItem{Entry: h.entry(store.LedgerRefund, h.Reserved, 0), Log: log, Close: h.key})
+	return true
+}
+
+// Keep hands the hold to a durable record that will end it later, maybe in
+// another process, and writes log (may be nil) with the hand-over. From
+// then on the sweep leaves the hold alone.
+func (h *Hold) Keep(log *store.UsageLog) {
+	h.s.writer.Item(store.BillingItem{Keep: h.key, Log: log})
+}
+
+// SettleNow ends a hold kept by a durable record at charge. Unlike Settle
+// it writes synchronously, and moves the live balance only if its end was
+// the one stored: a hold that was already ended (by another node, or by the
+// sweep after a crash) moves nothing. It reports whether this call ended
+// the hold.
+func (h *Hold) SettleNow(ctx context.Context, charge int64, log *store.UsageLog) (bool, error) {
+	diff := charge - h.Reserved
+	return h.endNow(ctx, store.BillingItem{Entry: h.entry(store.LedgerSettle, -diff, charge), Log: log, Close: h.key}, -diff)
+}
+
+// RefundNow ends a hold kept by a durable record by returning it whole;
+// see SettleNow.
+func (h *Hold) RefundNow(ctx context.Context, log *store.UsageLog) (bool, error) {
+	return h.endNow(ctx, store.BillingItem{Entry: h.entry(store.LedgerRefund, h.Reserved, 0), Log: log, Close: h.key}, h.Reserved)
+}
+
+func (h *Hold) endNow(ctx context.Context, it store.BillingItem, delta int64) (bool, error) {
+	if h.ended.Load() {
+		return false, nil
+	}
+	// The hold's own earlier items (its reserve, its hand-over) may still be
+	// queued in this process; the end must not overtake them.
+	if err := h.s.writer.Flush(ctx); err != nil {
+		return false, err
+	}
+	won, err := h.s.commit(ctx, []store.BillingItem{it}, []Move{{UserID: h.acct.UserID, TokenID: h.acct.TokenID, Delta: delta}})
+	if err != nil {
+		return false, err
+	}
+	if won[0] {
+		h.ended.Store(true)
+	}
+	return won[0], nil
+}
+
+// move changes the live balance by delta (negative takes, past zero).
+func (s *Service) move(ctx context.Context, acct Account, delta int64) error {
+	switch {
+	case delta < 0:
+		return s.balances.Take(ctx, acct.UserID, acct.TokenID, -delta, true)
+	case delta > 0:
+		return s.balances.Give(ctx, acct.UserID, acct.TokenID, delta)
+	}
+	return nil
+}
+
+// errNoBatchWriter: ending holds synchronously needs a store that writes
+// billing items in one transaction.
+var errNoBatchWriter = errors.New("billing: the store cannot write billing items")
+
+// commit writes items now and moves the live balance by moves[i] for each
+// item that was written, in step with the database (see
+// Balances.Committed).
+func (s *Service) commit(ctx context.Context, items []store.BillingItem, moves []Move) ([]bool, error) {
+	bw, ok := s.writer.st.(store.BatchWriter)
+	if !ok {
+		return nil, errNoBatchWriter
+	}
+	var written []bool
+	err := s.balances.Committed(ctx, func() ([]Move, error) {
+		var err error
+		written, err = bw.WriteItems(ctx, items)
+		if err != nil {
+			return nil, err
+		}
+		var out []Move
+		for i, ok := range written {
+			if ok && moves[i].Delta != 0 {
+				out = append(out, moves[i])
+			}
+		}
+		return out, nil
+	})
+	return written, err
+}
