@@ -86,6 +86,10 @@ type itemTx struct {
 	seen    map[string]bool // entry keys met in this batch
 	fresh   []store.LedgerEntry
 	written []bool
+	// transient are holds opened by this transaction and ended later in
+	// the same batch: their row would be inserted and deleted again in one
+	// commit, so it is never written (most calls settle within one batch).
+	transient map[string]bool
 }
 
 func (t *itemTx) run(ctx context.Context) error {
@@ -102,6 +106,7 @@ func (t *itemTx) run(ctx context.Context) error {
 	if err := t.insertEntries(ctx, plain); err != nil {
 		return err
 	}
+	t.markTransient(plain, guarded)
 	if err := t.openHolds(ctx, plain); err != nil {
 		return err
 	}
@@ -166,12 +171,35 @@ func (t *itemTx) insertEntries(ctx context.Context, idx []int) error {
 	return nil
 }
 
-// openHolds records the holds of written items that open one.
+// markTransient finds the holds this transaction opens (their reserve was
+// fresh) that a later item of the batch ends. A hold some item hands over
+// (Keep) is never transient: its row must outlive the batch.
+func (t *itemTx) markTransient(plain, guarded []int) {
+	closing := map[string]bool{}
+	kept := map[string]bool{}
+	for _, i := range guarded {
+		it := t.items[i]
+		if it.Keep != "" {
+			kept[it.Keep] = true
+		} else if it.Close != "" {
+			closing[it.Close] = true
+		}
+	}
+	t.transient = map[string]bool{}
+	for _, i := range plain {
+		if h := t.items[i].Open; h != nil && t.written[i] && closing[h.Key] && !kept[h.Key] {
+			t.transient[h.Key] = true
+		}
+	}
+}
+
+// openHolds records the holds of written items that open one and keep it
+// beyond this batch.
 func (t *itemTx) openHolds(ctx context.Context, idx []int) error {
 	var holds []*store.Hold
 	for _, i := range idx {
-		if t.written[i] && t.items[i].Open != nil {
-			holds = append(holds, t.items[i].Open)
+		if h := t.items[i].Open; t.written[i] && h != nil && !t.transient[h.Key] {
+			holds = append(holds, h)
 		}
 	}
 	return openHolds(ctx, t.tx, t.s, holds)
@@ -186,6 +214,11 @@ func (t *itemTx) guard(ctx context.Context, idx []int) ([]int, error) {
 	for _, i := range idx {
 		it := t.items[i]
 		ok[i] = true
+		if it.Close != "" && it.Keep == "" && t.transient[it.Close] {
+			// Opened in this transaction and never stored: the first end
+			// passes, a second finds it ended.
+			continue
+		}
 		if it.Keep != "" {
 			kept, err := keepHold(ctx, t.tx, t.s, it.Keep)
 			if err != nil {
@@ -204,7 +237,9 @@ func (t *itemTx) guard(ctx context.Context, idx []int) ([]int, error) {
 	}
 	var passed []int
 	for _, i := range idx {
-		if key := t.items[i].Close; ok[i] && key != "" {
+		if key := t.items[i].Close; ok[i] && key != "" && t.items[i].Keep == "" && t.transient[key] {
+			delete(t.transient, key)
+		} else if ok[i] && key != "" {
 			ok[i] = open[key]
 			delete(open, key)
 		}
