@@ -73,6 +73,39 @@ var holdTests = []namedTest{
 			t.Errorf("written %v, user quota %d, logs %d; want settle only", got, uq, countLogs(t, s))
 		}
 	}},
+	{"a hold opened and ended in one batch is one net ledger entry and never a hold row", func(t *testing.T, s store.Store) {
+		w := itemWriter(t, s)
+		u := newUser(t, s, "bea", 1000)
+		tok := newToken(t, s, u, "k", 500)
+		got, err := w.WriteItems(ctx(t), []store.BillingItem{reserveItem("h", "n", u, tok, 100), settleItem("h", u, tok, 100, 40)})
+		must(t, err, "write")
+		entries, _, err := s.Ledger().List(ctx(t), u.ID, store.Page{PageSize: 10})
+		must(t, err, "list ledger")
+		var mine []store.LedgerEntry
+		for _, e := range entries {
+			if e.Kind != store.LedgerTopUp {
+				mine = append(mine, e)
+			}
+		}
+		uq, uu, tq, tu := balances(t, s, u.ID, tok.ID)
+		if !got[0] || !got[1] || len(mine) != 1 || mine[0].Delta != -40 || mine[0].Used != 40 || len(openHolds(t, s)) != 0 ||
+			uq != 960 || uu != 40 || tq != 460 || tu != 40 {
+			t.Errorf("written %v, entries %+v, user %d/%d token %d/%d", got, mine, uq, uu, tq, tu)
+		}
+	}},
+	{"a reserve committed before and replayed with its settle ends the stored hold once", func(t *testing.T, s store.Store) {
+		w := itemWriter(t, s)
+		u := newUser(t, s, "ben", 1000)
+		tok := newToken(t, s, u, "k", -1)
+		_, err := w.WriteItems(ctx(t), []store.BillingItem{reserveItem("h", "n", u, tok, 100)})
+		must(t, err, "reserve")
+		got, err := w.WriteItems(ctx(t), []store.BillingItem{reserveItem("h", "n", u, tok, 100), settleItem("h", u, tok, 100, 40)})
+		must(t, err, "replay with settle")
+		uq, uu, _, _ := balances(t, s, u.ID, tok.ID)
+		if got[0] || !got[1] || uq != 960 || uu != 40 || len(openHolds(t, s)) != 0 || countLogs(t, s) != 1 {
+			t.Errorf("written %v, user %d/%d, holds %d, logs %d", got, uq, uu, len(openHolds(t, s)), countLogs(t, s))
+		}
+	}},
 	{"ending a hold that is no longer open writes neither entry nor row", func(t *testing.T, s store.Store) {
 		w := itemWriter(t, s)
 		u := newUser(t, s, "carol", 1000)
