@@ -307,8 +307,10 @@ func (a *API) deleteChannel(w http.ResponseWriter, r *http.Request, _ *auth.Prin
 	if err := a.d.Store.Channels().Delete(r.Context(), id); err != nil {
 		return err
 	}
-	if err := a.resetHealth(r.Context(), id); err != nil {
-		return err
+	if a.d.Router != nil && a.d.Router.Health != nil {
+		if err := a.d.Router.Health.Forget(r.Context(), id); err != nil {
+			return err
+		}
 	}
 	if err := a.reload(r.Context()); err != nil {
 		return err

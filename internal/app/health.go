@@ -15,7 +15,7 @@ import (
 // wrote, and looks for auto-disabled channels due for a probe.
 const healthRefresh = 2 * time.Second
 
-// wireHealth lets channel health probe through the relay. OnChange (the
+// wireHealth lets channel health probe through the relay. SetOnChange (the
 // channel_down / channel_up events) is left for the alert notifier.
 func (a *App) wireHealth() {
 	a.Router.Health.Probe = func(ctx context.Context, ch *routing.Channel, key int) error {

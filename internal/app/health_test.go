@@ -331,7 +331,7 @@ func TestHealthEventsReachTheObserverOncePerTransition(t *testing.T) {
 	g, clock := healthGateway(t, nil, healthChannel("c", up.URL, []string{"m"}, healthSettings))
 	var mu sync.Mutex
 	var events []routing.HealthEvent
-	g.App.Router.Health.OnChange = func(ev routing.HealthEvent) { mu.Lock(); events = append(events, ev); mu.Unlock() }
+	g.App.Router.Health.SetOnChange(func(ev routing.HealthEvent) { mu.Lock(); events = append(events, ev); mu.Unlock() })
 	up.set("500")
 	for range 4 {
 		chat(t, g, "m")
@@ -482,7 +482,7 @@ func TestTwoNodesSharingPostgreSQLSeeTheSameHealth(t *testing.T) {
 	var mu sync.Mutex
 	events := map[string]int{}
 	for name, g := range map[string]*testkit.Gateway{"a": a, "b": b} {
-		g.App.Router.Health.OnChange = func(routing.HealthEvent) { mu.Lock(); events[name]++; mu.Unlock() }
+		g.App.Router.Health.SetOnChange(func(routing.HealthEvent) { mu.Lock(); events[name]++; mu.Unlock() })
 	}
 	up.set("401")
 	chat(t, a, "m")

@@ -65,9 +65,8 @@ type Health struct {
 	clock  atomic.Pointer[func() time.Time]
 	lookup atomic.Pointer[func(int64) *Channel]
 	m      sync.Map // HealthKey → *entry
-	// OnChange, when set before serving, is told of every transition this
-	// node makes. It must not block.
-	OnChange func(HealthEvent)
+	// onChange is told of every transition this node makes (SetOnChange).
+	onChange atomic.Pointer[func(HealthEvent)]
 	// Probe sends one request that fits what the channel serves; nil
 	// disables probing.
 	Probe func(ctx context.Context, ch *Channel, keyIndex int) error
@@ -77,8 +76,17 @@ type entry struct {
 	rec      atomic.Pointer[store.ChannelHealth] // nil: healthy, never recorded
 	failures atomic.Int32
 	probing  atomic.Bool
-	mu       sync.Mutex // one transition of this key at a time on this node
+	// changed is when this node last changed the record (monotonic
+	// nanoseconds since start), so a Sync that read the store before that
+	// does not put the older record back.
+	changed atomic.Int64
+	mu      sync.Mutex // one transition of this key at a time on this node
 }
+
+// started anchors the monotonic clock of entry.changed.
+var started = time.Now()
+
+func monotonic() int64 { return int64(time.Since(started)) }
 
 // NewHealth returns a health tracker. repo, when not nil, shares the
 // records with every node using the same database.
@@ -90,6 +98,13 @@ func NewHealth(repo store.HealthRepo, log *slog.Logger) *Health {
 	h.SetClock(time.Now)
 	return h
 }
+
+// SetOnChange installs the observer of transitions: it is called once per
+// transition cluster-wide, on the node that made it, synchronously on the
+// path that made it (an upstream attempt, a probe, an admin request), so
+// it must not block. The alert notifier sends channel_down / channel_up
+// from it.
+func (h *Health) SetOnChange(f func(HealthEvent)) { h.onChange.Store(&f) }
 
 // SetClock replaces the clock (tests).
 func (h *Health) SetClock(now func() time.Time) { h.clock.Store(&now) }
@@ -322,39 +337,45 @@ func (h *Health) Failed(id int64, reason string) {
 
 // transition changes the key's record to what change makes of it (nil:
 // nothing to do) and shares it. When another node changed the record
-// first, its version wins and this change is dropped: that node saw the
-// same trouble and reported it.
+// first, change is asked again about that node's record, once: if the
+// other node already made the same transition there is nothing left to do.
 func (h *Health) transition(ch *Channel, key int, change func(cur *store.ChannelHealth, now time.Time) *store.ChannelHealth) {
-	en := h.get(HealthKey{ch.ID, key})
+	k := HealthKey{ch.ID, key}
+	en := h.get(k)
 	en.mu.Lock()
 	defer en.mu.Unlock()
-	cur := en.rec.Load()
-	now := h.now().UTC().Truncate(time.Millisecond)
-	nxt := change(cur, now)
-	if nxt == nil {
-		return
-	}
-	nxt.ChannelID, nxt.KeyIndex = ch.ID, key
-	var version int64
-	if cur != nil {
-		version = cur.Version
-	}
-	nxt.Version = version + 1
-	if h.store != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		ok, err := h.store.Swap(ctx, *nxt, version)
-		switch {
-		case err != nil:
-			// Keep routing right on this node; the next Sync realigns it.
-			h.log.Warn("channel health could not be shared", "channel_id", ch.ID, "err", err)
-		case !ok:
-			h.refresh(ctx, en, HealthKey{ch.ID, key})
+	for try := 0; try < 2; try++ {
+		cur := en.rec.Load()
+		now := h.now().UTC().Truncate(time.Millisecond)
+		nxt := change(cur, now)
+		if nxt == nil {
 			return
 		}
+		nxt.ChannelID, nxt.KeyIndex = ch.ID, key
+		var version int64
+		if cur != nil {
+			version = cur.Version
+		}
+		nxt.Version = version + 1
+		if h.store != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			ok, err := h.store.Swap(ctx, *nxt, version)
+			if err == nil && !ok {
+				h.refresh(ctx, en, k)
+				cancel()
+				continue
+			}
+			cancel()
+			if err != nil {
+				// Keep routing right on this node; the next Sync realigns it.
+				h.log.Warn("channel health could not be shared", "channel_id", ch.ID, "err", err)
+			}
+		}
+		en.rec.Store(nxt)
+		en.changed.Store(monotonic())
+		h.notify(ch, cur, nxt)
+		return
 	}
-	en.rec.Store(nxt)
-	h.notify(ch, cur, nxt)
 }
 
 // refresh reloads one key after losing a race for it.
@@ -369,6 +390,7 @@ func (h *Health) refresh(ctx context.Context, en *entry, k HealthKey) {
 			return
 		}
 	}
+	en.rec.Store(nil)
 }
 
 func (h *Health) notify(ch *Channel, cur, nxt *store.ChannelHealth) {
@@ -381,33 +403,64 @@ func (h *Health) notify(ch *Channel, cur, nxt *store.ChannelHealth) {
 	}
 	h.log.Info("channel health changed", "channel_id", ch.ID, "channel", ch.Name, "key_index", nxt.KeyIndex,
 		"from", was, "to", nxt.State, "reason", nxt.Reason)
-	if h.OnChange != nil {
-		h.OnChange(HealthEvent{ChannelID: ch.ID, ChannelName: ch.Name, KeyIndex: nxt.KeyIndex, State: nxt.State,
+	if f := h.onChange.Load(); f != nil && *f != nil {
+		(*f)(HealthEvent{ChannelID: ch.ID, ChannelName: ch.Name, KeyIndex: nxt.KeyIndex, State: nxt.State,
 			Reason: nxt.Reason, Up: nxt.State == StateHealthy, At: nxt.Since})
 	}
 }
 
-// Reset makes every key of a channel healthy at once: an administrator
-// enabled the channel, gave it a new key, or deleted it.
+// Reset makes every key of a channel healthy at once, on every node: an
+// administrator enabled the channel or gave it a new key. It reports
+// channel_up for each key that was not healthy.
 func (h *Health) Reset(ctx context.Context, id int64) error {
+	const reason = "reset by an administrator"
+	now := h.now().UTC().Truncate(time.Millisecond)
+	var recs []store.ChannelHealth
 	if h.store != nil {
-		if err := h.store.Delete(ctx, id); err != nil {
+		if err := h.store.Reset(ctx, id, reason, now); err != nil {
+			return err
+		}
+		var err error
+		if recs, err = h.store.All(ctx); err != nil {
 			return err
 		}
 	}
 	ch := h.channel(id)
 	h.m.Range(func(k, v any) bool {
-		if k.(HealthKey).ChannelID != id {
+		key := k.(HealthKey)
+		if key.ChannelID != id {
 			return true
 		}
 		en := v.(*entry)
 		en.mu.Lock()
-		cur := en.rec.Swap(nil)
+		var fresh *store.ChannelHealth
+		for i := range recs {
+			if recs[i].ChannelID == id && recs[i].KeyIndex == key.KeyIndex {
+				fresh = &recs[i]
+			}
+		}
+		cur := en.rec.Swap(fresh)
 		en.failures.Store(0)
+		en.changed.Store(monotonic())
 		en.mu.Unlock()
 		if cur != nil {
-			h.notify(ch, cur, &store.ChannelHealth{ChannelID: id, KeyIndex: cur.KeyIndex, State: StateHealthy,
-				Reason: "reset by an administrator", Since: h.now().UTC()})
+			h.notify(ch, cur, &store.ChannelHealth{ChannelID: id, KeyIndex: key.KeyIndex, State: StateHealthy, Reason: reason, Since: now})
+		}
+		return true
+	})
+	return nil
+}
+
+// Forget drops every record of a deleted channel, reporting nothing.
+func (h *Health) Forget(ctx context.Context, id int64) error {
+	if h.store != nil {
+		if err := h.store.Delete(ctx, id); err != nil {
+			return err
+		}
+	}
+	h.m.Range(func(k, _ any) bool {
+		if k.(HealthKey).ChannelID == id {
+			h.m.Delete(k)
 		}
 		return true
 	})
@@ -415,11 +468,13 @@ func (h *Health) Reset(ctx context.Context, id int64) error {
 }
 
 // Sync brings in the records other nodes wrote; a record gone from the
-// store (an administrator's reset) is healthy again here too.
+// store (a deleted channel) is dropped here too. A key this node changed
+// after the read began keeps its own, newer record.
 func (h *Health) Sync(ctx context.Context) error {
 	if h.store == nil {
 		return nil
 	}
+	began := monotonic()
 	recs, err := h.store.All(ctx)
 	if err != nil {
 		return err
@@ -430,21 +485,24 @@ func (h *Health) Sync(ctx context.Context) error {
 		seen[k] = true
 		en := h.get(k)
 		if cur := en.rec.Load(); cur == nil || *cur != recs[i] {
-			en.mu.Lock()
-			en.rec.Store(&recs[i])
-			en.mu.Unlock()
+			h.adopt(en, &recs[i], began)
 		}
 	}
 	h.m.Range(func(k, v any) bool {
-		en := v.(*entry)
-		if !seen[k.(HealthKey)] && en.rec.Load() != nil {
-			en.mu.Lock()
-			en.rec.Store(nil)
-			en.mu.Unlock()
+		if en := v.(*entry); !seen[k.(HealthKey)] && en.rec.Load() != nil {
+			h.adopt(en, nil, began)
 		}
 		return true
 	})
 	return nil
+}
+
+func (h *Health) adopt(en *entry, rec *store.ChannelHealth, readBegan int64) {
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	if en.changed.Load() < readBegan {
+		en.rec.Store(rec)
+	}
 }
 
 // RunProbes probes every auto-disabled key whose probe is due, each on the

@@ -39,6 +39,9 @@ type HealthRepo interface {
 	// and the key still auto-disabled; the one caller it reports true to
 	// may probe.
 	LeaseProbe(ctx context.Context, channelID int64, keyIndex int, due, next time.Time) (bool, error)
+	// Reset makes every record of a channel healthy (an administrator's
+	// doing), moving each version on so no node keeps an older state.
+	Reset(ctx context.Context, channelID int64, reason string, at time.Time) error
 	// Delete removes every record of a channel.
 	Delete(ctx context.Context, channelID int64) error
 }

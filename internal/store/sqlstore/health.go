@@ -105,6 +105,12 @@ func (r healthRepo) LeaseProbe(ctx context.Context, channelID int64, keyIndex in
 	return n == 1, wrap(err, "lease channel probe")
 }
 
+func (r healthRepo) Reset(ctx context.Context, channelID int64, reason string, at time.Time) error {
+	_, err := r.s.db.ExecContext(ctx, r.s.Rebind(`UPDATE channel_health SET state = 'healthy', reason = ?, since_ms = ?,
+		until_ms = 0, cooldown_ms = 0, next_probe_ms = 0, version = version + 1 WHERE channel_id = ?`), reason, ms(at), channelID)
+	return wrap(err, "reset channel health")
+}
+
 func (r healthRepo) Delete(ctx context.Context, channelID int64) error {
 	_, err := r.s.db.ExecContext(ctx, r.s.Rebind("DELETE FROM channel_health WHERE channel_id = ?"), channelID)
 	return wrap(err, "delete channel health")

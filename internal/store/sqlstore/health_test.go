@@ -83,6 +83,12 @@ func TestHealthRecordsChangeOnlyFromTheVersionRead(t *testing.T) {
 			if ok, _ := repo.LeaseProbe(ctx, 7, 0, got.NextProbe, next); ok {
 				t.Fatal("a second node leased the same probe")
 			}
+			if err := repo.Reset(ctx, 7, "reset by an administrator", next); err != nil {
+				t.Fatal(err)
+			}
+			if all, _ := repo.All(ctx); len(all) != 1 || all[0].State != "healthy" || all[0].Version != 3 || !all[0].NextProbe.IsZero() {
+				t.Fatalf("after reset: %+v", all)
+			}
 			if err := repo.Delete(ctx, 7); err != nil {
 				t.Fatal(err)
 			}
