@@ -542,3 +542,24 @@ func startErr(cfg config.Config) error {
 	_, err = a.Prepare(ctx)
 	return err
 }
+
+func TestFallbackServesWhileTheRequestedModelHasNoChannelLeft(t *testing.T) {
+	bad, good := newSwitchUpstream(t), newSwitchUpstream(t)
+	bad.set("401")
+	g, _ := healthGateway(t, []testkit.Option{testkit.WithModels(map[string]config.SeedPrice{
+		"big":   {InputPerMTok: 1, OutputPerMTok: 1, Fallbacks: []string{"small"}},
+		"small": {InputPerMTok: 1, OutputPerMTok: 1},
+	})}, healthChannel("big-ch", bad.URL, []string{"big"}, nil), healthChannel("small-ch", good.URL, []string{"small"}, nil))
+	for i := range 2 {
+		if code, body := chat(t, g, "big"); code != 200 || body["model"] != "small" {
+			t.Fatalf("call %d answered %d %v", i, code, body)
+		}
+	}
+	if bad.chats.Load() != 1 {
+		t.Fatalf("the auto-disabled channel was tried %d times, want once", bad.chats.Load())
+	}
+	good.set("500")
+	if code, _ := chat(t, g, "big"); code != 502 {
+		t.Fatalf("with every fallback failing too the answer is %d, want 502", code)
+	}
+}
