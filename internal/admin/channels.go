@@ -60,9 +60,18 @@ func (a *API) channelView(c *store.Channel) channelView {
 	if v.Settings == nil {
 		v.Settings = map[string]any{}
 	}
-	v.Health = routing.Status{Healthy: true}
+	v.Health = routing.Status{State: routing.StateHealthy}
 	if a.d.Router != nil && a.d.Router.Health != nil {
-		v.Health = a.d.Router.Health.Status(c.ID)
+		v.Health = a.d.Router.Health.Status(c.ID, 0)
+	}
+	if v.Health.Since == nil {
+		created := c.CreatedAt
+		v.Health.Since = &created // healthy since it was made
+	}
+	if c.Status != store.StatusEnabled {
+		// An administrator's switch: it outranks whatever health says.
+		updated := c.UpdatedAt
+		v.Health = routing.Status{State: routing.StateDisabled, Reason: "disabled by an administrator", Since: &updated}
 	}
 	return v
 }
@@ -195,6 +204,10 @@ func checkChannel(c *store.Channel) error {
 			return badField("models", "must not contain empty names")
 		}
 	}
+	if _, err := routing.ParsePolicy(c.Settings); err != nil {
+		pe := err.(*routing.PolicyError)
+		return badField("settings."+pe.Field, "%s", pe.Message)
+	}
 	return checkStatus(c.Status)
 }
 
@@ -270,9 +283,12 @@ func (a *API) patchChannel(w http.ResponseWriter, r *http.Request, p *auth.Princ
 		return err
 	}
 	// Enabling a channel or giving it a new key is an administrator saying
-	// it is fixed; keeping it in cool-down would contradict them.
+	// it is fixed: its health starts over as healthy (also from
+	// auto_disabled), on every node.
 	if (f.has("status") && c.Status == store.StatusEnabled) || f.has("key") {
-		a.resetHealth(c.ID)
+		if err := a.resetHealth(r.Context(), c.ID); err != nil {
+			return err
+		}
 	}
 	if err := a.reload(r.Context()); err != nil {
 		return err
@@ -294,10 +310,11 @@ func sameOrigin(a, b string) bool {
 	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
 }
 
-func (a *API) resetHealth(id int64) {
+func (a *API) resetHealth(ctx context.Context, id int64) error {
 	if a.d.Router != nil && a.d.Router.Health != nil {
-		a.d.Router.Health.Reset(id)
+		return a.d.Router.Health.Reset(ctx, id)
 	}
+	return nil
 }
 
 func (a *API) deleteChannel(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
@@ -308,7 +325,11 @@ func (a *API) deleteChannel(w http.ResponseWriter, r *http.Request, _ *auth.Prin
 	if err := a.d.Store.Channels().Delete(r.Context(), id); err != nil {
 		return err
 	}
-	a.resetHealth(id)
+	if a.d.Router != nil && a.d.Router.Health != nil {
+		if err := a.d.Router.Health.Forget(r.Context(), id); err != nil {
+			return err
+		}
+	}
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ func TestChannelScenarios(t *testing.T) {
 			want: map[string]any{"name": "openai-main", "type": 1, "type_name": "openai", "base_url": "http://127.0.0.1:9101",
 				"key_masked": "sk-u...-key", "models": []string{"gpt-4o-mini"}, "groups": []string{"default", "vip"}, "priority": 10,
 				"weight": 3, "model_mapping": map[string]string{"gpt-4o-mini": "gpt-4o-mini-2024-07-18"},
-				"settings": map[string]any{"first_byte_timeout_seconds": 5}, "status": "enabled", "health.healthy": true}},
+				"settings": map[string]any{"first_byte_timeout_seconds": 5}, "status": "enabled", "health.state": "healthy"}},
 		{name: "the key is write-only", who: "admin", method: "GET", path: "/api/channels/{ch}", status: 200,
 			check: func(t *testing.T, _ *env, r response) {
 				if _, ok := r.body["key"]; ok {
@@ -77,9 +77,9 @@ func TestEnablingAChannelResetsItsHealth(t *testing.T) {
 	e.d.Router.Health.CoolDown(id, "401 from upstream")
 	e.run([]scenario{
 		{name: "the cool-down shows", who: "admin", method: "GET", path: "/api/channels/{ch}", status: 200,
-			want: map[string]any{"health.healthy": false, "health.last_error": "401 from upstream", "health.failures": 1}},
+			want: map[string]any{"health.state": "cooling", "health.reason": "401 from upstream"}},
 		{name: "enabling puts it back into routing", who: "admin", method: "PATCH", path: "/api/channels/{ch}", body: `{"status":"enabled"}`, status: 200,
-			want: map[string]any{"health.healthy": true, "health.failures": 0}},
+			want: map[string]any{"health.state": "healthy", "health.until": nil}},
 	})
 }
 

@@ -55,7 +55,7 @@ func newEnv(t *testing.T) *env {
 		Billing:   billing.NewService(billing.NewMemoryBalances(st), w, 500000),
 		Keys:      auth.NewKeys(st, time.Minute),
 		Sessions:  auth.NewSessions(st.Sessions(), "test-secret", time.Hour),
-		Router:    routing.NewRouter(routing.NewHealth(time.Minute)),
+		Router:    routing.NewRouter(routing.NewHealth(nil, nil)),
 		RootToken: testRootToken,
 		Version:   "1.2.3-test",
 		Logger:    logger,

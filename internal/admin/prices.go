@@ -49,7 +49,7 @@ func (a *API) getPrice(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 }
 
 var priceFields = []string{"name", "input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok",
-	"per_call", "free", "extra"}
+	"per_call", "free", "extra", "fallbacks"}
 
 // readPrice decodes a price body. PUT replaces the whole price: members
 // left out are zero, as in the seed file.
@@ -85,7 +85,29 @@ func readPrice(f fields, name string) (store.ModelPrice, error) {
 		}
 		p.Extra = json.RawMessage(f["extra"])
 	}
-	return p, nil
+	if _, err := getList(f, "fallbacks", &p.Fallbacks); err != nil {
+		return p, err
+	}
+	if len(p.Fallbacks) == 0 {
+		p.Fallbacks = nil // stored and read back as none
+	}
+	return p, checkFallbacks(name, p.Fallbacks)
+}
+
+// checkFallbacks refuses fallback lists that name nothing, repeat a model
+// or name the model itself (which would retry the same channels).
+func checkFallbacks(model string, fallbacks []string) error {
+	seen := map[string]bool{model: true}
+	for _, m := range fallbacks {
+		if m == "" || len(m) > 128 {
+			return badField("fallbacks", "must hold model names of 1 to 128 characters")
+		}
+		if seen[m] {
+			return badField("fallbacks", "must not repeat a model or name the model itself (%s)", m)
+		}
+		seen[m] = true
+	}
+	return nil
 }
 
 func (a *API) putPrice(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {

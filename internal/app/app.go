@@ -123,7 +123,8 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.Billing = billing.NewService(balances, a.Writer, cfg.QuotaPerUSD)
 	a.Keys = auth.NewKeys(a.Store, 10*time.Second)
 	a.Sessions = auth.NewSessions(a.Store.Sessions(), a.Config.CryptoSecret, 7*24*time.Hour)
-	a.Router = routing.NewRouter(routing.NewHealth(time.Duration(cfg.ChannelCooldown) * time.Second))
+	a.Router = routing.NewRouter(routing.NewHealth(a.sql.Health(), a.Log))
+	a.registry.MustRegister(channelStates{a.Router})
 	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.sql, Logger: a.Log})
 	a.adminDeps = admin.Deps{
 		Store: a.Store, Billing: a.Billing, Keys: a.Keys, Sessions: a.Sessions, Router: a.Router,
@@ -161,6 +162,7 @@ func (a *App) buildServices(balances billing.Balances) {
 			UpstreamTimeout:  time.Duration(cfg.UpstreamTimeout) * time.Second,
 		},
 	})
+	a.wireHealth()
 }
 
 // failureCounter counts failed sign-ins where every node sees them: in
@@ -322,9 +324,10 @@ func (a *App) background(ctx context.Context) {
 	defer close(a.bg)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); a.plugins.Watch(ctx, 3*time.Second) }()
 	go func() { defer wg.Done(); a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }()
+	go func() { defer wg.Done(); a.Router.Health.Run(ctx, healthRefresh) }()
 	go func() {
 		defer wg.Done()
 		if err := a.tasks.Poller().Run(ctx); err != nil && ctx.Err() == nil {

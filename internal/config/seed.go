@@ -60,6 +60,7 @@ type SeedPrice struct {
 	PerCall           float64        `yaml:"per_call" json:"per_call,omitempty"`
 	Free              bool           `yaml:"free" json:"free,omitempty"`
 	Extra             map[string]any `yaml:"extra" json:"extra,omitempty"`
+	Fallbacks         []string       `yaml:"fallbacks" json:"fallbacks,omitempty"`
 }
 
 // SeedPlugin is a task plugin file installed and activated at start.

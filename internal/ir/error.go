@@ -3,6 +3,7 @@ package ir
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // RetryClass tells the attempt loop what to do after a failure.
@@ -49,6 +50,12 @@ type Error struct {
 	Param   string
 	Retry   RetryClass
 	Cause   error
+	// UpstreamStatus is the status the upstream answered with (0 when the
+	// failure is the gateway's: a timeout, a reset, a refused conversion);
+	// channel health judges it by the channel's policy.
+	UpstreamStatus int
+	// RetryAfter is the upstream's Retry-After, when it sent one.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

@@ -21,38 +21,33 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
-// tryChannels is the retry rule every surface shares: unreachable,
-// timed-out, 408/429/5xx → next channel; 401/403 → cool the channel down
-// and try the next; any other failure goes back to the client; and once a
-// byte reached the client (wrote) or the client left, no further attempt.
-func (rl *Relay) tryChannels(clientCtx context.Context, plan []*routing.Channel, wrote func() bool, attempt func(*routing.Channel) error) error {
+// tryChannels is the retry rule every surface shares. Each failure is
+// judged by channel health under the channel's policy (retry_statuses move
+// on, disable_statuses auto-disable and move on, timeouts and resets move
+// on and count towards cooling); any other failure goes back to the
+// client; and once a byte reached the client (wrote) or the client left,
+// no further attempt. exhausted reports that every planned channel failed
+// before the first byte, so a fallback model may be tried.
+func (rl *Relay) tryChannels(clientCtx context.Context, plan []*routing.Channel, wrote func() bool, attempt func(*routing.Channel) error) (err error, exhausted bool) {
 	var last *ir.Error
 	for _, ch := range plan {
 		err := attempt(ch)
 		if err == nil {
-			return nil
+			return nil, false
 		}
 		e := ir.As(err)
 		last = e
 		if wrote() || clientCtx.Err() != nil {
-			return e
+			return e, false
 		}
-		switch e.Retry {
-		case ir.RetryNextAndCool:
-			rl.Router.Health.CoolDown(ch.ID, e.Message)
-			rl.Metrics.attempt("cooled")
-		case ir.RetryNext:
-			if e.Status >= 408 { // a 400 refusal to convert is not the channel's fault
-				rl.Router.Health.Failed(ch.ID, e.Message)
-			}
-			rl.Metrics.attempt("retried")
-		default:
+		if !rl.Router.Health.Report(ch, 0, e) {
 			rl.Metrics.attempt("rejected")
-			return e
+			return e, false
 		}
+		rl.Metrics.attempt("retried")
 		rl.Logger.Warn("upstream attempt failed", "channel_id", ch.ID, "status", e.Status, "err", e.Message)
 	}
-	return afterRetries(last)
+	return afterRetries(last), true
 }
 
 // afterRetries turns the last failure into what the client sees once every
@@ -165,21 +160,32 @@ func settingSeconds(s map[string]any, name string) time.Duration {
 	return 0
 }
 
-// upstreamError reads an error answer and decides whether another channel
-// could do better.
+// upstreamError reads an error answer.
 func upstreamError(codec protocol.Codec, resp *http.Response) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	e := codec.DecodeError(resp.StatusCode, body)
 	if e == nil {
 		e = &ir.Error{Status: resp.StatusCode, Kind: ir.KindUpstream, Code: "upstream_error", Message: http.StatusText(resp.StatusCode)}
 	}
-	switch s := resp.StatusCode; {
-	case s == 401 || s == 403:
-		e.Retry = ir.RetryNextAndCool
-	case s == 408 || s == 409 || s == 429 || s >= 500:
-		e.Retry = ir.RetryNext
-	}
+	// Whether another channel is tried is the channel's policy, judged by
+	// channel health from the upstream's status.
+	e.UpstreamStatus = resp.StatusCode
+	e.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 	return e
+}
+
+// retryAfter reads a Retry-After header: seconds or an HTTP date.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil && n > 0 && n < 1e7 {
+		return time.Duration(n * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 // upstreamBody is the body for the channel: the client's own bytes when the

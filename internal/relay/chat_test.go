@@ -118,8 +118,8 @@ func TestFailingChannelIsRetriedOnTheNext(t *testing.T) {
 		wantCooled bool
 	}{
 		{"server error", 500, false},
-		{"rate limited", 429, false},
-		{"bad credentials cool the channel down", 401, true},
+		{"rate limited cools the channel at once", 429, true},
+		{"bad credentials take the channel out", 401, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,7 +133,7 @@ func TestFailingChannelIsRetriedOnTheNext(t *testing.T) {
 			if resp.StatusCode != 200 || bad.calls() != 1 || good.calls() != 1 {
 				t.Fatalf("status %d body %v, bad %d good %d", resp.StatusCode, body, bad.calls(), good.calls())
 			}
-			if cooled := e.router.Health.Cooling(badCh.ID); cooled != tc.wantCooled {
+			if cooled := !e.router.Health.Routable(badCh.ID, 0); cooled != tc.wantCooled {
 				t.Fatalf("cooling = %v, want %v", cooled, tc.wantCooled)
 			}
 		})

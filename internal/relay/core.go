@@ -45,6 +45,12 @@ type callCore struct {
 	status int
 	// rowOther is the surface's own part of the usage row's other.
 	rowOther func(o *logOther)
+	// sizer and filter are the surface's estimate and channel filter, kept
+	// to plan and reserve a fallback model the same way.
+	sizer  estimator
+	filter func(*routing.Channel) bool
+	// fallbackFrom is the requested model while a fallback model serves.
+	fallbackFrom string
 }
 
 // exactly wraps an estimate that is always exact.
@@ -91,6 +97,7 @@ type estimator func(p *billing.Price, exact bool) charge
 // price, so per-call parts are reserved exactly as they will be charged.
 func (c *callCore) admit(estimate estimator) error {
 	c.table = c.rl.Router.Table()
+	c.sizer = estimate
 	price, err := c.rl.priceOn(c.table, c.principal, c.model)
 	if err != nil {
 		return err
@@ -132,19 +139,62 @@ func (c *callCore) quota(ch charge) (int64, error) {
 }
 
 // plan is the routing snapshot's attempt list for the call's model, or the
-// 503 every surface answers when no channel can take it.
+// 503 every surface answers when no channel can take it. The list may be
+// empty when a fallback model has channels: attemptAll goes on to it.
 func (c *callCore) plan(filter func(*routing.Channel) bool) ([]*routing.Channel, error) {
-	plan := c.table.Plan(c.rl.Router.Health, c.principal.Group, c.model, c.rl.Options.RetryCount+1, filter)
-	if len(plan) == 0 {
+	c.filter = filter
+	plan := c.planFor(c.model)
+	if len(plan) == 0 && !c.fallbackPlannable() {
 		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "no_available_channel",
 			Message: "no channel is available for model " + c.model + " right now"}
 	}
 	return plan, nil
 }
 
+func (c *callCore) planFor(model string) []*routing.Channel {
+	return c.table.Plan(c.rl.Router.Health, c.principal.Group, model, c.rl.Options.RetryCount+1, c.filter)
+}
+
 // attemptAll tries the planned channels under the retry rule every surface
-// shares (tryChannels), recording each attempt for the usage row.
+// shares (tryChannels), recording each attempt for the usage row. When
+// every channel failed before the first byte, the model's fallbacks are
+// tried in order (CONTRACT §10 "Fallback models").
 func (c *callCore) attemptAll(plan []*routing.Channel, attempt func(*routing.Channel) error) error {
+	var err error
+	exhausted := true
+	if len(plan) > 0 {
+		err, exhausted = c.tryPlan(plan, attempt)
+	}
+	if !exhausted || c.price == nil || len(c.price.Raw.Fallbacks) == 0 {
+		return err
+	}
+	requested, price := c.model, c.price
+	for _, fb := range price.Raw.Fallbacks {
+		if c.r.Context().Err() != nil {
+			break
+		}
+		fplan, fprice := c.fallbackPlan(fb)
+		if len(fplan) == 0 || !c.switchModel(fb, fprice) {
+			c.model, c.price = requested, price
+			continue
+		}
+		c.fallbackFrom = requested
+		ferr, fexhausted := c.tryPlan(fplan, attempt)
+		if ferr == nil || !fexhausted {
+			return ferr // served, or failed in a way the client must see
+		}
+		err = ferr
+	}
+	// The error row names the model the client asked for.
+	c.model, c.price, c.fallbackFrom = requested, price, ""
+	if err == nil {
+		err = &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "no_available_channel",
+			Message: "no channel is available for model " + requested + " right now"}
+	}
+	return err
+}
+
+func (c *callCore) tryPlan(plan []*routing.Channel, attempt func(*routing.Channel) error) (error, bool) {
 	return c.rl.tryChannels(c.r.Context(), plan, func() bool { return c.wrote }, func(ch *routing.Channel) error {
 		c.channel = ch
 		began := time.Now()
@@ -157,6 +207,76 @@ func (c *callCore) attemptAll(plan []*routing.Channel, attempt func(*routing.Cha
 		c.attempts = append(c.attempts, rec)
 		return err
 	})
+}
+
+// fallbackPlan plans a fallback model on the pinned snapshot, under the same
+// checks as the requested model: the key may use it, the group reaches it,
+// and it has a price.
+func (c *callCore) fallbackPlan(model string) ([]*routing.Channel, *billing.Price) {
+	price, err := c.rl.priceOn(c.table, c.principal, model)
+	if err != nil {
+		return nil, nil
+	}
+	return c.planFor(model), price
+}
+
+func (c *callCore) fallbackPlannable() bool {
+	if c.price == nil {
+		return false
+	}
+	for _, fb := range c.price.Raw.Fallbacks {
+		if plan, _ := c.fallbackPlan(fb); len(plan) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// switchModel makes model, at its own price, the one the call serves and
+// bills. The reservation must cover the fallback's estimate: when the one
+// taken for the requested model does, it stays (settlement returns the
+// difference); otherwise a new one is taken for the fallback's estimate
+// first and the old one released, so the client never holds less than the
+// call may cost. It reports false, changing nothing, when the fallback
+// cannot be reserved.
+func (c *callCore) switchModel(model string, price *billing.Price) bool {
+	prevModel, prevPrice := c.model, c.price
+	c.model, c.price = model, price
+	if c.hold == nil || c.sizer == nil {
+		return true
+	}
+	amount, err := c.quota(c.sizer(price, false))
+	if err == nil && amount <= c.hold.Reserved {
+		return true
+	}
+	old := c.hold
+	if err = c.reserveOrExact(amount, err); err != nil {
+		c.model, c.price, c.hold = prevModel, prevPrice, old
+		c.rl.Logger.Info("fallback model not reserved", "surface", c.name, "model", model, "err", err)
+		return false
+	}
+	if c.hold != old {
+		old.Refund(c.background(), nil)
+	}
+	return true
+}
+
+// reserveOrExact reserves a bound (when it could be priced), and the
+// counted estimate when the bound does not fit, as admit does.
+func (c *callCore) reserveOrExact(bound int64, boundErr error) error {
+	if boundErr == nil {
+		if err := c.reserve(bound); err == nil {
+			return nil
+		}
+	}
+	exact, err := c.quota(c.sizer(c.price, true))
+	if err != nil {
+		return err
+	}
+	if exact <= c.hold.Reserved {
+		return nil // the counted figure fits the hold already taken
+	}
+	return c.reserve(exact)
 }
 
 // settle charges what was consumed and writes the consume row. It runs even
@@ -210,6 +330,9 @@ type logOther struct {
 	Reasoning     int             `json:"reasoning_tokens,omitempty"`
 	GroupRatio    float64         `json:"group_ratio"`
 	Attempts      []attemptRecord `json:"attempts,omitempty"`
+	// FallbackFrom is the model the client asked for when a fallback
+	// model served (the row's model).
+	FallbackFrom string `json:"fallback_from,omitempty"`
 }
 
 // logRow builds the usage row of the call for usage ch.
@@ -219,7 +342,8 @@ func (c *callCore) logRow(ch charge) store.UsageLog {
 		PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens,
 		LatencyMS: time.Since(c.start).Milliseconds(), CreatedAt: time.Now().UTC()}
 	o := logOther{Endpoint: c.name, Stream: c.stream, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens,
-		Reasoning: u.ReasoningTokens, GroupRatio: c.rl.Billing.Ratio(c.principal.Group), Attempts: c.attempts}
+		Reasoning: u.ReasoningTokens, GroupRatio: c.rl.Billing.Ratio(c.principal.Group), Attempts: c.attempts,
+		FallbackFrom: c.fallbackFrom}
 	if c.channel != nil {
 		row.ChannelID = c.channel.ID
 		o.UpstreamModel = c.channel.MapModel(c.model)

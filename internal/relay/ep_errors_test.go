@@ -21,7 +21,7 @@ func TestEndpointFailuresAreRetriedOnTheNextChannel(t *testing.T) {
 		wantCooled bool
 	}{
 		{"server error", 500, false},
-		{"rate limited", 429, false},
+		{"rate limited cools at once", 429, true},
 		{"request timeout", 408, false},
 		{"bad channel credentials cool the channel down", 401, true},
 		{"forbidden channel cools down", 403, true},
@@ -39,7 +39,7 @@ func TestEndpointFailuresAreRetriedOnTheNextChannel(t *testing.T) {
 			if resp.StatusCode != 200 || bad.calls() != 1 || good.calls() != 1 {
 				t.Fatalf("status %d body %v, bad %d good %d", resp.StatusCode, body, bad.calls(), good.calls())
 			}
-			if cooled := e.router.Health.Cooling(badCh.ID); cooled != tc.wantCooled {
+			if cooled := !e.router.Health.Routable(badCh.ID, 0); cooled != tc.wantCooled {
 				t.Fatalf("cooling = %v, want %v", cooled, tc.wantCooled)
 			}
 			if charged := before - e.balance(); charged != 1000 {

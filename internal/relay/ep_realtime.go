@@ -148,6 +148,7 @@ func (s *rtSession) dial(r *http.Request) error {
 			return err
 		}
 		s.up = up
+		s.estimate = s.hold.Reserved // a fallback model may have re-reserved at its price
 		s.rl.Router.Health.Succeeded(ch.ID)
 		return nil
 	})

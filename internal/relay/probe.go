@@ -1,18 +1,55 @@
 package relay
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
-// TestChannel sends one tiny chat request through c and reports how long it
-// took. It bypasses routing and billing: it checks the channel, not a key.
+// ProbeKind is what a probe asks a channel for: chat, or embeddings for a
+// channel that serves only embedding models. settings.probe ("chat" or
+// "embeddings") overrides the guess from the model names.
+func ProbeKind(c *store.Channel) string {
+	if k, _ := c.Settings["probe"].(string); k == "chat" || k == "embeddings" {
+		return k
+	}
+	if len(c.Models) == 0 {
+		return "chat"
+	}
+	for _, m := range c.Models {
+		if !isEmbeddingModel(m) {
+			return "chat"
+		}
+	}
+	return "embeddings"
+}
+
+func isEmbeddingModel(m string) bool {
+	m = strings.ToLower(m)
+	return strings.Contains(m, "embedding") || strings.Contains(m, "embed-") || strings.HasPrefix(m, "bge-") || strings.HasPrefix(m, "e5-")
+}
+
+// ProbeChannel is the health probe of an auto-disabled channel: one tiny
+// request of the kind the channel serves (ProbeKind), no routing, no
+// billing. keyIndex is 0 until channels carry several keys.
+func ProbeChannel(ctx context.Context, rl *Relay, c *store.Channel, _ int) error {
+	_, err := TestChannel(ctx, rl, c)
+	return err
+}
+
+// TestChannel sends one tiny request through c, of the kind it serves
+// (ProbeKind), and reports how long it took. It bypasses routing and
+// billing: it checks the channel, not a key.
 func TestChannel(ctx context.Context, rl *Relay, c *store.Channel) (time.Duration, error) {
 	if len(c.Models) == 0 {
 		return 0, errors.New("the channel lists no models to test with")
@@ -20,9 +57,19 @@ func TestChannel(ctx context.Context, rl *Relay, c *store.Channel) (time.Duratio
 	if upstream.IsTaskOnly(c.Type) {
 		return 0, errors.New("task channels are tested by submitting a task")
 	}
+	kind := ProbeKind(c)
 	model := c.Models[0]
+	for _, m := range c.Models {
+		if kind == "embeddings" || !isEmbeddingModel(m) {
+			model = m
+			break
+		}
+	}
 	if m, ok := c.ModelMapping[model]; ok && m != "" {
 		model = m
+	}
+	if kind == "embeddings" && upstream.FormatOf(c.Type) == protocol.OpenAI {
+		return testEmbeddings(ctx, rl, c, model)
 	}
 	codec := rl.Codecs[upstream.FormatOf(c.Type)]
 	one := 1
@@ -38,6 +85,25 @@ func TestChannel(ctx context.Context, rl *Relay, c *store.Channel) (time.Duratio
 	if err != nil {
 		return 0, err
 	}
+	return timeExchange(rl, req, codec)
+}
+
+// testEmbeddings asks an OpenAI-compatible channel to embed one word.
+func testEmbeddings(ctx context.Context, rl *Relay, c *store.Channel, model string) (time.Duration, error) {
+	body, _ := json.Marshal(map[string]any{"model": model, "input": "ping"})
+	ctx, cancel := context.WithTimeout(ctx, rl.Options.FirstByteTimeout)
+	defer cancel()
+	t := upstream.Target{Type: c.Type, BaseURL: c.BaseURL, Key: c.Key, Settings: c.Settings, Model: model}
+	req, err := upstream.OpenAIRequest(ctx, t, http.MethodPost, "/v1/embeddings", bytes.NewReader(body), "application/json")
+	if err != nil {
+		return 0, err
+	}
+	return timeExchange(rl, req, rl.Codecs[protocol.OpenAI])
+}
+
+// timeExchange sends a test request and turns an error answer into the
+// upstream's own message.
+func timeExchange(rl *Relay, req *http.Request, codec protocol.Codec) (time.Duration, error) {
 	start := time.Now()
 	resp, err := rl.Client.Do(req)
 	if err != nil {

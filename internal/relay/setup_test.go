@@ -47,7 +47,7 @@ func newEnv(t *testing.T, opts ...func(*Options)) *env {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	w := billing.NewWriter(st, log, 10*time.Millisecond, 512)
 	b := billing.NewService(billing.NewMemoryBalances(st), w, 500000)
-	e := &env{t: t, st: st, billing: b, writer: w, router: routing.NewRouter(routing.NewHealth(time.Minute))}
+	e := &env{t: t, st: st, billing: b, writer: w, router: routing.NewRouter(routing.NewHealth(nil, nil))}
 	u := &store.User{Username: "alice", Role: store.RoleUser, Group: "default", Status: store.StatusEnabled}
 	if err := st.Users().Create(ctx, u); err != nil {
 		t.Fatal(err)

@@ -1,90 +1,610 @@
 package routing
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
-// Health remembers channels that answered 401/403 and keeps them out of
-// routing for a cool-down: a rejected credential will not heal by retrying.
-type Health struct {
-	cooldown time.Duration
-	now      func() time.Time
-	m        sync.Map // channel id → *state
+// Health states of a channel key (CONTRACT §10). Disabled is the channel's
+// own status field, set by an administrator; nothing here changes it.
+const (
+	StateHealthy      = "healthy"
+	StateCooling      = "cooling"
+	StateAutoDisabled = "auto_disabled"
+	StateDisabled     = "disabled"
+)
+
+// HealthKey names one key of a channel; single-key channels use index 0.
+type HealthKey struct {
+	ChannelID int64
+	KeyIndex  int
 }
 
-type state struct {
-	until     atomic.Int64 // unix nanos
-	lastError atomic.Value // string
-	failures  atomic.Int64
+// HealthEvent is one state transition, reported to Health.OnChange by the
+// one node that made it (channel_down / channel_up webhooks).
+type HealthEvent struct {
+	ChannelID   int64
+	ChannelName string
+	KeyIndex    int
+	// State is the new state; Up is true when it is healthy again.
+	State  string
+	Reason string
+	Up     bool
+	At     time.Time
 }
 
 // Status is what the admin API shows about a channel's health.
 type Status struct {
-	Healthy       bool       `json:"healthy"`
-	CooldownUntil *time.Time `json:"cooldown_until,omitempty"`
-	LastError     string     `json:"last_error,omitempty"`
-	Failures      int64      `json:"failures"`
+	State  string     `json:"state"`
+	Reason string     `json:"reason"`
+	Since  *time.Time `json:"since"`
+	Until  *time.Time `json:"until"`
 }
 
-// NewHealth returns a health tracker with the given cool-down.
-func NewHealth(cooldown time.Duration) *Health { return &Health{cooldown: cooldown, now: time.Now} }
+// Health is the state machine of channel health: healthy → cooling after
+// failure_threshold consecutive failures or at once after a 429 (the
+// cool-down doubles while failures continue), → auto_disabled after a
+// refused credential or account (only a successful probe brings it back).
+//
+// Records are shared through a store: a node changes one only by a
+// compare-and-swap on its version, so every transition is made (and
+// reported to OnChange) by exactly one node, and Sync brings the others'
+// transitions in. Consecutive-failure counts stay per node. Routing reads
+// an atomic pointer per key and takes no lock.
+type Health struct {
+	store  store.HealthRepo
+	log    *slog.Logger
+	clock  atomic.Pointer[func() time.Time]
+	lookup atomic.Pointer[func(int64) *Channel]
+	m      sync.Map // HealthKey → *entry
+	// onChange is told of every transition this node makes (SetOnChange).
+	onChange atomic.Pointer[func(HealthEvent)]
+	// Probe sends one request that fits what the channel serves; nil
+	// disables probing.
+	Probe func(ctx context.Context, ch *Channel, keyIndex int) error
+}
 
-func (h *Health) get(id int64) *state {
-	if v, ok := h.m.Load(id); ok {
-		return v.(*state)
+type entry struct {
+	rec      atomic.Pointer[store.ChannelHealth] // nil: healthy, never recorded
+	failures atomic.Int32
+	probing  atomic.Bool
+	// changed is when this node last changed the record (monotonic
+	// nanoseconds since start), so a Sync that read the store before that
+	// does not put the older record back.
+	changed atomic.Int64
+	mu      sync.Mutex // one transition of this key at a time on this node
+}
+
+// started anchors the monotonic clock of entry.changed.
+var started = time.Now()
+
+func monotonic() int64 { return int64(time.Since(started)) }
+
+// NewHealth returns a health tracker. repo, when not nil, shares the
+// records with every node using the same database.
+func NewHealth(repo store.HealthRepo, log *slog.Logger) *Health {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
-	v, _ := h.m.LoadOrStore(id, &state{})
-	return v.(*state)
+	h := &Health{store: repo, log: log}
+	h.SetClock(time.Now)
+	return h
 }
 
-// Cooling reports whether the channel is in cool-down now.
-func (h *Health) Cooling(id int64) bool {
-	v, ok := h.m.Load(id)
-	return ok && h.now().UnixNano() < v.(*state).until.Load()
-}
+// SetOnChange installs the observer of transitions: it is called once per
+// transition cluster-wide, on the node that made it, synchronously on the
+// path that made it (an upstream attempt, a probe, an admin request), so
+// it must not block. The alert notifier sends channel_down / channel_up
+// from it.
+func (h *Health) SetOnChange(f func(HealthEvent)) { h.onChange.Store(&f) }
 
-// CoolDown takes the channel out of routing for the cool-down period.
-func (h *Health) CoolDown(id int64, reason string) {
-	s := h.get(id)
-	s.until.Store(h.now().Add(h.cooldown).UnixNano())
-	s.lastError.Store(reason)
-	s.failures.Add(1)
-}
+// SetClock replaces the clock (tests).
+func (h *Health) SetClock(now func() time.Time) { h.clock.Store(&now) }
 
-// Failed records a failure that does not cool the channel down.
-func (h *Health) Failed(id int64, reason string) {
-	s := h.get(id)
-	s.lastError.Store(reason)
-	s.failures.Add(1)
-}
+func (h *Health) now() time.Time { return (*h.clock.Load())() }
 
-// Succeeded clears the failure count.
-func (h *Health) Succeeded(id int64) {
-	if v, ok := h.m.Load(id); ok {
-		v.(*state).failures.Store(0)
+// channel finds a channel of the current snapshot by id; one not (yet) in
+// it is judged by the default policy.
+func (h *Health) channel(id int64) *Channel {
+	if f := h.lookup.Load(); f != nil {
+		if ch := (*f)(id); ch != nil {
+			return ch
+		}
 	}
+	return &Channel{Channel: store.Channel{ID: id}, Policy: DefaultPolicy()}
 }
 
-// Reset puts a channel back into routing at once (after an admin fixed it).
-func (h *Health) Reset(id int64) { h.m.Delete(id) }
+func (h *Health) get(k HealthKey) *entry {
+	if v, ok := h.m.Load(k); ok {
+		return v.(*entry)
+	}
+	v, _ := h.m.LoadOrStore(k, &entry{})
+	return v.(*entry)
+}
 
-// Status returns the channel's health for display.
-func (h *Health) Status(id int64) Status {
-	st := Status{Healthy: true}
-	v, ok := h.m.Load(id)
+// Routable reports whether routing may use the key now: healthy, or cooling
+// whose cool-down has passed (the next failure cools it again, doubled).
+func (h *Health) Routable(id int64, key int) bool {
+	v, ok := h.m.Load(HealthKey{id, key})
+	if !ok {
+		return true
+	}
+	rec := v.(*entry).rec.Load()
+	switch {
+	case rec == nil || rec.State == StateHealthy:
+		return true
+	case rec.State == StateCooling:
+		return !h.now().Before(rec.Until)
+	}
+	return false
+}
+
+// Status is the key's state for display; an expired cool-down shows as
+// healthy because routing uses the key again.
+func (h *Health) Status(id int64, key int) Status {
+	st := Status{State: StateHealthy}
+	v, ok := h.m.Load(HealthKey{id, key})
 	if !ok {
 		return st
 	}
-	s := v.(*state)
-	st.Failures = s.failures.Load()
-	if e, ok := s.lastError.Load().(string); ok {
-		st.LastError = e
+	rec := v.(*entry).rec.Load()
+	if rec == nil {
+		return st
 	}
-	if until := s.until.Load(); h.now().UnixNano() < until {
-		t := time.Unix(0, until).UTC()
-		st.Healthy, st.CooldownUntil = false, &t
+	since, until := rec.Since, rec.Until
+	st.Since = &since
+	switch {
+	case rec.State == StateCooling && !h.now().Before(rec.Until):
+		st.Since = &until
+	case rec.State == StateHealthy:
+	default:
+		st.State, st.Reason = rec.State, rec.Reason
+		if rec.State == StateCooling {
+			st.Until = &until
+		}
 	}
 	return st
+}
+
+// verdict is what one failure means for the channel.
+type verdict int
+
+const (
+	stop      verdict = iota // the client's problem: answer it
+	next                     // try another channel, nothing learnt
+	failure                  // a failure towards the threshold
+	throttled                // 429: cool down at once
+	refused                  // credentials or account refused: auto-disable
+)
+
+// judge classifies a failed attempt under the channel's policy. Statuses
+// the upstream answered are judged by the policy's lists; failures the
+// gateway made itself (timeouts, resets, unusable addresses) always move on.
+func judge(p *Policy, e *ir.Error) (verdict, bool) {
+	if e.UpstreamStatus == 0 {
+		switch {
+		case e.Retry == ir.RetryNextAndCool:
+			return refused, true
+		case e.Retry == ir.RetryNext && e.Status >= 500:
+			return failure, true
+		case e.Retry == ir.RetryNext:
+			// A refusal to convert the request for this channel's format
+			// is not the channel's fault.
+			return next, true
+		}
+		return stop, false
+	}
+	s := e.UpstreamStatus
+	switch {
+	case p.Disables(s) || e.Retry == ir.RetryNextAndCool || saysAccountRefused(e):
+		return refused, true
+	case s == 429:
+		return throttled, p.Retries(s)
+	case s >= 500 || s == 408:
+		return failure, p.Retries(s)
+	}
+	return stop, p.Retries(s)
+}
+
+// saysAccountRefused recognises an upstream error that says the balance or
+// the key is invalid under a status that does not (OpenAI answers an empty
+// balance with 429 insufficient_quota, Gemini a bad key with 400). Codes
+// first; the message only for the few phrasings providers use.
+func saysAccountRefused(e *ir.Error) bool {
+	switch strings.ToLower(e.Code) {
+	case "insufficient_quota", "invalid_api_key", "api_key_invalid", "account_deactivated",
+		"billing_not_active", "billing_hard_limit_reached", "insufficient_balance":
+		return true
+	}
+	m := strings.ToLower(e.Message)
+	for _, phrase := range []string{"insufficient balance", "insufficient_quota", "credit balance is too low",
+		"invalid api key", "incorrect api key", "api key not valid", "invalid x-api-key", "account has been deactivated"} {
+		if strings.Contains(m, phrase) {
+			return true
+		}
+	}
+	return false
+}
+
+// Report feeds one failed attempt into the key's state and tells the
+// attempt loop whether to move on to the next channel.
+func (h *Health) Report(ch *Channel, key int, e *ir.Error) bool {
+	v, moveOn := judge(&ch.Policy, e)
+	reason := reasonOf(ch, e)
+	switch v {
+	case refused:
+		h.transition(ch, key, func(cur *store.ChannelHealth, now time.Time) *store.ChannelHealth {
+			if cur != nil && cur.State == StateAutoDisabled {
+				return nil
+			}
+			return &store.ChannelHealth{State: StateAutoDisabled, Reason: reason, Since: now,
+				NextProbe: now.Add(ch.Policy.ProbeInterval)}
+		})
+	case throttled:
+		h.coolKey(ch, key, reason, e.RetryAfter)
+	case failure:
+		en := h.get(HealthKey{ch.ID, key})
+		n := en.failures.Add(1)
+		cur := en.rec.Load()
+		probation := cur != nil && cur.State == StateCooling
+		if probation || int(n) >= ch.Policy.FailureThreshold {
+			h.coolKey(ch, key, reason, 0)
+		}
+	}
+	return moveOn
+}
+
+// coolKey takes the key out for retryAfter (a 429's Retry-After) or the
+// cool-down, doubled from the last one while the key has not recovered. A
+// key already cooling is left alone: attempts that were in flight when it
+// cooled would otherwise double it at once.
+func (h *Health) coolKey(ch *Channel, key int, reason string, retryAfter time.Duration) {
+	p := ch.Policy
+	h.transition(ch, key, func(cur *store.ChannelHealth, now time.Time) *store.ChannelHealth {
+		d := p.Cooldown
+		if cur != nil {
+			switch cur.State {
+			case StateAutoDisabled:
+				return nil
+			case StateCooling:
+				if now.Before(cur.Until) {
+					return nil
+				}
+				d = min(max(cur.Cooldown*2, p.Cooldown), p.MaxCooldown)
+			}
+		}
+		if retryAfter > 0 {
+			d = min(retryAfter, p.MaxCooldown)
+		}
+		since := now
+		if cur != nil && cur.State == StateCooling {
+			since = cur.Since // one outage, however many cool-downs
+		}
+		return &store.ChannelHealth{State: StateCooling, Reason: reason, Since: since, Until: now.Add(d), Cooldown: d}
+	})
+	h.get(HealthKey{ch.ID, key}).failures.Store(0)
+}
+
+// CoolDown takes key 0 of a channel known by id out of routing for its
+// cool-down at once, as a 429 without Retry-After would.
+func (h *Health) CoolDown(id int64, reason string) {
+	h.coolKey(h.channel(id), 0, reason, 0)
+}
+
+// SucceededKey records an answer from the key: the failure count restarts
+// and a cooling key is healthy again. An auto-disabled key stays so: only
+// a probe brings it back.
+func (h *Health) SucceededKey(ch *Channel, key int) {
+	v, ok := h.m.Load(HealthKey{ch.ID, key})
+	if !ok {
+		return
+	}
+	en := v.(*entry)
+	en.failures.Store(0)
+	if rec := en.rec.Load(); rec == nil || rec.State != StateCooling {
+		return
+	}
+	h.transition(ch, key, func(cur *store.ChannelHealth, now time.Time) *store.ChannelHealth {
+		if cur == nil || cur.State != StateCooling {
+			return nil
+		}
+		return &store.ChannelHealth{State: StateHealthy, Reason: "answered again", Since: now}
+	})
+}
+
+// Succeeded is SucceededKey for key 0 of a channel known by id.
+func (h *Health) Succeeded(id int64) {
+	if _, ok := h.m.Load(HealthKey{id, 0}); !ok {
+		return // the hot path: nothing was ever recorded
+	}
+	h.SucceededKey(h.channel(id), 0)
+}
+
+// Failed counts a failure of the gateway's own making towards the
+// threshold for key 0 of a channel known by id (the task driver's submit
+// that timed out or answered 5xx).
+func (h *Health) Failed(id int64, reason string) {
+	h.Report(h.channel(id), 0, &ir.Error{Status: 502, Message: reason, Retry: ir.RetryNext})
+}
+
+// transition changes the key's record to what change makes of it (nil:
+// nothing to do) and shares it. When another node changed the record
+// first, change is asked again about that node's record, once: if the
+// other node already made the same transition there is nothing left to do.
+func (h *Health) transition(ch *Channel, key int, change func(cur *store.ChannelHealth, now time.Time) *store.ChannelHealth) {
+	k := HealthKey{ch.ID, key}
+	en := h.get(k)
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	for try := 0; try < 2; try++ {
+		cur := en.rec.Load()
+		now := h.now().UTC().Truncate(time.Millisecond)
+		nxt := change(cur, now)
+		if nxt == nil {
+			return
+		}
+		nxt.ChannelID, nxt.KeyIndex = ch.ID, key
+		var version int64
+		if cur != nil {
+			version = cur.Version
+		}
+		nxt.Version = version + 1
+		if h.store != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			ok, err := h.store.Swap(ctx, *nxt, version)
+			if err == nil && !ok {
+				h.refresh(ctx, en, k)
+				cancel()
+				continue
+			}
+			cancel()
+			if err != nil {
+				// Keep routing right on this node; the next Sync realigns it.
+				h.log.Warn("channel health could not be shared", "channel_id", ch.ID, "err", err)
+			}
+		}
+		en.rec.Store(nxt)
+		en.changed.Store(monotonic())
+		h.notify(ch, cur, nxt)
+		return
+	}
+}
+
+// refresh reloads one key after losing a race for it.
+func (h *Health) refresh(ctx context.Context, en *entry, k HealthKey) {
+	recs, err := h.store.All(ctx)
+	if err != nil {
+		return
+	}
+	for i := range recs {
+		if recs[i].ChannelID == k.ChannelID && recs[i].KeyIndex == k.KeyIndex {
+			en.rec.Store(&recs[i])
+			return
+		}
+	}
+	en.rec.Store(nil)
+}
+
+func (h *Health) notify(ch *Channel, cur, nxt *store.ChannelHealth) {
+	was := StateHealthy
+	if cur != nil {
+		was = cur.State
+	}
+	if was == nxt.State {
+		return
+	}
+	h.log.Info("channel health changed", "channel_id", ch.ID, "channel", ch.Name, "key_index", nxt.KeyIndex,
+		"from", was, "to", nxt.State, "reason", nxt.Reason)
+	if f := h.onChange.Load(); f != nil && *f != nil {
+		(*f)(HealthEvent{ChannelID: ch.ID, ChannelName: ch.Name, KeyIndex: nxt.KeyIndex, State: nxt.State,
+			Reason: nxt.Reason, Up: nxt.State == StateHealthy, At: nxt.Since})
+	}
+}
+
+// Reset makes every key of a channel healthy at once, on every node: an
+// administrator enabled the channel or gave it a new key. It reports
+// channel_up for each key that was not healthy.
+func (h *Health) Reset(ctx context.Context, id int64) error {
+	const reason = "reset by an administrator"
+	now := h.now().UTC().Truncate(time.Millisecond)
+	var recs []store.ChannelHealth
+	if h.store != nil {
+		if err := h.store.Reset(ctx, id, reason, now); err != nil {
+			return err
+		}
+		var err error
+		if recs, err = h.store.All(ctx); err != nil {
+			return err
+		}
+	}
+	ch := h.channel(id)
+	h.m.Range(func(k, v any) bool {
+		key := k.(HealthKey)
+		if key.ChannelID != id {
+			return true
+		}
+		en := v.(*entry)
+		en.mu.Lock()
+		var fresh *store.ChannelHealth
+		for i := range recs {
+			if recs[i].ChannelID == id && recs[i].KeyIndex == key.KeyIndex {
+				fresh = &recs[i]
+			}
+		}
+		cur := en.rec.Swap(fresh)
+		en.failures.Store(0)
+		en.changed.Store(monotonic())
+		en.mu.Unlock()
+		if cur != nil {
+			h.notify(ch, cur, &store.ChannelHealth{ChannelID: id, KeyIndex: key.KeyIndex, State: StateHealthy, Reason: reason, Since: now})
+		}
+		return true
+	})
+	return nil
+}
+
+// Forget drops every record of a deleted channel, reporting nothing.
+func (h *Health) Forget(ctx context.Context, id int64) error {
+	if h.store != nil {
+		if err := h.store.Delete(ctx, id); err != nil {
+			return err
+		}
+	}
+	h.m.Range(func(k, _ any) bool {
+		if k.(HealthKey).ChannelID == id {
+			h.m.Delete(k)
+		}
+		return true
+	})
+	return nil
+}
+
+// Sync brings in the records other nodes wrote; a record gone from the
+// store (a deleted channel) is dropped here too. A key this node changed
+// after the read began keeps its own, newer record.
+func (h *Health) Sync(ctx context.Context) error {
+	if h.store == nil {
+		return nil
+	}
+	began := monotonic()
+	recs, err := h.store.All(ctx)
+	if err != nil {
+		return err
+	}
+	seen := make(map[HealthKey]bool, len(recs))
+	for i := range recs {
+		k := HealthKey{recs[i].ChannelID, recs[i].KeyIndex}
+		seen[k] = true
+		en := h.get(k)
+		if cur := en.rec.Load(); cur == nil || *cur != recs[i] {
+			h.adopt(en, &recs[i], began)
+		}
+	}
+	h.m.Range(func(k, v any) bool {
+		if en := v.(*entry); !seen[k.(HealthKey)] && en.rec.Load() != nil {
+			h.adopt(en, nil, began)
+		}
+		return true
+	})
+	return nil
+}
+
+func (h *Health) adopt(en *entry, rec *store.ChannelHealth, readBegan int64) {
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	if en.changed.Load() < readBegan {
+		en.rec.Store(rec)
+	}
+}
+
+// RunProbes probes every auto-disabled key whose probe is due, each on the
+// one node that wins its lease; a success makes the key healthy.
+func (h *Health) RunProbes(ctx context.Context) {
+	if h.Probe == nil {
+		return
+	}
+	now := h.now()
+	var wg sync.WaitGroup
+	h.m.Range(func(k, v any) bool {
+		key, en := k.(HealthKey), v.(*entry)
+		rec := en.rec.Load()
+		if rec == nil || rec.State != StateAutoDisabled || now.Before(rec.NextProbe) {
+			return true
+		}
+		ch := h.channel(key.ChannelID)
+		if ch.Status != store.StatusEnabled || !en.probing.CompareAndSwap(false, true) {
+			return true
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer en.probing.Store(false)
+			h.probe(ctx, ch, key, en, rec, now)
+		}()
+		return true
+	})
+	wg.Wait()
+}
+
+func (h *Health) probe(ctx context.Context, ch *Channel, key HealthKey, en *entry, rec *store.ChannelHealth, now time.Time) {
+	nextAt := now.UTC().Truncate(time.Millisecond).Add(ch.Policy.ProbeInterval)
+	if h.store != nil {
+		ok, err := h.store.LeaseProbe(ctx, key.ChannelID, key.KeyIndex, rec.NextProbe, nextAt)
+		if err != nil || !ok {
+			return
+		}
+	}
+	leased := *rec
+	leased.NextProbe = nextAt
+	en.rec.CompareAndSwap(rec, &leased)
+	err := h.Probe(ctx, ch, key.KeyIndex)
+	if err != nil {
+		h.log.Info("probe of an auto-disabled channel failed", "channel_id", ch.ID, "key_index", key.KeyIndex, "err", err)
+		return
+	}
+	h.transition(ch, key.KeyIndex, func(cur *store.ChannelHealth, now time.Time) *store.ChannelHealth {
+		if cur == nil || cur.State != StateAutoDisabled {
+			return nil
+		}
+		return &store.ChannelHealth{State: StateHealthy, Reason: "probe succeeded", Since: now}
+	})
+}
+
+// Run keeps the node's view current (every interval) and probes what is
+// due, until ctx ends. Probes run in their own loop so that a hanging
+// upstream cannot hold the refresh up.
+func (h *Health) Run(ctx context.Context, interval time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		every(ctx, interval, func() { h.RunProbes(ctx) })
+	}()
+	every(ctx, interval, func() {
+		if err := h.Sync(ctx); err != nil && ctx.Err() == nil {
+			h.log.Warn("channel health refresh failed", "err", err)
+		}
+	})
+	<-done
+}
+
+func every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
+	}
+}
+
+// Each calls f with every key that has a record (for metrics).
+func (h *Health) Each(f func(k HealthKey)) {
+	h.m.Range(func(k, _ any) bool { f(k.(HealthKey)); return true })
+}
+
+// reasonOf is the state's reason: the upstream's status and message, with
+// the channel's key masked in case the provider echoed it.
+func reasonOf(ch *Channel, e *ir.Error) string {
+	r := e.Message
+	if e.UpstreamStatus > 0 {
+		r = fmt.Sprintf("%d: %s", e.UpstreamStatus, r)
+	}
+	if len(ch.Key) >= 4 {
+		r = strings.ReplaceAll(r, ch.Key, "****")
+	}
+	if len(r) > 300 {
+		r = r[:300]
+	}
+	return r
 }

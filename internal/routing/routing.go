@@ -1,6 +1,6 @@
 // Package routing decides which channels a call may use and in which order:
 // the highest priority tier first, weighted random inside a tier, channels in
-// cool-down skipped. It reads an immutable snapshot swapped atomically, so
+// cooling or auto-disabled channels skipped. It reads an immutable snapshot swapped atomically, so
 // choosing a channel takes no lock.
 package routing
 
@@ -16,6 +16,8 @@ import (
 // Channel is a routable channel.
 type Channel struct {
 	store.Channel
+	// Policy is the channel's health settings, read once per snapshot.
+	Policy Policy
 }
 
 // MapModel applies the channel's model mapping.
@@ -43,7 +45,7 @@ type Table struct {
 func NewTable(channels []store.Channel) *Table {
 	t := &Table{index: map[string]map[string][]tier{}, byID: map[int64]*Channel{}}
 	for i := range channels {
-		c := &Channel{Channel: channels[i]}
+		c := &Channel{Channel: channels[i], Policy: PolicyOf(channels[i].Settings)}
 		t.byID[c.ID] = c
 		if c.Status != store.StatusEnabled {
 			continue
@@ -77,6 +79,15 @@ func addToTier(tiers []tier, c *Channel) []tier {
 // Channel returns a channel by id.
 func (t *Table) Channel(id int64) *Channel { return t.byID[id] }
 
+// Channels returns every channel of the snapshot, enabled or not.
+func (t *Table) Channels() []*Channel {
+	out := make([]*Channel, 0, len(t.byID))
+	for _, c := range t.byID {
+		out = append(out, c)
+	}
+	return out
+}
+
 // Models lists the models a group can reach, sorted.
 func (t *Table) Models(group string) []string {
 	out := make([]string, 0, len(t.index[group]))
@@ -96,10 +107,13 @@ type Router struct {
 	Health *Health
 }
 
-// NewRouter returns a router with an empty table.
+// NewRouter returns a router with an empty table. Health finds channels
+// (their names and policies) through the router's current snapshot.
 func NewRouter(h *Health) *Router {
 	r := &Router{Health: h}
 	r.table.Store(NewTable(nil))
+	lookup := func(id int64) *Channel { return r.Table().Channel(id) }
+	h.lookup.Store(&lookup)
 	return r
 }
 
@@ -124,7 +138,7 @@ func (t *Table) Plan(h *Health, group, model string, max int, filter func(*Chann
 	for _, tr := range tiers {
 		pool := make([]*Channel, 0, len(tr.channels))
 		for _, c := range tr.channels {
-			if h.Cooling(c.ID) || (filter != nil && !filter(c)) {
+			if !h.Routable(c.ID, 0) || (filter != nil && !filter(c)) {
 				continue
 			}
 			pool = append(pool, c)

@@ -2,7 +2,6 @@ package routing
 
 import (
 	"testing"
-	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -13,7 +12,7 @@ func ch(id int64, prio int64, weight int, status string) store.Channel {
 }
 
 func TestPlanTriesHigherPriorityTierFirst(t *testing.T) {
-	r := NewRouter(NewHealth(time.Minute))
+	r := NewRouter(NewHealth(nil, nil))
 	r.Swap(NewTable([]store.Channel{ch(1, 0, 1, "enabled"), ch(2, 10, 1, "enabled"), ch(3, 5, 1, "enabled")}))
 	plan := r.Plan("default", "m", 3, nil)
 	if len(plan) != 3 || plan[0].ID != 2 || plan[1].ID != 3 || plan[2].ID != 1 {
@@ -22,7 +21,7 @@ func TestPlanTriesHigherPriorityTierFirst(t *testing.T) {
 }
 
 func TestPlanSkipsDisabledCoolingAndOtherGroups(t *testing.T) {
-	h := NewHealth(time.Minute)
+	h := NewHealth(nil, nil)
 	r := NewRouter(h)
 	other := ch(4, 0, 1, "enabled")
 	other.Groups = []string{"vip"}
@@ -32,13 +31,13 @@ func TestPlanSkipsDisabledCoolingAndOtherGroups(t *testing.T) {
 	if len(plan) != 1 || plan[0].ID != 2 {
 		t.Fatalf("plan %v", ids(plan))
 	}
-	if st := h.Status(3); st.Healthy || st.CooldownUntil == nil || st.LastError != "401" {
+	if st := h.Status(3, 0); st.State != StateCooling || st.Until == nil || st.Reason != "401" {
 		t.Fatalf("status %+v", st)
 	}
 }
 
 func TestPlanSplitsByWeightInsideATier(t *testing.T) {
-	r := NewRouter(NewHealth(time.Minute))
+	r := NewRouter(NewHealth(nil, nil))
 	r.Swap(NewTable([]store.Channel{ch(1, 0, 3, "enabled"), ch(2, 0, 1, "enabled")}))
 	first := map[int64]int{}
 	for i := 0; i < 4000; i++ {
@@ -51,7 +50,7 @@ func TestPlanSplitsByWeightInsideATier(t *testing.T) {
 }
 
 func TestPlanStopsAtMax(t *testing.T) {
-	r := NewRouter(NewHealth(time.Minute))
+	r := NewRouter(NewHealth(nil, nil))
 	r.Swap(NewTable([]store.Channel{ch(1, 0, 1, "enabled"), ch(2, 0, 1, "enabled"), ch(3, 1, 1, "enabled")}))
 	if got := len(r.Plan("default", "m", 2, nil)); got != 2 {
 		t.Fatalf("plan length %d", got)

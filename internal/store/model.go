@@ -104,8 +104,11 @@ type ModelPrice struct {
 	Free              bool    `json:"free,omitempty"`
 	// Extra holds per-kind pricing (image size/quality factors, audio per
 	// minute, task expressions) as JSON so new kinds need no migration.
-	Extra     json.RawMessage `json:"extra,omitempty"`
-	UpdatedAt time.Time       `json:"updated_at"`
+	Extra json.RawMessage `json:"extra,omitempty"`
+	// Fallbacks are the models tried in order when every channel of this
+	// one failed before the first byte.
+	Fallbacks []string  `json:"fallbacks,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Log types of the usage log.

@@ -112,7 +112,7 @@ func (e *env) open() {
 	if err := e.billing.Reload(ctx, st); err != nil {
 		e.t.Fatal(err)
 	}
-	e.router = routing.NewRouter(routing.NewHealth(time.Minute))
+	e.router = routing.NewRouter(routing.NewHealth(nil, nil))
 	e.reloadChannels()
 	e.svc = New(Deps{Store: st, Billing: e.billing, Router: e.router, Keys: auth.NewKeys(st, time.Minute),
 		Generations: e.gens, Client: &http.Client{}, Logger: log, Options: e.opts, RootToken: "root-token"})

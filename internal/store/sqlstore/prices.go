@@ -9,24 +9,34 @@ import (
 
 type priceRepo struct{ s *Store }
 
-var priceColumns = []string{"input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok", "per_call", "is_free", "extra", "updated_at"}
+var priceColumns = []string{"input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok", "per_call", "is_free", "extra", "updated_at", "fallbacks"}
 
-const priceSelect = "SELECT name, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, per_call, is_free, extra, updated_at FROM model_prices"
+const priceSelect = "SELECT name, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, per_call, is_free, extra, updated_at, fallbacks FROM model_prices"
 
 func scanPrice(row interface{ Scan(...any) error }) (store.ModelPrice, error) {
 	var p store.ModelPrice
-	var extra sql.NullString
-	err := row.Scan(&p.Name, &p.InputPerMTok, &p.OutputPerMTok, &p.CacheReadPerMTok, &p.CacheWritePerMTok, &p.PerCall, &p.Free, &extra, &p.UpdatedAt)
+	var extra, fallbacks sql.NullString
+	err := row.Scan(&p.Name, &p.InputPerMTok, &p.OutputPerMTok, &p.CacheReadPerMTok, &p.CacheWritePerMTok, &p.PerCall, &p.Free, &extra, &p.UpdatedAt, &fallbacks)
 	p.Extra = rawFrom(extra)
+	if err == nil && fallbacks.Valid && fallbacks.String != "" {
+		p.Fallbacks, err = decodeList(fallbacks.String)
+		if len(p.Fallbacks) == 0 {
+			p.Fallbacks = nil // as the seed file leaves it, so comparisons agree
+		}
+	}
 	p.UpdatedAt = p.UpdatedAt.UTC()
 	return p, err
 }
 
 // Upsert stores p, stamping UpdatedAt with the current time when it is zero.
 func (r priceRepo) Upsert(ctx context.Context, p store.ModelPrice) error {
-	_, err := r.s.db.ExecContext(ctx, r.s.upsertSQL("model_prices", "name", priceColumns),
+	fallbacks, err := stringList(p.Fallbacks)
+	if err != nil {
+		return wrap(err, "upsert price")
+	}
+	_, err = r.s.db.ExecContext(ctx, r.s.upsertSQL("model_prices", "name", priceColumns),
 		p.Name, p.InputPerMTok, p.OutputPerMTok, p.CacheReadPerMTok, p.CacheWritePerMTok, p.PerCall, p.Free,
-		rawText(p.Extra), orNow(p.UpdatedAt))
+		rawText(p.Extra), orNow(p.UpdatedAt), fallbacks)
 	return wrap(err, "upsert price")
 }
 

@@ -37,7 +37,7 @@ export async function render(main) {
       { name: "model_mapping", label: "Model mapping (JSON)", type: "json", rows: 2, value: c?.model_mapping && Object.keys(c.model_mapping).length ? c.model_mapping : "",
         validate: jsonObject, hint: "Optional, e.g. {\"gpt-4o\": \"gpt-4o-2024-08-06\"}." },
       { name: "settings", label: "Settings (JSON)", type: "json", rows: 2, value: c?.settings && Object.keys(c.settings).length ? c.settings : "",
-        validate: jsonObject, hint: "Per-type settings such as task_plugin_key." },
+        validate: jsonObject, hint: "Per-type settings such as task_plugin_key; health: failure_threshold, cooldown_seconds, max_cooldown_seconds, retry_statuses, disable_statuses, probe_interval_seconds." },
     ];
   }
 
@@ -104,9 +104,14 @@ export async function render(main) {
   await load();
 }
 
+// STATES are the four health states of the contract, with their badge.
+const STATES = { healthy: ["healthy", "ok"], cooling: ["cooling", "warn"], auto_disabled: ["auto-disabled", "bad"], disabled: ["disabled", "bad"] };
+
 function health(c) {
   const s = c.health || {};
-  if (s.healthy !== false) return h("span", { title: s.last_error || "" }, badge("healthy", "ok"), s.failures ? ` ${s.failures} failures` : "");
-  const until = s.cooldown_until ? ` until ${when(s.cooldown_until)}` : "";
-  return h("span", { title: s.last_error || "" }, badge("cooling down", "bad"), h("span", { class: "muted" }, until));
+  const [label, kind] = STATES[s.state] || [s.state || "healthy", ""];
+  const parts = [badge(label, kind)];
+  if (s.state === "cooling" && s.until) parts.push(h("span", { class: "muted" }, ` until ${when(s.until)}`));
+  if (s.state !== "healthy" && s.reason) parts.push(h("div", { class: "muted small" }, s.reason));
+  return h("span", { title: s.since ? `since ${when(s.since)}` : "", "data-health": s.state || "healthy" }, ...parts);
 }

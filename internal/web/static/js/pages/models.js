@@ -1,5 +1,5 @@
 // Model prices (admin): US dollars per million tokens or per call.
-import { h } from "../dom.js";
+import { h, splitList } from "../dom.js";
 import { api, items } from "../api.js";
 import { pageHead, table, formDialog, confirmDialog, guard, jsonObject } from "../ui.js";
 
@@ -25,11 +25,14 @@ export async function render(main) {
         { name: "free", label: "Free (no charge)", type: "checkbox", value: m?.free },
         { name: "extra", label: "Extra pricing (JSON)", type: "json", value: m?.extra ?? "", validate: jsonObject,
           hint: "Optional per-kind factors, e.g. image sizes." },
+        { name: "fallbacks", label: "Fallback models", value: (m?.fallbacks || []).join(", "),
+          hint: "Comma-separated, tried in order when every channel of this model fails before answering." },
       ],
       onSubmit: (v) => {
         const body = { free: v.free };
         for (const [name] of RATES) if (v[name] !== null) body[name] = v[name];
         if (v.extra.trim()) body.extra = JSON.parse(v.extra);
+        body.fallbacks = splitList(v.fallbacks);
         return api("PUT", `/api/models/${encodeURIComponent(v.name)}`, body);
       },
     });
@@ -42,6 +45,7 @@ export async function render(main) {
       { label: "Model", cell: (m) => h("code", {}, m.name) },
       ...RATES.map(([name, label]) => ({ label, num: true, cell: (m) => (m[name] ? String(m[name]) : "—") })),
       { label: "Free", cell: (m) => (m.free ? "yes" : "") },
+      { label: "Fallbacks", cell: (m) => (m.fallbacks?.length ? m.fallbacks.join(" → ") : "") },
       { label: "Actions", cell: (m) => h("div", { class: "actions" },
         h("button", { type: "button", class: "small", "aria-label": `Edit price of ${m.name}`, onclick: () => edit(m) }, "Edit"),
         h("button", { type: "button", class: "small danger", "aria-label": `Delete price of ${m.name}`,

@@ -1,0 +1,120 @@
+package sqlstore
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// healthStores opens an empty store on every dialect the environment offers.
+func healthStores(t *testing.T) map[string]func(t *testing.T) *Store {
+	out := map[string]func(t *testing.T) *Store{
+		"sqlite": func(t *testing.T) *Store {
+			return openTest(t, "sqlite:"+filepath.Join(t.TempDir(), "h.db")).(*Store)
+		},
+	}
+	if base := os.Getenv("TURNPIKE_TEST_POSTGRES"); base != "" {
+		out["postgres"] = func(t *testing.T) *Store {
+			admin := adminDB(t, "pgx", base)
+			schema := "turnpike_test_" + randomSuffix(t)
+			execAdmin(t, admin, "CREATE SCHEMA "+schema)
+			t.Cleanup(func() { execAdmin(t, admin, "DROP SCHEMA "+schema+" CASCADE") })
+			return openTest(t, withQueryParam(base, "search_path", schema)).(*Store)
+		}
+	}
+	if base := os.Getenv("TURNPIKE_TEST_MYSQL"); base != "" {
+		out["mysql"] = func(t *testing.T) *Store {
+			cfg, err := mysql.ParseDSN(strings.TrimPrefix(base, "mysql://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			admin := adminDB(t, "mysql", cfg.FormatDSN())
+			db := "turnpike_test_" + randomSuffix(t)
+			execAdmin(t, admin, "CREATE DATABASE "+db+" CHARACTER SET utf8mb4")
+			t.Cleanup(func() { execAdmin(t, admin, "DROP DATABASE "+db) })
+			c := cfg.Clone()
+			c.DBName = db
+			return openTest(t, "mysql://"+c.FormatDSN()).(*Store)
+		}
+	}
+	return out
+}
+
+func TestHealthRecordsChangeOnlyFromTheVersionRead(t *testing.T) {
+	for dialect, open := range healthStores(t) {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			repo := open(t).Health()
+			at := time.Date(2030, 1, 2, 3, 4, 5, 678_000_000, time.UTC)
+			rec := store.ChannelHealth{ChannelID: 7, KeyIndex: 0, State: "cooling", Reason: "500: boom", Since: at,
+				Until: at.Add(10 * time.Second), Cooldown: 10 * time.Second}
+			if ok, err := repo.Swap(ctx, rec, 0); !ok || err != nil {
+				t.Fatalf("first insert: %v %v", ok, err)
+			}
+			if ok, err := repo.Swap(ctx, rec, 0); ok || err != nil {
+				t.Fatalf("a second node inserting the same key: %v %v, want lost race", ok, err)
+			}
+			rec.State, rec.Until, rec.NextProbe = "auto_disabled", time.Time{}, at.Add(time.Minute)
+			if ok, err := repo.Swap(ctx, rec, 1); !ok || err != nil {
+				t.Fatalf("update from version 1: %v %v", ok, err)
+			}
+			if ok, _ := repo.Swap(ctx, rec, 1); ok {
+				t.Fatal("an update from a stale version won")
+			}
+			all, err := repo.All(ctx)
+			if err != nil || len(all) != 1 {
+				t.Fatalf("all: %v %v", all, err)
+			}
+			got := all[0]
+			if got.Version != 2 || got.State != "auto_disabled" || !got.Since.Equal(at) || !got.Until.IsZero() ||
+				!got.NextProbe.Equal(at.Add(time.Minute)) || got.Cooldown != 10*time.Second || got.Reason != "500: boom" {
+				t.Fatalf("read back %+v", got)
+			}
+			next := at.Add(2 * time.Minute)
+			if ok, err := repo.LeaseProbe(ctx, 7, 0, got.NextProbe, next); !ok || err != nil {
+				t.Fatalf("lease: %v %v", ok, err)
+			}
+			if ok, _ := repo.LeaseProbe(ctx, 7, 0, got.NextProbe, next); ok {
+				t.Fatal("a second node leased the same probe")
+			}
+			if err := repo.Reset(ctx, 7, "reset by an administrator", next); err != nil {
+				t.Fatal(err)
+			}
+			if all, _ := repo.All(ctx); len(all) != 1 || all[0].State != "healthy" || all[0].Version != 3 || !all[0].NextProbe.IsZero() {
+				t.Fatalf("after reset: %+v", all)
+			}
+			if err := repo.Delete(ctx, 7); err != nil {
+				t.Fatal(err)
+			}
+			if all, _ := repo.All(ctx); len(all) != 0 {
+				t.Fatalf("after delete: %v", all)
+			}
+		})
+	}
+}
+
+func TestPriceFallbacksRoundTrip(t *testing.T) {
+	for dialect, open := range healthStores(t) {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			s := open(t)
+			if err := s.Prices().Upsert(ctx, store.ModelPrice{Name: "a", InputPerMTok: 1, Fallbacks: []string{"b", "c"}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Prices().Upsert(ctx, store.ModelPrice{Name: "b", InputPerMTok: 1}); err != nil {
+				t.Fatal(err)
+			}
+			a, _ := s.Prices().Get(ctx, "a")
+			b, _ := s.Prices().Get(ctx, "b")
+			if strings.Join(a.Fallbacks, ",") != "b,c" || b.Fallbacks != nil {
+				t.Fatalf("fallbacks %v and %v", a.Fallbacks, b.Fallbacks)
+			}
+		})
+	}
+}
