@@ -9,7 +9,11 @@ import (
 // Seed is the data section of the YAML file, upserted by natural key at
 // start so starting twice with the same file changes nothing.
 type Seed struct {
-	Groups   map[string]float64   `yaml:"groups"`
+	// Groups are the price ratios and GroupLimits the rate limits of the
+	// groups; the file writes both under groups (see SeedGroup).
+	Groups      map[string]float64   `yaml:"-"`
+	GroupLimits map[string]SeedRate  `yaml:"-"`
+	GroupsYAML  map[string]SeedGroup `yaml:"groups"`
 	Users    []SeedUser           `yaml:"users"`
 	Tokens   []SeedToken          `yaml:"tokens"`
 	Channels []SeedChannel        `yaml:"channels"`
@@ -24,6 +28,9 @@ type SeedUser struct {
 	Role     string `yaml:"role"`
 	Group    string `yaml:"group"`
 	Quota    int64  `yaml:"quota"`
+
+	SeedRate   `yaml:",inline"`
+	SeedBudget `yaml:",inline"`
 }
 
 // SeedToken is an API key to create by (user, name).
@@ -34,6 +41,10 @@ type SeedToken struct {
 	Quota     *int64     `yaml:"quota"`
 	Models    []string   `yaml:"models"`
 	ExpiresAt *time.Time `yaml:"expires_at"`
+
+	SeedRate    `yaml:",inline"`
+	SeedBudget  `yaml:",inline"`
+	ModelLimits map[string]SeedModelRate `yaml:"model_limits"`
 }
 
 // SeedChannel is a channel to create or update by name.
@@ -89,5 +100,6 @@ func (s *Seed) validate() error {
 			errs = append(errs, fmt.Errorf("plugins[%d].path is required", i))
 		}
 	}
+	errs = append(errs, s.validateLimits()...)
 	return errors.Join(errs...)
 }
