@@ -35,6 +35,7 @@ func (f *fakeRepo) PutLimits(_ context.Context, kind, subject string, spec json.
 func (f *fakeRepo) PeriodSpent(_ context.Context, kind string, id int64, _ time.Time) (int64, error) {
 	return f.spent[kind+strconv.FormatInt(id, 10)], nil
 }
+func (f *fakeRepo) Granted(context.Context, int64) (int64, error)         { return 0, nil }
 func (f *fakeRepo) ClaimNotice(context.Context, string) (bool, error)     { return true, nil }
 func (f *fakeRepo) Setting(context.Context, string) (string, bool, error) { return "", false, nil }
 func (f *fakeRepo) PutSetting(context.Context, string, string) error      { return nil }

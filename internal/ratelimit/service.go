@@ -234,3 +234,12 @@ func (s *Service) loader(kind string, id int64, period string, now time.Time) fu
 		return s.st.PeriodSpent(ctx, kind, id, PeriodStart(period, now))
 	}
 }
+
+// GetSubject is Get or Group by the subject's stored name.
+func (s *Service) GetSubject(kind, subject string) Limits {
+	if kind == store.SubjectGroup {
+		return Limits{Rate: s.Group(subject)}
+	}
+	id, _ := strconv.ParseInt(subject, 10, 64)
+	return s.Get(kind, id)
+}

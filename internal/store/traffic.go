@@ -32,6 +32,8 @@ type TrafficRepo interface {
 	PutLimits(ctx context.Context, kind, subject string, spec json.RawMessage) error
 	// PeriodSpent sums the consumed quota of a user or token since since.
 	PeriodSpent(ctx context.Context, kind string, id int64, since time.Time) (int64, error)
+	// Granted sums every top-up of a user (its initial quota included).
+	Granted(ctx context.Context, userID int64) (int64, error)
 	// ClaimNotice records key once: it reports true to the one caller (on
 	// any node) that recorded it first.
 	ClaimNotice(ctx context.Context, key string) (bool, error)

@@ -89,6 +89,13 @@ func (r trafficRepo) PeriodSpent(ctx context.Context, kind string, id int64, sin
 	return sum, wrap(err, "sum period spending")
 }
 
+func (r trafficRepo) Granted(ctx context.Context, userID int64) (int64, error) {
+	var sum int64
+	err := r.s.db.QueryRowContext(ctx, r.s.Rebind("SELECT COALESCE(SUM(delta), 0) FROM quota_ledger WHERE user_id = ? AND kind = ?"),
+		userID, store.LedgerTopUp).Scan(&sum)
+	return sum, wrap(err, "sum top-ups")
+}
+
 func (r trafficRepo) ClaimNotice(ctx context.Context, key string) (bool, error) {
 	_, err := r.s.db.ExecContext(ctx, r.s.Rebind("INSERT INTO traffic_notices (notice_key, created_at) VALUES (?, ?)"), key, now())
 	if err == nil {
