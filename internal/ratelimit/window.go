@@ -90,7 +90,9 @@ func retryAfter(c *check, r reading, frac float64) time.Duration {
 			f += 1 - room/float64(r.curr)
 		}
 	}
-	return time.Duration(f * float64(window))
+	// The interpolation is pessimistic past the roll; by a full window from
+	// now every call counted so far has left the last minute.
+	return min(time.Duration(f*float64(window)), window)
 }
 
 // remaining is what is left of c after its cost was counted.
