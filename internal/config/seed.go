@@ -14,11 +14,11 @@ type Seed struct {
 	Groups      map[string]float64   `yaml:"-"`
 	GroupLimits map[string]SeedRate  `yaml:"-"`
 	GroupsYAML  map[string]SeedGroup `yaml:"groups"`
-	Users    []SeedUser           `yaml:"users"`
-	Tokens   []SeedToken          `yaml:"tokens"`
-	Channels []SeedChannel        `yaml:"channels"`
-	Models   map[string]SeedPrice `yaml:"models"`
-	Plugins  []SeedPlugin         `yaml:"plugins"`
+	Users       []SeedUser           `yaml:"users"`
+	Tokens      []SeedToken          `yaml:"tokens"`
+	Channels    []SeedChannel        `yaml:"channels"`
+	Models      map[string]SeedPrice `yaml:"models"`
+	Plugins     []SeedPlugin         `yaml:"plugins"`
 }
 
 // SeedUser is a user to create or update by username.
