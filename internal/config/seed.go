@@ -9,16 +9,18 @@ import (
 // Seed is the data section of the YAML file, upserted by natural key at
 // start so starting twice with the same file changes nothing.
 type Seed struct {
-	// Groups are the price ratios and GroupLimits the rate limits of the
-	// groups; the file writes both under groups (see SeedGroup).
-	Groups      map[string]float64   `yaml:"-"`
+	Groups   map[string]float64   `yaml:"-"` // ratios; the file writes them under groups (GroupsYAML)
+	Users    []SeedUser           `yaml:"users"`
+	Tokens   []SeedToken          `yaml:"tokens"`
+	Channels []SeedChannel        `yaml:"channels"`
+	Models   map[string]SeedPrice `yaml:"models"`
+	Plugins  []SeedPlugin         `yaml:"plugins"`
+
+	// GroupLimits are the groups' rate limits. The file writes a group as
+	// its ratio or as {ratio, rpm, tpm, concurrency} (GroupsYAML); loading
+	// splits it into Groups and GroupLimits.
 	GroupLimits map[string]SeedRate  `yaml:"-"`
 	GroupsYAML  map[string]SeedGroup `yaml:"groups"`
-	Users       []SeedUser           `yaml:"users"`
-	Tokens      []SeedToken          `yaml:"tokens"`
-	Channels    []SeedChannel        `yaml:"channels"`
-	Models      map[string]SeedPrice `yaml:"models"`
-	Plugins     []SeedPlugin         `yaml:"plugins"`
 }
 
 // SeedUser is a user to create or update by username.
