@@ -538,9 +538,11 @@ func TestTwoNodesHonourOneRateLimitTogether(t *testing.T) {
 	u.RawQuery = q.Encode()
 	var calls atomic.Int64
 	up := usageUpstream(t, &calls, 0)
-	key := "sk-xnode-" + hex.EncodeToString(b)
+	key, budgetKey := "sk-xnode-"+hex.EncodeToString(b), "sk-xbudget-"+hex.EncodeToString(b)
 	node := func() *testkit.Gateway {
-		return trafficGateway(t, up.URL, 10_000_000, []config.SeedToken{{Name: "k", User: "alice", Key: key, SeedRate: config.SeedRate{RPM: 5}}},
+		return trafficGateway(t, up.URL, 10_000_000, []config.SeedToken{
+			{Name: "k", User: "alice", Key: key, SeedRate: config.SeedRate{RPM: 5}},
+			{Name: "b", User: "alice", Key: budgetKey, SeedBudget: config.SeedBudget{PeriodQuota: 1200, Period: "day"}}},
 			testkit.WithConfig(func(c *config.Config) { c.Database, c.Redis = u.String(), rd }))
 	}
 	a, b2 := node(), node()
@@ -561,5 +563,15 @@ func TestTwoNodesHonourOneRateLimitTogether(t *testing.T) {
 	}
 	if ok != 5 {
 		t.Fatalf("two nodes admitted %d calls under rpm 5", ok)
+	}
+	// A budget spent on one node is spent on the other.
+	big := `{"model":"m","max_tokens":500,"messages":[{"role":"user","content":"big:1000"}]}`
+	if resp := post(t, a.URL+"/v1/chat/completions", map[string]string{"Authorization": "Bearer " + budgetKey}, big); resp.StatusCode != 200 {
+		t.Fatalf("budget call on node A: %d", resp.StatusCode)
+	}
+	resp := post(t, b2.URL+"/v1/chat/completions", map[string]string{"Authorization": "Bearer " + budgetKey}, big)
+	body := readJSON(t, resp)
+	if e, _ := body["error"].(map[string]any); resp.StatusCode != 429 || e["code"] != "budget_exceeded" {
+		t.Fatalf("node B after node A spent the budget: %d %v", resp.StatusCode, body)
 	}
 }
