@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/notify"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
@@ -532,6 +534,18 @@ func TestTwoNodesHonourOneRateLimitTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE") })
+	// Ids restart in a fresh schema: counts an earlier run left in Redis
+	// under the same ids must go.
+	ropts, err := redis.ParseURL(rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(ropts)
+	defer rdb.Close()
+	iter := rdb.Scan(context.Background(), 0, "turnpike:rl:*", 1000).Iterator()
+	for iter.Next(context.Background()) {
+		rdb.Del(context.Background(), iter.Val())
+	}
 	u, _ := url.Parse(pg)
 	q := u.Query()
 	q.Set("search_path", schema)

@@ -128,6 +128,7 @@ type Lease struct {
 	checks  [maxChecks]check
 	reads   [maxChecks]reading
 	n       int
+	name    string // names the concurrency slots
 	minute  int64
 	frac    float64
 	counted int64
@@ -169,9 +170,14 @@ func (p *Plan) Acquire(ctx context.Context, tokens int64) (*Lease, error) {
 		return nil, nil
 	}
 	cs := l.checks[:l.n]
+	gauges := false
+	for i := range cs {
+		gauges = gauges || cs[i].gauge
+	}
+	l.name = p.s.leaseName(gauges)
 	now := p.s.Now()
 	l.minute, l.frac = minuteOf(now)
-	failed, err := p.s.be.acquire(ctx, now, cs, l.reads[:l.n])
+	failed, err := p.s.be.acquire(ctx, now, cs, l.reads[:l.n], l.name)
 	if err != nil {
 		// A limiter that cannot count must not take the gateway down:
 		// the call goes through uncounted, and the failure is logged.
@@ -279,7 +285,7 @@ func (l *Lease) Release(ctx context.Context) {
 		l.Settle(ctx, 0)
 		for _, c := range l.checks[:l.n] {
 			if c.gauge {
-				if err := l.s.be.release(ctx, c.key); err != nil {
+				if err := l.s.be.release(ctx, c.key, l.name); err != nil {
 					l.s.log.Warn("rate limiter could not release a concurrency slot", "err", err)
 				}
 			}

@@ -89,7 +89,7 @@ func (s *memShard) sweep(m int64, now time.Time) {
 	}
 }
 
-func (b *memBackend) acquire(_ context.Context, now time.Time, checks []check, out []reading) (int, error) {
+func (b *memBackend) acquire(_ context.Context, now time.Time, checks []check, out []reading, _ string) (int, error) {
 	m, frac := minuteOf(now)
 	var idx, ord [maxChecks]int
 	ids := idx[:len(checks)]
@@ -143,7 +143,7 @@ func (b *memBackend) adjust(_ context.Context, key ckey, minute, delta int64) er
 	return nil
 }
 
-func (b *memBackend) release(_ context.Context, key ckey) error {
+func (b *memBackend) release(_ context.Context, key ckey, _ string) error {
 	s := &b.shards[b.shard(key)]
 	s.mu.Lock()
 	defer s.mu.Unlock()

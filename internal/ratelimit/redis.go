@@ -25,22 +25,27 @@ func newRedisBackend(rdb redis.UniversalClient) *redisBackend {
 
 // acquireScript: KEYS are pairs (current minute, previous minute) per check
 // (a gauge passes its key twice); ARGV[1] the elapsed fraction of the
-// minute, then per check: kind ("w" window, "g" gauge), limit, cost. It
-// returns {failed index or 0, curr1, prev1, curr2, prev2, …}.
+// minute, ARGV[2] now in ms, ARGV[3] the lease's member id, ARGV[4] how
+// long a concurrency slot may live in ms, then per check: kind ("w" window,
+// "g" gauge), limit, cost. It returns {failed index or 0, curr1, prev1,
+// curr2, prev2, …}. A gauge is a sorted set of leases scored by their
+// expiry, so a slot held by a node that died frees itself.
 var acquireScript = redis.NewScript(`
 local frac = tonumber(ARGV[1])
+local now = tonumber(ARGV[2])
 local n = #KEYS / 2
 local out = {0}
 for i = 1, n do
-  local kind = ARGV[3*i - 1]
-  local limit = tonumber(ARGV[3*i])
-  local cost = tonumber(ARGV[3*i + 1])
-  local curr = tonumber(redis.call('GET', KEYS[2*i - 1]) or '0')
-  local prev = 0
-  local ok
+  local kind = ARGV[3*i + 2]
+  local limit = tonumber(ARGV[3*i + 3])
+  local cost = tonumber(ARGV[3*i + 4])
+  local curr, prev, ok = 0, 0, false
   if kind == 'g' then
+    redis.call('ZREMRANGEBYSCORE', KEYS[2*i - 1], '-inf', now)
+    curr = redis.call('ZCARD', KEYS[2*i - 1])
     ok = curr + cost <= limit
   else
+    curr = tonumber(redis.call('GET', KEYS[2*i - 1]) or '0')
     prev = tonumber(redis.call('GET', KEYS[2*i]) or '0')
     ok = prev * (1 - frac) + curr + cost <= limit + 1e-9
   end
@@ -51,18 +56,23 @@ for i = 1, n do
     return out
   end
 end
+local ttl = tonumber(ARGV[4])
 for i = 1, n do
-  local cost = tonumber(ARGV[3*i + 1])
-  if ARGV[3*i - 1] == 'g' then
-    redis.call('INCRBY', KEYS[2*i - 1], cost)
-    redis.call('EXPIRE', KEYS[2*i - 1], 3600)
+  if ARGV[3*i + 2] == 'g' then
+    redis.call('ZADD', KEYS[2*i - 1], now + ttl, ARGV[3])
+    redis.call('PEXPIRE', KEYS[2*i - 1], ttl)
   else
-    redis.call('INCRBY', KEYS[2*i - 1], cost)
+    redis.call('INCRBY', KEYS[2*i - 1], tonumber(ARGV[3*i + 4]))
     redis.call('EXPIRE', KEYS[2*i - 1], 180)
   end
 end
 return out
 `)
+
+// slotLifetime bounds how long a concurrency slot counts in Redis when its
+// release never comes (the node died): longer than any call or realtime
+// session should last.
+const slotLifetime = time.Hour
 
 // adjustScript: KEYS[1] a counter; ARGV[1] a delta. A counter that expired
 // is left alone; none goes below zero.
@@ -77,11 +87,12 @@ func (b *redisBackend) minuteKey(key ckey, m int64) string {
 	return b.prefix + key.String() + ":" + strconv.FormatInt(m, 10)
 }
 
-func (b *redisBackend) acquire(ctx context.Context, now time.Time, checks []check, out []reading) (int, error) {
+func (b *redisBackend) acquire(ctx context.Context, now time.Time, checks []check, out []reading, lease string) (int, error) {
 	m, frac := minuteOf(now)
 	keys := make([]string, 0, 2*len(checks))
-	args := make([]any, 0, 1+3*len(checks))
-	args = append(args, strconv.FormatFloat(frac, 'f', 6, 64))
+	args := make([]any, 0, 4+3*len(checks))
+	// Slots expire by the real clock: a test's clock must not free them.
+	args = append(args, strconv.FormatFloat(frac, 'f', 6, 64), time.Now().UnixMilli(), lease, slotLifetime.Milliseconds())
 	for _, c := range checks {
 		if c.gauge {
 			k := b.prefix + c.key.String()
@@ -109,8 +120,8 @@ func (b *redisBackend) adjust(ctx context.Context, key ckey, minute, delta int64
 	return adjustScript.Run(ctx, b.rdb, []string{b.minuteKey(key, minute)}, delta).Err()
 }
 
-func (b *redisBackend) release(ctx context.Context, key ckey) error {
-	return adjustScript.Run(ctx, b.rdb, []string{b.prefix + key.String()}, -1).Err()
+func (b *redisBackend) release(ctx context.Context, key ckey, lease string) error {
+	return b.rdb.ZRem(ctx, b.prefix+key.String(), lease).Err()
 }
 
 // budgetScript: KEYS[1] the period's counter; ARGV limit, amount. Returns

@@ -2,6 +2,8 @@ package ratelimit
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -19,9 +21,10 @@ import (
 // what it read and returns the index of the first check that did not fit,
 // or -1.
 type backend interface {
-	acquire(ctx context.Context, now time.Time, checks []check, out []reading) (int, error)
+	// lease names the call's concurrency slots (Redis keeps them by name).
+	acquire(ctx context.Context, now time.Time, checks []check, out []reading, lease string) (int, error)
 	adjust(ctx context.Context, key ckey, minute, delta int64) error
-	release(ctx context.Context, key ckey) error
+	release(ctx context.Context, key ckey, lease string) error
 	budgetTake(ctx context.Context, key string, limit, amount int64, expire time.Time, load func(context.Context) (int64, error)) (int64, bool, error)
 	budgetAdd(ctx context.Context, key string, delta int64) (int64, error)
 }
@@ -38,6 +41,8 @@ type Service struct {
 	onBudget atomic.Pointer[func(BudgetUse)]
 	// onRefuse, when set, counts refusals by scope.
 	onRefuse atomic.Pointer[func(scope string)]
+	node     string
+	seq      atomic.Uint64
 }
 
 // BudgetUse is a subject's spending in its current period after a charge.
@@ -69,7 +74,22 @@ func New(st store.TrafficRepo, rdb redis.UniversalClient, log *slog.Logger) *Ser
 		s.be = newMemBackend()
 	}
 	s.snap.Store(&snapshot{})
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	s.node = hex.EncodeToString(b[:]) + ":"
 	return s
+}
+
+// leaseName is a name no other call on any node uses: the node's random
+// prefix and a counter. Only the Redis backend needs one.
+func (s *Service) leaseName(gauges bool) string {
+	if !gauges {
+		return ""
+	}
+	if _, mem := s.be.(*memBackend); mem {
+		return ""
+	}
+	return s.node + strconv.FormatUint(s.seq.Add(1), 36)
 }
 
 // SetClock replaces the clock (tests move periods with it).
