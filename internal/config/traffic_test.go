@@ -73,3 +73,31 @@ func TestNotifyComesFromTheEnvironmentToo(t *testing.T) {
 		t.Fatalf("%+v", c.Notify)
 	}
 }
+
+func FuzzSeedGroupsAndLimits(f *testing.F) {
+	for _, s := range []string{
+		"groups:\n  vip: {ratio: 0.5, rpm: 600}\n", "groups:\n  a: 1\n", "groups:\n  a: [1]\n",
+		"users:\n  - {username: a, rpm: -1, period: year}\n", "notify: {thresholds: [0, 101]}\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		cfg := Defaults()
+		if err := decodeYAML([]byte(in), &cfg); err != nil {
+			return
+		}
+		if cfg.Validate() != nil {
+			return
+		}
+		for name, r := range cfg.GroupLimits {
+			if r.RPM < 0 || r.TPM < 0 || r.Concurrency < 0 {
+				t.Fatalf("group %s passed validation with %+v", name, r)
+			}
+		}
+		for _, th := range cfg.Notify.Thresholds {
+			if th < 1 || th > 100 {
+				t.Fatalf("threshold %d passed validation", th)
+			}
+		}
+	})
+}
