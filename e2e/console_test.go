@@ -110,6 +110,23 @@ func createKey(p *page) {
 		p.t.Fatalf("the key list should show ci-key masked, got %q", list)
 	}
 	p.screenshot("keys")
+	setKeyLimits(p)
+}
+
+// setKeyLimits gives ci-key a rate limit and a daily budget through its
+// Limits dialog and checks the list shows both.
+func setKeyLimits(p *page) {
+	p.click(`button[aria-label="Limits of key ci-key"]`)
+	p.waitVisible("dialog[open] input[name=rpm]")
+	p.fill("dialog[open] input[name=rpm]", "600")
+	p.fill("dialog[open] input[name=period_quota]", "900000000")
+	submitDialog(p) // no period: the form must ask for one
+	p.waitFor(`document.querySelector("dialog[open] .field-error") && [...document.querySelectorAll("dialog[open] .field-error")].some((e) => e.textContent.includes("period"))`, "the period message")
+	p.must("Runtime.evaluate", map[string]any{"expression": `(() => { const s = document.querySelector("dialog[open] select[name=period]"); s.value = "month"; s.dispatchEvent(new Event("change", { bubbles: true })); })()`})
+	submitDialog(p)
+	p.waitFor(`!document.querySelector("dialog[open]")`, "the limits dialog to close")
+	p.waitFor(`document.querySelector("#keys-list").textContent.includes("600 rpm") && document.querySelector("#keys-list").textContent.includes("per month")`, "the key's limits in the list")
+	p.screenshot("keys-limits")
 }
 
 // chooseModel selects the test model whether the playground offers a list

@@ -11,6 +11,8 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -37,9 +39,21 @@ type Deps struct {
 	MetricsAdminOnly bool
 	// Secure sets the Secure flag on cookies.
 	Secure bool
+	// Limits is traffic control (rate limits and budgets); nil hides the
+	// limit fields' effect.
+	Limits *ratelimit.Service
+	// Notify reads and changes where alerts go (GET, PUT
+	// /api/settings/notify); nil answers 404.
+	Notify NotifySettings
 	// PluginBaseURL returns a task plugin's default upstream address, used
 	// for a task_plugin channel (type 61) saved without a base_url.
 	PluginBaseURL func(pluginKey string) string
+}
+
+// NotifySettings is where alerts go, kept in the database.
+type NotifySettings interface {
+	Settings(ctx context.Context) (config.Notify, error)
+	SetSettings(ctx context.Context, n config.Notify) error
 }
 
 // API is the administration API.
@@ -79,6 +93,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.routeChannels(mux)
 	a.routePrices(mux)
 	a.routeGroups(mux)
+	a.routeNotify(mux)
 	a.route(mux, "GET /api/logs", store.RoleUser, "log", a.listLogs)
 	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)
 }

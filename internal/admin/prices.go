@@ -158,7 +158,11 @@ func (a *API) listGroups(w http.ResponseWriter, r *http.Request, _ *auth.Princip
 		return err
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].Name < groups[j].Name })
-	writeJSON(w, http.StatusOK, newList(pageOf(groups, page), len(groups)))
+	views := make([]groupView, 0, len(groups))
+	for _, g := range pageOf(groups, page) {
+		views = append(views, a.groupView(g))
+	}
+	writeJSON(w, http.StatusOK, newList(views, len(groups)))
 	return nil
 }
 
@@ -180,7 +184,7 @@ func (a *API) getGroup(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, g)
+	writeJSON(w, http.StatusOK, a.groupView(*g))
 	return nil
 }
 
@@ -189,7 +193,11 @@ func (a *API) putGroup(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err := checkName("name", name, 64); err != nil {
 		return err
 	}
-	f, err := readFields(w, r, "name", "ratio")
+	f, err := readFields(w, r, append([]string{"name", "ratio"}, rateFields...)...)
+	if err != nil {
+		return err
+	}
+	limits, limitsSent, err := readGroupLimits(f, a.groupView(store.Group{Name: name}).rate())
 	if err != nil {
 		return err
 	}
@@ -210,10 +218,15 @@ func (a *API) putGroup(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err := a.d.Store.Groups().Upsert(r.Context(), g); err != nil {
 		return err
 	}
+	if limitsSent && a.d.Limits != nil {
+		if err := a.d.Limits.Set(r.Context(), store.SubjectGroup, name, limits); err != nil {
+			return err
+		}
+	}
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, g)
+	writeJSON(w, http.StatusOK, a.groupView(g))
 	return nil
 }
 
@@ -221,6 +234,7 @@ func (a *API) deleteGroup(w http.ResponseWriter, r *http.Request, _ *auth.Princi
 	if err := a.d.Store.Groups().Delete(r.Context(), r.PathValue("name")); err != nil {
 		return err
 	}
+	a.forgetLimits(r.Context(), store.SubjectGroup, r.PathValue("name"))
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
@@ -51,6 +52,9 @@ func seedGroups(ctx context.Context, d Deps, s config.Seed) error {
 		if err := d.Store.Groups().Upsert(ctx, store.Group{Name: name, Ratio: s.Groups[name]}); err != nil {
 			return fmt.Errorf("group %s: %w", name, err)
 		}
+		if err := seedLimits(ctx, d, store.SubjectGroup, name, groupLimits(s.GroupLimits[name]), true); err != nil {
+			return fmt.Errorf("group %s: %w", name, err)
+		}
 	}
 	return nil
 }
@@ -90,6 +94,9 @@ func seedUser(ctx context.Context, d Deps, su config.SeedUser) error {
 	if su.Group == "" {
 		group = u.Group
 	}
+	if err := seedLimits(ctx, d, store.SubjectUser, strconv.FormatInt(u.ID, 10), userLimits(su), false); err != nil {
+		return err
+	}
 	changed := u.Role != role || u.Group != group
 	u.Role, u.Group = role, group
 	if su.Password != "" && !auth.CheckPassword(u.PasswordHash, su.Password) {
@@ -114,6 +121,9 @@ func createSeedUser(ctx context.Context, d Deps, su config.SeedUser, role, group
 	}
 	u := &store.User{Username: su.Username, PasswordHash: hash, Role: role, Group: group, Status: store.StatusEnabled}
 	if err := d.Store.Users().Create(ctx, u); err != nil {
+		return err
+	}
+	if err := seedLimits(ctx, d, store.SubjectUser, strconv.FormatInt(u.ID, 10), userLimits(su), false); err != nil {
 		return err
 	}
 	if su.Quota > 0 {
@@ -169,7 +179,10 @@ func seedToken(ctx context.Context, d Deps, st config.SeedToken) error {
 	}
 	t := &store.Token{UserID: u.ID, Name: st.Name, KeyHash: hash, KeyMasked: auth.MaskKey(st.Key), Quota: quota,
 		Models: models, ExpiresAt: st.ExpiresAt, Status: store.StatusEnabled}
-	return d.Store.Tokens().Create(ctx, t)
+	if err := d.Store.Tokens().Create(ctx, t); err != nil {
+		return err
+	}
+	return seedLimits(ctx, d, store.SubjectToken, strconv.FormatInt(t.ID, 10), tokenLimits(st), false)
 }
 
 func seedChannels(ctx context.Context, d Deps, s config.Seed) error {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -31,6 +33,7 @@ type tokenView struct {
 	ExpiresAt *time.Time `json:"expires_at"`
 	Status    string     `json:"status"`
 	CreatedAt time.Time  `json:"created_at"`
+	limitsView
 }
 
 func (a *API) tokenView(ctx context.Context, t *store.Token) (tokenView, error) {
@@ -45,8 +48,12 @@ func (a *API) tokenView(ctx context.Context, t *store.Token) (tokenView, error) 
 	if models == nil {
 		models = []string{}
 	}
+	lv, err := a.limitsOf(ctx, store.SubjectToken, t.ID)
+	if err != nil {
+		return tokenView{}, err
+	}
 	return tokenView{ID: t.ID, Name: t.Name, UserID: t.UserID, Key: t.KeyMasked, Quota: bal, UsedQuota: t.UsedQuota,
-		Models: models, ExpiresAt: t.ExpiresAt, Status: t.Status, CreatedAt: t.CreatedAt}, nil
+		Models: models, ExpiresAt: t.ExpiresAt, Status: t.Status, CreatedAt: t.CreatedAt, limitsView: lv}, nil
 }
 
 // loadToken reads the {id} token the caller may see; another user's key is
@@ -146,10 +153,14 @@ type tokenInput struct {
 	expires *time.Time
 	status  string
 	userID  int64
+	// limits are the limit members sent, applied over the key's current
+	// ones; limitsSent says whether there were any.
+	limits     ratelimit.Limits
+	limitsSent bool
 }
 
-func readTokenInput(w http.ResponseWriter, r *http.Request, allowed ...string) (*tokenInput, error) {
-	f, err := readFields(w, r, allowed...)
+func readTokenInput(w http.ResponseWriter, r *http.Request, cur ratelimit.Limits, allowed ...string) (*tokenInput, error) {
+	f, err := readFields(w, r, append(allowed, tokenLimitFields...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +178,9 @@ func readTokenInput(w http.ResponseWriter, r *http.Request, allowed ...string) (
 		errs = append(errs, err)
 	}
 	if err := firstErr(errs...); err != nil {
+		return nil, err
+	}
+	if in.limits, in.limitsSent, err = readLimits(f, cur); err != nil {
 		return nil, err
 	}
 	return in, in.check()
@@ -228,7 +242,7 @@ func (a *API) owner(ctx context.Context, p *auth.Principal, in *tokenInput) (int
 }
 
 func (a *API) createToken(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	in, err := readTokenInput(w, r, "name", "key", "quota", "models", "expires_at", "status", "user_id")
+	in, err := readTokenInput(w, r, ratelimit.Limits{}, "name", "key", "quota", "models", "expires_at", "status", "user_id")
 	if err != nil {
 		return err
 	}
@@ -259,6 +273,9 @@ func (a *API) createToken(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	if err := a.d.Store.Tokens().Create(r.Context(), t); err != nil {
 		return err
 	}
+	if err := a.saveLimits(r.Context(), store.SubjectToken, t.ID, in.limits, in.limitsSent); err != nil {
+		return err
+	}
 	a.d.Keys.Invalidate()
 	v, err := a.tokenView(r.Context(), t)
 	if err != nil {
@@ -274,7 +291,7 @@ func (a *API) patchToken(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err != nil {
 		return err
 	}
-	in, err := readTokenInput(w, r, "name", "quota", "models", "expires_at", "status")
+	in, err := readTokenInput(w, r, a.currentLimits(store.SubjectToken, t.ID), "name", "quota", "models", "expires_at", "status")
 	if err != nil {
 		return err
 	}
@@ -297,6 +314,9 @@ func (a *API) patchToken(w http.ResponseWriter, r *http.Request, p *auth.Princip
 		if err := a.setTokenQuota(r.Context(), t, in.quota); err != nil {
 			return err
 		}
+	}
+	if err := a.saveLimits(r.Context(), store.SubjectToken, t.ID, in.limits, in.limitsSent); err != nil {
+		return err
 	}
 	a.d.Keys.Invalidate()
 	v, err := a.tokenView(r.Context(), t)
@@ -344,6 +364,7 @@ func (a *API) deleteToken(w http.ResponseWriter, r *http.Request, p *auth.Princi
 		return err
 	}
 	a.d.Billing.Balances().Forget(0, t.ID)
+	a.forgetLimits(r.Context(), store.SubjectToken, strconv.FormatInt(t.ID, 10))
 	a.d.Keys.Invalidate()
 	writeJSON(w, http.StatusOK, deleted{ID: t.ID, Deleted: true})
 	return nil

@@ -3,9 +3,11 @@ package admin
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -29,6 +31,7 @@ type userView struct {
 	UsedQuota int64     `json:"used_quota"`
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"created_at"`
+	limitsView
 }
 
 func (a *API) userView(ctx context.Context, u *store.User) (userView, error) {
@@ -36,8 +39,12 @@ func (a *API) userView(ctx context.Context, u *store.User) (userView, error) {
 	if err != nil {
 		return userView{}, err
 	}
+	lv, err := a.limitsOf(ctx, store.SubjectUser, u.ID)
+	if err != nil {
+		return userView{}, err
+	}
 	return userView{ID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group, Quota: bal,
-		UsedQuota: u.UsedQuota, Status: u.Status, CreatedAt: u.CreatedAt}, nil
+		UsedQuota: u.UsedQuota, Status: u.Status, CreatedAt: u.CreatedAt, limitsView: lv}, nil
 }
 
 func (a *API) writeUser(w http.ResponseWriter, r *http.Request, status int, u *store.User) error {
@@ -130,10 +137,12 @@ type userInput struct {
 	f                                   fields
 	username, password, role, group, st string
 	quota                               int64
+	limits                              ratelimit.Limits
+	limitsSent                          bool
 }
 
-func readUserInput(w http.ResponseWriter, r *http.Request) (*userInput, error) {
-	f, err := readFields(w, r, userFields...)
+func readUserInput(w http.ResponseWriter, r *http.Request, cur ratelimit.Limits) (*userInput, error) {
+	f, err := readFields(w, r, append(append([]string{}, userFields...), userLimitFields...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +156,9 @@ func readUserInput(w http.ResponseWriter, r *http.Request) (*userInput, error) {
 		}
 	}
 	if _, err := get(f, "quota", &in.quota); err != nil {
+		return nil, err
+	}
+	if in.limits, in.limitsSent, err = readLimits(f, cur); err != nil {
 		return nil, err
 	}
 	return in, in.check()
@@ -180,7 +192,7 @@ func (in *userInput) check() error {
 }
 
 func (a *API) createUser(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	in, err := readUserInput(w, r)
+	in, err := readUserInput(w, r, ratelimit.Limits{})
 	if err != nil {
 		return err
 	}
@@ -209,6 +221,9 @@ func (a *API) createUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err := a.d.Store.Users().Create(r.Context(), u); err != nil {
 		return err
 	}
+	if err := a.saveLimits(r.Context(), store.SubjectUser, u.ID, in.limits, in.limitsSent); err != nil {
+		return err
+	}
 	// The starting balance is a recorded top-up, so the ledger alone
 	// explains every unit the user ever had.
 	if in.quota > 0 {
@@ -224,7 +239,7 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err != nil {
 		return err
 	}
-	in, err := readUserInput(w, r)
+	in, err := readUserInput(w, r, a.currentLimits(store.SubjectUser, u.ID))
 	if err != nil {
 		return err
 	}
@@ -256,6 +271,9 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 		if err := a.setUserQuota(r.Context(), u.ID, in.quota); err != nil {
 			return err
 		}
+	}
+	if err := a.saveLimits(r.Context(), store.SubjectUser, u.ID, in.limits, in.limitsSent); err != nil {
+		return err
 	}
 	a.d.Keys.Invalidate()
 	return a.writeUser(w, r, http.StatusOK, u)
@@ -331,6 +349,7 @@ func (a *API) deleteUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 		return err
 	}
 	a.d.Billing.Balances().Forget(u.ID, 0)
+	a.forgetLimits(r.Context(), store.SubjectUser, strconv.FormatInt(u.ID, 10))
 	a.d.Keys.Invalidate()
 	writeJSON(w, http.StatusOK, deleted{ID: u.ID, Deleted: true})
 	return nil

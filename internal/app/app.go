@@ -26,11 +26,13 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/notify"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/protocol/anthropic"
 	"github.com/turnpike-gw/turnpike/internal/protocol/gemini"
 	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
+	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/relay"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -54,7 +56,10 @@ type App struct {
 	Router   *routing.Router
 	Relay    *relay.Relay
 	Admin    *admin.API
-	Handler  http.Handler
+	// Limits is traffic control; Notify sends alerts.
+	Limits  *ratelimit.Service
+	Notify  *notify.Notifier
+	Handler http.Handler
 
 	sql       *sqlstore.Store
 	plugins   *plugin.Registry
@@ -125,6 +130,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.Sessions = auth.NewSessions(a.Store.Sessions(), a.Config.CryptoSecret, 7*24*time.Hour)
 	a.Router = routing.NewRouter(routing.NewHealth(a.sql.Health(), a.Log))
 	a.registry.MustRegister(channelStates{a.Router})
+	a.buildTraffic()
 	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.sql, Logger: a.Log})
 	a.adminDeps = admin.Deps{
 		Store: a.Store, Billing: a.Billing, Keys: a.Keys, Sessions: a.Sessions, Router: a.Router,
@@ -133,6 +139,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		TestChannel: a.testChannel, Metrics: promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}),
 		MetricsAdminOnly: !cfg.MetricsPublic, Secure: strings.HasPrefix(a.Config.Address(), "https://"),
 		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
+		Limits:        a.Limits, Notify: a.Notify,
 	}
 	a.Admin = admin.New(a.adminDeps)
 	a.tasks = task.New(task.Deps{
@@ -156,6 +163,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		},
 		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.tasks,
 		Responses: relay.NewResponseIndex(a.sql, a.Log),
+		Limits:    a.Limits, OnSettle: a.Notify.Spent,
 		Options: relay.Options{
 			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,
 			FirstByteTimeout: time.Duration(cfg.FirstByteTimeout) * time.Second,
@@ -172,6 +180,22 @@ func (a *App) failureCounter() auth.Counter {
 		return auth.NewRedisCounter(a.redis)
 	}
 	return auth.NewMemoryCounter()
+}
+
+// buildTraffic makes traffic control (its counts in Redis when several
+// nodes share them) and the alerts it feeds.
+func (a *App) buildTraffic() {
+	var rdb redis.UniversalClient
+	if a.redis != nil {
+		rdb = a.redis
+	}
+	a.Limits = ratelimit.New(a.sql.Traffic(), rdb, a.Log)
+	a.Notify = notify.New(a.Store, a.sql.Traffic(), a.Log)
+	a.Limits.OnBudget(a.Notify.Budget)
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "turnpike_ratelimited_total",
+		Help: "Calls refused by a rate limit or budget, by scope (token, user, model, budget)."}, []string{"scope"})
+	a.registry.MustRegister(refused)
+	a.Limits.OnRefuse(func(scope string) { refused.WithLabelValues(scope).Inc() })
 }
 
 // The task service serves the standard endpoints for plugin-claimed models.
@@ -194,6 +218,9 @@ func (a *App) reload(ctx context.Context) error {
 	a.Router.Swap(routing.NewTable(chs))
 	if err := a.Billing.Reload(ctx, a.Store); err != nil {
 		return fmt.Errorf("load prices: %w", err)
+	}
+	if err := a.Limits.Reload(ctx); err != nil {
+		return fmt.Errorf("load traffic limits: %w", err)
 	}
 	return nil
 }
@@ -236,6 +263,9 @@ func (a *App) seed(ctx context.Context) error {
 	}
 	if err := admin.Seed(ctx, a.adminDeps, a.Config.Seed); err != nil {
 		return fmt.Errorf("seed: %w", err)
+	}
+	if err := a.Notify.Init(ctx, a.Config.Notify); err != nil {
+		return fmt.Errorf("seed notify: %w", err)
 	}
 	return a.reload(ctx)
 }
@@ -324,10 +354,12 @@ func (a *App) background(ctx context.Context) {
 	defer close(a.bg)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(4)
+	wg.Add(5)
 	go func() { defer wg.Done(); a.plugins.Watch(ctx, 3*time.Second) }()
 	go func() { defer wg.Done(); a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }()
 	go func() { defer wg.Done(); a.Router.Health.Run(ctx, healthRefresh) }()
+	go func() { defer wg.Done(); a.Limits.Follow(ctx, 5*time.Second) }()
+	a.Notify.Start(ctx, &wg)
 	go func() {
 		defer wg.Done()
 		if err := a.tasks.Poller().Run(ctx); err != nil && ctx.Err() == nil {

@@ -15,11 +15,18 @@ import (
 // wrote, and looks for auto-disabled channels due for a probe.
 const healthRefresh = 2 * time.Second
 
-// wireHealth lets channel health probe through the relay. SetOnChange (the
-// channel_down / channel_up events) is left for the alert notifier.
+// wireHealth lets channel health probe through the relay and announce its
+// transitions as channel_down / channel_up alerts. Health calls OnChange
+// once per transition cluster-wide, on the node that made it, so the
+// notifier needs no deduplication of its own; it queues and returns.
 func (a *App) wireHealth() {
 	a.Router.Health.Probe = func(ctx context.Context, ch *routing.Channel, key int) error {
 		return relay.ProbeChannel(ctx, a.Relay, &ch.Channel, key)
+	}
+	if a.Notify != nil {
+		a.Router.Health.SetOnChange(func(ev routing.HealthEvent) {
+			a.Notify.ChannelEvent(context.Background(), ev.ChannelID, ev.ChannelName, ev.KeyIndex, ev.State, ev.Reason, ev.Up)
+		})
 	}
 }
 

@@ -50,6 +50,9 @@ type Config struct {
 	LogLevel            string `yaml:"log_level"`
 
 	// GeneratedSecret is true when CryptoSecret was made up at start.
+	// Notify is where alerts are sent (CONTRACT.md §10).
+	Notify Notify `yaml:"notify"`
+
 	GeneratedSecret bool `yaml:"-"`
 
 	Seed `yaml:",inline"`
@@ -107,6 +110,7 @@ func decodeYAML(raw []byte, cfg *Config) error {
 		}
 		return err
 	}
+	cfg.Seed.absorbGroups()
 	return nil
 }
 
@@ -167,6 +171,13 @@ var envVars = []envVar{
 		c.QuotaPerUSD = n
 		return nil
 	}},
+	{"TURNPIKE_NOTIFY_WEBHOOK_URL", str(func(c *Config) *string { return &c.Notify.WebhookURL })},
+	{"TURNPIKE_NOTIFY_SECRET", str(func(c *Config) *string { return &c.Notify.Secret })},
+	{"TURNPIKE_NOTIFY_THRESHOLDS", func(c *Config, v string) error {
+		t, err := parseThresholds(v)
+		c.Notify.Thresholds = t
+		return err
+	}},
 }
 
 func applyEnv(cfg *Config, getenv func(string) string) error {
@@ -211,6 +222,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RetryCount < 0 {
 		errs = append(errs, "retry_count must not be negative")
+	}
+	if err := c.Notify.Validate(); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if err := c.Seed.validate(); err != nil {
 		errs = append(errs, err.Error())

@@ -9,12 +9,18 @@ import (
 // Seed is the data section of the YAML file, upserted by natural key at
 // start so starting twice with the same file changes nothing.
 type Seed struct {
-	Groups   map[string]float64   `yaml:"groups"`
+	Groups   map[string]float64   `yaml:"-"` // ratios; the file writes them under groups (GroupsYAML)
 	Users    []SeedUser           `yaml:"users"`
 	Tokens   []SeedToken          `yaml:"tokens"`
 	Channels []SeedChannel        `yaml:"channels"`
 	Models   map[string]SeedPrice `yaml:"models"`
 	Plugins  []SeedPlugin         `yaml:"plugins"`
+
+	// GroupLimits are the groups' rate limits. The file writes a group as
+	// its ratio or as {ratio, rpm, tpm, concurrency} (GroupsYAML); loading
+	// splits it into Groups and GroupLimits.
+	GroupLimits map[string]SeedRate  `yaml:"-"`
+	GroupsYAML  map[string]SeedGroup `yaml:"groups"`
 }
 
 // SeedUser is a user to create or update by username.
@@ -24,6 +30,9 @@ type SeedUser struct {
 	Role     string `yaml:"role"`
 	Group    string `yaml:"group"`
 	Quota    int64  `yaml:"quota"`
+
+	SeedRate   `yaml:",inline"`
+	SeedBudget `yaml:",inline"`
 }
 
 // SeedToken is an API key to create by (user, name).
@@ -34,6 +43,10 @@ type SeedToken struct {
 	Quota     *int64     `yaml:"quota"`
 	Models    []string   `yaml:"models"`
 	ExpiresAt *time.Time `yaml:"expires_at"`
+
+	SeedRate    `yaml:",inline"`
+	SeedBudget  `yaml:",inline"`
+	ModelLimits map[string]SeedModelRate `yaml:"model_limits"`
 }
 
 // SeedChannel is a channel to create or update by name.
@@ -90,5 +103,6 @@ func (s *Seed) validate() error {
 			errs = append(errs, fmt.Errorf("plugins[%d].path is required", i))
 		}
 	}
+	errs = append(errs, s.validateLimits()...)
 	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/big"
 	"net/http"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -33,10 +35,15 @@ type callCore struct {
 
 	principal *auth.Principal
 	// table is the routing snapshot the call pinned at admission.
-	table    *routing.Table
-	model    string
-	price    *billing.Price
-	hold     *billing.Hold
+	table *routing.Table
+	model string
+	price *billing.Price
+	hold  *billing.Hold
+	// limits is the traffic control that applies (nil: none); lease and
+	// budget are the call's share of it, ended with the hold.
+	limits   *ratelimit.Plan
+	lease    *ratelimit.Lease
+	budget   *ratelimit.BudgetHold
 	channel  *routing.Channel
 	attempts []attemptRecord
 	// wrote is set once a byte reached the client: no retry after that.
@@ -103,6 +110,9 @@ func (c *callCore) admit(estimate estimator) error {
 		return err
 	}
 	c.price = price
+	if err := c.limit(estimate); err != nil {
+		return err
+	}
 	amount, err := c.quota(estimate(price, false))
 	if err == nil {
 		if err = c.reserve(amount); err == nil {
@@ -121,16 +131,66 @@ func (c *callCore) admit(estimate estimator) error {
 	return c.reserve(exact)
 }
 
+// limit counts the call against the rate limits of its key, user, group
+// and model before any upstream call, refusing it with 429 when one is
+// reached. A tokens-per-minute limit is counted on the exact estimate (the
+// tokenizer's prompt count), corrected at settlement. The rate-limit
+// headers go on every answer from here on.
+func (c *callCore) limit(estimate estimator) error {
+	if c.rl.Limits == nil {
+		return nil
+	}
+	c.limits = c.rl.Limits.For(ratelimit.Subject{UserID: c.principal.UserID, TokenID: c.principal.TokenID,
+		Group: c.principal.Group, Model: c.model})
+	if c.limits == nil {
+		return nil
+	}
+	var tokens int64
+	if c.limits.CountsTokens() {
+		u := estimate(c.price, true).usage
+		tokens = int64(u.InputTokens) + int64(u.OutputTokens)
+	}
+	lease, err := c.limits.Acquire(c.r.Context(), tokens)
+	if err != nil {
+		c.refusedHeaders(err)
+		return err
+	}
+	c.lease = lease
+	lease.SetHeaders(c.w.Header())
+	return nil
+}
+
+// refusedHeaders puts Retry-After and the rate-limit headers on a refusal.
+func (c *callCore) refusedHeaders(err error) {
+	var rf *ratelimit.Refused
+	if errors.As(err, &rf) {
+		rf.SetHeaders(c.w.Header())
+	}
+}
+
 // reserve takes amount under a fresh request key (realtime takes one per
-// response).
+// response), after holding it against the period budgets that apply.
 func (c *callCore) reserve(amount int64) error {
+	budget, err := c.limits.Hold(c.r.Context(), amount)
+	if err != nil {
+		c.refusedHeaders(err)
+		return err
+	}
 	acct := billing.Account{UserID: c.principal.UserID, TokenID: c.principal.TokenID, Group: c.principal.Group}
 	hold, err := c.rl.Billing.Reserve(c.r.Context(), acct, c.rl.Billing.NewRequestKey(c.name), amount)
 	if err != nil {
+		budget.Refund(c.background())
 		return err
 	}
-	c.hold = hold
+	c.hold, c.budget = hold, budget
 	return nil
+}
+
+// refund returns the whole reservation, budgets included; row, when not
+// nil, is written as the error row.
+func (c *callCore) refund(row *store.UsageLog) {
+	c.hold.Refund(c.background(), row)
+	c.budget.Refund(c.background())
 }
 
 // quota prices a charge with the one pricing function.
@@ -293,6 +353,11 @@ func (c *callCore) settle(ch charge) {
 		amount = c.hold.Reserved
 	}
 	c.hold.Settle(c.background(), amount, c.logRow(ch))
+	c.budget.Settle(c.background(), amount)
+	c.lease.Settle(c.background(), int64(ch.usage.InputTokens)+int64(ch.usage.OutputTokens))
+	if c.rl.OnSettle != nil && amount > 0 {
+		c.rl.OnSettle(c.principal.UserID, c.principal.TokenID)
+	}
 }
 
 // fail answers an error in the surface's dialect. An admitted call is
@@ -304,7 +369,7 @@ func (c *callCore) fail(err error) {
 	}
 	if c.hold != nil {
 		row := c.logRow(charge{})
-		c.hold.Refund(c.background(), &row)
+		c.refund(&row)
 	}
 	c.status = e.Status
 	if !c.wrote {
@@ -312,8 +377,10 @@ func (c *callCore) fail(err error) {
 	}
 }
 
-// finish records the call in the metrics.
+// finish records the call in the metrics and gives back its concurrency
+// slots.
 func (c *callCore) finish() {
+	c.lease.Release(c.background())
 	c.rl.Metrics.observe(c.name, c.status, time.Since(c.start).Seconds())
 }
 

@@ -60,7 +60,8 @@ func (rl *Relay) serveRealtime(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		_ = s.up.CloseNow()
-		s.hold.Refund(s.background(), nil)
+		s.refund(nil)
+		s.lease.Release(s.background())
 		return
 	}
 	client.SetReadLimit(realtimeFrameLimit)
@@ -68,7 +69,8 @@ func (rl *Relay) serveRealtime(w http.ResponseWriter, r *http.Request) {
 	if !rl.sockets.add(s) {
 		_ = client.Close(websocket.StatusServiceRestart, "the gateway is shutting down")
 		_ = s.up.CloseNow()
-		s.hold.Refund(s.background(), nil)
+		s.refund(nil)
+		s.lease.Release(s.background())
 		return
 	}
 	s.run(r.Context())

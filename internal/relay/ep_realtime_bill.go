@@ -81,7 +81,7 @@ func (s *rtSession) endSession() {
 		return
 	}
 	if !s.out.active {
-		s.hold.Refund(s.background(), nil)
+		s.refund(nil)
 		return
 	}
 	out := tokenize.Count(s.model, s.out.text.String())

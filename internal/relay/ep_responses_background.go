@@ -154,7 +154,7 @@ func (f *bgFollow) end(g *bgFollowers, body []byte) {
 			rc.rl.Logger.Warn("background response never finished; refunding its hold", "response_id", f.id)
 			rc.status = http.StatusGatewayTimeout
 			row := rc.logRow(charge{})
-			rc.hold.Refund(rc.background(), &row)
+			rc.refund(&row)
 		default:
 			rc.settle(rc.billNative(rc.epCall, body))
 		}

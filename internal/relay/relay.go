@@ -13,6 +13,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 )
 
@@ -51,6 +52,11 @@ type Deps struct {
 	// Hosts lets task plugins serve the standard endpoints for the models
 	// they claim; nil when no plugin host is wired.
 	Hosts HostProtocols
+	// Limits is traffic control (rate limits and period budgets); nil
+	// admits every call.
+	Limits *ratelimit.Service
+	// OnSettle, when set, hears every charged call (balance alerts).
+	OnSettle func(userID, tokenID int64)
 	// Responses remembers which channel stored a response, for
 	// GET /v1/responses/{id}; nil disables retrieval through channels.
 	Responses ResponseIndex

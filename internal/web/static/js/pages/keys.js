@@ -2,6 +2,7 @@
 import { h, quota, when, num, splitList, badge } from "../dom.js";
 import { api, items, qs } from "../api.js";
 import { pageHead, table, pager, formDialog, confirmDialog, infoDialog, copyButton, guard } from "../ui.js";
+import { limitFields, limitBody, limitsCell, budgetCell } from "../limits.js";
 
 const PAGE_SIZE = 20;
 
@@ -20,8 +21,11 @@ export async function render(main) {
       { label: "Used", num: true, cell: (t) => num(t.used_quota) },
       { label: "Models", cell: (t) => (t.models && t.models.length ? t.models.join(", ") : h("span", { class: "muted" }, "all")) },
       { label: "Expires", cell: (t) => (t.expires_at ? when(t.expires_at) : h("span", { class: "muted" }, "never")) },
+      { label: "Limits", cell: (t) => limitsCell(t) },
+      { label: "Budget", cell: (t) => budgetCell(t) },
       { label: "Status", cell: (t) => badge(t.status) },
       { label: "Actions", cell: (t) => h("div", { class: "actions" },
+        h("button", { type: "button", class: "small", "aria-label": `Limits of key ${t.name}`, onclick: () => editLimits(t, load) }, "Limits"),
         h("button", { type: "button", class: "small", "aria-label": `${t.status === "enabled" ? "Disable" : "Enable"} key ${t.name}`,
           onclick: () => guard(async () => { await api("PATCH", `/api/tokens/${t.id}`, { status: t.status === "enabled" ? "disabled" : "enabled" }); await load(); }) },
           t.status === "enabled" ? "Disable" : "Enable"),
@@ -55,10 +59,11 @@ async function createKey(reload) {
       { name: "expires", label: "Expires", type: "datetime-local", hint: "Leave empty for a key that never expires.",
         validate: (v) => (v && new Date(v).getTime() <= Date.now() ? "Pick a time in the future." : "") },
       { name: "quota", label: "Quota", type: "number", min: 0, step: 1, hint: "Quota units this key may spend. Leave empty for unlimited (your balance still applies)." },
+      ...limitFields(null, { models: true }),
     ],
     onSubmit: (v) => api("POST", "/api/tokens", {
       name: v.name, models: splitList(v.models), quota: v.quota === null ? -1 : v.quota,
-      expires_at: v.expires ? new Date(v.expires).toISOString() : null,
+      expires_at: v.expires ? new Date(v.expires).toISOString() : null, ...limitBody(v, { models: true }),
     }),
   });
   if (!created) return;
@@ -66,4 +71,15 @@ async function createKey(reload) {
   infoDialog("Your new API key",
     h("p", {}, "Copy it now: this is the only time the whole key is shown."),
     h("div", { class: "secret" }, h("code", { id: "new-key" }, created.key), copyButton(created.key)));
+}
+
+async function editLimits(t, reload) {
+  const saved = await formDialog({
+    title: `Limits of ${t.name}`,
+    intro: "Rate limits and a spending budget for this key; your account's own limits still apply.",
+    submitLabel: "Save",
+    fields: limitFields(t, { models: true }),
+    onSubmit: (v) => api("PATCH", `/api/tokens/${t.id}`, limitBody(v, { models: true })),
+  });
+  if (saved) await reload();
 }

@@ -2,6 +2,7 @@
 import { h, num, badge } from "../dom.js";
 import { api, items, qs } from "../api.js";
 import { pageHead, table, pager, formDialog, confirmDialog, guard } from "../ui.js";
+import { limitFields, limitBody, limitsCell, budgetCell } from "../limits.js";
 
 const PAGE_SIZE = 25;
 
@@ -22,6 +23,7 @@ export async function render(main, ctx) {
       { name: "group", label: "Group", type: "select", options: groups.length ? groups : ["default"], value: u?.group || "default" },
       u ? { name: "status", label: "Status", type: "select", options: ["enabled", "disabled"], value: u.status }
         : { name: "quota", label: "Initial quota", type: "number", min: 0, step: 1, value: 0 },
+      ...limitFields(u),
     ];
   }
 
@@ -31,7 +33,7 @@ export async function render(main, ctx) {
       submitLabel: u ? "Save" : "Create",
       fields: fields(u),
       onSubmit: (v) => {
-        const body = { username: v.username, role: v.role, group: v.group };
+        const body = { username: v.username, role: v.role, group: v.group, ...limitBody(v) };
         if (v.password) body.password = v.password;
         if (u) body.status = v.status;
         else body.quota = v.quota || 0;
@@ -62,6 +64,8 @@ export async function render(main, ctx) {
       { label: "Group", cell: (u) => u.group },
       { label: "Quota", num: true, cell: (u) => num(u.quota) },
       { label: "Used", num: true, cell: (u) => num(u.used_quota) },
+      { label: "Limits", cell: (u) => limitsCell(u) },
+      { label: "Budget", cell: (u) => budgetCell(u) },
       { label: "Status", cell: (u) => badge(u.status) },
       { label: "Actions", cell: (u) => h("div", { class: "actions" },
         h("button", { type: "button", class: "small", "aria-label": `Edit ${u.username}`, onclick: () => editUser(u) }, "Edit"),

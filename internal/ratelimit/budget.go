@@ -1,0 +1,86 @@
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+)
+
+// BudgetHold is a reservation's share of the period budgets: the estimate
+// is counted as spent at admission, so concurrent calls cannot together
+// overrun a budget, and corrected to the real charge at settlement.
+type BudgetHold struct {
+	p      *Plan
+	keys   [2]string
+	starts [2]time.Time
+	amount int64
+	ended  atomic.Bool
+}
+
+// Hold counts amount against every budget that applies, or refuses the
+// call with 429 budget_exceeded when it does not fit in what is left of a
+// period; nothing is counted then.
+func (p *Plan) Hold(ctx context.Context, amount int64) (*BudgetHold, error) {
+	if !p.HasBudget() {
+		return nil, nil
+	}
+	amount = max(amount, 0)
+	now := p.s.Now()
+	h := &BudgetHold{p: p, amount: amount}
+	for i := 0; i < p.nb; i++ {
+		b := p.budget[i]
+		h.keys[i] = budgetKey(b.kind, b.id, b.period, now)
+		h.starts[i] = PeriodStart(b.period, now)
+		end := PeriodEnd(b.period, now)
+		used, ok, err := p.s.be.budgetTake(ctx, h.keys[i], b.limit, amount, end, p.s.loader(b.kind, b.id, b.period, now))
+		if err == nil && ok {
+			continue
+		}
+		for j := 0; j < i; j++ { // give back what was taken before
+			_, _ = p.s.be.budgetAdd(ctx, h.keys[j], -amount)
+		}
+		if err != nil {
+			return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "budget_unavailable",
+				Message: "the gateway cannot check the period budget right now", Cause: err}
+		}
+		p.s.refused("budget")
+		left := max(b.limit-used, 0)
+		return nil, &Refused{RetryAfter: end.Sub(now), Err: &ir.Error{Status: 429, Kind: ir.KindRateLimit, Code: "budget_exceeded",
+			Message: fmt.Sprintf("the %s's %s budget of %d is spent (%d left, this request needs up to %d); it resets at %s",
+				b.kind, b.period, b.limit, left, amount, end.Format(time.RFC3339))}}
+	}
+	return h, nil
+}
+
+// Settle turns the held estimate into the real charge.
+func (h *BudgetHold) Settle(ctx context.Context, charge int64) {
+	if h == nil || !h.ended.CompareAndSwap(false, true) {
+		return
+	}
+	for i := 0; i < h.p.nb; i++ {
+		used, err := h.p.s.be.budgetAdd(ctx, h.keys[i], charge-h.amount)
+		if err != nil {
+			h.p.s.log.Warn("period budget could not be corrected", "err", err)
+			continue
+		}
+		if f := h.p.s.onBudget.Load(); f != nil && charge > 0 {
+			b := h.p.budget[i]
+			(*f)(BudgetUse{Kind: b.kind, ID: b.id, Used: used, Limit: b.limit, Period: b.period, Start: h.starts[i]})
+		}
+	}
+}
+
+// Refund gives the whole estimate back (the call failed).
+func (h *BudgetHold) Refund(ctx context.Context) {
+	if h == nil || !h.ended.CompareAndSwap(false, true) {
+		return
+	}
+	for i := 0; i < h.p.nb; i++ {
+		if _, err := h.p.s.be.budgetAdd(ctx, h.keys[i], -h.amount); err != nil {
+			h.p.s.log.Warn("period budget could not be refunded", "err", err)
+		}
+	}
+}
