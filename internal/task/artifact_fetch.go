@@ -145,6 +145,7 @@ func (s *Service) relayContent(w http.ResponseWriter, r *http.Request, cd *conte
 			w.Header().Set(name, v)
 		}
 	}
+	setArtifactSafety(w.Header())
 	w.WriteHeader(resp.StatusCode)
 	if r.Method != http.MethodHead {
 		_, _ = io.Copy(w, resp.Body)
