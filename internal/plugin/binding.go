@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // DefaultBaseURL is the baseUrl of key's active version, or "" when the key
@@ -48,7 +49,17 @@ func bindsKey(c *store.Channel, key string, owned []int) bool {
 	case ChannelTypePeerAPI:
 		return settingString(c.Settings, "task_plugin_key") == key || slices.Contains(settingStrings(c.Settings, "task_extend_plugin_keys"), key)
 	}
-	return slices.Contains(owned, c.Type)
+	return slices.Contains(owned, c.Type) && legacyBindAllowed(c, key)
+}
+
+// legacyBindAllowed decides whether the plugin key, which claims c's legacy
+// type in channelTypes, is given c and so its key as ctx.apiKey. Task vendor
+// types are; a chat provider type (OpenAI, Anthropic, Gemini, ...) only when
+// an administrator named the plugin in the channel's settings.task_plugin_key,
+// because a plugin must not collect the keys of every chat channel of a type
+// just by listing it.
+func legacyBindAllowed(c *store.Channel, key string) bool {
+	return !upstream.HoldsChatKey(c.Type) || settingString(c.Settings, "task_plugin_key") == key
 }
 
 // InstallFile installs the plugin file at path (seeding's `plugins:`
