@@ -142,8 +142,10 @@ var limitsScript = fmt.Sprintf(`(function () {
     for (let i = 0; i < a.length; i++) n += toStr(a[i]).length;
     return n;
   });
+  // The estimate is an upper bound (every position matched), far above
+  // what ordinary escaping produces, so it is held to a looser cap.
   const replacedLength = function (s, a) {
-    return typeof a[1] === "function" ? s.length : s.length + (s.length + 1) * toStr(a[1]).length;
+    return typeof a[1] === "function" ? s.length : (s.length + (s.length + 1) * toStr(a[1]).length) / 4;
   };
   resultGuard("replace", replacedLength);
   resultGuard("replaceAll", replacedLength);

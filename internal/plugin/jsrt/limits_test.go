@@ -156,3 +156,11 @@ func TestJSONNestingIgnoresBracketsInStrings(t *testing.T) {
 		}
 	}
 }
+
+func TestEscapingALargeTextStaysWithinTheReplaceBound(t *testing.T) {
+	pool := newPoolFor(t, `export function esc(n) { return "<a&b>".repeat(n).replace(/&/g, "&amp;").replace(/</g, "&lt;").length; }`)
+	res, err := pool.Call(context.Background(), "esc", 1<<20)
+	if err != nil || res != int64(5<<20+4<<20+3<<20) {
+		t.Fatalf("esc = %v, %v", res, err)
+	}
+}
