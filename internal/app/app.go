@@ -288,7 +288,7 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 	a.stop = stop
 	a.bg = make(chan struct{})
 	go a.background(bgCtx)
-	srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn)}
+	srv := newServer(a.Handler, bodyReadTimeout(a.Config.BodyLimit()), a.Log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	if ready != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // DefaultBaseURL is the baseUrl of key's active version, or "" when the key
@@ -29,26 +30,51 @@ func (r *Registry) BoundChannels(ctx context.Context, key string) ([]store.Chann
 		return nil, err
 	}
 	var owned []int
+	var models []string
 	if l, ok := r.Current().active[key]; ok {
-		owned = l.Manifest.ChannelTypes
+		owned, models = l.Manifest.ChannelTypes, l.Manifest.Models
 	}
 	var out []store.Channel
 	for _, c := range all {
-		if bindsKey(&c, key, owned) {
+		if bindsKey(&c, key, owned, models) {
 			out = append(out, c)
 		}
 	}
 	return out, nil
 }
 
-func bindsKey(c *store.Channel, key string, owned []int) bool {
+func bindsKey(c *store.Channel, key string, owned []int, models []string) bool {
 	switch c.Type {
 	case ChannelTypeTaskPlugin:
 		return settingString(c.Settings, "task_plugin_key") == key
 	case ChannelTypePeerAPI:
 		return settingString(c.Settings, "task_plugin_key") == key || slices.Contains(settingStrings(c.Settings, "task_extend_plugin_keys"), key)
 	}
-	return slices.Contains(owned, c.Type)
+	return slices.Contains(owned, c.Type) && legacyBindAllowed(c, key, models)
+}
+
+// legacyBindAllowed decides whether the plugin key, which claims c's legacy
+// type in channelTypes, is given c and so its key as ctx.apiKey. Task vendor
+// types are. A chat provider type (OpenAI, Anthropic, Gemini, ...) is only
+// with the administrator's consent, because a plugin must not collect the
+// keys of every chat channel of a type just by listing it: either the
+// channel's settings.task_plugin_key names the plugin, or the channel was
+// made for the plugin — every model it serves is one the plugin declares
+// (a Gemini channel listing only the plugin's Veo models), so it carries no
+// chat model a key could be meant for.
+func legacyBindAllowed(c *store.Channel, key string, pluginModels []string) bool {
+	if !upstream.HoldsChatKey(c.Type) || settingString(c.Settings, "task_plugin_key") == key {
+		return true
+	}
+	if len(c.Models) == 0 {
+		return false
+	}
+	for _, m := range c.Models {
+		if !slices.Contains(pluginModels, m) {
+			return false
+		}
+	}
+	return true
 }
 
 // InstallFile installs the plugin file at path (seeding's `plugins:`

@@ -115,7 +115,8 @@ func (g *Generation) Version(key, version string) (*Loaded, bool) {
 // ForChannel returns the plugins a channel binds, the primary one first:
 // type 61 by settings.task_plugin_key; type 60 by task_plugin_key and
 // task_extend_plugin_keys (only plugins that declare peer_api); any other
-// type by the plugin whose channelTypes names it.
+// type by the plugin whose channelTypes names it, which for a chat provider
+// type also needs the channel's own consent (legacyBindAllowed).
 func (g *Generation) ForChannel(c *store.Channel) ([]*Loaded, error) {
 	switch c.Type {
 	case ChannelTypeTaskPlugin:
@@ -147,6 +148,9 @@ func (g *Generation) ForChannel(c *store.Channel) ([]*Loaded, error) {
 		return out, nil
 	}
 	if l, ok := g.channelTypes[c.Type]; ok {
+		if !legacyBindAllowed(c, l.Key, l.Manifest.Models) {
+			return nil, fmt.Errorf("channel %q (type %d) holds a chat provider key; plugin %q may use it only when the channel's settings.task_plugin_key names that plugin or the channel serves only that plugin's models", c.Name, c.Type, l.Key)
+		}
 		return []*Loaded{l}, nil
 	}
 	return nil, fmt.Errorf("no plugin serves channel type %d", c.Type)

@@ -41,10 +41,15 @@ func (rl *Relay) chatHandler(sf surface) http.Handler {
 
 // run executes the stages in order; each returns a client-safe error.
 func (c *call) run() error {
+	// The key (or session) is checked from the headers before the body is
+	// read: an anonymous caller must not make the gateway take 32 MB first.
+	if err := c.authenticate(); err != nil {
+		return err
+	}
 	if err := c.accept(); err != nil {
 		return err
 	}
-	if err := c.authenticate(); err != nil {
+	if err := c.chooseGroup(); err != nil {
 		return err
 	}
 	if err := c.decode(); err != nil {
@@ -87,7 +92,7 @@ func readLimited(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *
 
 func (c *call) authenticate() error {
 	if c.sf.playground {
-		p, err := c.rl.playgroundPrincipal(c.r, gjson.GetBytes(c.raw, "group").String())
+		p, err := c.rl.playgroundSession(c.r)
 		if err != nil {
 			return err
 		}
@@ -95,6 +100,20 @@ func (c *call) authenticate() error {
 		return nil
 	}
 	p, err := c.rl.Keys.Authenticate(c.r.Context(), c.sf.key(c.r))
+	if err != nil {
+		return err
+	}
+	c.principal = p
+	return nil
+}
+
+// chooseGroup applies the playground's group choice, which lives in the
+// body and so can only be checked once the session has been.
+func (c *call) chooseGroup() error {
+	if !c.sf.playground {
+		return nil
+	}
+	p, err := inGroup(c.principal, gjson.GetBytes(c.raw, "group").String())
 	if err != nil {
 		return err
 	}

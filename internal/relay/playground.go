@@ -14,10 +14,25 @@ import (
 // playground chose: a user may only use its own group, administrators any.
 // The call is billed to the user with no API key involved.
 func (rl *Relay) playgroundPrincipal(r *http.Request, group string) (*auth.Principal, error) {
+	p, err := rl.playgroundSession(r)
+	if err != nil {
+		return nil, err
+	}
+	return inGroup(p, group)
+}
+
+// playgroundSession is the console session behind a playground request.
+func (rl *Relay) playgroundSession(r *http.Request) (*auth.Principal, error) {
 	p, ok := rl.Session(r)
 	if !ok {
 		return nil, &ir.Error{Status: 401, Kind: ir.KindAuthentication, Code: "not_logged_in", Message: "log in to use the playground"}
 	}
+	return p, nil
+}
+
+// inGroup is p acting in group: its own group always, another one only for
+// an administrator.
+func inGroup(p *auth.Principal, group string) (*auth.Principal, error) {
 	if group == "" || group == p.Group {
 		return p, nil
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // Options are the relay's tunables from the start-up configuration.
@@ -103,6 +104,7 @@ func New(d Deps) *Relay {
 	if d.Metrics == nil {
 		d.Metrics = NewMetrics(nil)
 	}
+	d.Client = upstream.NoRedirects(d.Client)
 	return &Relay{Deps: d, altActions: map[string]AltAction{}}
 }
 

@@ -145,6 +145,7 @@ func (s *Service) relayContent(w http.ResponseWriter, r *http.Request, cd *conte
 			w.Header().Set(name, v)
 		}
 	}
+	setArtifactSafety(w.Header())
 	w.WriteHeader(resp.StatusCode)
 	if r.Method != http.MethodHead {
 		_, _ = io.Copy(w, resp.Body)
@@ -187,6 +188,10 @@ func (s *Service) contentClient(cd *contentDescriptor) *http.Client {
 	}
 	if tr, ok := transportOf(s.client).(*http.Transport); ok && !g.allowPrivate {
 		tr = tr.Clone()
+		// Guarded fetches connect directly, never through HTTP(S)_PROXY:
+		// through a proxy the dial-time check would see the proxy's address,
+		// not the target's, and the proxy would resolve the name again.
+		tr.Proxy = nil
 		dial := tr.DialContext
 		if dial == nil {
 			dial = (&net.Dialer{}).DialContext
@@ -267,17 +272,6 @@ func (g addressGuard) checkURL(ctx context.Context, u *url.URL) error {
 func blockedPrivate(u *url.URL) error {
 	return &errBlockedAddress{fmt.Sprintf("the content request may not reach the private address %s", hostPort(u))}
 }
-
-// privateAddr reports loopback, private, link-local, unspecified and
-// other addresses that never belong to a public CDN.
-func privateAddr(a netip.Addr) bool {
-	a = a.Unmap()
-	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() ||
-		cgnat.Contains(a)
-}
-
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
 
 // guardDial checks the address actually connected to, so a name that
 // resolves to a public address at check time and a private one at dial

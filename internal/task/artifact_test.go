@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -281,11 +282,22 @@ func TestParseContentDescriptorKeepsCredentialsOnTheirHosts(t *testing.T) {
 }
 
 func TestPrivateAddresses(t *testing.T) {
-	for addr, want := range map[string]bool{"127.0.0.1": true, "10.1.2.3": true, "192.168.0.1": true, "169.254.169.254": true,
-		"::1": true, "fe80::1": true, "fd00::1": true, "0.0.0.0": true, "100.64.0.1": true, "::ffff:10.0.0.1": true,
-		"8.8.8.8": false, "2606:4700::1111": false} {
-		if got := privateAddr(netip.MustParseAddr(addr)); got != want {
-			t.Errorf("privateAddr(%s) = %v, want %v", addr, got, want)
+	tests := []struct {
+		addr string
+		want bool
+	}{
+		{"127.0.0.1", true}, {"10.1.2.3", true}, {"192.168.0.1", true}, {"172.16.0.1", true},
+		{"169.254.169.254", true}, {"0.0.0.0", true}, {"0.1.2.3", true}, {"100.64.0.1", true},
+		{"100.100.100.200", true}, {"168.63.129.16", true}, {"192.0.0.192", true}, {"198.18.0.1", true},
+		{"255.255.255.255", true}, {"240.0.0.1", true}, {"224.0.0.1", true},
+		{"::1", true}, {"::", true}, {"fe80::1", true}, {"fd00::1", true}, {"fd00:ec2::254", true}, {"fec0::1", true},
+		{"::ffff:10.0.0.1", true}, {"::ffff:127.0.0.1", true}, {"::ffff:168.63.129.16", true}, {"::10.0.0.1", true},
+		{"64:ff9b::a9fe:a9fe", true}, {"64:ff9b::7f00:1", true}, {"64:ff9b:1::1", true}, {"2001:db8::1", true},
+		{"8.8.8.8", false}, {"168.63.129.17", false}, {"100.128.0.1", false}, {"2606:4700::1111", false}, {"::ffff:8.8.8.8", false},
+	}
+	for _, tt := range tests {
+		if got := privateAddr(netip.MustParseAddr(tt.addr)); got != tt.want {
+			t.Errorf("privateAddr(%s) = %v, want %v", tt.addr, got, tt.want)
 		}
 	}
 	g := addressGuard{credentialless: true, lookup: func(context.Context, string) ([]netip.Addr, error) {
@@ -350,4 +362,22 @@ func FuzzVerifyArtifact(f *testing.F) {
 func mustInt(s string) int64 {
 	n, _ := strconv.ParseInt(s, 10, 64)
 	return n
+}
+
+// A guarded fetch must connect to its target itself: through HTTP(S)_PROXY
+// the dial-time check would judge the proxy's address instead.
+func TestGuardedContentIgnoresTheEnvironmentProxy(t *testing.T) {
+	var proxyHits atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxyHits.Add(1)
+		w.WriteHeader(http.StatusBadGateway)
+	}))
+	t.Cleanup(proxy.Close)
+	a := newArtifactEnv(t, func(v string) string { return v + "/public/p.png" }, nil)
+	proxyURL, _ := url.Parse(proxy.URL)
+	a.e.svc.client.Transport = &http.Transport{Proxy: http.ProxyURL(proxyURL)}
+	resp, body := fetch(t, "GET", a.links(t)["poster"].URL, nil)
+	if resp.StatusCode != 200 || body != "POSTER" || proxyHits.Load() != 0 {
+		t.Fatalf("got %d %q with %d proxied requests, want the poster fetched directly", resp.StatusCode, body, proxyHits.Load())
+	}
 }

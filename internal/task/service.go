@@ -14,6 +14,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // Generations is what the task pipeline reads of the plugin registry: the
@@ -126,12 +127,11 @@ func New(d Deps) *Service {
 		// this process until it restarts (CONTRACT: random per start).
 		o.Secret = randomSecret()
 	}
-	s := &Service{d: d, opts: o, store: NewStore(d.Store), log: d.Logger, client: d.Client}
+	// Submits, queries and token exchanges never follow a redirect (it could
+	// leave the host policy); content fetches set their own per-hop check.
+	s := &Service{d: d, opts: o, store: NewStore(d.Store), log: d.Logger, client: upstream.NoRedirects(d.Client)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.client == nil {
-		s.client = &http.Client{}
 	}
 	s.poller = &Poller{s: s}
 	return s

@@ -25,6 +25,14 @@ func (s *Service) registerVideo(mux *http.ServeMux) {
 // multipart field, and only plugins serve it (there is no relay fallback).
 func (s *Service) createVideo(w http.ResponseWriter, r *http.Request) {
 	pc := &protoCall{s: s, gen: s.d.Generations.Current(), protocol: manifest.ProtocolVideo, operation: opCreate, w: w, r: r}
+	// The key comes from the headers and is checked before the body is read,
+	// so an anonymous caller cannot make the gateway take a 32 MB upload.
+	p, err := s.authenticate(r)
+	if err != nil {
+		pc.fail(err)
+		return
+	}
+	pc.p = p
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.BodyLimit))
 	if err != nil {
 		pc.fail(&ir.Error{Status: 413, Kind: ir.KindRequestTooLarge, Code: "body_too_large", Message: "the request body is too large"})
@@ -47,13 +55,9 @@ func (s *Service) createVideo(w http.ResponseWriter, r *http.Request) {
 	pc.fail(pc.submitVideo(claimers))
 }
 
-// admitVideo authenticates, reads the body and finds the model in it.
+// admitVideo decodes the body of an authenticated request and finds the
+// model in it.
 func (pc *protoCall) admitVideo(raw []byte) error {
-	p, err := pc.s.authenticate(pc.r)
-	if err != nil {
-		return err
-	}
-	pc.p = p
 	if err := pc.readBody(raw, BodyJSON, BodyMultipart); err != nil {
 		return err
 	}

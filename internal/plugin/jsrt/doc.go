@@ -18,6 +18,14 @@
 //     caller's context). On deadline or cancellation the runtime is interrupted
 //     and discarded, never returned to the pool, because an interrupted VM may
 //     hold half-updated module state. A runtime that panicked is discarded too.
+//   - Resources are bounded (limits.go, memwatch.go): JavaScript recursion by
+//     a call-stack size; built-ins that could allocate or recurse natively
+//     without bound in one call (repeat, padStart, join, fill, apply, JSON
+//     parse and stringify, flat, ...) refuse oversized work with a RangeError;
+//     a backtracking regular expression gives up after one second; the heap
+//     growth of one call or module evaluation is watched and the runtime
+//     interrupted past its budget. Proxy and the binary buffer types are
+//     absent.
 //   - Inputs are deep copies built fresh for each call and deeply frozen, so a
 //     hook can neither change the caller's values nor leak them into the next
 //     call through its arguments. Results are converted back to plain Go values

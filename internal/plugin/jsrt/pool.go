@@ -50,12 +50,16 @@ type PoolOptions struct {
 	Size        int           // runtimes, and so concurrent calls; default 8
 	HookTimeout time.Duration // per-call deadline; default 5 s
 	Logger      *slog.Logger  // receives plugin console output; default discards
+	// MemoryBudget is how far the process heap may grow during one call
+	// before the runtime is stopped (memwatch.go); default 512 MiB.
+	MemoryBudget uint64
 }
 
 // Pool runs a program's hooks on a bounded set of lazily created runtimes.
 type Pool struct {
 	prog      *Program
 	timeout   time.Duration
+	memBudget uint64
 	env       *hostEnv
 	slots     chan struct{}
 	idle      chan *vm
@@ -71,13 +75,17 @@ func NewPool(prog *Program, opts PoolOptions) *Pool {
 	if opts.HookTimeout <= 0 {
 		opts.HookTimeout = DefaultHookTimeout
 	}
+	if opts.MemoryBudget == 0 {
+		opts.MemoryBudget = memoryBudget
+	}
 	return &Pool{
-		prog:    prog,
-		timeout: opts.HookTimeout,
-		env:     defaultEnv(opts.Logger),
-		slots:   make(chan struct{}, opts.Size),
-		idle:    make(chan *vm, opts.Size),
-		done:    make(chan struct{}),
+		prog:      prog,
+		timeout:   opts.HookTimeout,
+		memBudget: opts.MemoryBudget,
+		env:       defaultEnv(opts.Logger),
+		slots:     make(chan struct{}, opts.Size),
+		idle:      make(chan *vm, opts.Size),
+		done:      make(chan struct{}),
 	}
 }
 
@@ -167,7 +175,12 @@ func (p *Pool) put(v *vm) {
 func (p *Pool) run(ctx context.Context, v *vm, path string, args []any) (res any, keep bool, err error) {
 	v.console.reset()
 	stop := context.AfterFunc(ctx, func() { v.rt.Interrupt(errInterrupted) })
+	stopWatch := watchMemory(v.rt, p.memBudget)
 	res, keep, err = v.invokeSafely(path, args)
+	if stopWatch() {
+		stop()
+		return nil, false, &HookError{Hook: path, Name: "RangeError", Message: errMemoryBudget.Error()}
+	}
 	if !stop() {
 		// The interrupt fired (or is firing): the runtime may carry a pending
 		// interrupt flag or half-updated state, so it never goes back.

@@ -90,6 +90,12 @@ func (v *vm) setup(env *hostEnv) error {
 	if err := v.console.install(v.rt); err != nil {
 		return err
 	}
+	if err := guardJSONParse(v.rt); err != nil {
+		return err
+	}
+	if _, err := v.rt.RunString(limitsScript); err != nil {
+		return fmt.Errorf("jsrt: installing the sandbox limits: %w", err)
+	}
 	if _, err := v.rt.RunString(lockdownScript); err != nil {
 		return fmt.Errorf("jsrt: locking down runtime: %w", err)
 	}
@@ -99,7 +105,12 @@ func (v *vm) setup(env *hostEnv) error {
 // evaluate runs the module's top level once, interrupted when ctx ends.
 func (v *vm) evaluate(ctx context.Context, prog *Program) error {
 	stop := context.AfterFunc(ctx, func() { v.rt.Interrupt(errModuleInterrupted) })
+	stopWatch := watchMemory(v.rt, memoryBudget)
 	promise := prog.record.Evaluate(v.rt)
+	if stopWatch() {
+		stop()
+		return fmt.Errorf("jsrt: evaluating module %s: %w", prog.name, errMemoryBudget)
+	}
 	if !stop() {
 		return fmt.Errorf("jsrt: evaluating module %s: %w", prog.name, context.Cause(ctx))
 	}
