@@ -11,7 +11,6 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
-	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
 	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
 )
 
@@ -286,8 +285,5 @@ func (c *call) pumpConverted(up protocol.Codec, rd *sse.Reader, sink *clientSink
 // streamEncoder builds the client's stream encoder. OpenAI clients get the
 // usage chunk only when they asked for it, as the OpenAI API behaves.
 func (c *call) streamEncoder(sink protocol.EventSink) protocol.StreamEncoder {
-	if c.sf.codec.Format() == protocol.OpenAI {
-		return openai.NewChatStreamEncoderWith(sink, openai.ChatStreamOptions{IncludeUsage: c.req.IncludeUsage})
-	}
-	return c.sf.codec.NewStreamEncoder(sink)
+	return c.sf.codec.NewStreamEncoder(sink, protocol.StreamOptions{IncludeUsage: c.req.IncludeUsage})
 }
