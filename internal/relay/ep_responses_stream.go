@@ -25,8 +25,8 @@ func (rc *respCall) relayNativeStream(ch *routing.Channel, resp *http.Response) 
 	s := newSink(rc.w, rc.epCall, false)
 	tally := &streamTally{answer: keptAnswer{sp: responses.Events}}
 	step := &passStep{sp: responses.Events, sink: s, tally: tally, note: func(name string, data []byte) {
-		// Only the first events can be response.created; the cheap byte
-		// check keeps the rest from being parsed.
+		// response.created comes once; the byte check keeps the other
+		// events from being parsed.
 		if bytes.Contains(data, responseCreated) && responses.EventType(name, data) == "response.created" {
 			rc.remember(ch, responses.ResponseIDOf(data))
 		}

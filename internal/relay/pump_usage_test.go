@@ -96,4 +96,3 @@ func eventNamed(evs []pacedEvent, name string) string {
 	}
 	return ""
 }
-
