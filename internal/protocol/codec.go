@@ -41,8 +41,35 @@ type StreamEncoder interface {
 	Encode(ev ir.Event) error
 }
 
+// StreamOptions tune a client's stream encoder for one call.
+type StreamOptions struct {
+	// IncludeUsage is the client's request for a usage report inside the
+	// stream (OpenAI's stream_options.include_usage); formats that always
+	// report usage ignore it.
+	IncludeUsage bool
+}
+
+// StreamPassthrough is what a relay needs to pass one format's stream events
+// to a client untouched: the usage and answer text they carry, read cheaply
+// as they pass. Codecs implement it, and so do stream formats that are not
+// chat codecs (the Responses API).
+type StreamPassthrough interface {
+	// SniffStreamUsage reads usage from one stream event's data, if the
+	// event carries any; ok is false for events without usage.
+	SniffStreamUsage(name string, data []byte) (u ir.Usage, ok bool)
+	// AppendStreamText appends the answer text (and tool arguments) one
+	// stream event carries to dst: the relay counts it when the upstream
+	// reports no usage.
+	AppendStreamText(dst []byte, name string, data []byte) []byte
+	// UsageOnlyEvent reports an event that carries nothing but usage, the
+	// kind PassthroughBody asked for on the client's behalf; the relay
+	// drops it for a client that did not ask for it itself.
+	UsageOnlyEvent(name string, data []byte) bool
+}
+
 // Codec converts one wire format of chat-style calls to and from the IR.
 type Codec interface {
+	StreamPassthrough
 	Format() Format
 	// DecodeRequest parses a client request; failures are *ir.Error 400s
 	// that name the offending field.
@@ -54,7 +81,7 @@ type Codec interface {
 	DecodeResponse(body []byte) (*ir.Response, error)
 	EncodeResponse(resp *ir.Response) ([]byte, error)
 	NewStreamDecoder() StreamDecoder
-	NewStreamEncoder(sink EventSink) StreamEncoder
+	NewStreamEncoder(sink EventSink, opts StreamOptions) StreamEncoder
 	// EncodeError renders a client-facing error in this format's dialect.
 	EncodeError(e *ir.Error) []byte
 	// DecodeError reads an upstream error answer of this format into an
@@ -63,7 +90,12 @@ type Codec interface {
 	// SniffUsage reads usage from a complete response body without fully
 	// decoding it; it is used when the body is relayed untouched.
 	SniffUsage(body []byte) (ir.Usage, bool)
-	// SniffStreamUsage reads usage from one stream event's data, if the
-	// event carries any; ok is false for events without usage.
-	SniffStreamUsage(name string, data []byte) (u ir.Usage, ok bool)
+	// PassthroughBody returns a client's own request body as an upstream
+	// of the same format should receive it: the model set to the channel's
+	// (where the body names one) and, for a stream, usage requested when
+	// the format only reports it on request. raw is never modified.
+	PassthroughBody(raw []byte, model string, stream bool) ([]byte, error)
+	// CheckConvertible refuses, with a 400 naming the field, a client body
+	// using features that would be lost converting it to another format.
+	CheckConvertible(raw []byte) error
 }

@@ -11,12 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
-	"github.com/turnpike-gw/turnpike/internal/protocol/gemini"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
@@ -189,14 +187,12 @@ func retryAfter(v string, now time.Time) time.Duration {
 }
 
 // upstreamBody is the body for the channel: the client's own bytes when the
-// formats match (only the model rewritten, and usage requested for streams),
-// a converted body otherwise.
+// formats match (edited only as the codec's PassthroughBody says), a
+// converted body otherwise.
 func (c *call) upstreamBody(codec protocol.Codec, model string) ([]byte, error) {
 	if codec.Format() != c.sf.codec.Format() {
-		if c.sf.codec.Format() == protocol.Gemini {
-			if err := gemini.CheckConvertible(c.raw); err != nil {
-				return nil, err
-			}
+		if err := c.sf.codec.CheckConvertible(c.raw); err != nil {
+			return nil, err
 		}
 		req := *c.req
 		req.Model = model
@@ -205,41 +201,20 @@ func (c *call) upstreamBody(codec protocol.Codec, model string) ([]byte, error) 
 		}
 		return codec.EncodeRequest(&req)
 	}
-	body := c.raw
-	var err error
-	if codec.Format() == protocol.Gemini || c.sf.playground {
-		return c.normalizedPassthrough(codec, model)
-	}
-	if gjson.GetBytes(body, "model").String() != model {
-		if body, err = sjson.SetBytes(body, "model", model); err != nil {
-			return nil, ir.BadRequest("invalid_body", "the request body is not a JSON object")
-		}
-	}
-	if c.req.Stream && codec.Format() == protocol.OpenAI && !c.req.IncludeUsage {
-		if body, err = sjson.SetBytes(body, "stream_options.include_usage", true); err != nil {
-			return nil, ir.BadRequest("invalid_body", "the request body is not a JSON object")
-		}
-	}
-	return body, nil
+	return c.normalizedPassthrough(codec, model)
 }
 
-// normalizedPassthrough handles same-format calls whose body does not carry
-// the model (alternate-native) or carries playground-only fields.
+// normalizedPassthrough is the client's body for a channel of its own
+// format, without the playground's gateway-only fields.
 func (c *call) normalizedPassthrough(codec protocol.Codec, model string) ([]byte, error) {
-	if codec.Format() == protocol.Gemini {
-		return c.raw, nil
+	body := c.raw
+	if c.sf.playground {
+		var err error
+		if body, err = sjson.DeleteBytes(body, "group"); err != nil {
+			return nil, ir.BadRequest("invalid_body", "the request body is not a JSON object")
+		}
 	}
-	body, err := sjson.SetBytes(c.raw, "model", model)
-	if err == nil {
-		body, err = sjson.DeleteBytes(body, "group")
-	}
-	if err == nil && c.req.Stream {
-		body, err = sjson.SetBytes(body, "stream_options.include_usage", true)
-	}
-	if err != nil {
-		return nil, ir.BadRequest("invalid_body", "the request body is not a JSON object")
-	}
-	return body, nil
+	return codec.PassthroughBody(body, model, c.req.Stream)
 }
 
 func isTaskOnly(t int) bool { return upstream.IsTaskOnly(t) }

@@ -127,7 +127,7 @@ func (c *epCall) relayCompletionStream(resp *http.Response) error {
 		}
 		if u, ok := answerUsage(ev.Data); ok {
 			usage, sawUsage = u, true
-			if dropUsage && isUsageOnlyChunk(ev.Data) {
+			if dropUsage && c.codec().UsageOnlyEvent("", ev.Data) {
 				continue
 			}
 		} else {

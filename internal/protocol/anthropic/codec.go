@@ -36,7 +36,7 @@ func (Codec) Format() protocol.Format { return protocol.Anthropic }
 func (Codec) NewStreamDecoder() protocol.StreamDecoder { return newStreamDecoder() }
 
 // NewStreamEncoder returns an encoder writing one client stream to sink.
-func (Codec) NewStreamEncoder(sink protocol.EventSink) protocol.StreamEncoder {
+func (Codec) NewStreamEncoder(sink protocol.EventSink, _ protocol.StreamOptions) protocol.StreamEncoder {
 	return newStreamEncoder(sink)
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
 
 func seedFrom(f *testing.F, pattern string) {
@@ -79,7 +80,7 @@ func FuzzStreamDecoder(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, input []byte) {
 		dec := Messages.NewStreamDecoder()
-		enc := Messages.NewStreamEncoder(discard{})
+		enc := Messages.NewStreamEncoder(discard{}, protocol.StreamOptions{})
 		emit := func(ev ir.Event) error { return enc.Encode(ev) }
 		for _, line := range bytes.Split(input, []byte("\n")) {
 			name, data, _ := bytes.Cut(line, []byte("\t"))

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 	goldenfile "github.com/turnpike-gw/turnpike/internal/protocol/golden"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
@@ -146,7 +147,7 @@ func decodeSSE(t *testing.T, raw []byte) ([]ir.Event, error) {
 func encodeEvents(t *testing.T, evs []ir.Event) []byte {
 	t.Helper()
 	rec := &recorder{}
-	enc := Messages.NewStreamEncoder(rec)
+	enc := Messages.NewStreamEncoder(rec, protocol.StreamOptions{})
 	for _, ev := range evs {
 		if err := enc.Encode(ev); err != nil {
 			t.Fatalf("encode %+v: %v", ev, err)

@@ -21,6 +21,8 @@ type streamEncoder struct {
 	sink protocol.EventSink
 	buf  bytes.Buffer
 	enc  *json.Encoder
+	// scratch holds a delta's quoted text.
+	scratch []byte
 
 	id, model        string
 	started, done    bool
@@ -214,10 +216,10 @@ func (e *streamEncoder) emitDelta(index int, typ, field, value string) error {
 	e.buf.WriteString(`","`)
 	e.buf.WriteString(field)
 	e.buf.WriteString(`":`)
-	if err := e.enc.Encode(value); err != nil {
-		return err
-	}
-	e.buf.Truncate(e.buf.Len() - 1) // Encode's newline
+	// Appended in place: encoding a string through json.Encoder boxes it,
+	// one allocation per token.
+	e.scratch = protocol.AppendJSONString(e.scratch[:0], value)
+	e.buf.Write(e.scratch)
 	e.buf.WriteString("}}")
 	return e.sink.Event("content_block_delta", e.buf.Bytes())
 }

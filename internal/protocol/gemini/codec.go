@@ -19,6 +19,6 @@ func (Codec) Format() protocol.Format { return protocol.Gemini }
 func (Codec) NewStreamDecoder() protocol.StreamDecoder { return &streamDecoder{} }
 
 // NewStreamEncoder returns an encoder writing one client stream to sink.
-func (Codec) NewStreamEncoder(sink protocol.EventSink) protocol.StreamEncoder {
+func (Codec) NewStreamEncoder(sink protocol.EventSink, _ protocol.StreamOptions) protocol.StreamEncoder {
 	return &streamEncoder{sink: sink}
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
 
 func addFiles(f *testing.F, pattern string) {
@@ -72,7 +73,7 @@ func FuzzStreamDecoder(f *testing.F) {
 			return
 		}
 		checkWellFormed(t, evs)
-		enc := Generate.NewStreamEncoder(validatingSink{t})
+		enc := Generate.NewStreamEncoder(validatingSink{t}, protocol.StreamOptions{})
 		for _, ev := range evs {
 			if err := enc.Encode(ev); err != nil {
 				t.Fatalf("encode: %v", err)
@@ -122,7 +123,7 @@ func FuzzStreamEncoder(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 2, 3, 4, 3, 3, 5, 4, 3, 0, 5, 0, 0, 7, 0, 0})
 	f.Add([]byte{2, 1, 3, 3, 1, 2, 3, 2, 6, 6, 0, 1, 7, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		enc := Generate.NewStreamEncoder(validatingSink{t})
+		enc := Generate.NewStreamEncoder(validatingSink{t}, protocol.StreamOptions{})
 		for i := 0; i+2 < len(data); i += 3 {
 			n := min(int(data[i+2])%8, len(data)-i-3)
 			frag := string(data[i+3 : i+3+n])

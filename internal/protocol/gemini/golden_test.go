@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
 
 // Requests in this format decode to the IR golden, and the IR re-encodes to
@@ -97,7 +98,7 @@ func TestStreamEncodeFromOtherFormats(t *testing.T) {
 func encodeEvents(t *testing.T, evs []ir.Event) []byte {
 	t.Helper()
 	sink := &sinkRecorder{}
-	enc := Generate.NewStreamEncoder(sink)
+	enc := Generate.NewStreamEncoder(sink, protocol.StreamOptions{})
 	for _, ev := range evs {
 		if err := enc.Encode(ev); err != nil {
 			t.Fatalf("encode %+v: %v", ev, err)

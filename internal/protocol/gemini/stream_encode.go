@@ -13,8 +13,8 @@ import (
 const maxToolArgs = 1 << 20
 
 // streamEncoder writes one GenerateContentResponse chunk per text or thinking
-// delta, one per finished tool call, and a last chunk with finishReason and
-// usageMetadata when the stream is done.
+// delta, one per finished tool call, and a last chunk with an empty text
+// part, finishReason and usageMetadata when the stream is done.
 type streamEncoder struct {
 	sink      protocol.EventSink
 	id, model string
@@ -113,7 +113,10 @@ func (e *streamEncoder) flushTool() error {
 }
 
 // finishStream sends the closing chunk with whatever usage was reported; a
-// stream that never said why it stopped ended normally.
+// stream that never said why it stopped ended normally. The chunk carries
+// content (one empty text part), finishReason and usageMetadata together,
+// as the API's own last chunk does: clients that skip chunks without
+// content (LangChain's Google client) would otherwise lose the usage.
 func (e *streamEncoder) finishStream() error {
 	if err := e.flushTool(); err != nil {
 		return err
@@ -123,7 +126,7 @@ func (e *streamEncoder) finishStream() error {
 	if e.hasUsage {
 		usage = usageToWire(e.usage)
 	}
-	return e.send(nil, finishReason(e.finish), usage)
+	return e.send([]partWire{textWire("")}, finishReason(e.finish), usage)
 }
 
 func (e *streamEncoder) send(parts []partWire, finish string, usage *usageWire) error {

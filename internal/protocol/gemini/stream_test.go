@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
 
 func eventTypes(evs []ir.Event) string {
@@ -63,7 +65,7 @@ func TestStreamDecoderEdgeCases(t *testing.T) {
 }
 
 func TestStreamEncoderCapsBufferedToolArguments(t *testing.T) {
-	enc := Generate.NewStreamEncoder(&sinkRecorder{})
+	enc := Generate.NewStreamEncoder(&sinkRecorder{}, protocol.StreamOptions{})
 	_ = enc.Encode(ir.Event{Type: ir.EventStart})
 	_ = enc.Encode(ir.Event{Type: ir.EventBlockStart, Block: ir.BlockToolCall, ToolCallID: "c", ToolName: "f"})
 	chunk := strings.Repeat("a", 64<<10)
@@ -78,7 +80,7 @@ func TestStreamEncoderCapsBufferedToolArguments(t *testing.T) {
 
 func TestStreamEncoderEndsWithoutExplicitStopOrUsage(t *testing.T) {
 	sink := &sinkRecorder{}
-	enc := Generate.NewStreamEncoder(sink)
+	enc := Generate.NewStreamEncoder(sink, protocol.StreamOptions{})
 	for _, ev := range []ir.Event{{Type: ir.EventStart, ID: "r", Model: "m"},
 		{Type: ir.EventDelta, Block: ir.BlockText, Text: "x"}, {Type: ir.EventDone}, {Type: ir.EventDelta, Text: "after"}} {
 		if err := enc.Encode(ev); err != nil {
@@ -86,7 +88,7 @@ func TestStreamEncoderEndsWithoutExplicitStopOrUsage(t *testing.T) {
 		}
 	}
 	want := `{"candidates":[{"content":{"role":"model","parts":[{"text":"x"}]},"index":0}],"modelVersion":"m","responseId":"r"}
-{"candidates":[{"finishReason":"STOP","index":0}],"modelVersion":"m","responseId":"r"}
+{"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"STOP","index":0}],"modelVersion":"m","responseId":"r"}
 `
 	if got := string(sink.lines()); got != want {
 		t.Errorf("got\n%s", got)
@@ -154,4 +156,32 @@ func BenchmarkSniffStreamUsage(b *testing.B) {
 	for b.Loop() {
 		Generate.SniffStreamUsage("", chunk)
 	}
+}
+
+// TestStreamEncoderPutsUsageOnAChunkWithContent keeps usage where clients
+// read it: LangChain's Google client drops a chunk without
+// candidates[0].content, usage included.
+func TestStreamEncoderPutsUsageOnAChunkWithContent(t *testing.T) {
+	sink := &sinkRecorder{}
+	enc := Generate.NewStreamEncoder(sink, protocol.StreamOptions{})
+	for _, ev := range []ir.Event{{Type: ir.EventStart, ID: "r", Model: "m"},
+		{Type: ir.EventDelta, Block: ir.BlockText, Text: "x"}, {Type: ir.EventStop, StopReason: ir.StopEnd},
+		{Type: ir.EventUsage, Usage: &ir.Usage{InputTokens: 3, OutputTokens: 1}}, {Type: ir.EventDone}} {
+		if err := enc.Encode(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(sink.lines())), "\n") {
+		if !gjson.Get(line, "usageMetadata").Exists() {
+			continue
+		}
+		if !gjson.Get(line, "candidates.0.content.parts.0").Exists() || gjson.Get(line, "candidates.0.finishReason").String() != "STOP" {
+			t.Fatalf("usage on a chunk without content and finishReason: %s", line)
+		}
+		if gjson.Get(line, "usageMetadata.promptTokenCount").Int() != 3 {
+			t.Fatalf("usage lost: %s", line)
+		}
+		return
+	}
+	t.Fatal("no chunk carries usageMetadata")
 }

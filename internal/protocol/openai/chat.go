@@ -33,10 +33,9 @@ func (ChatCodec) EncodeResponse(resp *ir.Response) ([]byte, error) { return enco
 func (ChatCodec) NewStreamDecoder() protocol.StreamDecoder { return newChatStreamDecoder() }
 
 // NewStreamEncoder returns an encoder that ends the stream with a usage
-// chunk; use NewChatStreamEncoderWith to honour a client that did not ask
-// for one.
-func (ChatCodec) NewStreamEncoder(sink protocol.EventSink) protocol.StreamEncoder {
-	return NewChatStreamEncoderWith(sink, ChatStreamOptions{IncludeUsage: true})
+// chunk only when the client asked for one, as the OpenAI API behaves.
+func (ChatCodec) NewStreamEncoder(sink protocol.EventSink, opts protocol.StreamOptions) protocol.StreamEncoder {
+	return NewChatStreamEncoderWith(sink, ChatStreamOptions{IncludeUsage: opts.IncludeUsage})
 }
 
 // EncodeError renders e as {"error":{"message","type","param","code"}}.

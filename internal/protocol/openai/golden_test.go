@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	goldenfile "github.com/turnpike-gw/turnpike/internal/protocol/golden"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	goldenfile "github.com/turnpike-gw/turnpike/internal/protocol/golden"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol/sse"

@@ -93,13 +93,19 @@ func streamError(e gjson.Result, data []byte) error {
 	return decodeError(status, data)
 }
 
+// firstChoice walks the choices in place: Array would allocate a slice for
+// every chunk.
 func firstChoice(root gjson.Result) (gjson.Result, bool) {
-	for _, c := range root.Get("choices").Array() {
+	var first gjson.Result
+	found := false
+	root.Get("choices").ForEach(func(_, c gjson.Result) bool {
 		if c.IsObject() && c.Get("index").Int() == 0 {
-			return c, true
+			first, found = c, true
+			return false
 		}
-	}
-	return gjson.Result{}, false
+		return true
+	})
+	return first, found
 }
 
 func (d *chatStreamDecoder) choice(c gjson.Result, emit func(ir.Event) error) error {

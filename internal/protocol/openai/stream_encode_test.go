@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
 
 // recordSink keeps each event's data.
@@ -165,7 +166,7 @@ func TestStreamEncoderReturnsSinkErrors(t *testing.T) {
 
 func TestDefaultStreamEncoderIncludesUsage(t *testing.T) {
 	sink := &recordSink{}
-	enc := Chat.NewStreamEncoder(sink)
+	enc := Chat.NewStreamEncoder(sink, protocol.StreamOptions{IncludeUsage: true})
 	for _, e := range []ir.Event{{Type: ir.EventStart, ID: "x"}, {Type: ir.EventUsage, Usage: &ir.Usage{InputTokens: 2}}, {Type: ir.EventDone}} {
 		if err := enc.Encode(e); err != nil {
 			t.Fatal(err)

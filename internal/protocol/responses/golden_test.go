@@ -3,11 +3,12 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
-	goldenfile "github.com/turnpike-gw/turnpike/internal/protocol/golden"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	goldenfile "github.com/turnpike-gw/turnpike/internal/protocol/golden"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol/sse"

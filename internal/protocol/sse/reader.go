@@ -80,8 +80,10 @@ func (r *Reader) Next() (*Event, error) {
 }
 
 // Buffered reports how many bytes have been read from the stream but not yet
-// parsed. A relay flushes to its client only when this is zero: events that
-// arrived together leave together, and no event waits for more input.
+// parsed; it is 0 right after an event whose bytes were the last to arrive,
+// in LF, CRLF or CR framing. A relay flushes to its client when this is
+// zero: events that arrived together leave together, and no event waits for
+// more input.
 func (r *Reader) Buffered() int { return r.br.Buffered() }
 
 // field applies one "name: value" line to the event under construction.
@@ -166,9 +168,22 @@ func (r *Reader) readLine() ([]byte, error) {
 		}
 		r.line = append(r.line, buf[:end]...)
 		_, _ = r.br.Discard(end + 1)
-		r.lastCR = isCR
+		r.lastCR = isCR && !r.discardBufferedLF(buf[end+1:])
 		return r.line, nil
 	}
+}
+
+// discardBufferedLF drops the LF of a CRLF when it has already arrived
+// (rest is what was buffered after the CR). Leaving it buffered would make an
+// event framed with CRLF look unfinished to Buffered, so a relay would hold
+// that event back until the next one arrived. It never waits for input: an LF
+// still on its way is dropped by the next read (lastCR).
+func (r *Reader) discardBufferedLF(rest []byte) bool {
+	if len(rest) == 0 || rest[0] != '\n' {
+		return false
+	}
+	_, _ = r.br.Discard(1)
+	return true
 }
 
 // peekBuffered returns the buffered bytes, reading more when none are.

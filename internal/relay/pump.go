@@ -1,0 +1,214 @@
+package relay
+
+import (
+	"errors"
+	"io"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
+)
+
+// eventStep is what one surface does with each upstream event: pass it
+// through while reading usage (passStep), or decode and re-encode it
+// (convertStep). Everything else about relaying a stream is the pump's.
+type eventStep interface {
+	event(name string, data []byte) error
+	// end runs when the upstream stream ended normally.
+	end() error
+}
+
+// pump relays an upstream SSE stream to s, one event at a time. It flushes
+// whenever no upstream bytes are waiting, so events that arrived together
+// leave together and none waits for the next. It returns nil when the stream
+// ended normally or the client went away (the answer so far is billed), and
+// otherwise the stream's error: the one place a broken stream is mapped.
+func pump(body io.Reader, s *sink, step eventStep) error {
+	rd := sse.NewReader(flushOnWait{r: body, s: s}, 0)
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = step.end()
+			} else {
+				err = streamBroken(err)
+			}
+			return clientGone(s, err)
+		}
+		if err := step.event(eventName(ev.Name), ev.Data); err != nil {
+			return clientGone(s, err)
+		}
+		if rd.Buffered() == 0 {
+			s.flush()
+		}
+	}
+}
+
+// clientGone turns a failure caused by the client leaving into a normal end.
+func clientGone(s *sink, err error) error {
+	if s.err != nil {
+		return nil
+	}
+	return err
+}
+
+// flushOnWait flushes the sink before every read of the upstream body. The
+// pump's Buffered check cannot see an event that is complete while the
+// start of the next one is already buffered; the reader then reads again,
+// and the complete event must not wait for the rest of the next.
+type flushOnWait struct {
+	r io.Reader
+	s *sink
+}
+
+func (f flushOnWait) Read(p []byte) (int, error) {
+	f.s.flush()
+	return f.r.Read(p)
+}
+
+// streamBroken is a stream that failed while being read.
+func streamBroken(err error) error {
+	return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "stream_broken", Message: "the upstream stream broke off", Retry: ir.RetryNext, Cause: err}
+}
+
+// streamCut is a stream that ended before it was a whole answer.
+func streamCut(err error) error {
+	return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "stream_broken", Message: "the upstream stream ended early", Retry: ir.RetryNext, Cause: err}
+}
+
+// eventName avoids allocating for the common unnamed event and for the
+// names the messages-native and Responses formats repeat on every chunk.
+func eventName(b []byte) string {
+	switch string(b) {
+	case "":
+		return ""
+	case "content_block_delta":
+		return "content_block_delta"
+	case "ping":
+		return "ping"
+	case "response.output_text.delta":
+		return "response.output_text.delta"
+	}
+	return string(b)
+}
+
+// streamTally is what a stream leaves for settling.
+type streamTally struct {
+	usage ir.Usage
+	// reported is set once usage that settles the output came: the answer
+	// text need not be kept any more.
+	reported bool
+	answer   keptAnswer
+}
+
+// outputText returns the answer text to count, nil when usage was reported.
+func (t *streamTally) outputText() func() string {
+	if t.reported {
+		return nil
+	}
+	return t.answer.String
+}
+
+// passStep relays events untouched, reading usage as they pass.
+type passStep struct {
+	sp    protocol.StreamPassthrough
+	sink  *sink
+	tally *streamTally
+	// dropUsageOnly drops the usage-only event the gateway asked for on
+	// behalf of a client that did not.
+	dropUsageOnly bool
+	// note sees every event before it is relayed (nil for none).
+	note func(name string, data []byte)
+}
+
+func (p *passStep) event(name string, data []byte) error {
+	if p.note != nil {
+		p.note(name, data)
+	}
+	if u, ok := p.sp.SniffStreamUsage(name, data); ok {
+		p.tally.usage.Merge(u)
+		p.tally.reported = true
+		if p.dropUsageOnly && p.sp.UsageOnlyEvent(name, data) {
+			return nil
+		}
+	} else if !p.tally.reported {
+		p.tally.answer.keepEvent(name, data)
+	}
+	return p.sink.Event(name, data)
+}
+
+func (p *passStep) end() error { return nil }
+
+// convertStep decodes upstream events into IR and re-encodes them for the
+// client, one by one.
+type convertStep struct {
+	dec protocol.StreamDecoder
+	enc protocol.StreamEncoder
+	// model fills a Start that names none; prompt is the relay's count of
+	// the input tokens.
+	model  string
+	prompt int
+	tally  *streamTally
+	// emitFn is emit bound once: a method value made per event would
+	// allocate per event.
+	emitFn func(ir.Event) error
+}
+
+func newConvertStep(dec protocol.StreamDecoder, enc protocol.StreamEncoder, model string, prompt int, tally *streamTally) *convertStep {
+	c := &convertStep{dec: dec, enc: enc, model: model, prompt: prompt, tally: tally}
+	c.emitFn = c.emit
+	return c
+}
+
+func (c *convertStep) event(name string, data []byte) error {
+	return c.dec.Decode(name, data, c.emitFn)
+}
+
+func (c *convertStep) end() error {
+	if err := c.dec.Finish(c.emitFn); err != nil {
+		return streamCut(err)
+	}
+	return nil
+}
+
+func (c *convertStep) emit(ev ir.Event) error {
+	switch ev.Type {
+	case ir.EventUsage:
+		if ev.Usage != nil {
+			c.tally.usage.Merge(*ev.Usage)
+			c.tally.reported = c.tally.usage.OutputTokens > 0
+		}
+	case ir.EventDelta:
+		c.tally.answer.addText(ev.Text)
+		c.tally.answer.addText(ev.ArgumentsDelta)
+	case ir.EventStart:
+		return c.start(ev)
+	case ir.EventDone:
+		// The client's final usage must show the input the call is billed for.
+		if c.tally.usage.InputTokens == 0 && c.prompt > 0 {
+			if err := c.encodeInput(c.tally.usage); err != nil {
+				return err
+			}
+		}
+	}
+	return c.enc.Encode(ev)
+}
+
+// start sends the estimated input right after Start: clients that read input
+// tokens only from the stream's first event (LangChain's Anthropic client
+// reads message_start) see the estimate, and a count the upstream reports
+// later replaces it.
+func (c *convertStep) start(ev ir.Event) error {
+	if ev.Model == "" {
+		ev.Model = c.model
+	}
+	if err := c.enc.Encode(ev); err != nil || c.prompt <= 0 {
+		return err
+	}
+	return c.encodeInput(ir.Usage{})
+}
+
+func (c *convertStep) encodeInput(u ir.Usage) error {
+	u.InputTokens = c.prompt
+	return c.enc.Encode(ir.Event{Type: ir.EventUsage, Usage: &u})
+}

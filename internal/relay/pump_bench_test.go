@@ -1,0 +1,69 @@
+package relay
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/protocol/anthropic"
+	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
+)
+
+// benchEvents is the length of the benchmark streams, a typical answer.
+const benchEvents = 200
+
+// benchOpenAIStream is an OpenAI chunk stream of benchEvents deltas, then
+// the finish chunk, the usage chunk and [DONE].
+func benchOpenAIStream() []byte {
+	var b bytes.Buffer
+	for i := 0; i < benchEvents; i++ {
+		fmt.Fprintf(&b, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok%d \"},\"finish_reason\":null}]}\n\n", i)
+	}
+	b.WriteString("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
+	b.WriteString("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":200,\"total_tokens\":210}}\n\n")
+	b.WriteString("data: [DONE]\n\n")
+	return b.Bytes()
+}
+
+// discardWriter is a client that takes every byte and flush at no cost.
+type discardWriter struct{ h http.Header }
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discardWriter) WriteHeader(int)             {}
+func (d *discardWriter) Flush()                      {}
+
+type benchHost struct{}
+
+func (benchHost) answerStarted() {}
+
+func runPumpBench(b *testing.B, stream []byte, step func(*sink, *streamTally) eventStep) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(stream)))
+	w := &discardWriter{h: http.Header{}}
+	for i := 0; i < b.N; i++ {
+		s := newSink(w, benchHost{}, false)
+		tally := &streamTally{answer: keptAnswer{sp: openai.Chat}}
+		if err := pump(bytes.NewReader(stream), s, step(s, tally)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPumpSameFormat relays an OpenAI stream to an OpenAI client.
+func BenchmarkPumpSameFormat(b *testing.B) {
+	runPumpBench(b, benchOpenAIStream(), func(s *sink, t *streamTally) eventStep {
+		return &passStep{sp: openai.Chat, sink: s, tally: t, dropUsageOnly: true}
+	})
+}
+
+// BenchmarkPumpConverted relays an OpenAI stream to a messages-native
+// client.
+func BenchmarkPumpConverted(b *testing.B) {
+	runPumpBench(b, benchOpenAIStream(), func(s *sink, t *streamTally) eventStep {
+		enc := anthropic.Messages.NewStreamEncoder(s, protocol.StreamOptions{})
+		return newConvertStep(openai.Chat.NewStreamDecoder(), enc, "m", 10, t)
+	})
+}

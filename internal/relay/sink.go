@@ -1,0 +1,109 @@
+package relay
+
+import (
+	"bytes"
+	"net/http"
+
+	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
+)
+
+// streamHost is what the stream pump needs from the call it serves. The chat
+// call and the endpoint call satisfy it, and so can one admitted-call core:
+// the pump never sees a call's other state.
+type streamHost interface {
+	// answerStarted is called once, just before the first byte is written:
+	// from then on the call must not try another channel.
+	answerStarted()
+}
+
+// answerStarted: once a byte reached the client there is no other attempt.
+func (c *callCore) answerStarted() { c.wrote = true }
+
+// sink is the one writer of a streamed answer. It frames encoded events for
+// the client (SSE, or the elements of one JSON array for the
+// alternate-native stream without alt=sse), writes the headers before the
+// first event, and flushes when the pump says no upstream bytes are waiting.
+// It implements protocol.EventSink, so encoders write straight into it.
+type sink struct {
+	w    http.ResponseWriter
+	fl   http.Flusher
+	host streamHost
+	buf  bytes.Buffer
+	// jsonArray frames events as elements of one JSON array.
+	jsonArray bool
+	started   bool
+	// pending is true when events were written since the last flush.
+	pending bool
+	n       int
+	// err is the first write error: the client went away.
+	err error
+}
+
+func newSink(w http.ResponseWriter, host streamHost, jsonArray bool) *sink {
+	fl, _ := w.(http.Flusher)
+	return &sink{w: w, fl: fl, host: host, jsonArray: jsonArray}
+}
+
+// Event writes one event; it is not sent before the next flush.
+func (s *sink) Event(name string, data []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	s.start()
+	if s.jsonArray {
+		s.buf.Reset()
+		if s.n == 0 {
+			s.buf.WriteByte('[')
+		} else {
+			s.buf.WriteString(",\r\n")
+		}
+		s.buf.Write(data)
+		_, s.err = s.w.Write(s.buf.Bytes())
+	} else {
+		s.err = sse.WriteEvent(s.w, &s.buf, name, data)
+	}
+	s.n++
+	s.pending = true
+	return s.err
+}
+
+// start writes the headers once; the content type follows the framing.
+func (s *sink) start() {
+	if s.started {
+		return
+	}
+	s.started = true
+	s.host.answerStarted()
+	h := s.w.Header()
+	if s.jsonArray {
+		h.Set("Content-Type", "application/json")
+	} else {
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		// Proxies such as nginx would otherwise buffer the stream.
+		h.Set("X-Accel-Buffering", "no")
+	}
+	s.w.WriteHeader(http.StatusOK)
+}
+
+// flush sends what was written since the last flush.
+func (s *sink) flush() {
+	if s.pending && s.fl != nil {
+		s.fl.Flush()
+	}
+	s.pending = false
+}
+
+// close ends the answer: an upstream stream that produced no event still
+// gets a well-formed empty answer, and a JSON array its closing bracket.
+func (s *sink) close() {
+	s.start()
+	if s.jsonArray && s.err == nil {
+		if s.n == 0 {
+			_, _ = s.w.Write([]byte("["))
+		}
+		_, _ = s.w.Write([]byte("]"))
+		s.pending = true
+	}
+	s.flush()
+}
