@@ -46,6 +46,9 @@ type Config struct {
 	MetricsPublic       bool   `yaml:"metrics_public"`
 	LogLevel            string `yaml:"log_level"`
 
+	Registration Registration `yaml:"registration"`
+	OIDC         OIDC         `yaml:"oidc"`
+
 	// GeneratedSecret is true when CryptoSecret was made up at start.
 	GeneratedSecret bool `yaml:"-"`
 
@@ -197,6 +200,7 @@ func (c *Config) Validate() error {
 	if c.RetryCount < 0 {
 		errs = append(errs, "retry_count must not be negative")
 	}
+	errs = append(errs, c.validateAccounts()...)
 	if err := c.Seed.validate(); err != nil {
 		errs = append(errs, err.Error())
 	}
