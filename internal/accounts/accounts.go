@@ -7,7 +7,6 @@
 package accounts
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
@@ -64,18 +63,4 @@ func rowsAffected(res sql.Result, err error) (int64, error) {
 		return 0, err
 	}
 	return res.RowsAffected()
-}
-
-// insertID inserts and returns the new id; PostgreSQL needs RETURNING.
-func (s *Store) insertID(ctx context.Context, query string, args ...any) (int64, error) {
-	if s.d == sqlstore.Postgres {
-		var id int64
-		err := s.db.QueryRowContext(ctx, s.q(query+" RETURNING id"), args...).Scan(&id)
-		return id, err
-	}
-	res, err := s.db.ExecContext(ctx, s.q(query), args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
 }

@@ -263,3 +263,8 @@ func normalizeRecovery(code string) string {
 	}
 	return b.String()
 }
+
+// codeAt is the code of secret at t (for tests and the demo).
+func codeAt(secret string, t time.Time) (string, error) {
+	return totp.GenerateCodeCustom(secret, t, totpOpts)
+}
