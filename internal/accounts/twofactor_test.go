@@ -152,3 +152,27 @@ func TestPasswordChangeEndsOtherSessionsAndLogoutEndsThisOne(t *testing.T) {
 		t.Fatalf("the old password still works: %d", a.status)
 	}
 }
+
+func TestAnAdministratorCanTurnOffALockedOutUsersSecondFactor(t *testing.T) {
+	g := testkit.Start(t, testkit.WithRootToken(rootToken), testkit.WithUsers(
+		config.SeedUser{Username: "gina", Password: "gina-password", Role: "user"},
+		config.SeedUser{Username: "hank", Password: "hank-password", Role: "admin"},
+		config.SeedUser{Username: "ivy", Password: "ivy-password", Role: "admin"}))
+	enable2FA(t, g, g.Login(t, "gina", "gina-password"))
+	enable2FA(t, g, g.Login(t, "ivy", "ivy-password"))
+	hank := g.Login(t, "hank", "hank-password")
+	ids := map[string]int64{}
+	for _, it := range call(t, g, "GET", "/api/users?page_size=100", nil, rootToken).body["items"].([]any) {
+		u := it.(map[string]any)
+		ids[u["username"].(string)] = num(u["id"])
+	}
+	if a := call(t, g, "DELETE", "/api/users/"+itoa(ids["ivy"])+"/2fa", nil, "", hank); a.status != http.StatusForbidden {
+		t.Fatalf("an admin reset another admin: %d %s", a.status, a.raw)
+	}
+	if a := call(t, g, "DELETE", "/api/users/"+itoa(ids["gina"])+"/2fa", nil, "", hank); a.status != 200 {
+		t.Fatalf("reset: %d %s", a.status, a.raw)
+	}
+	if a := call(t, g, "POST", "/api/auth/login", map[string]string{"username": "gina", "password": "gina-password"}, ""); a.status != 200 {
+		t.Fatalf("password alone after the reset: %d %s", a.status, a.raw)
+	}
+}

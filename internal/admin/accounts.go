@@ -35,6 +35,7 @@ func (a *API) routeAccounts(mux *http.ServeMux) {
 	a.route(mux, "POST /api/auth/2fa/setup", store.RoleUser, "two-factor setting", a.totpSetup)
 	a.route(mux, "POST /api/auth/2fa/enable", store.RoleUser, "two-factor setting", a.totpEnable)
 	a.route(mux, "POST /api/auth/2fa/disable", store.RoleUser, "two-factor setting", a.totpDisable)
+	a.route(mux, "DELETE /api/users/{id}/2fa", store.RoleAdmin, "user", a.resetTOTP)
 	a.route(mux, "POST /api/redemptions", store.RoleAdmin, "redemption code", a.createRedemptions)
 	a.route(mux, "GET /api/redemptions", store.RoleAdmin, "redemption code", a.listRedemptions)
 	a.route(mux, "POST /api/user/redeem", store.RoleUser, "redemption code", a.redeem)

@@ -109,3 +109,21 @@ func (a *API) totpDisable(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	writeJSON(w, http.StatusOK, map[string]bool{"enabled": false})
 	return nil
 }
+
+// resetTOTP turns a user's second factor off for them, for someone who
+// lost both the authenticator and the recovery codes. The same rule as
+// every user change applies: administrators only for the users below them.
+func (a *API) resetTOTP(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	u, err := a.loadUser(r)
+	if err != nil {
+		return err
+	}
+	if !mayManage(p, u) {
+		return forbidden("only root may change a user with role %s", u.Role)
+	}
+	if err := a.d.Accounts.Store.DisableTOTP(r.Context(), u.ID); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"enabled": false})
+	return nil
+}
