@@ -31,7 +31,7 @@ func TestAuditRecordsStateChangingCallsWithoutSecrets(t *testing.T) {
 	}
 	type want struct {
 		method, path, username, outcome, target string
-		status                                 int
+		status                                  int
 	}
 	find := func(w want) {
 		t.Helper()
