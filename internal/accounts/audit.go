@@ -204,10 +204,14 @@ func (a *Auditor) Wrap(next http.Handler) http.Handler {
 	})
 }
 
-// Audited reports whether r is a state-changing /api call.
+// Audited reports whether r is a state-changing /api call. The OpenID
+// Connect callback is a GET but signs someone in (and may create the
+// account), so it counts.
 func Audited(r *http.Request) bool {
 	switch r.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	case http.MethodGet:
+		return r.URL.Path == "/api/auth/oidc/callback"
+	case http.MethodHead, http.MethodOptions:
 		return false
 	}
 	return r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/")

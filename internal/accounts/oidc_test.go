@@ -169,6 +169,10 @@ func TestOIDCSignInCreatesTheAccountOnceAndSignsIn(t *testing.T) {
 	if n := strings.Count(users.raw, `"oidc-user"`); n != 1 {
 		t.Fatalf("%d accounts named oidc-user", n)
 	}
+	audit := call(t, g, "GET", "/api/audit?path=/api/auth/oidc/callback&user=oidc-user", nil, rootToken)
+	if num(audit.body["total"]) != 2 || strings.Contains(audit.raw, "code=") {
+		t.Fatalf("the sign-ins are not audited as oidc-user (or the query string was kept): %s", audit.raw)
+	}
 }
 
 func TestOIDCRefusesTamperedAnswers(t *testing.T) {
