@@ -47,7 +47,7 @@ func TestEveryMessageKeyUsedInTheConsoleExists(t *testing.T) {
 	for _, f := range files {
 		paths = append(paths, "static/js/pages/"+f.Name())
 	}
-	use := regexp.MustCompile(`\bt\("([a-zA-Z0-9_.]+)"`)
+	use := regexp.MustCompile(`\b(?:t|tr)\("([a-zA-Z0-9_.]+)"`)
 	for _, p := range paths {
 		src, err := os.ReadFile(p)
 		if err != nil {
