@@ -24,10 +24,12 @@ type AuditEntry struct {
 	Method    string    `json:"method"`
 	Path      string    `json:"path"`
 	Target    string    `json:"target"`
-	Status    int       `json:"status"`
-	Outcome   string    `json:"outcome"`
-	RequestID string    `json:"request_id,omitempty"`
-	ClientIP  string    `json:"client_ip"`
+	// TargetID repeats Target under the name CONTRACT.md §12 uses.
+	TargetID  string `json:"target_id"`
+	Status    int    `json:"status"`
+	Outcome   string `json:"outcome"`
+	RequestID string `json:"request_id,omitempty"`
+	ClientIP  string `json:"client_ip"`
 }
 
 // AuditFilter narrows a listing; zero values do not filter.
@@ -116,6 +118,7 @@ FROM audit_log`+cond+" ORDER BY id DESC LIMIT ? OFFSET ?"), append(args, p.PageS
 			return nil, 0, err
 		}
 		e.CreatedAt = time.UnixMilli(ms).UTC()
+		e.TargetID = e.Target
 		out = append(out, e)
 	}
 	return out, total, rows.Err()

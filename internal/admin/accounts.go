@@ -145,9 +145,10 @@ func (a *API) createAccount(ctx context.Context, u *store.User, note string) err
 	return nil
 }
 
-// parseTime reads an optional RFC 3339 or Unix-seconds query parameter.
-func parseTime(r *http.Request, name string) (time.Time, error) {
-	s := r.URL.Query().Get(name)
+// parseTime reads an optional RFC 3339 or Unix-seconds query parameter,
+// under its name or one of the aliases other gateways use.
+func parseTime(r *http.Request, name string, aliases ...string) (time.Time, error) {
+	s := firstQuery(r, append([]string{name}, aliases...)...)
 	if s == "" {
 		return time.Time{}, nil
 	}
@@ -161,6 +162,15 @@ func parseTime(r *http.Request, name string) (time.Time, error) {
 	return time.Unix(n, 0), nil
 }
 
+func firstQuery(r *http.Request, names ...string) string {
+	for _, n := range names {
+		if v := r.URL.Query().Get(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
 func (a *API) listAudit(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
 	p, err := parsePage(r)
 	if err != nil {
@@ -171,11 +181,11 @@ func (a *API) listAudit(w http.ResponseWriter, r *http.Request, _ *auth.Principa
 	if f.UserID, err = queryID(r, "user_id"); err != nil {
 		return err
 	}
-	f.Username, f.Method, f.PathPrefix = q.Get("user"), q.Get("method"), q.Get("path")
-	if f.Since, err = parseTime(r, "since"); err != nil {
+	f.Username, f.Method, f.PathPrefix = firstQuery(r, "user", "username"), q.Get("method"), firstQuery(r, "path", "path_prefix")
+	if f.Since, err = parseTime(r, "since", "from", "start"); err != nil {
 		return err
 	}
-	if f.Until, err = parseTime(r, "until"); err != nil {
+	if f.Until, err = parseTime(r, "until", "to", "end"); err != nil {
 		return err
 	}
 	items, total, err := a.d.Accounts.Store.ListAudit(r.Context(), f, p)
