@@ -73,6 +73,16 @@ const en = {
   "tasks.action": "Action", "tasks.upstreamModel": "Upstream model", "tasks.channel": "Channel", "tasks.billing": "Billing",
   "tasks.submitted": "Submitted", "tasks.updated": "Updated", "tasks.finished": "Finished", "tasks.failReason": "Failure reason",
   "tasks.result": "Result", "tasks.vendorData": "Vendor data", "tasks.dialog": "Task {id}",
+  "pg.title": "Playground", "pg.sub": "Chat with the models of your group. Calls are billed to your account like API calls.",
+  "pg.temperature": "Temperature", "pg.top_p": "Top P", "pg.frequency_penalty": "Frequency penalty", "pg.presence_penalty": "Presence penalty",
+  "pg.conversation": "Conversation", "pg.prompt": "Ask something…  (Enter to send, Shift+Enter for a new line)", "pg.send": "Send",
+  "pg.stop": "Stop", "pg.clear": "Clear", "pg.message": "Message", "pg.settings": "Settings", "pg.group": "Group", "pg.model": "Model",
+  "pg.maxTokens": "Max tokens", "pg.maxHint": "Upper bound on the answer's length. Empty means the model's default.", "pg.chat": "Chat",
+  "pg.noModels": "No model list is available for this group; type a model name.", "pg.cleared": "Conversation cleared.",
+  "pg.chooseModel": "Choose a model first.", "pg.typeMessage": "Type a message first.", "pg.badMax": "Max tokens must be a whole number of at least 1.",
+  "pg.complete": "Answer complete.", "pg.stopped": "Stopped.", "pg.failed": "The request failed.", "pg.streaming": "Streaming…",
+  "pg.you": "You", "pg.assistant": "Assistant", "pg.error": "Error",
+  "pg.empty": "Pick a model, type a message and press Send. The answer appears here as it streams in.",
   "audit.filter": "Filter the audit log", "audit.pathCol": "Path", "audit.anonymous": "anonymous",
 };
 
@@ -144,6 +154,16 @@ const zh = {
   "tasks.action": "动作", "tasks.upstreamModel": "上游模型", "tasks.channel": "渠道", "tasks.billing": "计费",
   "tasks.submitted": "提交时间", "tasks.updated": "更新时间", "tasks.finished": "完成时间", "tasks.failReason": "失败原因",
   "tasks.result": "结果", "tasks.vendorData": "供应商数据", "tasks.dialog": "任务 {id}",
+  "pg.title": "操练场", "pg.sub": "与你所在分组的模型对话。调用会像 API 调用一样计入你的账户。",
+  "pg.temperature": "温度", "pg.top_p": "Top P", "pg.frequency_penalty": "频率惩罚", "pg.presence_penalty": "存在惩罚",
+  "pg.conversation": "对话", "pg.prompt": "输入问题…（Enter 发送，Shift+Enter 换行）", "pg.send": "发送",
+  "pg.stop": "停止", "pg.clear": "清空", "pg.message": "消息", "pg.settings": "设置", "pg.group": "分组", "pg.model": "模型",
+  "pg.maxTokens": "最大 token 数", "pg.maxHint": "回答长度上限。留空使用模型默认值。", "pg.chat": "聊天",
+  "pg.noModels": "此分组没有可用的模型列表，请输入模型名称。", "pg.cleared": "对话已清空。",
+  "pg.chooseModel": "请先选择模型。", "pg.typeMessage": "请先输入消息。", "pg.badMax": "最大 token 数必须是不小于 1 的整数。",
+  "pg.complete": "回答完成。", "pg.stopped": "已停止。", "pg.failed": "请求失败。", "pg.streaming": "正在生成…",
+  "pg.you": "你", "pg.assistant": "助手", "pg.error": "错误",
+  "pg.empty": "选择模型，输入消息并点击发送。回答会在这里逐步显示。",
   "audit.filter": "筛选审计日志", "audit.pathCol": "路径", "audit.anonymous": "匿名",
 };
 
