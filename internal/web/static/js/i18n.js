@@ -83,6 +83,9 @@ const en = {
   "pg.complete": "Answer complete.", "pg.stopped": "Stopped.", "pg.failed": "The request failed.", "pg.streaming": "Streaming…",
   "pg.you": "You", "pg.assistant": "Assistant", "pg.error": "Error",
   "pg.empty": "Pick a model, type a message and press Send. The answer appears here as it streams in.",
+  "plugins.title": "Task plugins", "plugins.sub": "Plugins adapt asynchronous upstream APIs (video, image, music) to the gateway.",
+  "plugins.installed": "Installed", "plugins.upload": "Upload", "plugins.marketplace": "Marketplace", "plugins.dryRun": "Dry run",
+  "plugins.runtime": "Runtime status", "plugins.sections": "Task plugin sections",
   "audit.filter": "Filter the audit log", "audit.pathCol": "Path", "audit.anonymous": "anonymous",
 };
 
@@ -164,6 +167,9 @@ const zh = {
   "pg.complete": "回答完成。", "pg.stopped": "已停止。", "pg.failed": "请求失败。", "pg.streaming": "正在生成…",
   "pg.you": "你", "pg.assistant": "助手", "pg.error": "错误",
   "pg.empty": "选择模型，输入消息并点击发送。回答会在这里逐步显示。",
+  "plugins.title": "任务插件", "plugins.sub": "插件把异步上游 API（视频、图像、音乐）接入网关。",
+  "plugins.installed": "已安装", "plugins.upload": "上传", "plugins.marketplace": "插件市场", "plugins.dryRun": "试运行",
+  "plugins.runtime": "运行状态", "plugins.sections": "任务插件分区",
   "audit.filter": "筛选审计日志", "audit.pathCol": "路径", "audit.anonymous": "匿名",
 };
 
