@@ -48,6 +48,9 @@ type Deps struct {
 	// PluginBaseURL returns a task plugin's default upstream address, used
 	// for a task_plugin channel (type 61) saved without a base_url.
 	PluginBaseURL func(pluginKey string) string
+	// Accounts are registration, two-factor and OpenID Connect sign-in,
+	// redemption codes and the audit log.
+	Accounts AccountDeps
 }
 
 // NotifySettings is where alerts go, kept in the database.
@@ -96,6 +99,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.routeNotify(mux)
 	a.route(mux, "GET /api/logs", store.RoleUser, "log", a.listLogs)
 	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)
+	a.routeAccounts(mux)
 }
 
 // route mounts h behind authentication when role is set. what names the

@@ -13,8 +13,11 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
+// status also tells the console how to sign in and how to show money.
 func (a *API) status(w http.ResponseWriter, _ *http.Request, _ *auth.Principal) error {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": a.d.Version})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": a.d.Version,
+		"quota_per_usd": a.d.Billing.QuotaPerUSD(), "registration": a.d.Accounts.Registration.Enabled,
+		"oidc": a.d.Accounts.OIDC != nil})
 	return nil
 }
 
@@ -50,7 +53,7 @@ var dummyHash = sync.OnceValue(func() string {
 var errBadLogin = errorf(http.StatusUnauthorized, "invalid_credentials", "wrong username or password")
 
 func (a *API) login(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
-	username, password, err := readLogin(w, r)
+	username, password, code, err := readLogin(w, r)
 	if err != nil {
 		return err
 	}
@@ -65,30 +68,32 @@ func (a *API) login(w http.ResponseWriter, r *http.Request, _ *auth.Principal) e
 		a.loginFailed(r, username)
 		return errBadLogin
 	}
+	if err := a.secondFactor(r, u, code); err != nil {
+		return err
+	}
 	if err := a.d.Throttle.Succeeded(r.Context(), username); err != nil {
 		a.log.Warn("sign-in throttle: cannot clear the account's count", "err", err)
 	}
-	token, exp, err := a.d.Sessions.Start(r.Context(), u.ID)
-	if err != nil {
+	if err := a.startSession(w, r, u); err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{Name: auth.SessionCookie, Value: token, Path: "/", Expires: exp,
-		HttpOnly: true, Secure: a.d.Secure, SameSite: http.SameSiteLaxMode})
 	return a.writeUser(w, r, http.StatusOK, u)
 }
 
-func readLogin(w http.ResponseWriter, r *http.Request) (username, password string, err error) {
-	f, err := readFields(w, r, "username", "password")
+// readLogin reads a sign-in (or registration) form; code is the optional
+// second factor.
+func readLogin(w http.ResponseWriter, r *http.Request) (username, password, code string, err error) {
+	f, err := readFields(w, r, "username", "password", "code")
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
-	if err := firstErr(getString(f, "username", &username), getString(f, "password", &password)); err != nil {
-		return "", "", err
+	if err := firstErr(getString(f, "username", &username), getString(f, "password", &password), getString(f, "code", &code)); err != nil {
+		return "", "", "", err
 	}
 	if username == "" || password == "" {
-		return "", "", badRequest("username and password are required")
+		return "", "", "", badRequest("username and password are required")
 	}
-	return username, password, nil
+	return username, password, code, nil
 }
 
 // checkLogin returns the user whose password this is, or nil. It runs

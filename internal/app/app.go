@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/turnpike-gw/turnpike/internal/accounts"
 	"github.com/turnpike-gw/turnpike/internal/admin"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
@@ -140,6 +141,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		MetricsAdminOnly: !cfg.MetricsPublic, Secure: strings.HasPrefix(a.Config.Address(), "https://"),
 		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
 		Limits:        a.Limits, Notify: a.Notify,
+		Accounts:      a.accountDeps(),
 	}
 	a.Admin = admin.New(a.adminDeps)
 	a.tasks = task.New(task.Deps{
@@ -233,7 +235,8 @@ func (a *App) buildHandler() {
 	plugin.NewAdminAPI(plugin.AdminDeps{Registry: a.plugins, RootToken: a.Config.RootToken,
 		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
 	mux.Handle("/", fallback(a.tasks, web.Handler()))
-	a.Handler = accept(a.Log, browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, mux))
+	audit := &accounts.Auditor{Store: a.adminDeps.Accounts.Store, Principal: a.Admin.SessionOrRoot, Log: a.Log}
+	a.Handler = accept(a.Log, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, mux)))
 }
 
 // Prepare creates the root user and applies the seed; it returns the

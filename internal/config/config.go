@@ -49,6 +49,9 @@ type Config struct {
 	MetricsPublic       bool   `yaml:"metrics_public"`
 	LogLevel            string `yaml:"log_level"`
 
+	Registration Registration `yaml:"registration"`
+	OIDC         OIDC         `yaml:"oidc"`
+
 	// GeneratedSecret is true when CryptoSecret was made up at start.
 	// Notify is where alerts are sent (CONTRACT.md §10).
 	Notify Notify `yaml:"notify"`
@@ -226,6 +229,7 @@ func (c *Config) Validate() error {
 	if err := c.Notify.Validate(); err != nil {
 		errs = append(errs, err.Error())
 	}
+	errs = append(errs, c.validateAccounts()...)
 	if err := c.Seed.validate(); err != nil {
 		errs = append(errs, err.Error())
 	}

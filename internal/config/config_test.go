@@ -113,3 +113,38 @@ func TestAddressDerivesFromListen(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 }
+
+func TestAccountSettingsComeFromYAMLAndEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/c.yaml"
+	yaml := "registration: {enabled: true, initial_quota: 42}\noidc: {issuer: \"https://idp.example\", client_id: tp, scopes: [profile]}\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"TURNPIKE_REGISTRATION_DEFAULT_GROUP": "starter", "TURNPIKE_OIDC_USERNAME_CLAIM": "email"}
+	c, err := Load(path, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Registration.Enabled || c.Registration.InitialQuota != 42 || c.Registration.Group() != "starter" {
+		t.Fatalf("registration: %+v", c.Registration)
+	}
+	if !c.OIDC.Enabled() || c.OIDC.Claim() != "email" || strings.Join(c.OIDC.ScopeList(), " ") != "openid profile" {
+		t.Fatalf("oidc: %+v scopes %v", c.OIDC, c.OIDC.ScopeList())
+	}
+	for name, bad := range map[string]string{
+		"unknown key":      "registration: {enabled: true, bonus: 5}\n",
+		"negative quota":   "registration: {initial_quota: -1}\n",
+		"issuer no client": "oidc: {issuer: \"https://idp.example\"}\n",
+	} {
+		os.WriteFile(path, []byte(bad), 0o600)
+		if _, err := Load(path, nil); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := Load("", func(k string) string {
+		return map[string]string{"TURNPIKE_REGISTRATION_ENABLED": "maybe"}[k]
+	}); err == nil {
+		t.Error("a non-boolean TURNPIKE_REGISTRATION_ENABLED was accepted")
+	}
+}

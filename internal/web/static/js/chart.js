@@ -1,6 +1,8 @@
 // The usage chart: requests as bars and cost as a line over time buckets,
 // drawn as inline SVG so no charting library is needed.
-import { h, num } from "./dom.js";
+import { h } from "./dom.js";
+import { t } from "./i18n.js";
+import { money, usd } from "./money.js";
 
 const HOUR = 3600 * 1000;
 const DAY = 24 * HOUR;
@@ -38,8 +40,6 @@ function label(t, hourly) {
   return hourly ? `${String(d.getHours()).padStart(2, "0")}:00` : `${d.getMonth() + 1}/${d.getDate()}`;
 }
 
-const compact = new Intl.NumberFormat(undefined, { notation: "compact", maximumFractionDigits: 1 });
-
 /** usageChart returns a figure with the SVG chart and a data table for screen readers. */
 export function usageChart(logs) {
   const { buckets, hourly } = bucketize(logs);
@@ -52,25 +52,25 @@ export function usageChart(logs) {
   const bars = buckets.map((b, i) => h("rect", {
     class: "bar", x: (L + i * bw + bw * 0.15).toFixed(1), y: y(b.requests, maxReq).toFixed(1),
     width: (bw * 0.7).toFixed(1), height: (T + ih - y(b.requests, maxReq)).toFixed(1), rx: 2,
-  }, h("title", {}, `${label(b.start, hourly)}: ${b.requests} requests, cost ${num(b.cost)}`)));
+  }, h("title", {}, `${label(b.start, hourly)}: ${t("chart.requests")} ${b.requests}, ${t("chart.cost")} ${money(b.cost)}`)));
   const pts = buckets.map((b, i) => `${(L + i * bw + bw / 2).toFixed(1)},${y(b.cost, maxCost).toFixed(1)}`);
   const every = Math.ceil(buckets.length / 8);
   const ticks = buckets.map((b, i) => (i % every === 0
     ? h("text", { x: (L + i * bw + bw / 2).toFixed(1), y: H - 8, "text-anchor": "middle" }, label(b.start, hourly)) : null));
   const svg = h("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-labelledby": "chart-title chart-desc" },
-    h("title", { id: "chart-title" }, "Requests and cost over time"),
-    h("desc", { id: "chart-desc" }, `${hourly ? "Hourly, last 24 hours" : "Daily, last 14 days"}. A table with the same data follows.`),
+    h("title", { id: "chart-title" }, t("chart.caption")),
+    h("desc", { id: "chart-desc" }, t(hourly ? "chart.hourly" : "chart.daily")),
     h("line", { class: "axis", x1: L, x2: W - R, y1: T + ih, y2: T + ih }),
     h("text", { x: L - 6, y: T + 10, "text-anchor": "end" }, String(maxReq)),
-    h("text", { x: W - R + 6, y: T + 10 }, compact.format(maxCost)),
+    h("text", { x: W - R + 6, y: T + 10 }, usd(maxCost)),
     bars,
     h("polyline", { class: "line", points: pts.join(" ") }),
     buckets.map((b, i) => h("circle", { class: "dot", cx: pts[i].split(",")[0], cy: pts[i].split(",")[1], r: 2.5 })),
     ticks);
-  const data = h("table", { class: "visually-hidden" }, h("caption", {}, "Usage by time"),
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Time"), h("th", { scope: "col" }, "Requests"), h("th", { scope: "col" }, "Cost (quota)"))),
-    h("tbody", {}, buckets.map((b) => h("tr", {}, h("td", {}, label(b.start, hourly)), h("td", {}, String(b.requests)), h("td", {}, String(b.cost))))));
+  const data = h("table", { class: "visually-hidden" }, h("caption", {}, t("chart.caption")),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("chart.time")), h("th", { scope: "col" }, t("chart.requests")), h("th", { scope: "col" }, t("chart.cost")))),
+    h("tbody", {}, buckets.map((b) => h("tr", {}, h("td", {}, label(b.start, hourly)), h("td", {}, String(b.requests)), h("td", {}, money(b.cost))))));
   return h("figure", { class: "chart", style: "margin:0" },
-    h("div", { class: "legend", "aria-hidden": "true" }, h("span", { class: "l-req" }, "Requests"), h("span", { class: "l-cost" }, "Cost (quota units)")),
+    h("div", { class: "legend", "aria-hidden": "true" }, h("span", { class: "l-req" }, t("chart.requests")), h("span", { class: "l-cost" }, `${t("chart.cost")} (USD)`)),
     svg, data);
 }

@@ -1,3 +1,5 @@
+import { money } from "./money.js";
+
 // Small DOM helpers: the console builds its markup with h() so that every
 // piece of server data goes through textContent and can never inject HTML.
 
@@ -63,9 +65,9 @@ export function num(n) {
   return n === null || n === undefined || Number.isNaN(Number(n)) ? "—" : numberFmt.format(Number(n));
 }
 
-/** quota formats a quota amount; -1 means unlimited. */
+/** quota formats a quota amount with its dollar value; -1 means unlimited. */
 export function quota(n) {
-  return Number(n) === -1 ? "Unlimited" : num(n);
+  return money(n);
 }
 
 /**

@@ -2,25 +2,33 @@
 // history-based router that loads each page module on first use.
 import { h, clear } from "./dom.js";
 import { api, onUnauthorized } from "./api.js";
-import { alertBox, showError, fieldSet } from "./ui.js";
+import { alertBox, showError } from "./ui.js";
+import { t, lang, setLang, LANGUAGES } from "./i18n.js";
+import { setQuotaPerUSD } from "./money.js";
+import { renderLogin, renderSignup } from "./login.js";
 
 const ROLE_RANK = { user: 1, admin: 2, root: 3 };
 
-// Each route names its module, its nav label and the least role that sees it.
+// Each route names its module, its catalogue key and the least role that sees it.
 const ROUTES = [
-  { path: "/", module: "dashboard", label: "Dashboard", role: "user", section: "Workspace" },
-  { path: "/playground", module: "playground", label: "Playground", role: "user", section: "Workspace" },
-  { path: "/keys", module: "keys", label: "API keys", role: "user", section: "Workspace" },
-  { path: "/logs", module: "logs", label: "Usage logs", role: "user", section: "Workspace" },
-  { path: "/tasks", module: "tasks", label: "Tasks", role: "user", section: "Workspace" },
-  { path: "/users", module: "users", label: "Users", role: "admin", section: "Administration" },
-  { path: "/channels", module: "channels", label: "Channels", role: "admin", section: "Administration" },
-  { path: "/models", module: "models", label: "Model prices", role: "admin", section: "Administration" },
-  { path: "/groups", module: "groups", label: "Groups", role: "admin", section: "Administration" },
-  { path: "/plugins", module: "plugins", label: "Task plugins", role: "root", section: "Root" },
+  { path: "/", module: "dashboard", role: "user", section: "Workspace" },
+  { path: "/playground", module: "playground", role: "user", section: "Workspace" },
+  { path: "/keys", module: "keys", role: "user", section: "Workspace" },
+  { path: "/logs", module: "logs", role: "user", section: "Workspace" },
+  { path: "/tasks", module: "tasks", role: "user", section: "Workspace" },
+  { path: "/account", module: "account", role: "user", section: "Workspace" },
+  { path: "/users", module: "users", role: "admin", section: "Administration" },
+  { path: "/channels", module: "channels", role: "admin", section: "Administration" },
+  { path: "/models", module: "models", role: "admin", section: "Administration" },
+  { path: "/groups", module: "groups", role: "admin", section: "Administration" },
+  { path: "/redemptions", module: "redemptions", role: "admin", section: "Administration" },
+  { path: "/plugins", module: "plugins", role: "root", section: "Root" },
+  { path: "/audit", module: "audit", role: "root", section: "Root" },
 ];
 
-const state = { me: null, cleanup: null, main: null, nav: null };
+const label = (r) => t(`nav.${r.module}`);
+
+const state = { me: null, cleanup: null, main: null, nav: null, status: {} };
 
 function allowed(route) {
   return state.me && (ROLE_RANK[state.me.role] || 0) >= ROLE_RANK[route.role];
@@ -40,10 +48,13 @@ async function route() {
   }
   const path = location.pathname.replace(/\/+$/, "") || "/";
   if (!state.me) {
-    renderLogin();
+    const opts = { status: state.status, onSignedIn, languageSwitch, faviconURL };
+    if (path === "/signup" && state.status.registration) renderSignup(opts);
+    else renderLogin(opts);
+    state.main = null;
     return;
   }
-  if (path === "/login") {
+  if (path === "/login" || path === "/signup") {
     navigate("/", true);
     return;
   }
@@ -52,14 +63,14 @@ async function route() {
   updateNav(r);
   const main = clear(state.main);
   if (!r) {
-    main.append(h("h1", {}, "Page not found"), h("p", {}, h("a", { href: "/", "data-link": true }, "Back to the dashboard")));
+    main.append(h("h1", {}, t("shell.notFound")), h("p", {}, h("a", { href: "/", "data-link": true }, t("shell.backHome"))));
     return;
   }
   if (!allowed(r)) {
-    main.append(h("h1", {}, r.label), h("p", { class: "alert error" }, `This page needs the ${r.role} role.`));
+    main.append(h("h1", {}, label(r)), h("p", { class: "alert error" }, t("shell.needsRole", { role: r.role })));
     return;
   }
-  document.title = `${r.label} · Turnpike`;
+  document.title = `${label(r)} · Turnpike`;
   main.setAttribute("aria-busy", "true");
   try {
     const mod = await import(`./pages/${r.module}.js`);
@@ -88,9 +99,9 @@ function renderShell() {
     if (!sections.length || sections[sections.length - 1].name !== r.section) sections.push({ name: r.section, routes: [] });
     sections[sections.length - 1].routes.push(r);
   }
-  state.nav = h("nav", { "aria-label": "Console" }, sections.map((s) => [
-    h("div", { class: "nav-section", "aria-hidden": "true" }, s.name),
-    h("ul", { class: "nav" }, s.routes.map((r) => h("li", {}, h("a", { href: r.path, "data-link": true, id: `nav-${r.module}` }, r.label)))),
+  state.nav = h("nav", { "aria-label": t("nav.aria") }, sections.map((s) => [
+    h("div", { class: "nav-section", "aria-hidden": "true" }, t(`nav.section.${s.name}`)),
+    h("ul", { class: "nav" }, s.routes.map((r) => h("li", {}, h("a", { href: r.path, "data-link": true, id: `nav-${r.module}` }, label(r))))),
   ]));
   state.main = h("main", { id: "main", class: "content", tabindex: "-1" });
   const user = h("div", {}, h("strong", { id: "whoami" }, state.me.username), " ", h("span", { class: "badge info" }, state.me.role));
@@ -98,7 +109,7 @@ function renderShell() {
     h("aside", { class: "sidebar" },
       h("div", { class: "brand" }, h("img", { src: faviconURL(), alt: "" }), "Turnpike"),
       state.nav,
-      h("div", { class: "sidebar-foot" }, user, themeToggle(), h("button", { type: "button", id: "logout", onclick: logout }, "Log out"))),
+      h("div", { class: "sidebar-foot" }, user, languageSwitch(), themeToggle(), h("button", { type: "button", id: "logout", onclick: logout }, t("shell.logout")))),
     state.main);
   shell.id = "app";
   document.getElementById("app").replaceWith(shell);
@@ -118,7 +129,7 @@ function themeToggle() {
   const b = h("button", { type: "button", id: "theme-toggle" });
   const paint = () => {
     const dark = currentTheme() === "dark";
-    b.textContent = dark ? "Light theme" : "Dark theme";
+    b.textContent = dark ? t("shell.themeLight") : t("shell.themeDark");
     b.setAttribute("aria-pressed", String(dark));
   };
   b.addEventListener("click", () => {
@@ -144,42 +155,29 @@ async function refreshMe() {
   return state.me;
 }
 
-function renderLogin() {
-  const set = fieldSet([
-    { name: "username", label: "Username", required: true, autocomplete: "username" },
-    { name: "password", label: "Password", type: "password", required: true, autocomplete: "current-password" },
-  ]);
-  const alert = alertBox();
-  const submit = h("button", { type: "submit", class: "primary", id: "login-submit" }, "Log in");
-  const form = h("form", { novalidate: true, "aria-labelledby": "login-title" }, set.el, alert, submit);
-  form.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
-    const v = set.validate();
-    if (!v) return;
-    submit.disabled = true;
-    showError(alert, null);
-    try {
-      state.me = await api("POST", "/api/auth/login", { username: v.username, password: v.password }, { quiet401: true });
-      const next = location.pathname === "/login" ? "/" : location.pathname;
+// onSignedIn enters the console after a sign-in or registration.
+function onSignedIn(me) {
+  state.me = me;
+  const next = ["/login", "/signup"].includes(location.pathname) ? "/" : location.pathname;
+  const fresh = h("div", { id: "app" });
+  document.getElementById("app").replaceWith(fresh);
+  navigate(next, true);
+}
+
+// languageSwitch changes the language and redraws the current page in it.
+function languageSwitch() {
+  const sel = h("select", { id: "lang-switch", "aria-label": t("shell.language") },
+    Object.entries(LANGUAGES).map(([code, l]) => h("option", { value: code, selected: code === lang() }, l.name)));
+  sel.addEventListener("change", () => {
+    setLang(sel.value);
+    if (state.me) {
       const fresh = h("div", { id: "app" });
       document.getElementById("app").replaceWith(fresh);
-      navigate(next, true);
-    } catch (e) {
-      showError(alert, e);
-      submit.disabled = false;
+      state.main = null;
     }
+    route();
   });
-  document.title = "Log in · Turnpike";
-  const root = h("div", { id: "app", class: "login-wrap" },
-    h("main", { id: "main", class: "card login" },
-      h("div", { class: "brand" }, h("img", { src: faviconURL(), alt: "" }), "Turnpike"),
-      h("h1", { id: "login-title", class: "visually-hidden" }, "Log in"),
-      h("p", { class: "muted" }, "Log in to manage keys, channels and usage, or to chat in the playground."),
-      form));
-  document.getElementById("app").replaceWith(root);
-  state.main = null;
-  if (location.pathname !== "/login" && location.pathname !== "/") history.replaceState(null, "", location.pathname);
-  set.inputs.username.focus();
+  return sel;
 }
 
 document.addEventListener("click", (ev) => {
@@ -199,6 +197,12 @@ onUnauthorized(() => {
 });
 
 (async () => {
+  try {
+    state.status = await api("GET", "/api/status");
+    setQuotaPerUSD(state.status.quota_per_usd);
+  } catch {
+    state.status = {};
+  }
   try {
     await refreshMe();
   } catch {

@@ -1,5 +1,6 @@
 // Shared widgets: toasts, forms with validation, dialogs, tables, paging.
 import { h, clear, uid } from "./dom.js";
+import { t } from "./i18n.js";
 
 const MAX_TOASTS = 3;
 
@@ -124,13 +125,13 @@ export function jsonObject(v) {
  * fix the input without retyping it. Resolves with onSubmit's result, or
  * null when cancelled.
  */
-export function formDialog({ title, intro, fields, submitLabel = "Save", onSubmit }) {
+export function formDialog({ title, intro, fields, submitLabel = t("common.save"), onSubmit }) {
   return new Promise((resolve) => {
     const titleId = uid("dlg");
     const set = fieldSet(fields);
     const alert = alertBox();
     const submit = h("button", { type: "submit", class: "primary" }, submitLabel);
-    const cancel = h("button", { type: "button", onclick: () => dlg.close() }, "Cancel");
+    const cancel = h("button", { type: "button", onclick: () => dlg.close() }, t("common.cancel"));
     const form = h("form", { novalidate: true }, h("h2", { id: titleId }, title),
       intro ? h("p", { class: "muted" }, intro) : null, set.el, alert, h("div", { class: "dialog-actions" }, cancel, submit));
     const dlg = h("dialog", { "aria-labelledby": titleId }, form);
@@ -164,7 +165,7 @@ export function confirmDialog(message, confirmLabel = "Delete") {
   return new Promise((resolve) => {
     let ok = false;
     const yes = h("button", { type: "button", class: "danger", onclick: () => { ok = true; dlg.close(); } }, confirmLabel);
-    const no = h("button", { type: "button", onclick: () => dlg.close() }, "Cancel");
+    const no = h("button", { type: "button", onclick: () => dlg.close() }, t("common.cancel"));
     const dlg = h("dialog", { role: "alertdialog", "aria-label": "Confirm" }, h("p", {}, message), h("div", { class: "dialog-actions" }, no, yes));
     dlg.addEventListener("close", () => { dlg.remove(); resolve(ok); });
     document.body.append(dlg);
@@ -177,7 +178,7 @@ export function confirmDialog(message, confirmLabel = "Delete") {
 export function infoDialog(title, ...content) {
   const titleId = uid("dlg");
   const dlg = h("dialog", { "aria-labelledby": titleId }, h("h2", { id: titleId }, title), ...content,
-    h("div", { class: "dialog-actions" }, h("button", { type: "button", class: "primary", onclick: () => dlg.close() }, "Done")));
+    h("div", { class: "dialog-actions" }, h("button", { type: "button", class: "primary", onclick: () => dlg.close() }, t("common.done"))));
   dlg.addEventListener("close", () => dlg.remove());
   document.body.append(dlg);
   dlg.showModal();
@@ -185,7 +186,7 @@ export function infoDialog(title, ...content) {
 }
 
 /** copyButton copies text to the clipboard and confirms it. */
-export function copyButton(text, label = "Copy") {
+export function copyButton(text, label = t("common.copy")) {
   const b = h("button", { type: "button", class: "copy" }, label);
   b.addEventListener("click", async () => {
     try {
@@ -198,7 +199,7 @@ export function copyButton(text, label = "Copy") {
       document.execCommand("copy");
       ta.remove();
     }
-    b.textContent = "Copied";
+    b.textContent = t("common.copied");
     setTimeout(() => { b.textContent = label; }, 2000);
   });
   return b;
@@ -208,7 +209,7 @@ export function copyButton(text, label = "Copy") {
  * table renders rows with columns {label, cell(row), num?}. caption names
  * the table for screen readers.
  */
-export function table(caption, columns, rows, emptyText = "Nothing here yet.") {
+export function table(caption, columns, rows, emptyText = t("common.empty")) {
   if (!rows.length) return h("div", { class: "table-wrap" }, h("p", { class: "empty" }, emptyText));
   return h("div", { class: "table-wrap" }, h("table", {},
     h("caption", { class: "visually-hidden" }, caption),
@@ -219,10 +220,10 @@ export function table(caption, columns, rows, emptyText = "Nothing here yet.") {
 /** pager renders previous/next controls for a {page, pageSize, total}. */
 export function pager({ page, pageSize, total }, go) {
   const pages = Math.max(1, Math.ceil(total / pageSize));
-  return h("nav", { class: "pager", "aria-label": "Pages" },
-    h("span", { class: "muted" }, `Page ${page} of ${pages} · ${total} total`),
-    h("button", { type: "button", disabled: page <= 1, onclick: () => go(page - 1) }, "Previous"),
-    h("button", { type: "button", disabled: page >= pages, onclick: () => go(page + 1) }, "Next"));
+  return h("nav", { class: "pager", "aria-label": t("common.pages") },
+    h("span", { class: "muted" }, t("common.pageOf", { page, pages, total })),
+    h("button", { type: "button", disabled: page <= 1, onclick: () => go(page - 1) }, t("common.previous")),
+    h("button", { type: "button", disabled: page >= pages, onclick: () => go(page + 1) }, t("common.next")));
 }
 
 /** pageHead renders the page title, a sentence under it and actions. */

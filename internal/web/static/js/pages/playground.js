@@ -4,12 +4,13 @@ import { h, uid } from "../dom.js";
 import { api, items, qs } from "../api.js";
 import { pageHead } from "../ui.js";
 import { readChatStream } from "../sse.js";
+import { t } from "../i18n.js";
 
 const PARAMS = [
-  { key: "temperature", label: "Temperature", min: 0, max: 2, step: 0.1, value: 0.7 },
-  { key: "top_p", label: "Top P", min: 0, max: 1, step: 0.05, value: 1 },
-  { key: "frequency_penalty", label: "Frequency penalty", min: -2, max: 2, step: 0.1, value: 0 },
-  { key: "presence_penalty", label: "Presence penalty", min: -2, max: 2, step: 0.1, value: 0 },
+  { key: "temperature", min: 0, max: 2, step: 0.1, value: 0.7 },
+  { key: "top_p", min: 0, max: 1, step: 0.05, value: 1 },
+  { key: "frequency_penalty", min: -2, max: 2, step: 0.1, value: 0 },
+  { key: "presence_penalty", min: -2, max: 2, step: 0.1, value: 0 },
 ];
 
 export async function render(main, ctx) {
@@ -26,27 +27,27 @@ export async function render(main, ctx) {
   const params = PARAMS.map(param);
   const maxTokens = h("input", { id: "pg-max-tokens", type: "number", min: 1, step: 1, value: 512, inputmode: "numeric", "aria-describedby": "pg-max-hint" });
 
-  const messages = h("div", { id: "pg-messages", class: "messages", role: "log", "aria-live": "polite", "aria-label": "Conversation" },
+  const messages = h("div", { id: "pg-messages", class: "messages", role: "log", "aria-live": "polite", "aria-label": t("pg.conversation") },
     emptyNote());
-  const prompt = h("textarea", { id: "pg-prompt", rows: 3, placeholder: "Ask something…  (Enter to send, Shift+Enter for a new line)", "aria-describedby": "pg-status" });
-  const send = h("button", { type: "submit", class: "primary", id: "pg-send" }, "Send");
-  const stop = h("button", { type: "button", id: "pg-stop", disabled: true, onclick: () => controller && controller.abort() }, "Stop");
-  const clearBtn = h("button", { type: "button", id: "pg-clear", onclick: clearChat }, "Clear");
+  const prompt = h("textarea", { id: "pg-prompt", rows: 3, placeholder: t("pg.prompt"), "aria-describedby": "pg-status" });
+  const send = h("button", { type: "submit", class: "primary", id: "pg-send" }, t("pg.send"));
+  const stop = h("button", { type: "button", id: "pg-stop", disabled: true, onclick: () => controller && controller.abort() }, t("pg.stop"));
+  const clearBtn = h("button", { type: "button", id: "pg-clear", onclick: clearChat }, t("pg.clear"));
   const status = h("span", { id: "pg-status", class: "muted", "aria-live": "polite" });
-  const composer = h("form", { class: "composer", "aria-label": "Message" },
-    h("label", { for: "pg-prompt", class: "visually-hidden" }, "Message"), prompt,
+  const composer = h("form", { class: "composer", "aria-label": t("pg.message") },
+    h("label", { for: "pg-prompt", class: "visually-hidden" }, t("pg.message")), prompt,
     h("div", { class: "actions" }, status, h("div", { class: "actions" }, clearBtn, stop, send)));
 
-  main.append(pageHead("Playground", "Chat with the models of your group. Calls are billed to your account like API calls."),
+  main.append(pageHead(t("pg.title"), t("pg.sub")),
     h("div", { class: "playground" },
       h("section", { class: "card", "aria-labelledby": "pg-settings" },
-        h("h2", { id: "pg-settings" }, "Settings"),
-        h("div", { class: "field" }, h("label", { for: "pg-group" }, "Group"), groupSel),
-        h("div", { class: "field" }, h("label", { for: "pg-model" }, "Model"), modelBox, modelHint),
+        h("h2", { id: "pg-settings" }, t("pg.settings")),
+        h("div", { class: "field" }, h("label", { for: "pg-group" }, t("pg.group")), groupSel),
+        h("div", { class: "field" }, h("label", { for: "pg-model" }, t("pg.model")), modelBox, modelHint),
         params.map((p) => p.row),
-        h("div", { class: "field" }, h("label", { for: "pg-max-tokens" }, "Max tokens"), maxTokens,
-          h("span", { class: "hint", id: "pg-max-hint" }, "Upper bound on the answer's length. Empty means the model's default."))),
-      h("section", { class: "card chat", "aria-label": "Chat" }, messages, composer)));
+        h("div", { class: "field" }, h("label", { for: "pg-max-tokens" }, t("pg.maxTokens")), maxTokens,
+          h("span", { class: "hint", id: "pg-max-hint" }, t("pg.maxHint")))),
+      h("section", { class: "card chat", "aria-label": t("pg.chat") }, messages, composer)));
 
   prompt.addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
@@ -87,7 +88,7 @@ export async function render(main, ctx) {
     } else {
       // Without a list, the user can still type a model name they know.
       modelInput = h("input", { id: "pg-model", value: previous || "", placeholder: "model name", required: true, "aria-describedby": "pg-model-hint" });
-      modelHint.textContent = "No model list is available for this group; type a model name.";
+      modelHint.textContent = t("pg.noModels");
     }
     modelBox.replaceChildren(modelInput);
   }
@@ -97,7 +98,7 @@ export async function render(main, ctx) {
     epoch += 1;
     history.length = 0;
     messages.replaceChildren(emptyNote());
-    status.textContent = "Conversation cleared.";
+    status.textContent = t("pg.cleared");
     prompt.focus();
   }
 
@@ -110,18 +111,18 @@ export async function render(main, ctx) {
   }
 
   function validate() {
-    if (!modelInput.value.trim()) return "Choose a model first.";
-    if (!prompt.value.trim()) return "Type a message first.";
-    if (maxTokens.value !== "" && (!Number.isInteger(Number(maxTokens.value)) || Number(maxTokens.value) < 1)) return "Max tokens must be a whole number of at least 1.";
-    return "";
+    if (!modelInput.value.trim()) return ["pg.chooseModel", modelInput];
+    if (!prompt.value.trim()) return ["pg.typeMessage", prompt];
+    if (maxTokens.value !== "" && (!Number.isInteger(Number(maxTokens.value)) || Number(maxTokens.value) < 1)) return ["pg.badMax", maxTokens];
+    return null;
   }
 
   async function sendTurn() {
     if (controller) return;
     const problem = validate();
     if (problem) {
-      status.textContent = problem;
-      (problem.startsWith("Choose") ? modelInput : problem.startsWith("Max") ? maxTokens : prompt).focus();
+      status.textContent = t(problem[0]);
+      problem[1].focus();
       return;
     }
     messages.querySelector(".empty-note")?.remove();
@@ -150,7 +151,7 @@ export async function render(main, ctx) {
       });
       history.push({ role: "assistant", content: answer });
       if (usage) reply.append(h("span", { class: "meta" }, `${usage.prompt_tokens ?? "?"} prompt + ${usage.completion_tokens ?? "?"} completion tokens`));
-      status.textContent = "Answer complete.";
+      status.textContent = t("pg.complete");
     } catch (e) {
       if (turn !== epoch) {
         // Cleared mid-stream: the bubble and history are already gone.
@@ -158,13 +159,13 @@ export async function render(main, ctx) {
         // Keep what arrived so the next turn has the context the user saw.
         if (answer) history.push({ role: "assistant", content: answer });
         else history.pop();
-        reply.append(h("span", { class: "meta" }, "Stopped."));
-        status.textContent = "Stopped.";
+        reply.append(h("span", { class: "meta" }, t("pg.stopped")));
+        status.textContent = t("pg.stopped");
       } else {
         history.pop();
         reply.remove();
         messages.append(bubble("error", e.message));
-        status.textContent = "The request failed.";
+        status.textContent = t("pg.failed");
       }
     } finally {
       reply.classList.remove("streaming");
@@ -178,7 +179,7 @@ export async function render(main, ctx) {
     controller = busy ? new AbortController() : null;
     send.disabled = busy;
     stop.disabled = !busy;
-    if (busy) status.textContent = "Streaming…";
+    if (busy) status.textContent = t("pg.streaming");
   }
 
   return () => controller && controller.abort();
@@ -190,17 +191,17 @@ function param(p) {
   const input = h("input", { id, type: "range", min: p.min, max: p.max, step: p.step, value: p.value, "data-param": p.key,
     "aria-describedby": `${id}-out` });
   input.addEventListener("input", () => { out.textContent = input.value; });
-  const row = h("div", { class: "field param" }, h("div", { class: "param-head" }, h("label", { for: id }, p.label), out), input);
+  const row = h("div", { class: "field param" }, h("div", { class: "param-head" }, h("label", { for: id }, t(`pg.${p.key}`)), out), input);
   return { key: p.key, input, row };
 }
 
 function bubble(role, text) {
-  const who = { user: "You", assistant: "Assistant", error: "Error" }[role];
+  const who = t(`pg.${role === "user" ? "you" : role}`);
   return h("div", { class: `msg ${role}`, role: role === "error" ? "alert" : null }, h("span", { class: "who" }, who), h("span", { class: "body" }, text));
 }
 
 function emptyNote() {
-  return h("p", { class: "empty empty-note" }, "Pick a model, type a message and press Send. The answer appears here as it streams in.");
+  return h("p", { class: "empty empty-note" }, t("pg.empty"));
 }
 
 async function errorText(res) {

@@ -2,6 +2,7 @@
 // marketplace, dry run and the runtime generation, one tab each.
 import { h } from "../dom.js";
 import { pageHead } from "../ui.js";
+import { t as tr } from "../i18n.js";
 import { loadInstalled } from "../plugins/installed.js";
 import { uploadForm } from "../plugins/upload.js";
 import { loadMarket } from "../plugins/market.js";
@@ -15,15 +16,15 @@ export async function render(main) {
   let show = () => {};
   const refreshInstalled = () => loadInstalled(installed, (id) => show(id));
   const tabs = [
-    { id: "installed", label: "Installed", panel: installed, load: refreshInstalled },
-    { id: "upload", label: "Upload", panel: uploadForm(refreshInstalled) },
-    { id: "marketplace", label: "Marketplace", panel: market, load: () => loadMarket(market, refreshInstalled) },
-    { id: "dry-run", label: "Dry run", panel: dryRunForm() },
-    { id: "runtime", label: "Runtime status", panel: runtime, load: () => loadRuntime(runtime) },
+    { id: "installed", label: tr("plugins.installed"), panel: installed, load: refreshInstalled },
+    { id: "upload", label: tr("plugins.upload"), panel: uploadForm(refreshInstalled) },
+    { id: "marketplace", label: tr("plugins.marketplace"), panel: market, load: () => loadMarket(market, refreshInstalled) },
+    { id: "dry-run", label: tr("plugins.dryRun"), panel: dryRunForm() },
+    { id: "runtime", label: tr("plugins.runtime"), panel: runtime, load: () => loadRuntime(runtime) },
   ];
   const bar = tabBar(tabs);
   show = bar.show;
-  main.append(pageHead("Task plugins", "Plugins adapt asynchronous upstream APIs (video, image, music) to the gateway."),
+  main.append(pageHead(tr("plugins.title"), tr("plugins.sub")),
     ...bar.elements);
   await refreshInstalled();
 }
@@ -58,7 +59,7 @@ function tabBar(tabs) {
   const start = Math.max(0, tabs.findIndex((t) => `#${t.id}` === location.hash));
   select(start, false, true);
   return {
-    elements: [h("div", { class: "tabs", role: "tablist", "aria-label": "Task plugin sections" }, buttons), ...panels],
+    elements: [h("div", { class: "tabs", role: "tablist", "aria-label": tr("plugins.sections") }, buttons), ...panels],
     show: (id) => select(tabs.findIndex((t) => t.id === id), true),
   };
 }

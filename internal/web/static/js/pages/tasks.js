@@ -1,6 +1,8 @@
 // Tasks: asynchronous jobs (video, image, music…) with their status and
 // progress, filtered by status, platform and model, newest first.
-import { h, when, badge, num } from "../dom.js";
+import { h, when, badge } from "../dom.js";
+import { t as tr } from "../i18n.js";
+import { money } from "../money.js";
 import { api, items, qs } from "../api.js";
 import { pageHead, table, pager, fieldSet, alertBox, showError, infoDialog } from "../ui.js";
 
@@ -15,15 +17,15 @@ export async function render(main, ctx) {
   let page = 1;
   let timer = null;
   const filters = fieldSet([
-    { name: "status", label: "Status", type: "select", options: [["", "Any status"], ...STATUSES.map((s) => [s, label(s)])] },
-    { name: "platform", label: "Platform", placeholder: "plugin key, e.g. acme" },
-    { name: "model", label: "Model", placeholder: "any model" },
-    ctx.isAdmin ? { name: "user_id", label: "User id", type: "number", min: 1, step: 1, placeholder: "everyone" } : null,
+    { name: "status", label: tr("tasks.status"), type: "select", options: [["", tr("tasks.anyStatus")], ...STATUSES.map((s) => [s, label(s)])] },
+    { name: "platform", label: tr("tasks.platform"), placeholder: tr("tasks.platformHint") },
+    { name: "model", label: tr("tasks.model"), placeholder: tr("tasks.anyModel") },
+    ctx.isAdmin ? { name: "user_id", label: tr("tasks.userId"), type: "number", min: 1, step: 1, placeholder: tr("tasks.everyone") } : null,
   ].filter(Boolean));
   filters.el.className = "filters";
-  filters.el.append(h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", id: "tasks-apply" }, "Apply"),
-    h("button", { type: "reset" }, "Reset")));
-  const form = h("form", { class: "card", role: "search", "aria-label": "Filter tasks", novalidate: true }, filters.el);
+  filters.el.append(h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", id: "tasks-apply" }, tr("common.apply")),
+    h("button", { type: "reset" }, tr("common.reset"))));
+  const form = h("form", { class: "card", role: "search", "aria-label": tr("tasks.filter"), novalidate: true }, filters.el);
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     if (!filters.validate()) return;
@@ -33,8 +35,8 @@ export async function render(main, ctx) {
   form.addEventListener("reset", () => setTimeout(() => { page = 1; load(); }));
   const list = h("div", { id: "tasks-list", "aria-live": "polite" });
   const alert = alertBox();
-  const refresh = h("button", { type: "button", id: "tasks-refresh", onclick: () => load() }, "Refresh");
-  main.append(pageHead("Tasks", ctx.isAdmin ? "Every user's asynchronous jobs, newest first." : "Your asynchronous jobs, newest first.", refresh),
+  const refresh = h("button", { type: "button", id: "tasks-refresh", onclick: () => load() }, tr("tasks.refresh"));
+  main.append(pageHead(tr("tasks.title"), ctx.isAdmin ? tr("tasks.subAll") : tr("tasks.subOwn"), refresh),
     form, alert, list);
 
   // seq numbers the loads: a slow answer to an older query (the live
@@ -60,8 +62,8 @@ export async function render(main, ctx) {
     list.removeAttribute("aria-busy");
     const rows = items(data);
     const filtered = Object.values(f).some((v) => v !== "" && v !== null);
-    const tbl = table("Tasks", columns(ctx), rows,
-      filtered ? "No tasks match these filters." : "No tasks yet. Jobs submitted to task plugins (video, image, music) appear here.");
+    const tbl = table(tr("tasks.title"), columns(ctx), rows,
+      filtered ? tr("tasks.noneFiltered") : tr("tasks.none"));
     tbl.classList.add("compact");
     list.replaceChildren(tbl,
     data.total > PAGE_SIZE ? pager({ page, pageSize: PAGE_SIZE, total: data.total }, (p) => { page = p; load(); }) : "");
@@ -80,26 +82,26 @@ function label(s) {
 // details.
 function columns(ctx) {
   return [
-    { label: "Task", cell: (t) => h("div", {}, h("button", { type: "button", class: "linklike mono small", "aria-label": `Details of ${t.task_id}`,
+    { label: tr("tasks.task"), cell: (t) => h("div", {}, h("button", { type: "button", class: "linklike mono small", "aria-label": tr("tasks.details", { id: t.task_id }),
       onclick: () => details(t) }, t.task_id),
     h("div", { class: "muted small" }, [t.platform, t.action].filter(Boolean).join(" · "))) },
-    ctx.isAdmin ? { label: "User", num: true, cell: (t) => `#${t.user_id}` } : null,
-    { label: "Model", cell: (t) => h("span", { class: "nowrap" }, t.model || "—") },
-    { label: "Status", cell: (t) => h("div", { class: "status-cell" }, badge(t.status || "UNKNOWN"),
+    ctx.isAdmin ? { label: tr("common.user"), num: true, cell: (t) => `#${t.user_id}` } : null,
+    { label: tr("tasks.model"), cell: (t) => h("span", { class: "nowrap" }, t.model || "—") },
+    { label: tr("tasks.status"), cell: (t) => h("div", { class: "status-cell" }, badge(t.status || "UNKNOWN"),
       t.fail_reason ? h("div", { class: "fail small" }, t.fail_reason) : null) },
-    { label: "Progress", cell: (t) => progress(t) },
-    { label: "Created", cell: (t) => h("div", { class: "nowrap", title: when(t.created_at) }, short(t.created_at),
-      t.finished_at ? h("div", { class: "muted small" }, `took ${took(t.finished_at - t.created_at)}`) : null) },
-    { label: "Quota", num: true, cell: quotaCell },
+    { label: tr("tasks.progress"), cell: (t) => progress(t) },
+    { label: tr("tasks.created"), cell: (t) => h("div", { class: "nowrap", title: when(t.created_at) }, short(t.created_at),
+      t.finished_at ? h("div", { class: "muted small" }, tr("tasks.took", { d: took(t.finished_at - t.created_at) })) : null) },
+    { label: tr("tasks.quota"), num: true, cell: quotaCell },
   ].filter(Boolean);
 }
 
 // quotaCell: the API reports the reserved amount until a task settles, and
 // keeps reporting it after a refund, when nothing was charged.
 function quotaCell(t) {
-  if (t.billing_status === "refunded") return h("span", { class: "muted", title: `${num(t.quota)} reserved, then refunded` }, "refunded");
-  if (t.billing_status === "held") return h("span", { title: "reserved until the task ends" }, num(t.quota), h("span", { class: "muted" }, " held"));
-  return num(t.quota);
+  if (t.billing_status === "refunded") return h("span", { class: "muted", title: tr("tasks.refundedTitle", { q: money(t.quota) }) }, tr("tasks.refunded"));
+  if (t.billing_status === "held") return h("span", { title: tr("tasks.heldTitle") }, money(t.quota), h("span", { class: "muted" }, ` ${tr("tasks.held")}`));
+  return money(t.quota);
 }
 
 // short shows only the time for today's tasks and drops the seconds and
@@ -126,19 +128,19 @@ function progress(t) {
   if (p === undefined || p === null || p === "") return h("span", { class: "muted" }, "—");
   const n = Math.max(0, Math.min(100, parseFloat(String(p))));
   if (Number.isNaN(n)) return String(p);
-  return h("span", { class: "nowrap" }, h("span", { class: "progress", role: "progressbar", "aria-label": `Progress of ${t.task_id}`,
+  return h("span", { class: "nowrap" }, h("span", { class: "progress", role: "progressbar", "aria-label": tr("tasks.progressOf", { id: t.task_id }),
     "aria-valuenow": n, "aria-valuemin": 0, "aria-valuemax": 100 }, h("span", { style: `width:${n}%` })), ` ${n}%`);
 }
 
 function details(t) {
   const rows = [
-    ["Task", h("code", {}, t.task_id)], ["Status", badge(t.status)], ["Platform", t.platform], ["Action", t.action],
-    ["Model", t.model], ["Upstream model", t.upstream_model], ["Channel", t.channel_id ? `#${t.channel_id}` : ""],
-    ["Billing", t.billing_status], ["Quota", num(t.quota)], ["Created", when(t.created_at)], ["Submitted", when(t.submitted_at)],
-    ["Updated", when(t.updated_at)], ["Finished", when(t.finished_at)], ["Failure reason", t.fail_reason],
-    ["Result", t.result_url ? h("a", { href: t.result_url, target: "_blank", rel: "noopener noreferrer", class: "break" }, t.result_url) : ""],
+    [tr("tasks.task"), h("code", {}, t.task_id)], [tr("tasks.status"), badge(t.status)], [tr("tasks.platform"), t.platform], [tr("tasks.action"), t.action],
+    [tr("tasks.model"), t.model], [tr("tasks.upstreamModel"), t.upstream_model], [tr("tasks.channel"), t.channel_id ? `#${t.channel_id}` : ""],
+    [tr("tasks.billing"), t.billing_status], [tr("tasks.quota"), money(t.quota)], [tr("tasks.created"), when(t.created_at)], [tr("tasks.submitted"), when(t.submitted_at)],
+    [tr("tasks.updated"), when(t.updated_at)], [tr("tasks.finished"), when(t.finished_at)], [tr("tasks.failReason"), t.fail_reason],
+    [tr("tasks.result"), t.result_url ? h("a", { href: t.result_url, target: "_blank", rel: "noopener noreferrer", class: "break" }, t.result_url) : ""],
   ].filter(([, v]) => v !== "" && v !== undefined && v !== null);
-  infoDialog(`Task ${t.task_id}`,
+  infoDialog(tr("tasks.dialog", { id: t.task_id }),
     h("dl", { class: "facts" }, rows.map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, v)))),
-    t.data !== null && t.data !== undefined ? h("details", {}, h("summary", {}, "Vendor data"), h("pre", {}, JSON.stringify(t.data, null, 2))) : null);
+    t.data !== null && t.data !== undefined ? h("details", {}, h("summary", {}, tr("tasks.vendorData")), h("pre", {}, JSON.stringify(t.data, null, 2))) : null);
 }

@@ -1,8 +1,9 @@
 // Users (admin): create, edit, top up quota, delete.
-import { h, num, badge } from "../dom.js";
+import { h, badge } from "../dom.js";
 import { api, items, qs } from "../api.js";
 import { pageHead, table, pager, formDialog, confirmDialog, guard } from "../ui.js";
 import { limitFields, limitBody, limitsCell, budgetCell } from "../limits.js";
+import { money, toQuota, unitField } from "../money.js";
 
 const PAGE_SIZE = 25;
 
@@ -46,11 +47,11 @@ export async function render(main, ctx) {
   async function topUp(u) {
     const r = await formDialog({
       title: `Change quota of ${u.username}`,
-      intro: `Current balance: ${num(u.quota)}. A negative amount removes quota.`,
+      intro: `Current balance: ${money(u.quota)}. A negative amount removes quota.`,
       submitLabel: "Apply",
-      fields: [{ name: "delta", label: "Amount", type: "number", required: true, step: 1,
-        validate: (v) => (v === 0 ? "Enter a non-zero amount." : "") }],
-      onSubmit: (v) => api("POST", `/api/users/${u.id}/quota`, { delta: v.delta }),
+      fields: [{ name: "delta", label: "Amount", type: "number", required: true, step: "any",
+        validate: (v, all) => (toQuota(v, all.unit) === 0 ? "Enter a non-zero amount." : "") }, unitField()],
+      onSubmit: (v) => api("POST", `/api/users/${u.id}/quota`, { delta: toQuota(v.delta, v.unit) }),
     });
     if (r) await load();
   }
@@ -62,8 +63,8 @@ export async function render(main, ctx) {
       { label: "Username", cell: (u) => u.username },
       { label: "Role", cell: (u) => u.role },
       { label: "Group", cell: (u) => u.group },
-      { label: "Quota", num: true, cell: (u) => num(u.quota) },
-      { label: "Used", num: true, cell: (u) => num(u.used_quota) },
+      { label: "Quota", num: true, cell: (u) => money(u.quota) },
+      { label: "Used", num: true, cell: (u) => money(u.used_quota) },
       { label: "Limits", cell: (u) => limitsCell(u) },
       { label: "Budget", cell: (u) => budgetCell(u) },
       { label: "Status", cell: (u) => badge(u.status) },

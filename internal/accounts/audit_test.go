@@ -1,0 +1,79 @@
+package accounts_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestAuditRecordsStateChangingCallsWithoutSecrets(t *testing.T) {
+	g := startMoney(t)
+	since := time.Now().Add(-time.Second).UTC().Format(time.RFC3339)
+	created := call(t, g, "POST", "/api/users", map[string]any{"username": "frank", "password": "frank-secret-pw"}, rootToken)
+	if created.status != 200 {
+		t.Fatalf("create user: %d %s", created.status, created.raw)
+	}
+	call(t, g, "POST", "/api/auth/login", map[string]string{"username": "dave", "password": "wrong-password"}, "")
+	dave := g.Login(t, "dave", "dave-password")
+	call(t, g, "POST", "/api/user/redeem", map[string]string{"code": "tpr-nothing"}, "", dave)
+	call(t, g, "GET", "/api/users", nil, rootToken) // reads are not audited
+
+	g.Restart() // a graceful stop keeps every entry
+	all := call(t, g, "GET", "/api/audit?since="+since, nil, rootToken)
+	if all.status != 200 {
+		t.Fatalf("audit: %d %s", all.status, all.raw)
+	}
+	for _, secret := range []string{"frank-secret-pw", "wrong-password", "dave-password", "tpr-nothing", rootToken} {
+		if strings.Contains(all.raw, secret) {
+			t.Fatalf("the audit log holds %q: %s", secret, all.raw)
+		}
+	}
+	type want struct {
+		method, path, username, outcome, target string
+		status                                  int
+	}
+	find := func(w want) {
+		t.Helper()
+		for _, it := range all.body["items"].([]any) {
+			e := it.(map[string]any)
+			if e["method"] == w.method && e["path"] == w.path && e["username"] == w.username && e["outcome"] == w.outcome &&
+				int(num(e["status"])) == w.status && (w.target == "" || e["target"] == w.target) {
+				return
+			}
+		}
+		t.Errorf("no entry like %+v in %s", w, all.raw)
+	}
+	find(want{"POST", "/api/users", "root", "success", "", 200})
+	find(want{"POST", "/api/auth/login", "", "denied", "", 401})
+	find(want{"POST", "/api/auth/login", "dave", "success", "", 200})
+	find(want{"POST", "/api/user/redeem", "dave", "failure", "", 400})
+	if strings.Contains(all.raw, `"GET"`) {
+		t.Fatalf("a read was audited: %s", all.raw)
+	}
+
+	filters := []struct {
+		name, query string
+		want        int
+	}{
+		{"by user", "user=dave", 2},
+		{"by method and path prefix", "method=post&path=/api/user", 2},
+		{"by path prefix with a wildcard character", "path=/api/user_", 0},
+		{"in a range that is over", "until=" + since, 0},
+		{"one per page", "page_size=1&page=2", 1},
+	}
+	for _, f := range filters {
+		t.Run(f.name, func(t *testing.T) {
+			a := call(t, g, "GET", "/api/audit?"+f.query, nil, rootToken)
+			if a.status != 200 || len(a.body["items"].([]any)) != f.want {
+				t.Fatalf("%d items, want %d: %s", len(a.body["items"].([]any)), f.want, a.raw)
+			}
+		})
+	}
+	if a := call(t, g, "GET", "/api/audit?since=yesterday", nil, rootToken); a.status != http.StatusBadRequest {
+		t.Fatalf("bad since: %d", a.status)
+	}
+	if a := call(t, g, "GET", "/api/audit", nil, "", g.Login(t, "dave", "dave-password")); a.status != http.StatusForbidden {
+		t.Fatalf("a user read the audit log: %d", a.status)
+	}
+}
