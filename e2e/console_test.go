@@ -119,13 +119,13 @@ func setKeyLimits(p *page) {
 	p.click(`button[aria-label="Limits of key ci-key"]`)
 	p.waitVisible("dialog[open] input[name=rpm]")
 	p.fill("dialog[open] input[name=rpm]", "600")
-	p.fill("dialog[open] input[name=period_quota]", "900000000")
+	p.fill("dialog[open] input[name=period_quota]", "1800") // dollars, the form's default unit
 	submitDialog(p) // no period: the form must ask for one
 	p.waitFor(`document.querySelector("dialog[open] .field-error") && [...document.querySelectorAll("dialog[open] .field-error")].some((e) => e.textContent.includes("period"))`, "the period message")
 	p.must("Runtime.evaluate", map[string]any{"expression": `(() => { const s = document.querySelector("dialog[open] select[name=period]"); s.value = "month"; s.dispatchEvent(new Event("change", { bubbles: true })); })()`})
 	submitDialog(p)
 	p.waitFor(`!document.querySelector("dialog[open]")`, "the limits dialog to close")
-	p.waitFor(`document.querySelector("#keys-list").textContent.includes("600 rpm") && document.querySelector("#keys-list").textContent.includes("per month")`, "the key's limits in the list")
+	p.waitFor(`document.querySelector("#keys-list").textContent.includes("600 rpm") && document.querySelector("#keys-list").textContent.includes("per month") && document.querySelector("#keys-list").textContent.includes("900,000,000 ($1,800.00)")`, "the key's limits in the list")
 	p.screenshot("keys-limits")
 }
 

@@ -43,9 +43,14 @@ func TestEveryMessageKeyUsedInTheConsoleExists(t *testing.T) {
 		known[k] = true
 	}
 	files, _ := os.ReadDir("static/js/pages")
-	paths := []string{"static/js/main.js", "static/js/login.js", "static/js/ui.js", "static/js/chart.js", "static/js/money.js"}
+	paths := []string{"static/js/main.js", "static/js/login.js", "static/js/ui.js", "static/js/chart.js", "static/js/money.js",
+		"static/js/dom.js", "static/js/limits.js"}
 	for _, f := range files {
 		paths = append(paths, "static/js/pages/"+f.Name())
+	}
+	plugins, _ := os.ReadDir("static/js/plugins")
+	for _, f := range plugins {
+		paths = append(paths, "static/js/plugins/"+f.Name())
 	}
 	use := regexp.MustCompile(`\b(?:t|tr)\("([a-zA-Z0-9_.]+)"`)
 	for _, p := range paths {

@@ -1,4 +1,5 @@
 import { money } from "./money.js";
+import { t } from "./i18n.js";
 
 // Small DOM helpers: the console builds its markup with h() so that every
 // piece of server data goes through textContent and can never inject HTML.
@@ -91,4 +92,10 @@ export function badge(text, kind) {
     disabled: "bad", FAILURE: "bad", error: "bad", refund: "warn", IN_PROGRESS: "info",
     QUEUED: "info", SUBMITTED: "info", NOT_START: "", UNKNOWN: "warn", "held back": "warn" })[text] || "";
   return h("span", { class: `badge ${k}` }, text);
+}
+
+/** statusBadge shows an enabled/disabled status in the user's language. */
+export function statusBadge(status) {
+  const kind = { enabled: "ok", disabled: "bad" }[status] || "";
+  return badge(status === "enabled" || status === "disabled" ? t(`status.${status}`) : status, kind);
 }

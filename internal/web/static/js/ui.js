@@ -113,9 +113,9 @@ export function jsonObject(v) {
   if (!String(v).trim()) return "";
   try {
     const o = JSON.parse(v);
-    return o && typeof o === "object" && !Array.isArray(o) ? "" : "Must be a JSON object such as {\"a\": \"b\"}.";
+    return o && typeof o === "object" && !Array.isArray(o) ? "" : t("ui.jsonObject");
   } catch (e) {
-    return `Not valid JSON: ${e.message}`;
+    return t("ui.badJson", { error: e.message });
   }
 }
 
@@ -161,12 +161,12 @@ export function formDialog({ title, intro, fields, submitLabel = t("common.save"
 }
 
 /** confirmDialog asks a yes/no question; resolves true on confirm. */
-export function confirmDialog(message, confirmLabel = "Delete") {
+export function confirmDialog(message, confirmLabel = t("common.delete")) {
   return new Promise((resolve) => {
     let ok = false;
     const yes = h("button", { type: "button", class: "danger", onclick: () => { ok = true; dlg.close(); } }, confirmLabel);
     const no = h("button", { type: "button", onclick: () => dlg.close() }, t("common.cancel"));
-    const dlg = h("dialog", { role: "alertdialog", "aria-label": "Confirm" }, h("p", {}, message), h("div", { class: "dialog-actions" }, no, yes));
+    const dlg = h("dialog", { role: "alertdialog", "aria-label": t("common.confirm") }, h("p", {}, message), h("div", { class: "dialog-actions" }, no, yes));
     dlg.addEventListener("close", () => { dlg.remove(); resolve(ok); });
     document.body.append(dlg);
     dlg.showModal();
