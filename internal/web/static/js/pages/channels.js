@@ -1,8 +1,9 @@
 // Channels (admin): upstream providers, their health, and a test button.
-import { h, when, splitList, badge } from "../dom.js";
+import { h, when, splitList, badge, statusBadge } from "../dom.js";
 import { api, items, qs } from "../api.js";
 import { pageHead, table, pager, formDialog, confirmDialog, guard, jsonObject, toast } from "../ui.js";
 import { groupNames } from "./users.js";
+import { t } from "../i18n.js";
 
 const PAGE_SIZE = 25;
 
@@ -15,36 +16,36 @@ export async function render(main) {
   let page = 1;
   const list = h("div", { id: "channels-list" });
   const groups = await groupNames();
-  main.append(pageHead("Channels", "Upstream providers. Higher priority is tried first; weight splits traffic within a priority.",
-    h("button", { type: "button", class: "primary", id: "channel-create", onclick: () => edit(null) }, "Add channel")), list);
+  main.append(pageHead(t("ch.title"), t("ch.sub"),
+    h("button", { type: "button", class: "primary", id: "channel-create", onclick: () => edit(null) }, t("ch.add"))), list);
 
   function fields(c) {
     return [
-      { name: "name", label: "Name", required: true, maxlength: 128, value: c?.name, pattern: "\\S(.*\\S)?" },
-      { name: "type", label: "Type", type: "select", value: c ? String(c.type) : "1",
+      { name: "name", label: t("common.name"), required: true, maxlength: 128, value: c?.name, pattern: "\\S(.*\\S)?" },
+      { name: "type", label: t("ch.type"), type: "select", value: c ? String(c.type) : "1",
         options: TYPES.map(([n, id]) => [String(id), `${n} (${id})`]) },
-      { name: "base_url", label: "Base URL", type: "url", value: c?.base_url, placeholder: "https://api.openai.com",
-        hint: "The provider's origin, without /v1." },
-      { name: "key", label: "Provider key", type: "password", autocomplete: "off",
-        hint: c ? `Leave empty to keep the current key (${c.key_masked || "none"}).` : "Sent to the provider; never shown again." },
-      { name: "models", label: "Models", required: true, type: "textarea", rows: 2, value: c?.models?.join(", "),
-        hint: "Comma-separated model names this channel serves.",
-        validate: (v) => (splitList(v).length ? "" : "List at least one model.") },
-      { name: "groups", label: "Groups", value: (c?.groups || ["default"]).join(", "),
-        hint: groups.length ? `Known groups: ${groups.join(", ")}` : "Comma-separated." },
-      { name: "priority", label: "Priority", type: "number", step: 1, value: c?.priority ?? 0 },
-      { name: "weight", label: "Weight", type: "number", min: 0, step: 1, value: c?.weight ?? 1 },
-      { name: "model_mapping", label: "Model mapping (JSON)", type: "json", rows: 2, value: c?.model_mapping && Object.keys(c.model_mapping).length ? c.model_mapping : "",
-        validate: jsonObject, hint: "Optional, e.g. {\"gpt-4o\": \"gpt-4o-2024-08-06\"}." },
-      { name: "settings", label: "Settings (JSON)", type: "json", rows: 2, value: c?.settings && Object.keys(c.settings).length ? c.settings : "",
-        validate: jsonObject, hint: "Per-type settings such as task_plugin_key; health: failure_threshold, cooldown_seconds, max_cooldown_seconds, retry_statuses, disable_statuses, probe_interval_seconds." },
+      { name: "base_url", label: t("ch.baseUrl"), type: "url", value: c?.base_url, placeholder: "https://api.openai.com",
+        hint: t("ch.baseUrlHint") },
+      { name: "key", label: t("ch.key"), type: "password", autocomplete: "off",
+        hint: c ? t("ch.keyKeep", { masked: c.key_masked || t("common.none") }) : t("ch.keyNew") },
+      { name: "models", label: t("common.models"), required: true, type: "textarea", rows: 2, value: c?.models?.join(", "),
+        hint: t("ch.modelsHint"),
+        validate: (v) => (splitList(v).length ? "" : t("ch.needModel")) },
+      { name: "groups", label: t("common.groups"), value: (c?.groups || ["default"]).join(", "),
+        hint: groups.length ? t("ch.knownGroups", { list: groups.join(", ") }) : t("ch.commaSep") },
+      { name: "priority", label: t("ch.priority"), type: "number", step: 1, value: c?.priority ?? 0 },
+      { name: "weight", label: t("ch.weight"), type: "number", min: 0, step: 1, value: c?.weight ?? 1 },
+      { name: "model_mapping", label: t("ch.mapping"), type: "json", rows: 2, value: c?.model_mapping && Object.keys(c.model_mapping).length ? c.model_mapping : "",
+        validate: jsonObject, hint: t("ch.mappingHint", { example: '{"gpt-4o": "gpt-4o-2024-08-06"}' }) },
+      { name: "settings", label: t("ch.settings"), type: "json", rows: 2, value: c?.settings && Object.keys(c.settings).length ? c.settings : "",
+        validate: jsonObject, hint: t("ch.settingsHint") },
     ];
   }
 
   async function edit(c) {
     const saved = await formDialog({
-      title: c ? `Edit channel ${c.name}` : "Add channel",
-      submitLabel: c ? "Save" : "Create",
+      title: c ? t("ch.edit", { name: c.name }) : t("ch.add"),
+      submitLabel: c ? t("common.save") : t("common.create"),
       fields: fields(c),
       onSubmit: (v) => {
         const body = {
@@ -58,60 +59,61 @@ export async function render(main) {
       },
     });
     if (saved) {
-      toast(c ? "Channel saved" : "Channel created");
+      toast(c ? t("ch.saved") : t("ch.created"));
       await load();
     }
   }
 
   async function test(c, button) {
     button.disabled = true;
-    button.textContent = "Testing…";
+    button.textContent = t("ch.testing");
     const r = await guard(() => api("POST", `/api/channels/${c.id}/test`));
     button.disabled = false;
-    button.textContent = "Test";
+    button.textContent = t("ch.test");
     if (!r) return;
-    if (r.success) toast(`${c.name}: OK in ${r.latency_ms} ms`);
-    else toast(`${c.name}: ${r.error || "failed"}`, "error");
+    if (r.success) toast(t("ch.testOk", { name: c.name, ms: r.latency_ms }));
+    else toast(t("ch.testFail", { name: c.name, error: r.error || t("ch.failed") }), "error");
     await load();
   }
 
   async function load() {
     const data = await api("GET", `/api/channels${qs({ page, page_size: PAGE_SIZE })}`);
-    list.replaceChildren(table("Channels", [
-      { label: "Name", cell: (c) => h("strong", {}, c.name) },
-      { label: "Type", cell: (c) => c.type_name || String(c.type) },
-      { label: "Models", cell: (c) => c.models.join(", ") },
-      { label: "Groups", cell: (c) => c.groups.join(", ") },
-      { label: "Priority", num: true, cell: (c) => String(c.priority) },
-      { label: "Weight", num: true, cell: (c) => String(c.weight) },
-      { label: "Status", cell: (c) => badge(c.status) },
-      { label: "Health", cell: health },
-      { label: "Actions", cell: (c) => {
-        const testBtn = h("button", { type: "button", class: "small", "aria-label": `Test channel ${c.name}` }, "Test");
+    list.replaceChildren(table(t("ch.title"), [
+      { label: t("common.name"), cell: (c) => h("strong", {}, c.name) },
+      { label: t("ch.type"), cell: (c) => c.type_name || String(c.type) },
+      { label: t("common.models"), cell: (c) => c.models.join(", ") },
+      { label: t("common.groups"), cell: (c) => c.groups.join(", ") },
+      { label: t("ch.priority"), num: true, cell: (c) => String(c.priority) },
+      { label: t("ch.weight"), num: true, cell: (c) => String(c.weight) },
+      { label: t("common.status"), cell: (c) => statusBadge(c.status) },
+      { label: t("ch.health"), cell: health },
+      { label: t("common.actions"), cell: (c) => {
+        const testBtn = h("button", { type: "button", class: "small", "aria-label": t("ch.testChannel", { name: c.name }) }, t("ch.test"));
         testBtn.addEventListener("click", () => test(c, testBtn));
         return h("div", { class: "actions" }, testBtn,
-          h("button", { type: "button", class: "small", "aria-label": `Edit channel ${c.name}`, onclick: () => edit(c) }, "Edit"),
-          h("button", { type: "button", class: "small", "aria-label": `${c.status === "enabled" ? "Disable" : "Enable"} channel ${c.name}`,
+          h("button", { type: "button", class: "small", "aria-label": t("ch.edit", { name: c.name }), onclick: () => edit(c) }, t("common.edit")),
+          h("button", { type: "button", class: "small", "aria-label": t(c.status === "enabled" ? "ch.disableChannel" : "ch.enableChannel", { name: c.name }),
             onclick: () => guard(async () => { await api("PATCH", `/api/channels/${c.id}`, { status: c.status === "enabled" ? "disabled" : "enabled" }); await load(); }) },
-            c.status === "enabled" ? "Disable" : "Enable"),
-          h("button", { type: "button", class: "small danger", "aria-label": `Delete channel ${c.name}`,
-            onclick: async () => { if (await confirmDialog(`Delete channel ${c.name}?`)) await guard(async () => { await api("DELETE", `/api/channels/${c.id}`); await load(); }, "Channel deleted"); } },
-            "Delete"));
+            t(c.status === "enabled" ? "common.disable" : "common.enable")),
+          h("button", { type: "button", class: "small danger", "aria-label": t("ch.deleteChannel", { name: c.name }),
+            onclick: async () => { if (await confirmDialog(t("ch.confirmDelete", { name: c.name }))) await guard(async () => { await api("DELETE", `/api/channels/${c.id}`); await load(); }, t("ch.deleted")); } },
+            t("common.delete")));
       } },
-    ], items(data), "No channels yet. Add one to route requests to a provider."),
+    ], items(data), t("ch.none")),
     pager({ page, pageSize: PAGE_SIZE, total: data.total }, (p) => { page = p; load(); }));
   }
   await load();
 }
 
 // STATES are the four health states of the contract, with their badge.
-const STATES = { healthy: ["healthy", "ok"], cooling: ["cooling", "warn"], auto_disabled: ["auto-disabled", "bad"], disabled: ["disabled", "bad"] };
+const STATES = { healthy: "ok", cooling: "warn", auto_disabled: "bad", disabled: "bad" };
 
 function health(c) {
   const s = c.health || {};
-  const [label, kind] = STATES[s.state] || [s.state || "healthy", ""];
+  const state = s.state || "healthy";
+  const [label, kind] = state in STATES ? [t(`ch.h.${state}`), STATES[state]] : [state, ""];
   const parts = [badge(label, kind)];
-  if (s.state === "cooling" && s.until) parts.push(h("span", { class: "muted" }, ` until ${when(s.until)}`));
+  if (s.state === "cooling" && s.until) parts.push(h("span", { class: "muted" }, t("ch.until", { when: when(s.until) })));
   if (s.state !== "healthy" && s.reason) parts.push(h("div", { class: "muted small" }, s.reason));
-  return h("span", { title: s.since ? `since ${when(s.since)}` : "", "data-health": s.state || "healthy" }, ...parts);
+  return h("span", { title: s.since ? t("ch.since", { when: when(s.since) }) : "", "data-health": s.state || "healthy" }, ...parts);
 }

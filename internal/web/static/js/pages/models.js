@@ -2,31 +2,32 @@
 import { h, splitList } from "../dom.js";
 import { api, items } from "../api.js";
 import { pageHead, table, formDialog, confirmDialog, guard, jsonObject } from "../ui.js";
+import { t } from "../i18n.js";
 
 const RATES = [
-  ["input_per_mtok", "Input $/M tokens"],
-  ["output_per_mtok", "Output $/M tokens"],
-  ["cache_read_per_mtok", "Cache read $/M"],
-  ["cache_write_per_mtok", "Cache write $/M"],
-  ["per_call", "Per call $"],
+  ["input_per_mtok", "mp.input"],
+  ["output_per_mtok", "mp.output"],
+  ["cache_read_per_mtok", "mp.cacheRead"],
+  ["cache_write_per_mtok", "mp.cacheWrite"],
+  ["per_call", "mp.perCall"],
 ];
 
 export async function render(main) {
   const list = h("div", { id: "models-list" });
-  main.append(pageHead("Model prices", "A routed model needs a price (or Free) before it can be billed.",
-    h("button", { type: "button", class: "primary", id: "model-create", onclick: () => edit(null) }, "Add price")), list);
+  main.append(pageHead(t("mp.title"), t("mp.sub"),
+    h("button", { type: "button", class: "primary", id: "model-create", onclick: () => edit(null) }, t("mp.add"))), list);
 
   async function edit(m) {
     const saved = await formDialog({
-      title: m ? `Price of ${m.name}` : "Add model price",
+      title: m ? t("mp.priceOf", { name: m.name }) : t("mp.addTitle"),
       fields: [
-        { name: "name", label: "Model", required: true, maxlength: 128, value: m?.name, pattern: "\\S(.*\\S)?" },
-        ...RATES.map(([name, label]) => ({ name, label, type: "number", min: 0, step: "any", value: m?.[name] ?? "" })),
-        { name: "free", label: "Free (no charge)", type: "checkbox", value: m?.free },
-        { name: "extra", label: "Extra pricing (JSON)", type: "json", value: m?.extra ?? "", validate: jsonObject,
-          hint: "Optional per-kind factors, e.g. image sizes." },
-        { name: "fallbacks", label: "Fallback models", value: (m?.fallbacks || []).join(", "),
-          hint: "Comma-separated, tried in order when every channel of this model fails before answering." },
+        { name: "name", label: t("mp.model"), required: true, maxlength: 128, value: m?.name, pattern: "\\S(.*\\S)?" },
+        ...RATES.map(([name, key]) => ({ name, label: t(key), type: "number", min: 0, step: "any", value: m?.[name] ?? "" })),
+        { name: "free", label: t("mp.freeField"), type: "checkbox", value: m?.free },
+        { name: "extra", label: t("mp.extra"), type: "json", value: m?.extra ?? "", validate: jsonObject,
+          hint: t("mp.extraHint") },
+        { name: "fallbacks", label: t("mp.fallbacks"), value: (m?.fallbacks || []).join(", "),
+          hint: t("mp.fallbacksHint") },
       ],
       onSubmit: (v) => {
         const body = { free: v.free };
@@ -41,17 +42,17 @@ export async function render(main) {
 
   async function load() {
     const data = await api("GET", "/api/models?page_size=1000");
-    list.replaceChildren(table("Model prices", [
-      { label: "Model", cell: (m) => h("code", {}, m.name) },
-      ...RATES.map(([name, label]) => ({ label, num: true, cell: (m) => (m[name] ? String(m[name]) : "—") })),
-      { label: "Free", cell: (m) => (m.free ? "yes" : "") },
-      { label: "Fallbacks", cell: (m) => (m.fallbacks?.length ? m.fallbacks.join(" → ") : "") },
-      { label: "Actions", cell: (m) => h("div", { class: "actions" },
-        h("button", { type: "button", class: "small", "aria-label": `Edit price of ${m.name}`, onclick: () => edit(m) }, "Edit"),
-        h("button", { type: "button", class: "small danger", "aria-label": `Delete price of ${m.name}`,
-          onclick: async () => { if (await confirmDialog(`Delete the price of ${m.name}? Calls to it will fail to bill.`)) await guard(async () => { await api("DELETE", `/api/models/${encodeURIComponent(m.name)}`); await load(); }, "Price deleted"); } },
-          "Delete")) },
-    ], items(data), "No prices yet."));
+    list.replaceChildren(table(t("mp.title"), [
+      { label: t("mp.model"), cell: (m) => h("code", {}, m.name) },
+      ...RATES.map(([name, key]) => ({ label: t(key), num: true, cell: (m) => (m[name] ? String(m[name]) : "—") })),
+      { label: t("mp.free"), cell: (m) => (m.free ? t("common.yes") : "") },
+      { label: t("mp.fallbacksCol"), cell: (m) => (m.fallbacks?.length ? m.fallbacks.join(" → ") : "") },
+      { label: t("common.actions"), cell: (m) => h("div", { class: "actions" },
+        h("button", { type: "button", class: "small", "aria-label": t("mp.editPrice", { name: m.name }), onclick: () => edit(m) }, t("common.edit")),
+        h("button", { type: "button", class: "small danger", "aria-label": t("mp.deletePrice", { name: m.name }),
+          onclick: async () => { if (await confirmDialog(t("mp.confirmDelete", { name: m.name }))) await guard(async () => { await api("DELETE", `/api/models/${encodeURIComponent(m.name)}`); await load(); }, t("mp.deleted")); } },
+          t("common.delete"))) },
+    ], items(data), t("mp.none")));
   }
   await load();
 }
