@@ -2,6 +2,7 @@
 import { h } from "../dom.js";
 import { api } from "../api.js";
 import { showError } from "../ui.js";
+import { t as tr, lang } from "../i18n.js";
 
 /** BASE is the root of the plugin administration API (CONTRACT §7). */
 export const BASE = "/api/plugin/task";
@@ -19,7 +20,8 @@ export function text(t) {
   if (!t) return "";
   if (typeof t === "string") return t;
   if (typeof t !== "object") return String(t);
-  const langs = [...(navigator.languages || []), "en"];
+  // The console's chosen language first, then the browser's.
+  const langs = [lang() === "zh" ? "zh-CN" : lang(), ...(navigator.languages || []), "en"];
   for (const l of langs) {
     if (t[l]) return t[l];
     const short = l.split("-")[0];
@@ -69,7 +71,7 @@ export async function forceable(alert, run, onDone, { offerForce = true } = {}) 
       } catch (e2) {
         showError(alert, e2);
       }
-    } }, "Do it anyway and keep the plugin held back");
+    } }, tr("pl.force"));
     alert.append(h("div", { class: "actions", style: "margin-top:.5rem" }, again));
   }
 }
@@ -78,11 +80,11 @@ export async function forceable(alert, run, onDone, { offerForce = true } = {}) 
 export async function sourceDialog(key, version) {
   const s = await api("GET", `${pluginPath(key, "source")}?version=${encodeURIComponent(version)}`);
   const title = `${s.key} ${s.version}`;
-  const dlg = h("dialog", { class: "wide", "aria-label": `Source of ${title}` },
-    h("h2", {}, `Source of ${title}`),
+  const dlg = h("dialog", { class: "wide", "aria-label": tr("pl.sourceOf", { title }) },
+    h("h2", {}, tr("pl.sourceOf", { title })),
     h("p", { class: "muted" }, "SHA-256 ", h("code", { class: "break" }, s.sha256 || "—")),
     h("pre", { class: "source", id: "plugin-source" }, s.source),
-    h("div", { class: "dialog-actions" }, h("button", { type: "button", class: "primary", onclick: () => dlg.close() }, "Close")));
+    h("div", { class: "dialog-actions" }, h("button", { type: "button", class: "primary", onclick: () => dlg.close() }, tr("common.close"))));
   dlg.addEventListener("close", () => dlg.remove());
   document.body.append(dlg);
   dlg.showModal();

@@ -4,22 +4,23 @@ import { h } from "../dom.js";
 import { api } from "../api.js";
 import { fieldSet, alertBox, showError } from "../ui.js";
 import { BASE } from "./common.js";
+import { t as tr } from "../i18n.js";
 
 /** dryRunForm returns the dry-run form and its result area. */
 export function dryRunForm() {
   const set = fieldSet([
-    { name: "source", label: "Plugin source", type: "textarea", rows: 14, required: true,
-      hint: "Paste a plugin.js, or load one from a file above." },
-    { name: "hook", label: "Hook to run (optional)", placeholder: "native.decodeSubmit",
-      hint: "A dotted path of an exported function, such as protocols.std_video.decodeRequest." },
-    { name: "args", label: "Arguments (JSON array)", type: "textarea", rows: 3, placeholder: '[{"body": {"kind": "json", "value": {}}}]',
+    { name: "source", label: tr("pl.sourceField"), type: "textarea", rows: 14, required: true,
+      hint: tr("pl.dryHint") },
+    { name: "hook", label: tr("pl.hook"), placeholder: "native.decodeSubmit",
+      hint: tr("pl.hookHint") },
+    { name: "args", label: tr("pl.args"), type: "textarea", rows: 3, placeholder: '[{"body": {"kind": "json", "value": {}}}]',
       validate: (v, all) => {
         if (!v.trim()) return "";
-        if (!all.hook.trim()) return "Name a hook to run with these arguments.";
+        if (!all.hook.trim()) return tr("pl.nameHook");
         try {
-          return Array.isArray(JSON.parse(v)) ? "" : "Must be a JSON array, one item per argument.";
+          return Array.isArray(JSON.parse(v)) ? "" : tr("pl.mustArray");
         } catch (e) {
-          return `Not valid JSON: ${e.message}`;
+          return tr("ui.badJson", { error: e.message });
         }
       } },
   ]);
@@ -31,11 +32,11 @@ export function dryRunForm() {
   });
   const alert = alertBox();
   alert.id = "dry-run-error";
-  const idle = h("p", { class: "empty" }, "Run a dry run to see the verdict and the hook's answer here.");
+  const idle = h("p", { class: "empty" }, tr("pl.dryIdle"));
   const out = h("div", { id: "dry-run-result", "aria-live": "polite" }, idle);
-  const submit = h("button", { type: "submit", class: "primary", id: "dry-run" }, "Dry run");
+  const submit = h("button", { type: "submit", class: "primary", id: "dry-run" }, tr("plugins.dryRun"));
   const form = h("form", { novalidate: true, "aria-labelledby": "pl-dry" },
-    h("div", { class: "field" }, h("label", { for: "dry-run-file" }, "Load the source from a file"), file),
+    h("div", { class: "field" }, h("label", { for: "dry-run-file" }, tr("pl.loadFile")), file),
     set.el, alert, submit);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
@@ -57,22 +58,22 @@ export function dryRunForm() {
       submit.disabled = false;
     }
   });
-  return h("section", { class: "card", "aria-labelledby": "pl-dry" }, h("h2", { id: "pl-dry" }, "Dry run"),
-    h("p", { class: "muted" }, "Compile and validate a plugin without storing it. Naming a hook also runs it once in a sandbox that has no network."),
-    h("div", { class: "split" }, form, h("div", { class: "result-pane" }, h("h3", {}, "Result"), out)));
+  return h("section", { class: "card", "aria-labelledby": "pl-dry" }, h("h2", { id: "pl-dry" }, tr("plugins.dryRun")),
+    h("p", { class: "muted" }, tr("pl.dryIntro")),
+    h("div", { class: "split" }, form, h("div", { class: "result-pane" }, h("h3", {}, tr("pl.result")), out)));
 }
 
 // result renders {valid, key, version, meta, result?, error?}.
 function result(r, hook) {
-  const out = [h("p", { class: "alert ok" }, h("strong", {}, "Valid. "), `${r.key} ${r.version} passes every check.`)];
+  const out = [h("p", { class: "alert ok" }, h("strong", {}, tr("pl.valid")), tr("pl.passes", { id: `${r.key} ${r.version}` }))];
   if (hook) {
     if (r.error) {
-      out.push(h("div", { class: "alert error", id: "dry-run-hook-error" }, h("strong", {}, `${hook} threw`),
+      out.push(h("div", { class: "alert error", id: "dry-run-hook-error" }, h("strong", {}, tr("pl.threw", { hook })),
         r.error.name ? ` ${r.error.name}` : "", `: ${r.error.message}`));
     } else {
-      out.push(h("h3", {}, `${hook} returned`), h("pre", { id: "dry-run-hook-result" }, JSON.stringify(r.result, null, 2)));
+      out.push(h("h3", {}, tr("pl.returned", { hook })), h("pre", { id: "dry-run-hook-result" }, JSON.stringify(r.result, null, 2)));
     }
   }
-  out.push(h("details", {}, h("summary", {}, "Normalised meta"), h("pre", {}, JSON.stringify(r.meta, null, 2))));
+  out.push(h("details", {}, h("summary", {}, tr("pl.meta")), h("pre", {}, JSON.stringify(r.meta, null, 2))));
   return out;
 }

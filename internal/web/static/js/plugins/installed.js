@@ -1,8 +1,9 @@
 // The installed plugins tab: one card per plugin key with its state, its
 // meta summary and every stored version.
-import { h, when, badge } from "../dom.js";
+import { h, when, badge, statusBadge } from "../dom.js";
 import { api, items } from "../api.js";
 import { alertBox, showError, confirmDialog, toast } from "../ui.js";
+import { t as tr } from "../i18n.js";
 import { BASE, pluginPath, text, authorName, shortHash, list, forceable, sourceDialog, loading, failure } from "./common.js";
 
 /**
@@ -25,13 +26,13 @@ function renderInstalled(el, plugins, goTo) {
   const reload = () => loadInstalled(el, goTo);
   if (!plugins.length) {
     el.replaceChildren(h("div", { class: "table-wrap empty" },
-      h("p", {}, "No plugins installed yet. Plugins add asynchronous video, image and music APIs to the gateway."),
+      h("p", {}, tr("pl.noneInstalled")),
       h("div", { class: "actions center" },
-        h("button", { type: "button", class: "primary", onclick: () => goTo("upload") }, "Upload a plugin"),
-        h("button", { type: "button", onclick: () => goTo("marketplace") }, "Browse a marketplace"))));
+        h("button", { type: "button", class: "primary", onclick: () => goTo("upload") }, tr("pl.uploadOne")),
+        h("button", { type: "button", onclick: () => goTo("marketplace") }, tr("pl.browse")))));
     return;
   }
-  el.replaceChildren(h("p", { class: "muted" }, `${plugins.length} plugin${plugins.length === 1 ? "" : "s"} installed.`),
+  el.replaceChildren(h("p", { class: "muted" }, tr(plugins.length === 1 ? "pl.count1" : "pl.count", { n: plugins.length })),
     ...plugins.map((p) => pluginCard(p, reload)));
 }
 
@@ -40,9 +41,9 @@ function renderInstalled(el, plugins, goTo) {
 // alone would mislead.
 function stateBadges(p) {
   const out = [];
-  if (p.held_back) out.push(badge("held back"));
-  else out.push(badge(p.enabled ? "enabled" : "disabled"));
-  if (p.load_error) out.push(badge("not loaded", "bad"));
+  if (p.held_back) out.push(badge(tr("pl.heldBackBadge"), "warn"));
+  else out.push(statusBadge(p.enabled ? "enabled" : "disabled"));
+  if (p.load_error) out.push(badge(tr("pl.notLoaded"), "bad"));
   return out;
 }
 
@@ -54,30 +55,30 @@ function pluginCard(p, reload) {
   const head = h("div", { class: "plugin-head" },
     h("div", { class: "plugin-title" },
       h("h3", {}, name, " ", h("code", { class: "key" }, p.key)),
-      h("div", { class: "badges" }, h("span", { class: "badge info" }, `active ${p.active_version || "—"}`), stateBadges(p))),
+      h("div", { class: "badges" }, h("span", { class: "badge info" }, tr("pl.active", { version: p.active_version || "—" })), stateBadges(p))),
     h("div", { class: "actions" }, toggleButtons(p, alert, reload),
-      h("button", { type: "button", class: "small danger", "aria-label": `Delete plugin ${p.key}`,
-        onclick: () => deletePlugin(p, alert, reload) }, "Delete plugin")));
-  return h("article", { class: "card plugin", id: `plugin-${p.key}`, "aria-label": `Plugin ${p.key}` },
+      h("button", { type: "button", class: "small danger", "aria-label": tr("pl.deletePluginKey", { key: p.key }),
+        onclick: () => deletePlugin(p, alert, reload) }, tr("pl.deletePlugin"))));
+  return h("article", { class: "card plugin", id: `plugin-${p.key}`, "aria-label": tr("pl.pluginAria", { key: p.key }) },
     head,
     text(s.description) ? h("p", { class: "muted plugin-desc" }, text(s.description)) : null,
-    p.load_error ? h("p", { class: "alert error" }, `The active version could not be loaded: ${p.load_error}`) : null,
+    p.load_error ? h("p", { class: "alert error" }, tr("pl.loadError", { error: p.load_error })) : null,
     p.summary ? facts(s) : null,
     alert,
-    h("h4", {}, "Versions"),
+    h("h4", {}, tr("pl.versions")),
     versionsTable(p, alert, reload));
 }
 
 function facts(s) {
   const rows = [
-    ["Models", list(s.models)],
-    ["Protocols", list(s.protocols)],
-    ["Native routes", String(s.routes || 0)],
-    ["Channel types", list(s.channelTypes)],
-    ["Fetch mode", s.fetchMode || "—"],
-    ["Author", authorName(s.author) || "—"],
+    [tr("pl.f.models"), list(s.models)],
+    [tr("pl.f.protocols"), list(s.protocols)],
+    [tr("pl.f.routes"), String(s.routes || 0)],
+    [tr("pl.f.channelTypes"), list(s.channelTypes)],
+    [tr("pl.f.fetchMode"), s.fetchMode || "—"],
+    [tr("pl.f.author"), authorName(s.author) || "—"],
   ];
-  if (s.upstreams && s.upstreams.length) rows.push(["Upstreams", list(s.upstreams)]);
+  if (s.upstreams && s.upstreams.length) rows.push([tr("pl.f.upstreams"), list(s.upstreams)]);
   return h("dl", { class: "facts" }, rows.map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, v))));
 }
 
@@ -85,11 +86,12 @@ function facts(s) {
 // enable" only asks whether its conflict is gone; forcing it would change
 // nothing and is not offered.
 function toggleButtons(p, alert, reload) {
-  const set = (enabled, label, offerForce = true) => h("button", { type: "button", class: "small", "aria-label": `${label} plugin ${p.key}`,
+  const set = (enabled, label, aria, offerForce = true) => h("button", { type: "button", class: "small", "aria-label": tr(aria, { key: p.key }),
     onclick: () => forceable(alert, (force) => api("POST", pluginPath(p.key, "status"), force ? { enabled, force } : { enabled }),
-      async () => { toast(`${p.key} ${enabled ? "enabled" : "disabled"}`); await reload(); }, { offerForce }) }, label);
-  if (p.held_back) return [set(true, "Retry enable", false), set(false, "Disable")];
-  return p.enabled ? set(false, "Disable") : set(true, "Enable");
+      async () => { toast(tr(enabled ? "pl.nowEnabled" : "pl.nowDisabled", { key: p.key })); await reload(); }, { offerForce }) }, label);
+  const disable = () => set(false, tr("common.disable"), "pl.disablePlugin");
+  if (p.held_back) return [set(true, tr("pl.retry"), "pl.retryPlugin", false), disable()];
+  return p.enabled ? disable() : set(true, tr("common.enable"), "pl.enablePlugin");
 }
 
 function versionsTable(p, alert, reload) {
@@ -97,31 +99,31 @@ function versionsTable(p, alert, reload) {
   const rows = versions.map((v) => {
     const active = v.version === p.active_version;
     return h("tr", { "data-version": v.version },
-      h("td", {}, h("strong", {}, v.version), active ? [" ", badge("active")] : null),
-      h("td", {}, v.origin === "marketplace" && v.origin_url ? h("span", { title: v.origin_url }, "marketplace") : v.origin || "—"),
-      h("td", {}, when(v.created_at), v.uploaded_by ? h("span", { class: "muted" }, ` by ${v.uploaded_by}`) : null),
+      h("td", {}, h("strong", {}, v.version), active ? [" ", badge(tr("pl.activeBadge"), "info")] : null),
+      h("td", {}, v.origin === "marketplace" && v.origin_url ? h("span", { title: v.origin_url }, tr("pl.origin.marketplace")) : originName(v.origin)),
+      h("td", {}, when(v.created_at), v.uploaded_by ? h("span", { class: "muted" }, tr("pl.by", { user: v.uploaded_by })) : null),
       h("td", {}, shortHash(v.sha256)),
       h("td", {}, h("div", { class: "actions" },
-        active ? null : h("button", { type: "button", class: "small", "aria-label": `Activate ${p.key} ${v.version}`,
+        active ? null : h("button", { type: "button", class: "small", "aria-label": tr("pl.activateAria", { key: p.key, version: v.version }),
           onclick: () => forceable(alert, (force) => api("POST", pluginPath(p.key, "activate"), force ? { version: v.version, force } : { version: v.version }),
-            async () => { toast(`${p.key} ${v.version} is now active`); await reload(); }) }, "Activate"),
-        h("button", { type: "button", class: "small", "aria-label": `Source of ${p.key} ${v.version}`,
-          onclick: () => sourceDialog(p.key, v.version).catch((e) => showError(alert, e)) }, "Source"),
-        active ? null : h("button", { type: "button", class: "small danger", "aria-label": `Delete ${p.key} ${v.version}`,
-          onclick: () => deleteVersion(p, v.version, alert, reload) }, "Delete"))));
+            async () => { toast(tr("pl.nowActive", { key: p.key, version: v.version })); await reload(); }) }, tr("pl.activate")),
+        h("button", { type: "button", class: "small", "aria-label": tr("pl.sourceOf", { title: `${p.key} ${v.version}` }),
+          onclick: () => sourceDialog(p.key, v.version).catch((e) => showError(alert, e)) }, tr("pl.source")),
+        active ? null : h("button", { type: "button", class: "small danger", "aria-label": tr("pl.deleteVersion", { key: p.key, version: v.version }),
+          onclick: () => deleteVersion(p, v.version, alert, reload) }, tr("common.delete")))));
   });
   return h("div", { class: "table-wrap" }, h("table", {},
-    h("caption", { class: "visually-hidden" }, `Versions of ${p.key}`),
-    h("thead", {}, h("tr", {}, ["Version", "Origin", "Stored", "SHA-256", "Actions"].map((c) => h("th", { scope: "col" }, c)))),
+    h("caption", { class: "visually-hidden" }, tr("pl.versionsOf", { key: p.key })),
+    h("thead", {}, h("tr", {}, [tr("pl.c.version"), tr("pl.c.origin"), tr("pl.c.stored"), "SHA-256", tr("common.actions")].map((c) => h("th", { scope: "col" }, c)))),
     h("tbody", {}, rows)));
 }
 
 async function deleteVersion(p, version, alert, reload) {
-  if (!await confirmDialog(`Delete version ${version} of ${p.key}? A published version cannot be uploaded again with a different source.`)) return;
+  if (!await confirmDialog(tr("pl.confirmVersion", { key: p.key, version }))) return;
   showError(alert, null);
   try {
     await api("DELETE", pluginPath(p.key, "versions", version));
-    toast(`${p.key} ${version} deleted`);
+    toast(tr("pl.versionDeleted", { key: p.key, version }));
     await reload();
   } catch (e) {
     showError(alert, e);
@@ -130,11 +132,11 @@ async function deleteVersion(p, version, alert, reload) {
 
 async function deletePlugin(p, alert, reload) {
   const n = (p.versions || []).length;
-  if (!await confirmDialog(`Delete plugin ${p.key} and its ${n} version${n === 1 ? "" : "s"}? Channels that bind it must be changed or deleted first.`)) return;
+  if (!await confirmDialog(tr(n === 1 ? "pl.confirmPlugin1" : "pl.confirmPlugin", { key: p.key, n }))) return;
   showError(alert, null);
   try {
     await api("DELETE", pluginPath(p.key));
-    toast(`Plugin ${p.key} deleted`);
+    toast(tr("pl.pluginDeleted", { key: p.key }));
     await reload();
   } catch (e) {
     // 409 plugin_in_use names the channels; keep it on the card so the
@@ -142,4 +144,9 @@ async function deletePlugin(p, alert, reload) {
     showError(alert, e);
     alert.scrollIntoView({ block: "nearest" });
   }
+}
+
+// originName shows where a version came from in the user's language.
+function originName(origin) {
+  return origin === "marketplace" || origin === "upload" ? tr(`pl.origin.${origin}`) : origin || "—";
 }

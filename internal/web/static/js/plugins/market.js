@@ -3,6 +3,7 @@
 import { h, when, badge } from "../dom.js";
 import { api, items } from "../api.js";
 import { fieldSet, alertBox, showError, confirmDialog, table, toast } from "../ui.js";
+import { t as tr } from "../i18n.js";
 import { BASE, text, authorName, loading, failure } from "./common.js";
 
 /** loadMarket fills el with the sources and the catalogue. */
@@ -21,21 +22,21 @@ async function renderMarket(el, sources, onInstalled) {
   const reload = () => loadMarket(el, onInstalled);
   const alert = alertBox();
   alert.id = "market-error";
-  const catalogue = h("div", { id: "market-catalogue" }, h("p", { class: "muted" }, "Loading the catalogue…"));
+  const catalogue = h("div", { id: "market-catalogue" }, h("p", { class: "muted" }, tr("pl.loadingCatalogue")));
   el.replaceChildren(
-    h("section", { class: "card", "aria-labelledby": "mk-sources" }, h("h2", { id: "mk-sources" }, "Sources"),
-      h("p", { class: "muted" }, "A source is the address of a marketplace index.json. Every plugin file it lists is checked against the index's SHA-256 and validated like an upload."),
+    h("section", { class: "card", "aria-labelledby": "mk-sources" }, h("h2", { id: "mk-sources" }, tr("pl.sources")),
+      h("p", { class: "muted" }, tr("pl.sourcesIntro")),
       addSourceForm(alert, reload), alert, sourcesTable(sources, alert, reload)),
-    h("section", { class: "card", "aria-labelledby": "mk-catalogue" }, h("h2", { id: "mk-catalogue" }, "Catalogue"), catalogue));
+    h("section", { class: "card", "aria-labelledby": "mk-catalogue" }, h("h2", { id: "mk-catalogue" }, tr("pl.catalogue")), catalogue));
   await loadCatalogue(catalogue, sources.length, onInstalled);
 }
 
 function addSourceForm(alert, reload) {
-  const set = fieldSet([{ name: "url", label: "Index address", type: "url", required: true,
+  const set = fieldSet([{ name: "url", label: tr("pl.indexAddr"), type: "url", required: true,
     placeholder: "https://plugins.example.com/index.json" }]);
   set.el.className = "grow";
-  const form = h("form", { novalidate: true, class: "filters", "aria-label": "Add a marketplace source" }, set.el,
-    h("button", { type: "submit", class: "primary", id: "market-add" }, "Add source"));
+  const form = h("form", { novalidate: true, class: "filters", "aria-label": tr("pl.addSourceAria") }, set.el,
+    h("button", { type: "submit", class: "primary", id: "market-add" }, tr("pl.addSource")));
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const v = set.validate();
@@ -43,7 +44,7 @@ function addSourceForm(alert, reload) {
     showError(alert, null);
     try {
       await api("POST", `${BASE}/marketplace/sources`, { url: v.url.trim() });
-      toast("Source added");
+      toast(tr("pl.sourceAdded"));
       await reload();
     } catch (e) {
       showError(alert, e);
@@ -53,26 +54,26 @@ function addSourceForm(alert, reload) {
 }
 
 function sourcesTable(sources, alert, reload) {
-  return table("Marketplace sources", [
-    { label: "Address", cell: (s) => h("code", { class: "break" }, s.url) },
-    { label: "Added", cell: (s) => when(s.created_at) },
-    { label: "Actions", cell: (s) => h("button", { type: "button", class: "small danger", "aria-label": `Remove source ${s.url}`,
+  return table(tr("pl.sourcesCaption"), [
+    { label: tr("pl.c.address"), cell: (s) => h("code", { class: "break" }, s.url) },
+    { label: tr("pl.c.added"), cell: (s) => when(s.created_at) },
+    { label: tr("common.actions"), cell: (s) => h("button", { type: "button", class: "small danger", "aria-label": tr("pl.removeSourceAria", { url: s.url }),
       onclick: async () => {
-        if (!await confirmDialog(`Remove the source ${s.url}? Plugins installed from it stay installed.`, "Remove")) return;
+        if (!await confirmDialog(tr("pl.confirmRemove", { url: s.url }), tr("pl.remove"))) return;
         try {
           await api("DELETE", `${BASE}/marketplace/sources?url=${encodeURIComponent(s.url)}`);
-          toast("Source removed");
+          toast(tr("pl.sourceRemoved"));
           await reload();
         } catch (e) {
           showError(alert, e);
         }
-      } }, "Remove") },
-  ], sources, "No sources yet. Add the address of a marketplace index to browse its plugins.");
+      } }, tr("pl.remove")) },
+  ], sources, tr("pl.noSources"));
 }
 
 async function loadCatalogue(el, sourceCount, onInstalled) {
   if (!sourceCount) {
-    el.replaceChildren(h("div", { class: "table-wrap" }, h("p", { class: "empty" }, "Add a source to browse its plugins.")));
+    el.replaceChildren(h("div", { class: "table-wrap" }, h("p", { class: "empty" }, tr("pl.addToBrowse"))));
     return;
   }
   let data;
@@ -88,17 +89,17 @@ async function loadCatalogue(el, sourceCount, onInstalled) {
   // A source that fails is reported beside the others' plugins.
   const failed = data.errors || [];
   if (failed.length) {
-    showError(alert, { message: "Some sources could not be read:", problems: failed.map((f) => ({ path: f.source, message: f.message })) });
+    showError(alert, { message: tr("pl.someFailed"), problems: failed.map((f) => ({ path: f.source, message: f.message })) });
   }
   const reload = () => loadCatalogue(el, sourceCount, onInstalled);
-  el.replaceChildren(alert, table("Marketplace catalogue", [
-    { label: "Plugin", cell: (p) => h("div", {}, h("strong", {}, p.name || p.key), " ", h("code", {}, p.key),
+  el.replaceChildren(alert, table(tr("pl.catalogueCaption"), [
+    { label: tr("pl.c.plugin"), cell: (p) => h("div", {}, h("strong", {}, p.name || p.key), " ", h("code", {}, p.key),
       text(p.description) ? h("div", { class: "muted small" }, text(p.description)) : null) },
-    { label: "Author", cell: (p) => authorName(p.author) || h("span", { class: "muted" }, "—") },
-    { label: "Source", cell: (p) => h("span", { title: p.source }, hostOf(p.source)) },
-    { label: "Installed", cell: (p) => (p.installed ? badge(`active ${p.active_version || "—"}`, "ok") : h("span", { class: "muted" }, "no")) },
-    { label: "Install", cell: (p) => installControls(p, alert, async () => { await onInstalled(); await reload(); }) },
-  ], items(data), "The sources list no plugins."));
+    { label: tr("pl.c.author"), cell: (p) => authorName(p.author) || h("span", { class: "muted" }, "—") },
+    { label: tr("pl.c.source"), cell: (p) => h("span", { title: p.source }, hostOf(p.source)) },
+    { label: tr("pl.c.installed"), cell: (p) => (p.installed ? badge(tr("pl.active", { version: p.active_version || "—" }), "ok") : h("span", { class: "muted" }, tr("common.no"))) },
+    { label: tr("pl.c.install"), cell: (p) => installControls(p, alert, async () => { await onInstalled(); await reload(); }) },
+  ], items(data), tr("pl.noPlugins")));
 }
 
 function hostOf(u) {
@@ -111,15 +112,16 @@ function hostOf(u) {
 
 function installControls(p, alert, done) {
   const versions = (p.versions || []).map((v) => v.version).filter(Boolean);
-  const sel = h("select", { "aria-label": `Version of ${p.key} to install` }, [...versions].reverse().map((v) => h("option", { value: v }, v)));
-  const activate = h("input", { type: "checkbox", checked: !p.installed, "aria-label": `Activate ${p.key} after installing` });
-  const btn = h("button", { type: "button", class: "small primary", "aria-label": `Install ${p.key}`, disabled: !versions.length }, "Install");
+  const sel = h("select", { "aria-label": tr("pl.versionToInstall", { key: p.key }) }, [...versions].reverse().map((v) => h("option", { value: v }, v)));
+  const activate = h("input", { type: "checkbox", checked: !p.installed, "aria-label": tr("pl.activateAfter", { key: p.key }) });
+  const btn = h("button", { type: "button", class: "small primary", "aria-label": tr("pl.installAria", { key: p.key }), disabled: !versions.length }, tr("pl.install"));
   btn.addEventListener("click", async () => {
     btn.disabled = true;
     showError(alert, null);
     try {
       const r = await api("POST", `${BASE}/marketplace/install`, { source: p.source, key: p.key, version: sel.value, activate: activate.checked });
-      toast(r.unchanged ? `${r.key} ${r.version} was already installed` : `Installed ${r.key} ${r.version}${r.active ? " (active)" : ""}`);
+      toast(r.unchanged ? tr("pl.alreadyInstalled", { key: r.key, version: r.version })
+        : tr("pl.installedMsg", { key: r.key, version: r.version }) + (r.active ? tr("pl.activeSuffix") : ""));
       await done();
     } catch (e) {
       showError(alert, e);
@@ -127,5 +129,5 @@ function installControls(p, alert, done) {
       btn.disabled = false;
     }
   });
-  return h("div", { class: "actions nowrap" }, sel, h("label", { class: "check inline" }, activate, "activate"), btn);
+  return h("div", { class: "actions nowrap" }, sel, h("label", { class: "check inline" }, activate, tr("pl.activateLabel")), btn);
 }

@@ -1,9 +1,10 @@
 // The runtime tab: the plugin generation this node serves, and whether it
 // has caught up with the database.
-import { h, badge } from "../dom.js";
+import { h, badge, statusBadge } from "../dom.js";
 import { api } from "../api.js";
 import { alertBox, showError, table } from "../ui.js";
 import { BASE, list, loading, failure } from "./common.js";
+import { t as tr } from "../i18n.js";
 
 /** loadRuntime fills el with GET /api/plugin/task/runtime/status. */
 export function loadRuntime(el) {
@@ -21,23 +22,23 @@ function renderRuntime(el, s) {
   const errors = s.errors || [];
   const errBox = alertBox();
   if (errors.length) {
-    showError(errBox, { message: "Some plugins could not be loaded into this generation:",
+    showError(errBox, { message: tr("pl.rtErrors"),
       problems: errors.map((e) => ({ path: `${e.key} ${e.version}`, message: e.message })) });
   }
   el.replaceChildren(
     h("dl", { class: "facts card", id: "runtime-summary" },
-      fact("Generation", h("strong", {}, String(s.generation))),
-      fact("Revision", h("code", {}, s.revision || "—")),
-      fact("Database", sync(s)),
-      fact("Node", h("code", {}, s.node || "—"))),
+      fact(tr("pl.generation"), h("strong", {}, String(s.generation))),
+      fact(tr("pl.revision"), h("code", {}, s.revision || "—")),
+      fact(tr("pl.database"), sync(s)),
+      fact(tr("pl.node"), h("code", {}, s.node || "—"))),
     errBox,
-    h("div", { id: "runtime-plugins" }, topAligned(table("Plugins in this generation", [
-      { label: "Plugin", cell: (p) => h("div", {}, h("code", {}, p.key), " ", h("span", { class: "muted" }, p.version)) },
-      { label: "State", cell: (p) => (p.held_back ? badge("held back") : badge(p.enabled ? "enabled" : "disabled")) },
-      { label: "Routes", cell: (p) => routes(p.routes) },
-      { label: "Protocols", cell: (p) => claims(p) },
-      { label: "Channel types", cell: (p) => list(p.channel_types) },
-    ], s.plugins || [], "No plugin is loaded in this generation."))));
+    h("div", { id: "runtime-plugins" }, topAligned(table(tr("pl.rtCaption"), [
+      { label: tr("pl.c.plugin"), cell: (p) => h("div", {}, h("code", {}, p.key), " ", h("span", { class: "muted" }, p.version)) },
+      { label: tr("pl.c.state"), cell: (p) => (p.held_back ? badge(tr("pl.heldBackBadge"), "warn") : statusBadge(p.enabled ? "enabled" : "disabled")) },
+      { label: tr("pl.c.routes"), cell: (p) => routes(p.routes) },
+      { label: tr("pl.c.protocols"), cell: (p) => claims(p) },
+      { label: tr("pl.c.channelTypes"), cell: (p) => list(p.channel_types) },
+    ], s.plugins || [], tr("pl.rtNone")))));
 }
 
 function fact(k, v) {
@@ -49,8 +50,8 @@ function fact(k, v) {
 function sync(s) {
   if (s.database_error) return badge(s.database_error, "bad");
   if (!s.database_revision) return h("span", { class: "muted" }, "—");
-  return s.database_revision === s.revision ? badge("up to date", "ok")
-    : h("span", {}, badge("behind", "warn"), " ", h("code", {}, s.database_revision));
+  return s.database_revision === s.revision ? badge(tr("pl.upToDate"), "ok")
+    : h("span", {}, badge(tr("pl.behind"), "warn"), " ", h("code", {}, s.database_revision));
 }
 
 function routes(rs) {
