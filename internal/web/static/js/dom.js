@@ -1,5 +1,5 @@
 import { money } from "./money.js";
-import { t } from "./i18n.js";
+import { t, lang } from "./i18n.js";
 
 // Small DOM helpers: the console builds its markup with h() so that every
 // piece of server data goes through textContent and can never inject HTML.
@@ -78,7 +78,8 @@ export function quota(n) {
 export function when(ts) {
   if (!ts) return "—";
   const d = new Date(typeof ts === "number" ? ts * 1000 : ts);
-  return Number.isNaN(d.getTime()) ? String(ts) : d.toLocaleString();
+  // Chinese pages show Chinese dates; English keeps the browser's own format.
+  return Number.isNaN(d.getTime()) ? String(ts) : d.toLocaleString(lang() === "zh" ? "zh-CN" : undefined);
 }
 
 /** splitList turns "a, b,,c" into ["a","b","c"]. */
