@@ -44,6 +44,7 @@ func TestConsoleInHeadlessChromium(t *testing.T) {
 		{"a user sees its tasks", ps.userTasks},
 		{"delete the plugin", ps.deletePlugin},
 		{"visit every page", visitPages},
+		{"the administration pages in Chinese", adminPagesInChinese},
 		{"log out", func(p *page) {
 			p.click("#logout")
 			p.waitVisible("#login-submit")
@@ -120,7 +121,7 @@ func setKeyLimits(p *page) {
 	p.waitVisible("dialog[open] input[name=rpm]")
 	p.fill("dialog[open] input[name=rpm]", "600")
 	p.fill("dialog[open] input[name=period_quota]", "1800") // dollars, the form's default unit
-	submitDialog(p) // no period: the form must ask for one
+	submitDialog(p)                                         // no period: the form must ask for one
 	p.waitFor(`document.querySelector("dialog[open] .field-error") && [...document.querySelectorAll("dialog[open] .field-error")].some((e) => e.textContent.includes("period"))`, "the period message")
 	p.must("Runtime.evaluate", map[string]any{"expression": `(() => { const s = document.querySelector("dialog[open] select[name=period]"); s.value = "month"; s.dispatchEvent(new Event("change", { bubbles: true })); })()`})
 	submitDialog(p)
@@ -331,4 +332,24 @@ func visitPages(p *page) {
 	p.waitFor(`document.querySelector("#plugin-echo")`, "the installed plugins")
 	p.screenshot("plugins-dark")
 	p.click("#theme-toggle")
+}
+
+// adminPagesInChinese switches the console to Chinese and checks the pages
+// translated last speak it, from their headings to their table cells.
+func adminPagesInChinese(p *page) {
+	selectLang(p, "zh")
+	p.waitFor(`document.querySelector("#nav-dashboard") && document.querySelector("#nav-dashboard").textContent === "仪表盘"`, "the Chinese navigation")
+	for _, c := range []struct{ module, list, want, shot string }{
+		{"keys", "#keys-list", "每月", "keys-zh"},
+		{"users", "#users-list", "超级管理员", "users-zh"},
+		{"channels", "#channels-list", "健康", "channels-zh"},
+		{"models", "#models-list", "备用模型", "models-zh"},
+		{"plugins", "#plugins-list", "当前版本", "plugins-zh"},
+	} {
+		openPage(p, c.module)
+		p.waitFor(contains(c.list, c.want), "the "+c.module+" page in Chinese")
+		p.screenshot(c.shot)
+	}
+	selectLang(p, "en")
+	p.waitFor(`document.querySelector("#nav-dashboard").textContent === "Dashboard"`, "the English navigation")
 }
