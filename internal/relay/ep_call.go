@@ -85,6 +85,9 @@ type epCall struct {
 	pathModel string
 	// texts are the inputs of an embedding call, decoded once.
 	texts []string
+	// dims is the vector size an alternate-native embedding call asks for
+	// (0: the model's own).
+	dims int
 }
 
 func (rl *Relay) newEpCall(ep *endpoint, w http.ResponseWriter, r *http.Request) *epCall {

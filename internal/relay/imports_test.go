@@ -14,10 +14,6 @@ import (
 // what each needs from it. Format knowledge belongs behind protocol.Codec
 // (or a small optional interface in protocol); this list may only shrink.
 var codecImportsLeft = map[string]string{
-	"ep_embed.go":            "gemini embedContent/batchEmbedContents wire functions",
-	"models.go":              "each format's model-list and model encodings",
-	"playground.go":          "the OpenAI model list",
-	"surfaces.go":            "gemini model-name prefix and countTokens wire functions",
 	"ep_responses.go":        "the Responses API request decoder, response encoder and usage sniffing",
 	"ep_responses_stream.go": "the Responses API stream encoder and event passthrough",
 }
