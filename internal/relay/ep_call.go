@@ -119,11 +119,7 @@ func (c *epCall) serve() {
 func (c *epCall) codec() protocol.Codec { return c.rl.Codecs[c.ep.dialect] }
 
 func (c *epCall) run() error {
-	key := bearerKey
-	if c.ep.dialect == protocol.Gemini {
-		key = altKey
-	}
-	p, err := c.rl.Keys.Authenticate(c.r.Context(), key(c.r))
+	p, err := c.rl.Keys.Authenticate(c.r.Context(), keyFor(c.ep.dialect)(c.r))
 	if err != nil {
 		return err
 	}
