@@ -33,6 +33,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/protocol/anthropic"
 	"github.com/turnpike-gw/turnpike/internal/protocol/gemini"
 	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
+	"github.com/turnpike-gw/turnpike/internal/protocol/responses"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/relay"
 	"github.com/turnpike-gw/turnpike/internal/routing"
@@ -163,6 +164,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		Codecs: map[protocol.Format]protocol.Codec{
 			protocol.OpenAI: openai.Chat, protocol.Anthropic: anthropic.Messages, protocol.Gemini: gemini.Generate,
 		},
+		Embedder: gemini.Generate, TokenCounter: gemini.Generate, ResponsesAPI: responses.API,
 		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.tasks,
 		Responses: relay.NewResponseIndex(a.sql, a.Log),
 		Limits:    a.Limits, OnSettle: a.Notify.Spent,

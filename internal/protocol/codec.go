@@ -70,6 +70,8 @@ type StreamPassthrough interface {
 // Codec converts one wire format of chat-style calls to and from the IR.
 type Codec interface {
 	StreamPassthrough
+	// ModelCatalog answers the format's model-list calls.
+	ModelCatalog
 	Format() Format
 	// DecodeRequest parses a client request; failures are *ir.Error 400s
 	// that name the offending field.

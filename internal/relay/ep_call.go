@@ -85,6 +85,9 @@ type epCall struct {
 	pathModel string
 	// texts are the inputs of an embedding call, decoded once.
 	texts []string
+	// dims is the vector size an alternate-native embedding call asks for
+	// (0: the model's own).
+	dims int
 }
 
 func (rl *Relay) newEpCall(ep *endpoint, w http.ResponseWriter, r *http.Request) *epCall {
@@ -116,11 +119,7 @@ func (c *epCall) serve() {
 func (c *epCall) codec() protocol.Codec { return c.rl.Codecs[c.ep.dialect] }
 
 func (c *epCall) run() error {
-	key := bearerKey
-	if c.ep.dialect == protocol.Gemini {
-		key = altKey
-	}
-	p, err := c.rl.Keys.Authenticate(c.r.Context(), key(c.r))
+	p, err := c.rl.Keys.Authenticate(c.r.Context(), keyFor(c.ep.dialect)(c.r))
 	if err != nil {
 		return err
 	}

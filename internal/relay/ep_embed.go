@@ -13,11 +13,9 @@ import (
 	"strconv"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
-	"github.com/turnpike-gw/turnpike/internal/protocol/gemini"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
@@ -112,17 +110,16 @@ func (c *epCall) sendGeminiEmbed(ctx context.Context, t upstream.Target) (*http.
 	if err != nil {
 		return nil, nil, err
 	}
-	body := gemini.EncodeEmbedContentRequest(t.Model, texts)
+	dims := 0
 	if d := gjson.GetBytes(c.in.raw, "dimensions"); d.Type == gjson.Number && d.Int() > 0 {
-		for i := range texts {
-			body, _ = sjson.SetBytes(body, "requests."+strconv.Itoa(i)+".outputDimensionality", d.Int())
-		}
+		dims = int(d.Int())
 	}
-	return geminiRequest(ctx, t, "batchEmbedContents", body)
+	return c.geminiRequest(ctx, t, "batchEmbedContents", c.rl.Embedder.EncodeEmbedRequest(t.Model, texts, dims))
 }
 
-func geminiRequest(ctx context.Context, t upstream.Target, action string, body []byte) (*http.Request, func(), error) {
-	u := upstream.NormalizeBaseURL(t.BaseURL) + "/v1beta/models/" + url.PathEscape(gemini.StripModelPrefix(t.Model)) + ":" + action
+func (c *epCall) geminiRequest(ctx context.Context, t upstream.Target, action string, body []byte) (*http.Request, func(), error) {
+	model := c.rl.Codecs[upstream.FormatOf(t.Type)].ModelID(t.Model)
+	u := upstream.NormalizeBaseURL(t.BaseURL) + "/v1beta/models/" + url.PathEscape(model) + ":" + action
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, badChannel(err)
@@ -144,7 +141,7 @@ func (c *epCall) relayGeminiAsOpenAI(resp *http.Response) error {
 	if err != nil {
 		return err
 	}
-	vecs, err := gemini.DecodeBatchEmbedResponse(body)
+	vecs, err := c.rl.Embedder.DecodeEmbedResponse(body)
 	if err != nil {
 		return badEmbedAnswer(err)
 	}
@@ -206,9 +203,13 @@ func float32Base64(v []float64) string {
 // :batchEmbedContents actions: Gemini channels get the body as it is (model
 // mapped), OpenAI-compatible channels an /v1/embeddings call converted back.
 func altEmbedEndpoint(action string) *endpoint {
+	single := action == "embedContent"
 	return &endpoint{
 		name: "embeddings", path: "/v1/embeddings", dialect: protocol.Gemini,
-		validate: func(c *epCall) error { return c.decodeAltEmbed(action) },
+		validate: func(c *epCall) (err error) {
+			c.texts, c.dims, err = c.rl.Embedder.DecodeEmbedRequest(c.in.raw, single)
+			return err
+		},
 		filter:   embedCapable,
 		estimate: func(c *epCall) charge { return tokensPlusCall(c.price, ir.Usage{InputTokens: c.embedTokens()}) },
 		bill: func(c *epCall, _ []byte) charge {
@@ -216,7 +217,7 @@ func altEmbedEndpoint(action string) *endpoint {
 		},
 		send: func(c *epCall, ctx context.Context, ch *routing.Channel, t upstream.Target) (*http.Request, func(), error) {
 			if ch.Type == upstream.TypeGemini {
-				return geminiRequest(ctx, t, action, c.altEmbedBody(t.Model))
+				return c.geminiRequest(ctx, t, action, c.rl.Embedder.EmbedPassthrough(c.in.raw, t.Model))
 			}
 			return c.sendOpenAIEmbed(ctx, t)
 		},
@@ -224,36 +225,15 @@ func altEmbedEndpoint(action string) *endpoint {
 			if ch.Type == upstream.TypeGemini {
 				return relayPassthrough(c, ch, resp)
 			}
-			return c.relayOpenAIAsGemini(resp, action == "embedContent")
+			return c.relayOpenAIAsGemini(resp, single)
 		},
 	}
 }
 
-func (c *epCall) decodeAltEmbed(action string) error {
-	var err error
-	if action == "embedContent" {
-		c.texts, err = gemini.DecodeEmbedContent(c.in.raw)
-	} else {
-		c.texts, _, err = gemini.DecodeBatchEmbedContents(c.in.raw)
-	}
-	return err
-}
-
-// altEmbedBody maps the model named inside each batch request too.
-func (c *epCall) altEmbedBody(model string) []byte {
-	body := c.in.raw
-	for i, r := range gjson.GetBytes(body, "requests").Array() {
-		if r.Get("model").Exists() {
-			body, _ = sjson.SetBytes(body, "requests."+strconv.Itoa(i)+".model", "models/"+gemini.StripModelPrefix(model))
-		}
-	}
-	return body
-}
-
 func (c *epCall) sendOpenAIEmbed(ctx context.Context, t upstream.Target) (*http.Request, func(), error) {
 	req := map[string]any{"model": t.Model, "input": c.texts, "encoding_format": "float"}
-	if d := gemini.EmbedOutputDimensionality(c.in.raw); d > 0 {
-		req["dimensions"] = d
+	if c.dims > 0 {
+		req["dimensions"] = c.dims
 	}
 	body, _ := json.Marshal(req)
 	r, err := upstream.OpenAIRequest(ctx, t, http.MethodPost, "/v1/embeddings", bytes.NewReader(body), "application/json")
@@ -296,10 +276,6 @@ func (c *epCall) relayOpenAIAsGemini(resp *http.Response, single bool) error {
 	if !ok {
 		u = ir.Usage{InputTokens: c.embedTokens()}
 	}
-	out := gemini.EncodeBatchEmbedResponse(vecs)
-	if single {
-		out = gemini.EncodeEmbedContentResponse(vecs[0])
-	}
-	c.answer("application/json", out, tokensPlusCall(c.price, u))
+	c.answer("application/json", c.rl.Embedder.EncodeEmbedResponse(vecs, single), tokensPlusCall(c.price, u))
 	return nil
 }

@@ -183,7 +183,7 @@ func (s *rtSession) dialChannel(r *http.Request, ch *routing.Channel) (*websocke
 	if resp.Body == nil {
 		resp.Body = http.NoBody
 	}
-	return nil, upstreamError(s.rl.Codecs[protocol.OpenAI], resp)
+	return nil, upstreamError(s.rl.Codecs[s.dialect], resp)
 }
 
 // realtimeBeta passes on the beta flag the client asked for, as a header

@@ -8,7 +8,6 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
-	"github.com/turnpike-gw/turnpike/internal/protocol/responses"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
@@ -21,7 +20,7 @@ type respCall struct {
 	compact bool
 	// dec is the request converted for chat channels; decErr says why it
 	// could not be, which limits the call to native channels.
-	dec    *responses.Request
+	dec    protocol.ResponsesConversion
 	decErr error
 }
 
@@ -85,7 +84,7 @@ func (rc *respCall) run() (served bool, err error) {
 		return false, err
 	}
 	if !rc.compact {
-		rc.dec, rc.decErr = responses.DecodeRequest(raw)
+		rc.dec, rc.decErr = rc.rl.ResponsesAPI.DecodeRequest(raw)
 	}
 	plan, err := rc.plan(rc.servable)
 	if err != nil {
@@ -187,7 +186,7 @@ func collectTexts(v gjson.Result, out *[]string) {
 // billNative prices a Responses answer relayed untouched: its usage, or
 // counted tokens when it reports none.
 func (rc *respCall) billNative(c *epCall, body []byte) charge {
-	u, ok := responses.SniffUsage(body)
+	u, ok := rc.rl.ResponsesAPI.SniffUsage(body)
 	if !ok {
 		u = ir.Usage{InputTokens: rc.inputTokens(), OutputTokens: countTexts(rc.model, gjson.Result{Type: gjson.String, Str: outputTexts(body)})}
 	}
@@ -213,7 +212,7 @@ func (rc *respCall) send(c *epCall, ctx context.Context, ch *routing.Channel, t 
 		return req, done, err
 	}
 	codec := rc.rl.Codecs[upstream.FormatOf(ch.Type)]
-	req := *rc.dec.IR
+	req := *rc.dec.Call()
 	req.Model = t.Model
 	req.IncludeUsage = req.Stream
 	body, err := codec.EncodeRequest(&req)
@@ -243,7 +242,7 @@ func (rc *respCall) relay(c *epCall, ch *routing.Channel, resp *http.Response) e
 		return err
 	}
 	if !rc.compact {
-		id := responses.ResponseIDOf(body)
+		id := rc.rl.ResponsesAPI.ResponseID(body)
 		rc.remember(ch, id)
 		if isPending(body) && gjson.GetBytes(rc.in.raw, "background").Bool() && rc.followBackground(ch, id, body) {
 			return nil

@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"bytes"
 	"net/http"
 	"strings"
 
@@ -9,7 +8,6 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
-	"github.com/turnpike-gw/turnpike/internal/protocol/responses"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 )
 
@@ -23,12 +21,11 @@ func isEventStream(resp *http.Response) bool {
 // channel.
 func (rc *respCall) relayNativeStream(ch *routing.Channel, resp *http.Response) error {
 	s := newSink(rc.w, rc.epCall, false)
-	tally := &streamTally{answer: keptAnswer{sp: responses.Events}}
-	step := &passStep{sp: responses.Events, sink: s, tally: tally, note: func(name string, data []byte) {
-		// response.created comes once; the byte check keeps the other
-		// events from being parsed.
-		if bytes.Contains(data, responseCreated) && responses.EventType(name, data) == "response.created" {
-			rc.remember(ch, responses.ResponseIDOf(data))
+	api := rc.rl.ResponsesAPI
+	tally := &streamTally{answer: keptAnswer{sp: api}}
+	step := &passStep{sp: api, sink: s, tally: tally, note: func(name string, data []byte) {
+		if api.CreatedEvent(name, data) {
+			rc.remember(ch, api.ResponseID(data))
 		}
 	}}
 	err := pump(resp.Body, s, step)
@@ -46,8 +43,6 @@ func (rc *respCall) relayNativeStream(ch *routing.Channel, resp *http.Response) 
 	rc.settle(tokensPlusCall(rc.price, usage))
 	return nil
 }
-
-var responseCreated = []byte(`response.created`)
 
 // relayConverted answers a Responses call from a chat channel's complete
 // answer.
@@ -68,7 +63,7 @@ func (rc *respCall) relayConverted(codec protocol.Codec, resp *http.Response) er
 		u.OutputTokens = countTexts(rc.model, gjson.Result{Type: gjson.String, Str: contentText(res.Content)})
 	}
 	res.Usage = u
-	out, err := responses.EncodeResponse(res, responses.Meta{Model: rc.model, Echo: rc.dec.Echo})
+	out, err := rc.dec.EncodeResponse(res, rc.model)
 	if err != nil {
 		return err
 	}
@@ -80,7 +75,7 @@ func (rc *respCall) relayConverted(codec protocol.Codec, resp *http.Response) er
 // event stream, event by event.
 func (rc *respCall) relayConvertedStream(codec protocol.Codec, resp *http.Response) error {
 	s := newSink(rc.w, rc.epCall, false)
-	enc := responses.NewStreamEncoder(s, responses.Meta{Model: rc.model, Echo: rc.dec.Echo})
+	enc := rc.dec.NewStreamEncoder(s, rc.model)
 	tally := &streamTally{answer: keptAnswer{sp: codec}}
 	err := pump(resp.Body, s, newConvertStep(codec.NewStreamDecoder(), enc, rc.model, rc.inputTokens(), tally))
 	if err != nil && !rc.wrote {

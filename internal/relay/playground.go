@@ -6,7 +6,6 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
-	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -49,9 +48,15 @@ func inGroup(p *auth.Principal, group string) (*auth.Principal, error) {
 // chosen group (?group=).
 func (rl *Relay) playgroundModels(w http.ResponseWriter, r *http.Request) {
 	p, err := rl.playgroundPrincipal(r, r.URL.Query().Get("group"))
+	codec := rl.Codecs[protocol.OpenAI]
 	if err != nil {
-		writeError(w, rl.Codecs[protocol.OpenAI], ir.As(err))
+		writeError(w, codec, ir.As(err))
 		return
 	}
-	writeRaw(w, http.StatusOK, openai.EncodeModelList(rl.visibleModels(p), "turnpike", gatewayEpoch.Unix()))
+	body, err := codec.ListModels(rl.visibleModels(p), modelAbout, nil, nil)
+	if err != nil {
+		writeError(w, codec, ir.As(err))
+		return
+	}
+	writeRaw(w, http.StatusOK, body)
 }

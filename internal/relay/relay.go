@@ -61,6 +61,14 @@ type Deps struct {
 	// Responses remembers which channel stored a response, for
 	// GET /v1/responses/{id}; nil disables retrieval through channels.
 	Responses ResponseIndex
+	// Embedder is the alternate-native embedding wire (embedContent,
+	// batchEmbedContents): its clients' calls, and alternate-native
+	// channels serving /v1/embeddings.
+	Embedder protocol.Embedder
+	// TokenCounter is the alternate-native :countTokens wire.
+	TokenCounter protocol.TokenCounter
+	// ResponsesAPI is the Responses API wire of /v1/responses.
+	ResponsesAPI protocol.ResponsesAPI
 }
 
 // HostProtocols is what the relay needs from the task-plugin host: standard

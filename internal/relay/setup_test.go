@@ -16,6 +16,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/protocol/anthropic"
 	"github.com/turnpike-gw/turnpike/internal/protocol/gemini"
 	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
+	"github.com/turnpike-gw/turnpike/internal/protocol/responses"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
@@ -65,7 +66,8 @@ func newEnv(t *testing.T, opts ...func(*Options)) *env {
 		f(&o)
 	}
 	e.relay = New(Deps{Keys: auth.NewKeys(st, time.Minute), Billing: b, Router: e.router, Client: &http.Client{},
-		Codecs: map[protocol.Format]protocol.Codec{protocol.OpenAI: openai.Chat, protocol.Anthropic: anthropic.Messages, protocol.Gemini: gemini.Generate},
+		Codecs:   map[protocol.Format]protocol.Codec{protocol.OpenAI: openai.Chat, protocol.Anthropic: anthropic.Messages, protocol.Gemini: gemini.Generate},
+		Embedder: gemini.Generate, TokenCounter: gemini.Generate, ResponsesAPI: responses.API,
 		Logger: log, Options: o})
 	mux := http.NewServeMux()
 	e.relay.Register(mux)

@@ -7,7 +7,6 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
-	"github.com/turnpike-gw/turnpike/internal/protocol/gemini"
 )
 
 // messagesKey takes the key from x-api-key or, as current official clients
@@ -65,7 +64,7 @@ func (rl *Relay) altInvoke(w http.ResponseWriter, r *http.Request) {
 			Message: "expected models/{model}:{action}"})
 		return
 	}
-	model, action := gemini.StripModelPrefix(target[:i]), target[i+1:]
+	model, action := codec.ModelID(target[:i]), target[i+1:]
 	sf := surface{codec: codec, key: altKey, model: model}
 	switch action {
 	case "generateContent":
@@ -101,7 +100,7 @@ func (rl *Relay) countTokens(w http.ResponseWriter, r *http.Request, model strin
 		writeError(w, codec, e)
 		return
 	}
-	req, err := gemini.DecodeCountTokensRequest(raw)
+	req, err := rl.TokenCounter.DecodeCountTokens(raw)
 	if err != nil {
 		writeError(w, codec, ir.As(err))
 		return
@@ -114,5 +113,5 @@ func (rl *Relay) countTokens(w http.ResponseWriter, r *http.Request, model strin
 	if n < 0 {
 		n = 0
 	}
-	writeRaw(w, http.StatusOK, gemini.EncodeCountTokensResponse(n))
+	writeRaw(w, http.StatusOK, rl.TokenCounter.EncodeCountTokens(n))
 }

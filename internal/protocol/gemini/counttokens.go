@@ -4,7 +4,18 @@ import (
 	"strconv"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
+
+var _ protocol.TokenCounter = Codec{}
+
+// DecodeCountTokens reads a :countTokens body (DecodeCountTokensRequest).
+func (Codec) DecodeCountTokens(body []byte) (*ir.Request, error) {
+	return DecodeCountTokensRequest(body)
+}
+
+// EncodeCountTokens renders {"totalTokens": N}.
+func (Codec) EncodeCountTokens(total int) []byte { return EncodeCountTokensResponse(total) }
 
 // DecodeCountTokensRequest reads a :countTokens body, which holds either
 // contents directly or a whole generateContentRequest (whose model, if any,

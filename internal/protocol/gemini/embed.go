@@ -7,7 +7,65 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
+
+var _ protocol.Embedder = Codec{}
+
+// DecodeEmbedRequest reads an :embedContent (single) or :batchEmbedContents
+// body into its texts and the vector size it asks for.
+func (Codec) DecodeEmbedRequest(body []byte, single bool) ([]string, int, error) {
+	var texts []string
+	var err error
+	if single {
+		texts, err = DecodeEmbedContent(body)
+	} else {
+		texts, _, err = DecodeBatchEmbedContents(body)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return texts, EmbedOutputDimensionality(body), nil
+}
+
+// EncodeEmbedResponse renders the :embedContent answer (single) or the
+// :batchEmbedContents one.
+func (Codec) EncodeEmbedResponse(vecs [][]float64, single bool) []byte {
+	if single {
+		return EncodeEmbedContentResponse(vecs[0])
+	}
+	return EncodeBatchEmbedResponse(vecs)
+}
+
+// EmbedPassthrough sets the model of every batch request that names one.
+func (Codec) EmbedPassthrough(raw []byte, model string) []byte {
+	body := raw
+	for i, r := range gjson.GetBytes(body, "requests").Array() {
+		if r.Get("model").Exists() {
+			body, _ = sjson.SetBytes(body, "requests."+strconv.Itoa(i)+".model", "models/"+StripModelPrefix(model))
+		}
+	}
+	return body
+}
+
+// EncodeEmbedRequest builds a :batchEmbedContents body, one request per
+// text, each asking for dims values when dims > 0.
+func (Codec) EncodeEmbedRequest(model string, texts []string, dims int) []byte {
+	body := EncodeEmbedContentRequest(model, texts)
+	if dims > 0 {
+		for i := range texts {
+			body, _ = sjson.SetBytes(body, "requests."+strconv.Itoa(i)+".outputDimensionality", dims)
+		}
+	}
+	return body
+}
+
+// DecodeEmbedResponse reads a batch or single embeddings answer.
+func (Codec) DecodeEmbedResponse(body []byte) ([][]float64, error) {
+	return DecodeBatchEmbedResponse(body)
+}
 
 // DecodeEmbedContent reads an :embedContent body. The API embeds one content
 // as one vector, so its text parts are joined into a single input.

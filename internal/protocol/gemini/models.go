@@ -4,11 +4,69 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
+
+var _ protocol.ModelCatalog = Codec{}
+
+// ListModels answers GET /v1beta/models with working pagination: pageSize
+// (default 50, at most 1000) and the opaque pageToken of the page before.
+// The last page carries an empty token, except for the official Google
+// clients, which get it without one (see EncodeLastModelPage).
+func (Codec) ListModels(ids []string, _ protocol.ModelAbout, q url.Values, h http.Header) ([]byte, error) {
+	size := 50
+	if s := q.Get("pageSize"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return nil, ir.BadRequest("invalid_page_size", "pageSize must be a non-negative integer")
+		}
+		if n > 0 {
+			size = min(n, 1000)
+		}
+	}
+	if tok, asked := q["pageToken"]; asked && len(tok) == 1 && tok[0] == "" {
+		// A client that followed the last page's empty token is past the
+		// end: an empty last page stops it instead of starting over.
+		return EncodeLastModelPage(nil), nil
+	}
+	offset := 0
+	if tok := q.Get("pageToken"); tok != "" {
+		n, err := DecodePageToken(tok)
+		if err != nil {
+			return nil, ir.BadRequest("invalid_page_token", "pageToken is not valid")
+		}
+		offset = n
+	}
+	offset = min(offset, len(ids))
+	end := min(offset+size, len(ids))
+	infos := make([]ModelInfo, 0, end-offset)
+	for _, id := range ids[offset:end] {
+		infos = append(infos, ModelInfo{ID: id})
+	}
+	next := ""
+	if end < len(ids) {
+		next = EncodePageToken(end)
+	}
+	if next == "" && FromGoogleClient(h) {
+		// The official clients page on until the token is absent, as
+		// Google's API leaves it out; everyone else gets SPEC's empty token.
+		return EncodeLastModelPage(infos), nil
+	}
+	return EncodeModelList(infos, next), nil
+}
+
+// DescribeModel renders GET /v1beta/models/{model}.
+func (Codec) DescribeModel(id string, _ protocol.ModelAbout) []byte {
+	return EncodeModel(ModelInfo{ID: id})
+}
+
+// ModelID strips the "models/" resource prefix.
+func (Codec) ModelID(name string) string { return StripModelPrefix(name) }
 
 // ModelInfo is one entry of the alternate-native model list.
 type ModelInfo struct {

@@ -1,10 +1,28 @@
 package openai
 
 import (
+	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
+
+var _ protocol.ModelCatalog = ChatCodec{}
+
+// ListModels renders GET /v1/models: every model on one page.
+func (ChatCodec) ListModels(ids []string, about protocol.ModelAbout, _ url.Values, _ http.Header) ([]byte, error) {
+	return EncodeModelList(ids, about.Owner, about.Created.Unix()), nil
+}
+
+// DescribeModel renders GET /v1/models/{model}.
+func (ChatCodec) DescribeModel(id string, about protocol.ModelAbout) []byte {
+	return EncodeModel(id, about.Owner, about.Created.Unix())
+}
+
+// ModelID is the name itself: OpenAI clients name models by their id.
+func (ChatCodec) ModelID(name string) string { return name }
 
 // EncodeModelList renders the GET /v1/models body: {"object":"list",
 // "data":[{"id","object":"model","created","owned_by"}...]}, in the order of
@@ -39,8 +57,4 @@ func appendModel(buf []byte, id, owner string, created int64) []byte {
 // ModelNotFound is the 404 for GET /v1/models/{model} (and for a chat
 // request naming a model the key may not use), with the model_not_found
 // code clients check for.
-func ModelNotFound(model string) *ir.Error {
-	e := ir.Errorf(404, ir.KindNotFound, "model_not_found", "The model '%s' does not exist or you do not have access to it.", truncate(model, 200))
-	e.Param = "model"
-	return e
-}
+func ModelNotFound(model string) *ir.Error { return protocol.ModelNotFound(model) }

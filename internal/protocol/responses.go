@@ -1,0 +1,45 @@
+package protocol
+
+import "github.com/turnpike-gw/turnpike/internal/ir"
+
+// ResponsesAPI is the OpenAI Responses API (POST /v1/responses) as the relay
+// serves it: relayed untouched to channels that speak it, whose usage and
+// response ids it reads as they pass, or converted for chat channels.
+type ResponsesAPI interface {
+	// StreamPassthrough reads a native Responses event stream.
+	StreamPassthrough
+	// DecodeRequest converts a request for a chat channel. Anything such a
+	// channel cannot do is a 400 naming the field, never dropped.
+	DecodeRequest(body []byte) (ResponsesConversion, error)
+	// SniffUsage reads the usage of a Response object (or a compaction
+	// answer) relayed untouched.
+	SniffUsage(body []byte) (ir.Usage, bool)
+	// ResponseID reads the id of a Response object, or of the response a
+	// stream event carries; empty when there is none fit to keep.
+	ResponseID(data []byte) string
+	// CreatedEvent reports the stream event announcing the response
+	// (response.created), which carries its id; it is cheap for the others.
+	CreatedEvent(name string, data []byte) bool
+}
+
+// ResponsesConversion is one Responses request converted for a chat
+// channel: the call in IR, and the encoders of its answer, which repeat the
+// request's fields back as the Response object does.
+type ResponsesConversion interface {
+	// Call is the request in IR; callers copy it before changing it.
+	Call() *ir.Request
+	// EncodeResponse renders a chat answer as a Response object; model
+	// names it when the answer does not.
+	EncodeResponse(res *ir.Response, model string) ([]byte, error)
+	// NewStreamEncoder returns an encoder of IR events into the Responses
+	// event stream, written to sink.
+	NewStreamEncoder(sink EventSink, model string) FailingStreamEncoder
+}
+
+// FailingStreamEncoder is a StreamEncoder that can end its stream with an
+// error of its format when the upstream stream broke off.
+type FailingStreamEncoder interface {
+	StreamEncoder
+	// Fail ends the stream with a client-safe message.
+	Fail(message string) error
+}
