@@ -58,8 +58,13 @@ func (rl *Relay) CloseRealtime(ctx context.Context) error {
 			_ = s.up.Close(websocket.StatusGoingAway, "the gateway is shutting down")
 		}()
 	}
+	return waitCtx(ctx, &g.wg)
+}
+
+// waitCtx waits for wg, or until ctx ends.
+func waitCtx(ctx context.Context, wg *sync.WaitGroup) error {
 	done := make(chan struct{})
-	go func() { g.wg.Wait(); close(done) }()
+	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
 		return nil

@@ -188,12 +188,5 @@ func (rl *Relay) closeBackground(ctx context.Context) error {
 	if first {
 		close(g.stopCh())
 	}
-	done := make(chan struct{})
-	go func() { g.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return waitCtx(ctx, &g.wg)
 }

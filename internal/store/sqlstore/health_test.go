@@ -2,52 +2,15 @@ package sqlstore
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
-// healthStores opens an empty store on every dialect the environment offers.
-func healthStores(t *testing.T) map[string]func(t *testing.T) *Store {
-	out := map[string]func(t *testing.T) *Store{
-		"sqlite": func(t *testing.T) *Store {
-			return openTest(t, "sqlite:"+filepath.Join(t.TempDir(), "h.db")).(*Store)
-		},
-	}
-	if base := os.Getenv("TURNPIKE_TEST_POSTGRES"); base != "" {
-		out["postgres"] = func(t *testing.T) *Store {
-			admin := adminDB(t, "pgx", base)
-			schema := "turnpike_test_" + randomSuffix(t)
-			execAdmin(t, admin, "CREATE SCHEMA "+schema)
-			t.Cleanup(func() { execAdmin(t, admin, "DROP SCHEMA "+schema+" CASCADE") })
-			return openTest(t, withQueryParam(base, "search_path", schema)).(*Store)
-		}
-	}
-	if base := os.Getenv("TURNPIKE_TEST_MYSQL"); base != "" {
-		out["mysql"] = func(t *testing.T) *Store {
-			cfg, err := mysql.ParseDSN(strings.TrimPrefix(base, "mysql://"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			admin := adminDB(t, "mysql", cfg.FormatDSN())
-			db := "turnpike_test_" + randomSuffix(t)
-			execAdmin(t, admin, "CREATE DATABASE "+db+" CHARACTER SET utf8mb4")
-			t.Cleanup(func() { execAdmin(t, admin, "DROP DATABASE "+db) })
-			c := cfg.Clone()
-			c.DBName = db
-			return openTest(t, "mysql://"+c.FormatDSN()).(*Store)
-		}
-	}
-	return out
-}
-
 func TestHealthRecordsChangeOnlyFromTheVersionRead(t *testing.T) {
-	for dialect, open := range healthStores(t) {
+	for dialect, open := range freshStores(t) {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
 			repo := open(t).Health()
@@ -100,7 +63,7 @@ func TestHealthRecordsChangeOnlyFromTheVersionRead(t *testing.T) {
 }
 
 func TestPriceFallbacksRoundTrip(t *testing.T) {
-	for dialect, open := range healthStores(t) {
+	for dialect, open := range freshStores(t) {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
 			s := open(t)

@@ -109,3 +109,38 @@ func withQueryParam(dsn, key, value string) string {
 	}
 	return dsn + sep + key + "=" + value
 }
+
+// freshStores returns, for every database the environment offers, an opener
+// of an empty store of its own (a schema or database made for the test).
+func freshStores(t *testing.T) map[string]func(t *testing.T) *Store {
+	out := map[string]func(t *testing.T) *Store{
+		"sqlite": func(t *testing.T) *Store {
+			return openTest(t, "sqlite:"+filepath.Join(t.TempDir(), "fresh.db")).(*Store)
+		},
+	}
+	if base := os.Getenv("TURNPIKE_TEST_POSTGRES"); base != "" {
+		out["postgres"] = func(t *testing.T) *Store {
+			admin := adminDB(t, "pgx", base)
+			schema := "turnpike_test_" + randomSuffix(t)
+			execAdmin(t, admin, "CREATE SCHEMA "+schema)
+			t.Cleanup(func() { execAdmin(t, admin, "DROP SCHEMA "+schema+" CASCADE") })
+			return openTest(t, withQueryParam(base, "search_path", schema)).(*Store)
+		}
+	}
+	if base := os.Getenv("TURNPIKE_TEST_MYSQL"); base != "" {
+		out["mysql"] = func(t *testing.T) *Store {
+			cfg, err := mysql.ParseDSN(strings.TrimPrefix(base, "mysql://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			admin := adminDB(t, "mysql", cfg.FormatDSN())
+			db := "turnpike_test_" + randomSuffix(t)
+			execAdmin(t, admin, "CREATE DATABASE "+db+" CHARACTER SET utf8mb4")
+			t.Cleanup(func() { execAdmin(t, admin, "DROP DATABASE "+db) })
+			c := cfg.Clone()
+			c.DBName = db
+			return openTest(t, "mysql://"+c.FormatDSN()).(*Store)
+		}
+	}
+	return out
+}

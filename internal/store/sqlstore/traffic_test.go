@@ -3,39 +3,17 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 // trafficStores opens a fresh store on every configured database.
 func trafficStores(t *testing.T) map[string]*Store {
-	out := map[string]*Store{"sqlite": openTest(t, "sqlite:"+filepath.Join(t.TempDir(), "t.db")).(*Store)}
-	if base := os.Getenv("TURNPIKE_TEST_POSTGRES"); base != "" {
-		admin := adminDB(t, "pgx", base)
-		schema := "turnpike_traffic_" + randomSuffix(t)
-		execAdmin(t, admin, "CREATE SCHEMA "+schema)
-		t.Cleanup(func() { execAdmin(t, admin, "DROP SCHEMA "+schema+" CASCADE") })
-		out["postgres"] = openTest(t, withQueryParam(base, "search_path", schema)).(*Store)
-	}
-	if base := os.Getenv("TURNPIKE_TEST_MYSQL"); base != "" {
-		cfg, err := mysql.ParseDSN(strings.TrimPrefix(base, "mysql://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		admin := adminDB(t, "mysql", cfg.FormatDSN())
-		db := "turnpike_traffic_" + randomSuffix(t)
-		execAdmin(t, admin, "CREATE DATABASE "+db+" CHARACTER SET utf8mb4")
-		t.Cleanup(func() { execAdmin(t, admin, "DROP DATABASE "+db) })
-		c := cfg.Clone()
-		c.DBName = db
-		out["mysql"] = openTest(t, "mysql://"+c.FormatDSN()).(*Store)
+	out := map[string]*Store{}
+	for name, open := range freshStores(t) {
+		out[name] = open(t)
 	}
 	return out
 }
