@@ -62,14 +62,8 @@ func (a *API) totpSetup(w http.ResponseWriter, r *http.Request, p *auth.Principa
 }
 
 func (a *API) totpEnable(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := a.sessionUser(p); err != nil {
-		return err
-	}
-	code, err := readCode(w, r)
+	code, err := a.userCode(w, r, p)
 	if err != nil {
-		return err
-	}
-	if err := a.throttled(w, r, p.Username); err != nil {
 		return err
 	}
 	codes, ok, err := a.d.Accounts.Store.EnableTOTP(r.Context(), p.UserID, code)
@@ -85,14 +79,8 @@ func (a *API) totpEnable(w http.ResponseWriter, r *http.Request, p *auth.Princip
 }
 
 func (a *API) totpDisable(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := a.sessionUser(p); err != nil {
-		return err
-	}
-	code, err := readCode(w, r)
+	code, err := a.userCode(w, r, p)
 	if err != nil {
-		return err
-	}
-	if err := a.throttled(w, r, p.Username); err != nil {
 		return err
 	}
 	ok, err := a.d.Accounts.Store.VerifyTOTP(r.Context(), p.UserID, code, false)
@@ -126,4 +114,17 @@ func (a *API) resetTOTP(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"enabled": false})
 	return nil
+}
+
+// userCode reads the code a signed-in user sends to turn two-factor sign-in
+// on or off, under the same throttle as sign-in: a code is a password too.
+func (a *API) userCode(w http.ResponseWriter, r *http.Request, p *auth.Principal) (string, error) {
+	if err := a.sessionUser(p); err != nil {
+		return "", err
+	}
+	code, err := readCode(w, r)
+	if err != nil {
+		return "", err
+	}
+	return code, a.throttled(w, r, p.Username)
 }
