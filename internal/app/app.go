@@ -27,6 +27,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/notify"
+	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/protocol/anthropic"
@@ -60,6 +61,9 @@ type App struct {
 	Limits  *ratelimit.Service
 	Notify  *notify.Notifier
 	Handler http.Handler
+	// Tracer exports traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; nil
+	// otherwise.
+	Tracer *obs.Tracer
 
 	sql       *sqlstore.Store
 	plugins   *plugin.Registry
@@ -85,6 +89,10 @@ func New(ctx context.Context, cfg config.Config, logOut io.Writer) (*App, error)
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	a.Store, a.sql = st, st
+	if a.Tracer, err = obs.NewTracer(ctx, Version); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
 	balances, err := a.balances(ctx)
 	if err != nil {
 		st.Close()
@@ -126,6 +134,10 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Writer = billing.NewWriter(a.Store, a.Log, 100*time.Millisecond, 1024)
 	a.Billing = billing.NewService(balances, a.Writer, cfg.QuotaPerUSD)
+	w := a.Writer
+	a.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "turnpike_idempotency_conflicts_total",
+		Help: "Ledger entries whose fresh idempotency key was found already recorded (each one logged at error level)."},
+		func() float64 { return float64(w.Conflicts()) }))
 	a.Keys = auth.NewKeys(a.Store, 10*time.Second)
 	a.Sessions = auth.NewSessions(a.Store.Sessions(), a.Config.CryptoSecret, 7*24*time.Hour)
 	a.Router = routing.NewRouter(routing.NewHealth(a.sql.Health(), a.Log))
@@ -163,7 +175,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		},
 		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.tasks,
 		Responses: relay.NewResponseIndex(a.sql, a.Log),
-		Limits:    a.Limits, OnSettle: a.Notify.Spent,
+		Limits:    a.Limits, OnSettle: a.Notify.Spent, Tracer: a.Tracer,
 		Options: relay.Options{
 			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,
 			FirstByteTimeout: time.Duration(cfg.FirstByteTimeout) * time.Second,
@@ -233,7 +245,7 @@ func (a *App) buildHandler() {
 	plugin.NewAdminAPI(plugin.AdminDeps{Registry: a.plugins, RootToken: a.Config.RootToken,
 		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
 	mux.Handle("/", fallback(a.tasks, web.Handler()))
-	a.Handler = accept(a.Log, browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, mux))
+	a.Handler = accept(a.Log, a.Tracer, browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, mux))
 }
 
 // Prepare creates the root user and applies the seed; it returns the
@@ -342,6 +354,9 @@ func (a *App) shutdown() error {
 		}
 	}
 	a.Store.Close()
+	if terr := a.Tracer.Shutdown(ctx); terr != nil {
+		a.Log.Warn("traces not flushed", "err", terr)
+	}
 	if a.redis != nil {
 		a.redis.Close()
 	}
