@@ -375,6 +375,11 @@ func (a *App) background(ctx context.Context) {
 	go func() { defer wg.Done(); a.Router.Health.Run(ctx, healthRefresh) }()
 	go func() { defer wg.Done(); a.Limits.Follow(ctx, 5*time.Second) }()
 	a.Notify.Start(ctx, &wg)
+	if a.Config.LogRetentionDays > 0 {
+		r := &retention{logs: a.Store.Logs(), days: a.Config.LogRetentionDays, now: time.Now, log: a.Log, batch: 1000, pause: 50 * time.Millisecond}
+		wg.Add(1)
+		go func() { defer wg.Done(); r.run(ctx) }()
+	}
 	go func() {
 		defer wg.Done()
 		if err := a.tasks.Poller().Run(ctx); err != nil && ctx.Err() == nil {
