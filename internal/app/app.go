@@ -156,7 +156,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.Admin = admin.New(a.adminDeps)
 	a.tasks = task.New(task.Deps{
 		Store: a.sql, Billing: a.Billing, Router: a.Router, Keys: a.Keys, Generations: a.plugins,
-		Client: newUpstreamClient(), Logger: a.Log, RootToken: cfg.RootToken,
+		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, RootToken: cfg.RootToken,
 		APIPrincipal: a.Admin.SessionOrRoot,
 		Options: task.Options{
 			PollInterval: cfg.PollInterval(), MaxFailures: cfg.TaskPollMaxFails,

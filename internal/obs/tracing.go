@@ -123,3 +123,35 @@ const (
 	AttrInputTokens   = "gen_ai.usage.input_tokens"
 	AttrOutputTokens  = "gen_ai.usage.output_tokens"
 )
+
+// Client returns c with a transport that sends the W3C traceparent of each
+// request's context (the span it runs under, if any), for outbound calls
+// that are not attempts of the relay (task plugins). With tracing off it
+// returns c unchanged.
+func (t *Tracer) Client(c *http.Client) *http.Client {
+	if t == nil {
+		return c
+	}
+	out := *c
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	out.Transport = injecting{base: base, t: t}
+	return &out
+}
+
+type injecting struct {
+	base http.RoundTripper
+	t    *Tracer
+}
+
+func (i injecting) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !trace.SpanContextFromContext(r.Context()).IsValid() {
+		return i.base.RoundTrip(r)
+	}
+	// A RoundTripper must not change the caller's request.
+	r = r.Clone(r.Context())
+	i.t.Inject(r.Context(), r.Header)
+	return i.base.RoundTrip(r)
+}
