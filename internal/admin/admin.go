@@ -114,7 +114,7 @@ func (a *API) route(mux *http.ServeMux, pattern, role, what string, h handlerFun
 		if err := h(w, r, p); err != nil {
 			e := classify(err, what)
 			if e.Status >= 500 {
-				a.log.Error("admin API request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+				a.log.ErrorContext(r.Context(), "admin API request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 			}
 			writeError(w, e)
 		}
