@@ -9,10 +9,10 @@ import (
 	"sort"
 	"time"
 
-	"github.com/turnpike-gw/turnpike/internal/auth"
-	"github.com/turnpike-gw/turnpike/internal/billing"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
@@ -49,6 +49,8 @@ type callCore struct {
 	budget   *ratelimit.BudgetHold
 	channel  *routing.Channel
 	attempts []attemptRecord
+	// attemptsBuf holds the first attempts without an allocation.
+	attemptsBuf [3]attemptRecord
 	// wrote is set once a byte reached the client: no retry after that.
 	wrote  bool
 	stream bool
@@ -268,6 +270,9 @@ func (c *callCore) tryPlan(plan []*routing.Channel, attempt func(*routing.Channe
 	return c.rl.tryChannels(c.r.Context(), plan, func() bool { return c.wrote }, func(ch *routing.Channel) error {
 		c.channel = ch
 		began := time.Now()
+		if c.attempts == nil {
+			c.attempts = c.attemptsBuf[:0]
+		}
 		c.inflight, c.inflightSince = ch, began
 		orig := c.r
 		if c.rl.Tracer.On() {
@@ -460,8 +465,10 @@ func (c *callCore) logRow(ch charge) store.UsageLog {
 		Reasoning: u.ReasoningTokens, GroupRatio: c.rl.Billing.Ratio(c.principal.Group), Attempts: c.attempts,
 		FallbackFrom: c.fallbackFrom}
 	if c.inflight != nil {
-		// Settled inside the attempt that answered: it is the last one.
-		o.Attempts = append(c.attempts[:len(c.attempts):len(c.attempts)], attemptRecord{ChannelID: c.inflight.ID,
+		// Settled inside the attempt that answered: it is the last one. The
+		// record may take c.attempts' spare slot; o is marshalled below,
+		// before tryPlan appends the attempt's own record there.
+		o.Attempts = append(c.attempts, attemptRecord{ChannelID: c.inflight.ID,
 			Status: http.StatusOK, LatencyMS: time.Since(c.inflightSince).Milliseconds()})
 	}
 	if c.channel != nil {
