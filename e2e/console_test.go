@@ -304,6 +304,16 @@ func visitPages(p *page) {
 	openPage(p, "logs")
 	p.waitFor(fmt.Sprintf(`document.querySelector("#logs-list").textContent.includes(%q)`, chatModel), "the playground calls in the log")
 	p.screenshot("logs")
+	// A row's detail shows the request id and the routing timeline.
+	var opened bool
+	if err := p.eval(fmt.Sprintf(`(() => { const row = [...document.querySelectorAll("#logs-list tbody tr")].find((r) => r.textContent.includes(%q));
+		if (!row) return false; row.querySelector("button[aria-label^='Detail of log entry']").click(); return true; })()`, chatModel), &opened); err != nil || !opened {
+		p.t.Fatalf("no Detail button on a %s row (%v)", chatModel, err)
+	}
+	p.waitFor(`document.querySelector("dialog ol.timeline li") !== null && document.querySelector("dialog dl.log-facts code") !== null`,
+		"the log detail with its attempts")
+	p.screenshot("log-detail")
+	p.click("dialog .dialog-actions button")
 	openPage(p, "tasks")
 	p.waitFor(`document.querySelector("#tasks-list").textContent.length > 0`, "the task list or its empty state")
 	p.screenshot("tasks")

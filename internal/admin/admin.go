@@ -98,6 +98,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.routeGroups(mux)
 	a.routeNotify(mux)
 	a.route(mux, "GET /api/logs", store.RoleUser, "log", a.listLogs)
+	a.route(mux, "GET /api/logs/{id}", store.RoleUser, "log", a.getLog)
 	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)
 	a.routeAccounts(mux)
 }
@@ -117,7 +118,7 @@ func (a *API) route(mux *http.ServeMux, pattern, role, what string, h handlerFun
 		if err := h(w, r, p); err != nil {
 			e := classify(err, what)
 			if e.Status >= 500 {
-				a.log.Error("admin API request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+				a.log.ErrorContext(r.Context(), "admin API request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 			}
 			writeError(w, e)
 		}

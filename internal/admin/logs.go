@@ -38,6 +38,29 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request, p *auth.Principal
 	return nil
 }
 
+// getLog returns one usage row with its detail (other.attempts: how the
+// call was routed). The visibility of GET /api/logs holds: root and
+// admins read every row, a user only its own, and another user's row
+// reads as not found, so ids reveal nothing.
+func (a *API) getLog(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	if err := a.flush(r.Context()); err != nil {
+		return err
+	}
+	l, err := a.d.Store.Logs().Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if !p.AtLeast(store.RoleAdmin) && l.UserID != p.UserID {
+		return notFound("log")
+	}
+	writeJSON(w, http.StatusOK, l)
+	return nil
+}
+
 // listLedger shows quota movements newest first, for audits.
 func (a *API) listLedger(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
 	page, err := parsePage(r)

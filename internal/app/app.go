@@ -28,6 +28,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/notify"
+	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/protocol/anthropic"
@@ -62,6 +63,9 @@ type App struct {
 	Limits  *ratelimit.Service
 	Notify  *notify.Notifier
 	Handler http.Handler
+	// Tracer exports traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; nil
+	// otherwise.
+	Tracer *obs.Tracer
 
 	sql       *sqlstore.Store
 	plugins   *plugin.Registry
@@ -87,6 +91,10 @@ func New(ctx context.Context, cfg config.Config, logOut io.Writer) (*App, error)
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	a.Store, a.sql = st, st
+	if a.Tracer, err = obs.NewTracer(ctx, Version); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
 	balances, err := a.balances(ctx)
 	if err != nil {
 		st.Close()
@@ -128,6 +136,10 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Writer = billing.NewWriter(a.Store, a.Log, 100*time.Millisecond, 1024)
 	a.Billing = billing.NewService(balances, a.Writer, cfg.QuotaPerUSD)
+	w := a.Writer
+	a.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "turnpike_idempotency_conflicts_total",
+		Help: "Ledger entries whose fresh idempotency key was found already recorded (each one logged at error level)."},
+		func() float64 { return float64(w.Conflicts()) }))
 	a.Keys = auth.NewKeys(a.Store, 10*time.Second)
 	a.Sessions = auth.NewSessions(a.Store.Sessions(), a.Config.CryptoSecret, 7*24*time.Hour)
 	a.Router = routing.NewRouter(routing.NewHealth(a.sql.Health(), a.Log))
@@ -147,7 +159,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.Admin = admin.New(a.adminDeps)
 	a.tasks = task.New(task.Deps{
 		Store: a.sql, Billing: a.Billing, Router: a.Router, Keys: a.Keys, Generations: a.plugins,
-		Client: newUpstreamClient(), Logger: a.Log, RootToken: cfg.RootToken,
+		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, RootToken: cfg.RootToken,
 		APIPrincipal: a.Admin.SessionOrRoot,
 		Options: task.Options{
 			PollInterval: cfg.PollInterval(), MaxFailures: cfg.TaskPollMaxFails,
@@ -167,7 +179,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		Embedder: gemini.Generate, TokenCounter: gemini.Generate, ResponsesAPI: responses.API,
 		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.tasks,
 		Responses: relay.NewResponseIndex(a.sql, a.Log),
-		Limits:    a.Limits, OnSettle: a.Notify.Spent,
+		Limits:    a.Limits, OnSettle: a.Notify.Spent, Tracer: a.Tracer,
 		Options: relay.Options{
 			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,
 			FirstByteTimeout: time.Duration(cfg.FirstByteTimeout) * time.Second,
@@ -238,7 +250,7 @@ func (a *App) buildHandler() {
 		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
 	mux.Handle("/", fallback(a.tasks, web.Handler()))
 	audit := &accounts.Auditor{Store: a.adminDeps.Accounts.Store, Principal: a.Admin.SessionOrRoot, Log: a.Log}
-	a.Handler = accept(a.Log, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, mux)))
+	a.Handler = accept(a.Log, a.Tracer, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, mux)))
 }
 
 // Prepare creates the root user and applies the seed; it returns the
@@ -347,6 +359,9 @@ func (a *App) shutdown() error {
 		}
 	}
 	a.Store.Close()
+	if terr := a.Tracer.Shutdown(ctx); terr != nil {
+		a.Log.Warn("traces not flushed", "err", terr)
+	}
 	if a.redis != nil {
 		a.redis.Close()
 	}
@@ -365,6 +380,11 @@ func (a *App) background(ctx context.Context) {
 	go func() { defer wg.Done(); a.Router.Health.Run(ctx, healthRefresh) }()
 	go func() { defer wg.Done(); a.Limits.Follow(ctx, 5*time.Second) }()
 	a.Notify.Start(ctx, &wg)
+	if a.Config.LogRetentionDays > 0 {
+		r := &retention{logs: a.Store.Logs(), days: a.Config.LogRetentionDays, now: time.Now, log: a.Log, batch: 1000, pause: 50 * time.Millisecond}
+		wg.Add(1)
+		go func() { defer wg.Done(); r.run(ctx) }()
+	}
 	go func() {
 		defer wg.Done()
 		if err := a.tasks.Poller().Run(ctx); err != nil && ctx.Err() == nil {

@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/relay"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/task"
@@ -17,7 +20,7 @@ import (
 func newLogger(level string, out io.Writer) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: l}))
+	return slog.New(obs.NewContextHandler(slog.NewTextHandler(out, &slog.HandlerOptions{Level: l})))
 }
 
 // newUpstreamClient is tuned for many concurrent calls to few hosts: large
@@ -36,24 +39,43 @@ func newUpstreamClient() *http.Client {
 	return &http.Client{Transport: tr}
 }
 
-// accept is the first stage of every request: panic recovery (a panic is
-// logged and answered 500, never a stack trace) and a debug access log.
-func accept(log *slog.Logger, next http.Handler) http.Handler {
+// accept is the first stage of every request: its request id (the
+// client's X-Request-Id when printable and at most 128 characters, else a
+// generated UUIDv7) on the answer and in the context, where the relay and
+// every log line written with the context find it; the server span when
+// tracing is on; panic recovery (a panic is logged and answered 500, never
+// a stack trace); and a debug access log.
+func accept(log *slog.Logger, tracer *obs.Tracer, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		id := obs.RequestIDFrom(r.Header.Get(obs.HeaderRequestID))
+		w.Header().Set(obs.HeaderRequestID, id)
+		r = r.WithContext(obs.WithRequestID(r.Context(), id))
+		var span trace.Span
+		if tracer.On() {
+			var ctx context.Context
+			ctx, span = tracer.StartServer(r)
+			r = r.WithContext(ctx)
+		}
 		rec := &statusRecorder{ResponseWriter: w, status: 200}
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
+					if span != nil {
+						obs.EndServer(span, r.Pattern, 499, id)
+					}
 					panic(v)
 				}
-				log.Error("handler panicked", "path", r.URL.Path, "panic", v)
+				log.ErrorContext(r.Context(), "handler panicked", "path", r.URL.Path, "panic", v)
 				if !rec.wrote {
 					http.Error(rec, `{"error":{"message":"internal error","type":"api_error","code":"internal_error"}}`, http.StatusInternalServerError)
 				}
 			}
+			if span != nil {
+				obs.EndServer(span, r.Pattern, rec.status, id)
+			}
 			if log.Enabled(r.Context(), slog.LevelDebug) {
-				log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "ms", time.Since(start).Milliseconds())
+				log.DebugContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "ms", time.Since(start).Milliseconds())
 			}
 		}()
 		next.ServeHTTP(rec, r)

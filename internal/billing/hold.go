@@ -81,7 +81,9 @@ func (h *Hold) Key() string { return h.key }
 func (h *Hold) Settle(ctx context.Context, charge int64, log store.UsageLog) bool {
 	log.Type = store.LogConsume
 	log.Quota = charge
-	log.RequestID = h.key
+	if log.RequestID == "" {
+		log.RequestID = h.key
+	}
 	return h.SettleWith(ctx, charge, &log)
 }
 
@@ -105,7 +107,9 @@ func (h *Hold) SettleWith(ctx context.Context, charge int64, log *store.UsageLog
 func (h *Hold) Refund(ctx context.Context, log *store.UsageLog) bool {
 	if log != nil {
 		log.Type = store.LogError
-		log.RequestID = h.key
+		if log.RequestID == "" {
+			log.RequestID = h.key
+		}
 	}
 	return h.RefundWith(ctx, log)
 }

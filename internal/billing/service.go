@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -27,7 +28,6 @@ type Service struct {
 	writer      *Writer
 	quotaPerUSD int64
 	table       atomic.Pointer[priceTable]
-	seq         atomic.Int64
 }
 
 type priceTable struct {
@@ -108,9 +108,12 @@ func (s *Service) Charge(p *Price, u ir.Usage, usd *big.Rat, group string) (int6
 	return Quota(cost, s.quotaPerUSD, s.Ratio(group))
 }
 
-// NewRequestKey returns a process-unique idempotency prefix for a request.
+// NewRequestKey returns a globally unique idempotency key: prefix and a
+// UUIDv7, so keys made on different nodes (or by restarts of one) never
+// collide, and sort by time. A key is used for exactly one movement; one
+// found already recorded is an alarm (Writer.checkConflicts).
 func (s *Service) NewRequestKey(prefix string) string {
-	return prefix + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatInt(s.seq.Add(1), 36)
+	return prefix + "-" + uuid.Must(uuid.NewV7()).String()
 }
 
 // TopUp adds delta (may be negative) to a user's balance and records it.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -36,6 +37,8 @@ type Writer struct {
 	waiters []flushWaiter
 	failing bool // the last batch failed: the database is away
 	stopped bool // the loop has ended; nothing queued now would be written
+
+	conflicts atomic.Uint64 // idempotency keys found taken; see checkConflicts
 
 	wake      chan struct{}
 	closing   chan struct{}
@@ -235,7 +238,10 @@ func (w *Writer) writeBatch(batch []store.BillingItem) bool {
 	pause, ceiling := w.backoff[0], w.backoff[1]
 	w.mu.Unlock()
 	for attempt := 1; ; attempt++ {
-		err := w.tryWrite(batch)
+		written, err := w.tryWrite(batch)
+		if err == nil && attempt == 1 {
+			w.checkConflicts(batch, written)
+		}
 		w.mu.Lock()
 		recovered := err == nil && w.failing
 		w.failing = err != nil
@@ -260,14 +266,13 @@ func (w *Writer) writeBatch(batch []store.BillingItem) bool {
 // store.BatchWriter gets the ledger first and the logs after, because the
 // ledger's idempotency keys make a retry after a failure in the logs
 // harmless; it keeps no holds.
-func (w *Writer) tryWrite(batch []store.BillingItem) error {
+func (w *Writer) tryWrite(batch []store.BillingItem) ([]bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	stop := context.AfterFunc(w.stop, cancel)
 	defer stop()
 	if bw, ok := w.st.(store.BatchWriter); ok {
-		_, err := bw.WriteItems(ctx, batch)
-		return err
+		return bw.WriteItems(ctx, batch)
 	}
 	var entries []store.LedgerEntry
 	var logs []store.UsageLog
@@ -281,14 +286,51 @@ func (w *Writer) tryWrite(batch []store.BillingItem) error {
 	}
 	if len(entries) > 0 {
 		if err := w.st.Ledger().Apply(ctx, entries); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if len(logs) > 0 {
-		return w.st.Logs().Insert(ctx, logs)
+		return nil, w.st.Logs().Insert(ctx, logs)
 	}
-	return nil
+	return nil, nil
 }
+
+// checkConflicts raises the alarm for idempotency keys that were taken
+// when they must have been new. Every key is made fresh (a UUIDv7) for one
+// movement, so on the first attempt at a batch an unguarded entry (a
+// reserve, a top-up, an adjustment: no Close or Keep) that was not written
+// found its key already recorded by someone else — two movements share a
+// key and one of them is lost from the ledger. That is never silent: it is
+// logged at error level, with the item, and counted in
+// turnpike_idempotency_conflicts_total. A retried batch is not checked,
+// because an earlier attempt whose commit was reported failed may have
+// stored it (a replay legitimately finds its own keys), and guarded items
+// are not, because an end that finds its hold already ended (by the sweep,
+// by another node) is the designed outcome.
+func (w *Writer) checkConflicts(batch []store.BillingItem, written []bool) {
+	if written == nil {
+		return
+	}
+	for i, it := range batch {
+		if it.Entry == nil || it.Close != "" || it.Keep != "" || written[i] {
+			continue
+		}
+		w.conflicts.Add(1)
+		w.log.Error("idempotency key conflict: a new ledger entry's key was already recorded, so the entry was not written",
+			"key", it.Entry.Key, "request_id", requestIDOf(it), "item", describe(it))
+	}
+}
+
+func requestIDOf(it store.BillingItem) string {
+	if it.Log != nil {
+		return it.Log.RequestID
+	}
+	return ""
+}
+
+// Conflicts is the number of idempotency key conflicts seen (see
+// checkConflicts), for turnpike_idempotency_conflicts_total.
+func (w *Writer) Conflicts() uint64 { return w.conflicts.Load() }
 
 // giveUp logs every item left unwritten at Close's deadline, so an operator
 // can replay them, and returns an error counting them.

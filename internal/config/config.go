@@ -48,6 +48,9 @@ type Config struct {
 	AllowPrivateContent bool   `yaml:"allow_private_content"`
 	MetricsPublic       bool   `yaml:"metrics_public"`
 	LogLevel            string `yaml:"log_level"`
+	// LogRetentionDays prunes usage log rows older than this many days
+	// (0 keeps them all); the ledger is never pruned.
+	LogRetentionDays int `yaml:"log_retention_days"`
 
 	Registration Registration `yaml:"registration"`
 	OIDC         OIDC         `yaml:"oidc"`
@@ -174,6 +177,7 @@ var envVars = []envVar{
 		c.QuotaPerUSD = n
 		return nil
 	}},
+	{"TURNPIKE_LOG_RETENTION_DAYS", integer("TURNPIKE_LOG_RETENTION_DAYS", func(c *Config) *int { return &c.LogRetentionDays })},
 	{"TURNPIKE_NOTIFY_WEBHOOK_URL", str(func(c *Config) *string { return &c.Notify.WebhookURL })},
 	{"TURNPIKE_NOTIFY_SECRET", str(func(c *Config) *string { return &c.Notify.Secret })},
 	{"TURNPIKE_NOTIFY_THRESHOLDS", func(c *Config, v string) error {
@@ -225,6 +229,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RetryCount < 0 {
 		errs = append(errs, "retry_count must not be negative")
+	}
+	if c.LogRetentionDays < 0 {
+		errs = append(errs, "log_retention_days must not be negative")
 	}
 	if err := c.Notify.Validate(); err != nil {
 		errs = append(errs, err.Error())

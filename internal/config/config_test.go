@@ -40,6 +40,30 @@ func TestEnvironmentWinsOverFile(t *testing.T) {
 	}
 }
 
+func TestLogRetentionDaysComesFromTheFileOrTheEnvironment(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		env        map[string]string
+		want       int
+	}{
+		{"keeps everything by default", "", nil, 0},
+		{"from the file", "log_retention_days: 30\n", nil, 30},
+		{"the environment wins", "log_retention_days: 30\n", map[string]string{"TURNPIKE_LOG_RETENTION_DAYS": "7"}, 7},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := ""
+			if tc.yaml != "" {
+				p = writeFile(t, tc.yaml)
+			}
+			c, err := Load(p, env(tc.env))
+			if err != nil || c.LogRetentionDays != tc.want {
+				t.Fatalf("log_retention_days = %d (%v), want %d", c.LogRetentionDays, err, tc.want)
+			}
+		})
+	}
+}
+
 func TestLoadRejects(t *testing.T) {
 	cases := []struct {
 		name, yaml string
@@ -51,6 +75,7 @@ func TestLoadRejects(t *testing.T) {
 		{"bad integer env", "", map[string]string{"TASK_POLL_MAX_FAILURES": "many"}, "TASK_POLL_MAX_FAILURES"},
 		{"bad listen", "listen: nope\n", nil, "listen"},
 		{"token without key", "tokens:\n  - {name: k, user: a}\n", nil, "tokens[0]"},
+		{"negative log retention", "log_retention_days: -1\n", nil, "log_retention_days"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -43,7 +43,7 @@ func (rl *Relay) tryChannels(clientCtx context.Context, plan []*routing.Channel,
 			return e, false
 		}
 		rl.Metrics.attempt("retried")
-		rl.Logger.Warn("upstream attempt failed", "channel_id", ch.ID, "status", e.Status, "err", e.Message)
+		rl.Logger.WarnContext(clientCtx, "upstream attempt failed", "channel_id", ch.ID, "status", e.Status, "err", e.Message)
 	}
 	return afterRetries(last), true
 }
@@ -117,10 +117,13 @@ func (rl *Relay) exchange(clientCtx context.Context, req *http.Request, ch *rout
 		timeout = s
 	}
 	var timedOut atomic.Bool
+	rl.Tracer.Inject(req.Context(), req.Header)
+	sent := time.Now()
 	timer := time.AfterFunc(timeout, func() { timedOut.Store(true); cancel() })
 	resp, err := rl.Client.Do(req)
 	stopped := timer.Stop()
 	if err == nil {
+		rl.Metrics.firstByteAt(ch.Name, time.Since(sent).Seconds())
 		return resp, nil
 	}
 	if clientCtx.Err() != nil {

@@ -9,9 +9,12 @@ import (
 	"sort"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
@@ -46,6 +49,8 @@ type callCore struct {
 	budget   *ratelimit.BudgetHold
 	channel  *routing.Channel
 	attempts []attemptRecord
+	// attemptsBuf holds the first attempts without an allocation.
+	attemptsBuf [3]attemptRecord
 	// wrote is set once a byte reached the client: no retry after that.
 	wrote  bool
 	stream bool
@@ -58,6 +63,13 @@ type callCore struct {
 	filter func(*routing.Channel) bool
 	// fallbackFrom is the requested model while a fallback model serves.
 	fallbackFrom string
+	// inflight is the attempt under way: a row written while it runs (the
+	// answer settles inside its attempt) lists it as the one that served.
+	inflight      *routing.Channel
+	inflightSince time.Time
+	// span is the client span of the attempt under way, serverSpan the
+	// request's (tracing on only).
+	span, serverSpan trace.Span
 }
 
 // exactly wraps an estimate that is always exact.
@@ -258,13 +270,31 @@ func (c *callCore) tryPlan(plan []*routing.Channel, attempt func(*routing.Channe
 	return c.rl.tryChannels(c.r.Context(), plan, func() bool { return c.wrote }, func(ch *routing.Channel) error {
 		c.channel = ch
 		began := time.Now()
+		if c.attempts == nil {
+			c.attempts = c.attemptsBuf[:0]
+		}
+		c.inflight, c.inflightSince = ch, began
+		orig := c.r
+		if c.rl.Tracer.On() {
+			c.startAttemptSpan(ch)
+		}
 		err := attempt(ch)
-		rec := attemptRecord{ChannelID: ch.ID, Status: http.StatusOK, LatencyMS: time.Since(began).Milliseconds()}
+		c.inflight = nil
+		took := time.Since(began)
+		rec := attemptRecord{ChannelID: ch.ID, Status: http.StatusOK, LatencyMS: took.Milliseconds()}
 		if err != nil {
 			e := ir.As(err)
 			rec.Status, rec.ErrorCode = e.Status, e.Code
+			if rec.ErrorCode == "" {
+				rec.ErrorCode = "upstream_error" // the upstream named none
+			}
 		}
 		c.attempts = append(c.attempts, rec)
+		c.rl.Metrics.upstreamDone(ch.Name, took.Seconds())
+		if c.span != nil {
+			endAttemptSpan(c.span, rec)
+			c.span, c.r = nil, orig
+		}
 		return err
 	})
 }
@@ -312,7 +342,7 @@ func (c *callCore) switchModel(model string, price *billing.Price) bool {
 	old := c.hold
 	if err = c.reserveOrExact(amount, err); err != nil {
 		c.model, c.price, c.hold = prevModel, prevPrice, old
-		c.rl.Logger.Info("fallback model not reserved", "surface", c.name, "model", model, "err", err)
+		c.rl.Logger.InfoContext(c.r.Context(), "fallback model not reserved", "surface", c.name, "model", model, "err", err)
 		return false
 	}
 	if c.hold != old {
@@ -349,8 +379,12 @@ func (c *callCore) settle(ch charge) {
 	}
 	amount, err := c.quota(ch)
 	if err != nil {
-		c.rl.Logger.Error("answer could not be priced; charging the reservation", "surface", c.name, "model", c.model, "err", err)
+		c.rl.Logger.ErrorContext(c.r.Context(), "answer could not be priced; charging the reservation", "surface", c.name, "model", c.model, "err", err)
 		amount = c.hold.Reserved
+	}
+	c.rl.Metrics.settled(c.metricModel(), c.metricChannel(), ch.usage, amount)
+	if c.rl.Tracer.On() {
+		c.traceUsage(ch.usage)
 	}
 	c.hold.Settle(c.background(), amount, c.logRow(ch))
 	c.budget.Settle(c.background(), amount)
@@ -365,7 +399,7 @@ func (c *callCore) settle(ch charge) {
 func (c *callCore) fail(err error) {
 	e := ir.As(err)
 	if e.Status == 500 {
-		c.rl.Logger.Error("relay failed", "surface", c.name, "err", err)
+		c.rl.Logger.ErrorContext(c.r.Context(), "relay failed", "surface", c.name, "err", err)
 	}
 	if c.hold != nil {
 		row := c.logRow(charge{})
@@ -381,7 +415,25 @@ func (c *callCore) fail(err error) {
 // slots.
 func (c *callCore) finish() {
 	c.lease.Release(c.background())
-	c.rl.Metrics.observe(c.name, c.status, time.Since(c.start).Seconds())
+	c.rl.Metrics.observe(c.name, c.metricModel(), c.metricChannel(), c.status, time.Since(c.start).Seconds())
+}
+
+// metricModel is the call's model as a metric label: a model of the price
+// table, or "other" for a name the call was refused on before it was
+// priced, so clients cannot add series by inventing model names.
+func (c *callCore) metricModel() string {
+	if c.price == nil {
+		return metricsOtherModel
+	}
+	return c.model
+}
+
+// metricChannel is the name of the channel that served (or last failed).
+func (c *callCore) metricChannel() string {
+	if c.channel == nil {
+		return metricsNoChannel
+	}
+	return c.channel.Name
 }
 
 // logOther is the usage row's other: how the call was served, in one shape
@@ -406,11 +458,19 @@ type logOther struct {
 func (c *callCore) logRow(ch charge) store.UsageLog {
 	u := ch.usage
 	row := store.UsageLog{UserID: c.principal.UserID, TokenID: c.principal.TokenID, Model: c.model,
+		RequestID:    obs.RequestID(c.r.Context()),
 		PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens,
 		LatencyMS: time.Since(c.start).Milliseconds(), CreatedAt: time.Now().UTC()}
 	o := logOther{Endpoint: c.name, Stream: c.stream, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens,
 		Reasoning: u.ReasoningTokens, GroupRatio: c.rl.Billing.Ratio(c.principal.Group), Attempts: c.attempts,
 		FallbackFrom: c.fallbackFrom}
+	if c.inflight != nil {
+		// Settled inside the attempt that answered: it is the last one. The
+		// record may take c.attempts' spare slot; o is marshalled below,
+		// before tryPlan appends the attempt's own record there.
+		o.Attempts = append(c.attempts, attemptRecord{ChannelID: c.inflight.ID,
+			Status: http.StatusOK, LatencyMS: time.Since(c.inflightSince).Milliseconds()})
+	}
 	if c.channel != nil {
 		row.ChannelID = c.channel.ID
 		o.UpstreamModel = c.channel.MapModel(c.model)

@@ -173,7 +173,7 @@ func relayBinary(c *epCall, _ *routing.Channel, resp *http.Response) error {
 		n, err = resp.Body.Read(buf)
 	}
 	if err != nil && err != io.EOF {
-		c.rl.Logger.Warn("binary answer ended early", "endpoint", c.ep.name, "channel_id", c.channel.ID, "err", err)
+		c.rl.Logger.WarnContext(c.r.Context(), "binary answer ended early", "endpoint", c.ep.name, "channel_id", c.channel.ID, "err", err)
 	}
 	ch := c.ep.bill(c, nil)
 	if ch.detail == nil {

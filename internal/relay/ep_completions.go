@@ -121,7 +121,7 @@ func (c *epCall) relayCompletionStream(resp *http.Response) error {
 				if !c.wrote {
 					return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "stream_broken", Message: "the upstream stream broke off", Retry: ir.RetryNext, Cause: err}
 				}
-				c.rl.Logger.Warn("stream ended early", "endpoint", c.ep.name, "channel_id", c.channel.ID, "err", err)
+				c.rl.Logger.WarnContext(c.r.Context(), "stream ended early", "endpoint", c.ep.name, "channel_id", c.channel.ID, "err", err)
 			}
 			break
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
@@ -69,6 +70,9 @@ type Deps struct {
 	TokenCounter protocol.TokenCounter
 	// ResponsesAPI is the Responses API wire of /v1/responses.
 	ResponsesAPI protocol.ResponsesAPI
+	// Tracer, when not nil, traces every upstream attempt as a client span
+	// and sends its traceparent upstream.
+	Tracer *obs.Tracer
 }
 
 // HostProtocols is what the relay needs from the task-plugin host: standard

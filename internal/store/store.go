@@ -146,6 +146,11 @@ type LogRepo interface {
 	Insert(ctx context.Context, logs []UsageLog) error
 	// List returns newest first.
 	List(ctx context.Context, f LogFilter, p Page) ([]UsageLog, int, error)
+	// Get returns one row by id, or ErrNotFound.
+	Get(ctx context.Context, id int64) (UsageLog, error)
+	// Prune deletes at most limit rows created before the given time (one
+	// bounded statement) and reports how many it deleted.
+	Prune(ctx context.Context, before time.Time, limit int) (int64, error)
 }
 
 // LedgerRepo applies quota movements. Apply writes a batch of entries and the

@@ -285,7 +285,7 @@ func (n *nativeRequest) fail(err error) {
 	}
 	e := ir.As(err)
 	if e.Status >= 500 {
-		n.s.log.Warn("native route failed", "path", n.r.URL.Path, "plugin", n.plugin().Key, "code", e.Code, "err", err)
+		n.s.log.WarnContext(n.r.Context(), "native route failed", "path", n.r.URL.Path, "plugin", n.plugin().Key, "code", e.Code, "err", err)
 	}
 	if n.plugin().Manifest.Hooks.Has(manifest.NativeErrorHook) {
 		arg := map[string]any{"code": e.Code, "message": e.Message, "httpStatus": e.Status, "retryable": e.Retry != ir.RetryNever}

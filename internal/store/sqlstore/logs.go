@@ -109,3 +109,31 @@ func (r logRepo) List(ctx context.Context, f store.LogFilter, p store.Page) ([]s
 	}
 	return out, total, nil
 }
+
+// Get returns one row by id.
+func (r logRepo) Get(ctx context.Context, id int64) (store.UsageLog, error) {
+	row := r.s.db.QueryRowContext(ctx, r.s.Rebind(logSelect+" WHERE id = ?"), id)
+	l, err := scanLog(row)
+	if err != nil {
+		return store.UsageLog{}, wrap(err, "get log")
+	}
+	return l, nil
+}
+
+// Prune deletes at most limit rows created before before, oldest ids
+// first, in one statement: a bounded delete holds its locks briefly, so
+// pruning a large backlog never stalls the billing writer's inserts.
+// MySQL takes LIMIT on DELETE but not in an IN subquery; SQLite and
+// PostgreSQL take the subquery.
+func (r logRepo) Prune(ctx context.Context, before time.Time, limit int) (int64, error) {
+	q := "DELETE FROM usage_logs WHERE id IN (SELECT id FROM usage_logs WHERE created_at < ? ORDER BY id LIMIT ?)"
+	if r.s.dialect == MySQL {
+		q = "DELETE FROM usage_logs WHERE created_at < ? ORDER BY id LIMIT ?"
+	}
+	res, err := r.s.db.ExecContext(ctx, r.s.Rebind(q), dbTime(before), limit)
+	if err != nil {
+		return 0, wrap(err, "prune logs")
+	}
+	n, err := res.RowsAffected()
+	return n, wrap(err, "prune logs")
+}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -154,6 +155,46 @@ var logTests = []namedTest{
 			n := seq - i
 			if l.PromptTokens != n || l.CompletionTokens != 2*n || l.Quota != int64(3*n) || l.RequestID != fmt.Sprintf("r%d", n) {
 				t.Fatalf("row %d from the newest = %+v, want the row numbered %d", i, l, n)
+			}
+		}
+	}},
+	{"get returns one row with every field, and not found past the end", func(t *testing.T, s store.Store) {
+		base := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+		seedLogs(t, s, base)
+		list, _, err := s.Logs().List(ctx(t), store.LogFilter{Type: store.LogError}, store.Page{PageSize: 1})
+		must(t, err, "list")
+		got, err := s.Logs().Get(ctx(t), list[0].ID)
+		must(t, err, "get")
+		if got.ID != list[0].ID || got.RequestID != "req" || got.Type != store.LogError || !jsonEqual(got.Other, list[0].Other) ||
+			!got.CreatedAt.Equal(list[0].CreatedAt) {
+			t.Errorf("get = %+v, want %+v", got, list[0])
+		}
+		if _, err := s.Logs().Get(ctx(t), list[0].ID+1000); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("get of a missing row: %v, want ErrNotFound", err)
+		}
+	}},
+	{"prune deletes only rows older than the cut, at most limit per call", func(t *testing.T, s store.Store) {
+		base := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+		seedLogs(t, s, base)                           // created base-29h … base, one hour apart
+		cut := base.Add(-9*time.Hour - 30*time.Minute) // 20 rows are older
+		n, err := s.Logs().Prune(ctx(t), cut, 15)
+		must(t, err, "prune")
+		if n != 15 {
+			t.Fatalf("first prune deleted %d, want 15 (the limit)", n)
+		}
+		n, err = s.Logs().Prune(ctx(t), cut, 15)
+		must(t, err, "prune")
+		if n != 5 {
+			t.Fatalf("second prune deleted %d, want the 5 left", n)
+		}
+		left, total, err := s.Logs().List(ctx(t), store.LogFilter{}, store.Page{PageSize: 100})
+		must(t, err, "list")
+		if total != 10 {
+			t.Fatalf("%d rows left, want 10", total)
+		}
+		for _, l := range left {
+			if l.CreatedAt.Before(cut) {
+				t.Errorf("row %d of %s survived the cut %s", l.ID, l.CreatedAt, cut)
 			}
 		}
 	}},

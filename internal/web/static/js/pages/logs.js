@@ -1,9 +1,11 @@
-// Usage logs with filters by type, model and key, newest first, paged.
+// Usage logs with filters by type, model and key, newest first, paged. Each
+// row opens its detail: the request id and how the call was routed (every
+// upstream attempt in order, as a small timeline).
 import { h, num, when, badge } from "../dom.js";
 import { t } from "../i18n.js";
 import { money } from "../money.js";
 import { api, items, qs } from "../api.js";
-import { pageHead, table, pager, fieldSet, alertBox, showError } from "../ui.js";
+import { pageHead, table, pager, fieldSet, alertBox, showError, infoDialog, copyButton, toast } from "../ui.js";
 
 const PAGE_SIZE = 25;
 
@@ -30,6 +32,15 @@ export async function render(main, ctx) {
   const alert = alertBox();
   main.append(pageHead(t("logs.title"), ctx.isAdmin ? t("logs.subAll") : t("logs.subOwn")), form, alert, list);
   const tokenName = new Map(tokens.map((t) => [t.id, t.name]));
+  // Channel names are for administrators; others see channel ids.
+  let channelName = new Map();
+  if (ctx.isAdmin) {
+    try {
+      channelName = new Map(items(await api("GET", "/api/channels?page_size=500")).map((c) => [c.id, c.name]));
+    } catch {
+      channelName = new Map();
+    }
+  }
 
   async function load() {
     showError(alert, null);
@@ -46,6 +57,8 @@ export async function render(main, ctx) {
         { label: t("logs.completion"), num: true, cell: (l) => num(l.completion_tokens) },
         { label: t("logs.quota"), num: true, cell: (l) => money(l.quota) },
         { label: t("logs.latency"), num: true, cell: (l) => `${num(l.latency_ms)} ms` },
+        { label: t("logs.detail"), cell: (l) => h("button", { type: "button", class: "small", "aria-label": t("logs.detailOf", { id: l.id }),
+          onclick: () => showDetail(l.id, channelName) }, t("logs.detail")) },
       ].filter(Boolean), items(data), t("logs.none")),
       pager({ page, pageSize: PAGE_SIZE, total: data.total }, (p) => { page = p; load(); }));
     } catch (e) {
@@ -62,4 +75,43 @@ function keyCell(l, tokenName) {
   if (l.token_id) return tokenName.get(l.token_id) || `#${l.token_id}`;
   const keyless = ["consume", "refund", "error"].includes(l.type) ? t("logs.playground") : "—";
   return h("span", { class: "muted" }, keyless);
+}
+
+// showDetail reads one row (GET /api/logs/{id}) and shows its request id
+// and routing.
+async function showDetail(id, channelName) {
+  let l;
+  try {
+    l = await api("GET", `/api/logs/${id}`);
+  } catch (e) {
+    toast(e.message || String(e), "error");
+    return;
+  }
+  const o = l.other || {};
+  const facts = h("dl", { class: "log-facts" },
+    h("dt", {}, t("logs.requestId")), h("dd", {}, l.request_id ? h("span", { class: "secret" }, h("code", {}, l.request_id), copyButton(l.request_id)) : "—"),
+    h("dt", {}, t("logs.model")), h("dd", {}, o.fallback_from ? t("logs.fallbackFrom", { model: l.model, from: o.fallback_from }) : l.model || "—"),
+    o.upstream_model ? [h("dt", {}, t("logs.upstreamModel")), h("dd", {}, o.upstream_model)] : null,
+    h("dt", {}, t("common.time")), h("dd", {}, when(l.created_at)),
+    h("dt", {}, t("logs.latency")), h("dd", {}, `${num(l.latency_ms)} ms`));
+  infoDialog(t("logs.entry", { id: l.id }), facts, h("h4", {}, t("logs.routing")), attemptsTimeline(o.attempts || [], channelName));
+}
+
+// attemptsTimeline draws the attempts in order: channel, status, error code
+// and a latency bar scaled to the slowest attempt.
+export function attemptsTimeline(attempts, channelName = new Map()) {
+  if (!attempts.length) return h("p", { class: "muted" }, t("logs.noAttempt"));
+  const slowest = Math.max(1, ...attempts.map((a) => a.latency_ms || 0));
+  return h("ol", { class: "timeline", "aria-label": t("logs.attempts") }, attempts.map((a, i) => {
+    const ok = a.status >= 200 && a.status < 300;
+    const name = channelName.get(a.channel_id) || `channel #${a.channel_id}`;
+    const width = Math.max(2, Math.round(((a.latency_ms || 0) / slowest) * 100));
+    return h("li", { class: ok ? "ok" : "failed" },
+      h("span", { class: "step" }, String(i + 1)),
+      h("span", { class: "who" }, name, a.key_index ? h("span", { class: "muted" }, t("logs.keyIndex", { n: a.key_index })) : null),
+      badge(String(a.status), ok ? "ok" : "bad"),
+      h("span", { class: "code muted" }, a.error_code || ""),
+      h("span", { class: "bar", title: `${num(a.latency_ms)} ms` }, h("span", { style: `width:${width}%` })),
+      h("span", { class: "ms" }, `${num(a.latency_ms)} ms`));
+  }));
 }
