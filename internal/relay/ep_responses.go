@@ -16,6 +16,9 @@ import (
 // runs the generic endpoint stages; per channel it either relays the body
 // to a channel speaking the Responses API or converts it for a chat channel.
 type respCall struct {
+	// follow is set when a background response is to be followed after
+	// the handler is done with the call.
+	follow *bgFollow
 	*epCall
 	compact bool
 	// dec is the request converted for chat channels; decErr says why it
@@ -43,6 +46,9 @@ func (rl *Relay) serveResponses(w http.ResponseWriter, r *http.Request, compact 
 		rc.fail(err)
 	}
 	rc.finish()
+	if rc.follow != nil {
+		rl.startFollowing(rc.follow)
+	}
 }
 
 func (rc *respCall) endpoint() *endpoint {

@@ -43,6 +43,8 @@ type bgFollow struct {
 	rc      *respCall
 	channel *routing.Channel
 	id      string
+	// queued is the answer the client got at once.
+	queued []byte
 	// settled is closed when the hold has ended.
 	settled chan struct{}
 	once    sync.Once
@@ -63,28 +65,38 @@ func isPending(body []byte) bool {
 }
 
 // followBackground answers the client with the queued response and keeps
-// the hold open until the response is terminal. It reports false when the
-// gateway is shutting down and the call must settle now instead.
+// the hold open; the call is followed once its handler has finished with it
+// (startFollowing), so the follower never shares the call with the handler.
 func (rc *respCall) followBackground(ch *routing.Channel, id string, body []byte) bool {
-	g := &rc.rl.background
-	f := &bgFollow{rc: rc, channel: ch, id: id, settled: make(chan struct{})}
-	g.mu.Lock()
-	if g.closing || id == "" {
-		g.mu.Unlock()
+	if id == "" {
 		return false
 	}
-	if g.pending == nil {
-		g.pending = map[string]*bgFollow{}
-	}
-	g.pending[id] = f
-	g.wg.Add(1)
-	g.mu.Unlock()
+	rc.follow = &bgFollow{rc: rc, channel: ch, id: id, queued: body, settled: make(chan struct{})}
 	rc.wrote = true
 	rc.w.Header().Set("Content-Type", "application/json")
 	rc.w.WriteHeader(http.StatusOK)
 	_, _ = rc.w.Write(body)
-	go f.poll(g)
 	return true
+}
+
+// startFollowing polls a background response until it is terminal. When the
+// gateway is already shutting down, the call is settled at once on the
+// queued answer, as a call that is not followed would be.
+func (rl *Relay) startFollowing(f *bgFollow) {
+	g := &rl.background
+	g.mu.Lock()
+	if g.closing {
+		g.mu.Unlock()
+		f.rc.settle(f.rc.billNative(f.rc.epCall, f.queued))
+		return
+	}
+	if g.pending == nil {
+		g.pending = map[string]*bgFollow{}
+	}
+	g.pending[f.id] = f
+	g.wg.Add(1)
+	g.mu.Unlock()
+	go f.poll(g)
 }
 
 // poll asks the channel for the response with a growing interval until it
