@@ -48,6 +48,9 @@ type Deps struct {
 	// PluginBaseURL returns a task plugin's default upstream address, used
 	// for a task_plugin channel (type 61) saved without a base_url.
 	PluginBaseURL func(pluginKey string) string
+	// SeedMarks keeps which seed entries were applied (Seed); nil applies
+	// every entry at every start.
+	SeedMarks SeedMarks
 }
 
 // NotifySettings is where alerts go, kept in the database.

@@ -139,7 +139,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		TestChannel: a.testChannel, Metrics: promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}),
 		MetricsAdminOnly: !cfg.MetricsPublic, Secure: strings.HasPrefix(a.Config.Address(), "https://"),
 		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
-		Limits:        a.Limits, Notify: a.Notify,
+		Limits:        a.Limits, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
 	}
 	a.Admin = admin.New(a.adminDeps)
 	a.tasks = task.New(task.Deps{
@@ -254,6 +254,13 @@ func (a *App) Prepare(ctx context.Context) (string, error) {
 }
 
 func (a *App) seed(ctx context.Context) error {
+	// Nodes started together seed one after the other; conflicts on
+	// natural keys are tolerated too, for databases without a lock.
+	unlock, err := a.sql.SeedLock(ctx)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	defer unlock()
 	// Plugins first, so that task_plugin channels of the seed can take
 	// their plugin's default address.
 	for _, p := range a.Config.Plugins {
