@@ -23,7 +23,18 @@ type redisBalances struct {
 
 // NewRedisBalances returns multi-node balances in Redis backed by st.
 func NewRedisBalances(rdb redis.UniversalClient, st store.Store) Balances {
-	return &redisBalances{rdb: rdb, st: st, prefix: "turnpike:balance:"}
+	return &redisBalances{rdb: rdb, st: st, prefix: RedisKeyPrefix(rdb) + "balance:"}
+}
+
+// RedisKeyPrefix is the prefix of the gateway's Redis keys. On Redis
+// Cluster it carries the hash tag {turnpike}, so that the keys one script
+// touches (a user's and a key's balance, a call's rate windows) live in one
+// slot; one shard then carries all of them.
+func RedisKeyPrefix(rdb redis.UniversalClient) string {
+	if _, ok := rdb.(*redis.ClusterClient); ok {
+		return "{turnpike}:"
+	}
+	return "turnpike:"
 }
 
 // unlimitedMark is stored for keys without a quota of their own.

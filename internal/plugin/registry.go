@@ -122,18 +122,26 @@ func (r *Registry) Watch(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		rev, err := r.db.revision(ctx)
-		if err != nil {
-			r.log.Warn("task plugin revision poll failed", "err", err)
+		if err := r.Refresh(ctx); err != nil {
+			r.log.Warn("task plugin refresh failed", "err", err)
 			continue
-		}
-		if rev != r.Current().Revision {
-			if err := r.Rebuild(ctx); err != nil {
-				r.log.Warn("task plugin rebuild failed", "err", err)
-			}
 		}
 		r.reap(time.Now())
 	}
+}
+
+// Refresh rebuilds the generation when the database revision moved (a
+// change made by another node). Watch calls it every interval; a node told
+// of a change (the Redis change channel) calls it at once.
+func (r *Registry) Refresh(ctx context.Context) error {
+	rev, err := r.db.revision(ctx)
+	if err != nil {
+		return err
+	}
+	if rev != r.Current().Revision {
+		return r.Rebuild(ctx)
+	}
+	return nil
 }
 
 // Close closes every runtime pool. Generations still held become unusable.
