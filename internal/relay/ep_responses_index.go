@@ -20,18 +20,6 @@ type ResponseIndex interface {
 // responses; older index rows point at nothing.
 const responseRetention = 30 * 24 * time.Hour
 
-func init() {
-	sqlstore.Register(sqlstore.Migration{Version: 120, Name: "response index", SQL: `
-CREATE TABLE response_index (
-	response_id {{string}} NOT NULL PRIMARY KEY,
-	channel_id {{bigint}} NOT NULL,
-	user_id {{bigint}} NOT NULL,
-	created_at {{bigint}} NOT NULL
-) {{options}};
-CREATE INDEX response_index_created_idx ON response_index (created_at);
-`})
-}
-
 // SQLResponseIndex is the ResponseIndex in the gateway's database.
 type SQLResponseIndex struct {
 	st        *sqlstore.Store

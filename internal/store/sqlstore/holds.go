@@ -31,8 +31,6 @@ CREATE TABLE billing_nodes (
 ) {{options}};
 `}
 
-func init() { coreMigrations = append(coreMigrations, holdsMigration) }
-
 type holdRepo struct{ s *Store }
 
 // Holds returns the open holds and node leases.

@@ -5,11 +5,10 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
-	"sync"
 )
 
-// Migration is one versioned schema change. Versions below 100 belong to
-// this package; other packages register theirs from 100 up.
+// Migration is one versioned schema change. Every migration of the
+// gateway's database is listed in allMigrations (migrations.go).
 type Migration struct {
 	Version int
 	Name    string
@@ -29,35 +28,9 @@ func (m Migration) script(d Dialect) string {
 	return Expand(d, m.SQL)
 }
 
-var (
-	registryMu sync.Mutex
-	registry   = map[int]Migration{}
-)
-
-// Register adds a migration that every later Open applies. It is meant for
-// init functions of packages that keep their own tables in the gateway's
-// database, and panics on a version below 100 or one already taken, since
-// either is a programming error that must not reach a database.
-func Register(m Migration) {
-	if m.Version < 100 {
-		panic(fmt.Sprintf("sqlstore: migration %q: versions below 100 are reserved", m.Name))
-	}
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if prev, ok := registry[m.Version]; ok {
-		panic(fmt.Sprintf("sqlstore: migration version %d registered twice (%q, %q)", m.Version, prev.Name, m.Name))
-	}
-	registry[m.Version] = m
-}
-
-// migrations returns the built-in and registered migrations in version order.
+// migrations returns every migration in version order.
 func migrations() []Migration {
-	registryMu.Lock()
-	all := append([]Migration(nil), coreMigrations...)
-	for _, m := range registry {
-		all = append(all, m)
-	}
-	registryMu.Unlock()
+	all := append([]Migration(nil), allMigrations...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Version < all[j].Version })
 	return all
 }
