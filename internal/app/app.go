@@ -166,7 +166,7 @@ func (a *App) buildServices(balances billing.Balances) {
 			protocol.OpenAI: openai.Chat, protocol.Anthropic: anthropic.Messages, protocol.Gemini: gemini.Generate,
 		},
 		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.tasks,
-		Responses: relay.NewResponseIndex(a.sql, a.Log),
+		Responses: relay.NewResponseIndex(a.Store.Responses(), a.Log),
 		Limits:    a.Limits, OnSettle: a.Notify.Spent,
 		Options: relay.Options{
 			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,
