@@ -58,6 +58,7 @@ type Store interface {
 	Sessions() SessionRepo
 	Holds() HoldRepo
 	Responses() ResponseRepo
+	Tasks() TaskRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through

@@ -126,7 +126,7 @@ func New(d Deps) *Service {
 		// this process until it restarts (CONTRACT: random per start).
 		o.Secret = randomSecret()
 	}
-	s := &Service{d: d, opts: o, store: NewStore(d.Store), log: d.Logger, client: d.Client}
+	s := &Service{d: d, opts: o, store: NewStore(d.Store.Tasks()), log: d.Logger, client: d.Client}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

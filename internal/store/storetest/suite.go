@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Sessions", sessionTests},
 		{"Holds", holdTests},
 		{"Responses", responseTests},
+		{"Tasks", taskTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
