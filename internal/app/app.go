@@ -134,7 +134,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.Router = routing.NewRouter(routing.NewHealth(a.sql.Health(), a.Log))
 	a.registry.MustRegister(channelStates{a.Router})
 	a.buildTraffic()
-	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.sql, Logger: a.Log})
+	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.Store, Logger: a.Log})
 	a.adminDeps = admin.Deps{
 		Store: a.Store, Billing: a.Billing, Keys: a.Keys, Sessions: a.Sessions, Router: a.Router,
 		Throttle:  auth.NewLoginThrottle(a.failureCounter(), auth.DefaultThrottleLimits),
@@ -147,7 +147,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.Admin = admin.New(a.adminDeps)
 	a.changes = newChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
 	a.tasks = task.New(task.Deps{
-		Store: a.sql, Billing: a.Billing, Router: a.Router, Keys: a.Keys, Generations: a.plugins,
+		Store: a.Store, Billing: a.Billing, Router: a.Router, Keys: a.Keys, Generations: a.plugins,
 		Client: newUpstreamClient(), Logger: a.Log, RootToken: cfg.RootToken,
 		APIPrincipal: a.Admin.SessionOrRoot,
 		Options: task.Options{

@@ -14,13 +14,12 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/plugin/jsrt"
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 	"github.com/turnpike-gw/turnpike/internal/store"
-	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
 // Options configure a Registry.
 type Options struct {
 	// Store is the gateway database; the plugin tables live in it.
-	Store *sqlstore.Store
+	Store store.Store
 	// Logger receives registry events and plugin console output.
 	Logger *slog.Logger
 	// PoolSize bounds concurrent hook calls per plugin version (default 8).
@@ -95,7 +94,7 @@ func NewRegistry(opts Options) *Registry {
 		opts.Node, _ = os.Hostname()
 	}
 	r := &Registry{opts: opts, log: opts.Logger.With("component", "task_plugin"),
-		db: &db{sql: opts.Store.DB(), dialect: opts.Store.SQLDialect()}, cache: map[string]*entry{}}
+		db: &db{repo: opts.Store.Plugins()}, cache: map[string]*entry{}}
 	r.current.Store(NewGeneration(0, "", nil, nil))
 	r.status.Store(&buildStatus{heldBack: map[string]bool{}})
 	return r

@@ -59,6 +59,7 @@ type Store interface {
 	Holds() HoldRepo
 	Responses() ResponseRepo
 	Tasks() TaskRepo
+	Plugins() PluginRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through

@@ -13,7 +13,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/routing"
-	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
+	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 // Generations is what the task pipeline reads of the plugin registry: the
@@ -66,7 +66,7 @@ type Options struct {
 
 // Deps is what the task pipeline works with.
 type Deps struct {
-	Store       *sqlstore.Store
+	Store       store.Store
 	Billing     *billing.Service
 	Router      *routing.Router
 	Keys        *auth.Keys
@@ -126,7 +126,11 @@ func New(d Deps) *Service {
 		// this process until it restarts (CONTRACT: random per start).
 		o.Secret = randomSecret()
 	}
-	s := &Service{d: d, opts: o, store: NewStore(d.Store.Tasks()), log: d.Logger, client: d.Client}
+	var tasks store.TaskRepo
+	if d.Store != nil { // tests of pure helpers build a service without a store
+		tasks = d.Store.Tasks()
+	}
+	s := &Service{d: d, opts: o, store: NewStore(tasks), log: d.Logger, client: d.Client}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Holds", holdTests},
 		{"Responses", responseTests},
 		{"Tasks", taskTests},
+		{"Plugins", pluginTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
