@@ -294,6 +294,10 @@ func (a *App) applyChanges(ctx context.Context) {
 	if err := a.plugins.Refresh(ctx); err != nil && ctx.Err() == nil {
 		a.Log.Warn("task plugin refresh after a change on another node failed", "err", err)
 	}
+	// An empty section applies nothing and re-reads the alert settings.
+	if err := a.Notify.Init(ctx, config.Notify{}); err != nil && ctx.Err() == nil {
+		a.Log.Warn("alert settings reload after a change on another node failed", "err", err)
+	}
 }
 
 // Serve listens and serves until ctx ends, then shuts down gracefully:
