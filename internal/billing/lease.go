@@ -15,14 +15,14 @@ import (
 // of its previous life are released like those of any dead node. The
 // owner's liveness is a lease in the database that it renews every third
 // of the lease period; the sweep of any node releases the open holds of
-// owners whose lease ended. Issue 15 adds cross-node takeover on top of
-// this owner/lease pair.
+// owners whose lease ended, and (with Redis balances) reconciles their
+// journals (see Journal). Lease times come from the database's clock.
 //
 // A node whose lease lapses while it still runs (the database was away
 // for longer than the lease) may see its holds released by another node;
 // its own late ends then find the hold no longer open and write nothing,
 // so the database stays exact, but with Redis balances the live balance
-// keeps that call's settle difference until issue 15's fencing.
+// keeps that call's settle difference: fencing such a node is not done.
 
 // DefaultLease is the lease period when none is configured.
 const DefaultLease = 30 * time.Second

@@ -197,8 +197,9 @@ func (r *redisBalances) Forget(userID, tokenID int64) {
 // Committed moves the balances Redis holds; a balance Redis does not hold
 // is loaded from the database on first use, which already has the
 // movement. A node loading that very balance at the same instant may read
-// the database just before the commit: the window is one Redis round trip
-// and is closed by the lease takeover of issue 15.
+// the database just before the commit and then SET NX the old value: the
+// window is one Redis round trip between the commit and the move, and is
+// not closed.
 func (r *redisBalances) Committed(ctx context.Context, write func() ([]Move, error)) error {
 	moves, err := write()
 	if err != nil {
