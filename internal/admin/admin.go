@@ -51,6 +51,9 @@ type Deps struct {
 	// Accounts are registration, two-factor and OpenID Connect sign-in,
 	// redemption codes and the audit log.
 	Accounts AccountDeps
+	// SeedMarks keeps which seed entries were applied (Seed); nil applies
+	// every entry at every start.
+	SeedMarks SeedMarks
 }
 
 // NotifySettings is where alerts go, kept in the database.

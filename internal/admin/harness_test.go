@@ -42,7 +42,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "admin.db"))
+	st, err := sqlstore.OpenStore(ctx, "sqlite:"+filepath.Join(t.TempDir(), "admin.db"))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -63,6 +63,7 @@ func newEnv(t *testing.T) *env {
 			io.WriteString(w, "turnpike_up 1\n")
 		}),
 		TestChannel: fakeChannelTest,
+		SeedMarks:   st.Traffic(),
 	}
 	e.d.Reload = func(ctx context.Context) error {
 		e.reloads.Add(1)

@@ -17,9 +17,15 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
-// Seed upserts the seed section of the configuration file by natural key,
-// so that starting twice with the same file changes nothing. Plugins are
-// left to the plugin package.
+// Seed applies the seed section of the configuration file by natural key.
+// Each record is written only when its entry in the file is new or has
+// changed since it was last applied, by this node or any other (a digest
+// of the entry is kept per record, see SeedMarks), so a restart with an
+// unchanged file never undoes changes made through the admin API, and
+// starting twice changes nothing. Records another node created at the same
+// moment (a unique-key conflict) are re-read and treated as existing, so
+// nodes starting together all succeed. Plugins are left to the plugin
+// package.
 func Seed(ctx context.Context, d Deps, s config.Seed) error {
 	steps := []struct {
 		what string
@@ -49,10 +55,17 @@ func seedGroups(ctx context.Context, d Deps, s config.Seed) error {
 		if s.Groups[name] < 0 {
 			return fmt.Errorf("group %s: ratio must not be negative", name)
 		}
-		if err := d.Store.Groups().Upsert(ctx, store.Group{Name: name, Ratio: s.Groups[name]}); err != nil {
-			return fmt.Errorf("group %s: %w", name, err)
-		}
-		if err := seedLimits(ctx, d, store.SubjectGroup, name, groupLimits(s.GroupLimits[name]), true); err != nil {
+		entry := struct {
+			Ratio  float64
+			Limits config.SeedRate
+		}{s.Groups[name], s.GroupLimits[name]}
+		err := d.seedOnce(ctx, "group", name, entry, false, func() error {
+			if err := d.Store.Groups().Upsert(ctx, store.Group{Name: name, Ratio: s.Groups[name]}); err != nil {
+				return err
+			}
+			return seedLimits(ctx, d, store.SubjectGroup, name, groupLimits(s.GroupLimits[name]), true)
+		})
+		if err != nil {
 			return fmt.Errorf("group %s: %w", name, err)
 		}
 	}
@@ -61,7 +74,9 @@ func seedGroups(ctx context.Context, d Deps, s config.Seed) error {
 
 func seedUsers(ctx context.Context, d Deps, s config.Seed) error {
 	for _, su := range s.Users {
-		if err := seedUser(ctx, d, su); err != nil {
+		// The entry holds a password: its mark is kept as a bcrypt hash.
+		err := d.seedOnce(ctx, "user", su.Username, su, true, func() error { return seedUser(ctx, d, su) })
+		if err != nil {
 			return fmt.Errorf("user %s: %w", su.Username, err)
 		}
 	}
@@ -81,7 +96,13 @@ func seedUser(ctx context.Context, d Deps, su config.SeedUser) error {
 	}
 	u, err := d.Store.Users().GetByUsername(ctx, su.Username)
 	if errors.Is(err, store.ErrNotFound) {
-		return createSeedUser(ctx, d, su, role, group)
+		err = createSeedUser(ctx, d, su, role, group)
+		if !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+		// Another node created the user a moment ago (and gave its
+		// starting quota): bring it in line like an existing one.
+		u, err = d.Store.Users().GetByUsername(ctx, su.Username)
 	}
 	if err != nil {
 		return err
@@ -139,11 +160,14 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// seedTokens creates keys that do not exist yet. An existing key is left
-// alone: its quota has been spent and its settings may have been edited.
+// seedTokens creates keys that do not exist yet and, when a key's entry
+// changed, brings the settings the entry states (models, expiry, limits) in
+// line. A key's secret and quota are set only when it is created: its quota
+// has been spent since, and every movement of it is a ledger entry.
 func seedTokens(ctx context.Context, d Deps, s config.Seed) error {
 	for _, st := range s.Tokens {
-		if err := seedToken(ctx, d, st); err != nil {
+		err := d.seedOnce(ctx, "token", st.User+"/"+st.Name, st, false, func() error { return seedToken(ctx, d, st) })
+		if err != nil {
 			return fmt.Errorf("token %s of %s: %w", st.Name, st.User, err)
 		}
 	}
@@ -156,13 +180,13 @@ func seedToken(ctx context.Context, d Deps, st config.SeedToken) error {
 		return fmt.Errorf("user %s: %w", st.User, err)
 	}
 	hash := auth.HashKey(st.Key)
-	if _, err := d.Store.Tokens().GetByHash(ctx, hash); err == nil {
-		return nil
+	if t, err := d.Store.Tokens().GetByName(ctx, u.ID, st.Name); err == nil {
+		return updateSeedToken(ctx, d, st, t)
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	if _, err := d.Store.Tokens().GetByName(ctx, u.ID, st.Name); err == nil {
-		return nil
+	if _, err := d.Store.Tokens().GetByHash(ctx, hash); err == nil {
+		return nil // the secret already belongs to another key
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
@@ -180,14 +204,43 @@ func seedToken(ctx context.Context, d Deps, st config.SeedToken) error {
 	t := &store.Token{UserID: u.ID, Name: st.Name, KeyHash: hash, KeyMasked: auth.MaskKey(st.Key), Quota: quota,
 		Models: models, ExpiresAt: st.ExpiresAt, Status: store.StatusEnabled}
 	if err := d.Store.Tokens().Create(ctx, t); err != nil {
-		return err
+		if !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+		// Created by another node starting at the same moment.
+		if t, err = d.Store.Tokens().GetByName(ctx, u.ID, st.Name); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return nil // the secret belongs to another key
+			}
+			return err
+		}
+		return updateSeedToken(ctx, d, st, t)
+	}
+	return seedLimits(ctx, d, store.SubjectToken, strconv.FormatInt(t.ID, 10), tokenLimits(st), false)
+}
+
+// updateSeedToken applies a changed entry to an existing key: the models
+// and expiry it states, and its limits.
+func updateSeedToken(ctx context.Context, d Deps, st config.SeedToken, t *store.Token) error {
+	changed := false
+	if st.Models != nil && !slices.Equal(st.Models, t.Models) {
+		t.Models, changed = st.Models, true
+	}
+	if st.ExpiresAt != nil && (t.ExpiresAt == nil || !t.ExpiresAt.Equal(*st.ExpiresAt)) {
+		t.ExpiresAt, changed = st.ExpiresAt, true
+	}
+	if changed {
+		if err := d.Store.Tokens().Update(ctx, t); err != nil {
+			return err
+		}
 	}
 	return seedLimits(ctx, d, store.SubjectToken, strconv.FormatInt(t.ID, 10), tokenLimits(st), false)
 }
 
 func seedChannels(ctx context.Context, d Deps, s config.Seed) error {
 	for _, sc := range s.Channels {
-		if err := seedChannel(ctx, d, sc); err != nil {
+		err := d.seedOnce(ctx, "channel", sc.Name, sc, false, func() error { return seedChannel(ctx, d, sc) })
+		if err != nil {
 			return fmt.Errorf("channel %s: %w", sc.Name, err)
 		}
 	}
@@ -204,7 +257,11 @@ func seedChannel(ctx context.Context, d Deps, sc config.SeedChannel) error {
 	d.fillPluginBaseURL(want)
 	have, err := d.Store.Channels().GetByName(ctx, sc.Name)
 	if errors.Is(err, store.ErrNotFound) {
-		return d.Store.Channels().Create(ctx, want)
+		if err = d.Store.Channels().Create(ctx, want); !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+		// Created by another node starting at the same moment.
+		have, err = d.Store.Channels().GetByName(ctx, sc.Name)
 	}
 	if err != nil {
 		return err
@@ -276,10 +333,13 @@ func seedPrices(ctx context.Context, d Deps, s config.Seed) error {
 		if err != nil {
 			return fmt.Errorf("model %s: %w", name, err)
 		}
-		if have, err := d.Store.Prices().Get(ctx, name); err == nil && samePrice(have, &p) {
-			continue
-		}
-		if err := d.Store.Prices().Upsert(ctx, p); err != nil {
+		err = d.seedOnce(ctx, "model", name, s.Models[name], false, func() error {
+			if have, err := d.Store.Prices().Get(ctx, name); err == nil && samePrice(have, &p) {
+				return nil
+			}
+			return d.Store.Prices().Upsert(ctx, p)
+		})
+		if err != nil {
 			return fmt.Errorf("model %s: %w", name, err)
 		}
 	}

@@ -215,3 +215,69 @@ func TestSeedKeepsRolesTheFileDoesNotState(t *testing.T) {
 		t.Fatalf("root %+v, admin %+v", root, admin)
 	}
 }
+
+// A restart with an unchanged file keeps what the admin API changed; an
+// entry changed in the file is applied once.
+func TestSeedKeepsAPIChangesUntilTheEntryChanges(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	seed := loadSeed(t)
+	if err := Seed(ctx, e.d, seed); err != nil {
+		t.Fatal(err)
+	}
+	ch, _ := e.d.Store.Channels().GetByName(ctx, "openai-main")
+	ch.Priority, ch.Status = 3, store.StatusDisabled
+	if err := e.d.Store.Channels().Update(ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	carol, _ := e.d.Store.Users().GetByUsername(ctx, "carol")
+	carol.Group = "default"
+	if carol.PasswordHash, _ = auth.HashPassword("changed-by-api"); e.d.Store.Users().Update(ctx, carol) != nil {
+		t.Fatal("update carol")
+	}
+	if err := e.d.Store.Prices().Upsert(ctx, store.ModelPrice{Name: "gpt-4o-mini", InputPerMTok: 9}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Seed(ctx, e.d, seed); err != nil {
+		t.Fatal(err)
+	}
+	ch, _ = e.d.Store.Channels().GetByName(ctx, "openai-main")
+	carol, _ = e.d.Store.Users().GetByUsername(ctx, "carol")
+	price, _ := e.d.Store.Prices().Get(ctx, "gpt-4o-mini")
+	if ch.Priority != 3 || ch.Status != store.StatusDisabled || carol.Group != "default" ||
+		!auth.CheckPassword(carol.PasswordHash, "changed-by-api") || price.InputPerMTok != 9 {
+		t.Fatalf("an unchanged file undid API changes: channel %+v, carol %+v, price %+v", ch, carol, price)
+	}
+	seed.Channels[0].Priority = 42
+	if err := Seed(ctx, e.d, seed); err != nil {
+		t.Fatal(err)
+	}
+	ch, _ = e.d.Store.Channels().GetByName(ctx, "openai-main")
+	carol, _ = e.d.Store.Users().GetByUsername(ctx, "carol")
+	if ch.Priority != 42 || carol.Group != "default" {
+		t.Fatalf("changed channel entry not applied, or unchanged user entry applied: %+v %+v", ch, carol)
+	}
+}
+
+// Nodes seeding the same file at once all succeed, and the starting quota
+// is given once.
+func TestConcurrentSeedsAllSucceed(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	seed := loadSeed(t)
+	d := e.d
+	d.SeedMarks = nil // every run applies every entry: the widest race
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() { errs <- Seed(ctx, d, seed) }()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent Seed: %v", err)
+		}
+	}
+	carol, _ := e.d.Store.Users().GetByUsername(ctx, "carol")
+	if delta, _, _ := e.d.Store.Ledger().Sum(ctx, carol.ID); carol.Quota != 5000000 || delta != 5000000 {
+		t.Fatalf("carol quota %d, ledger %d after concurrent seeds", carol.Quota, delta)
+	}
+}

@@ -71,7 +71,8 @@ type App struct {
 	plugins   *plugin.Registry
 	tasks     *task.Service
 	registry  *prometheus.Registry
-	redis     *redis.Client
+	redis     redis.UniversalClient
+	changes   *changes
 	adminDeps admin.Deps
 	stop      context.CancelFunc
 	bg        chan struct{}
@@ -119,13 +120,15 @@ func (a *App) balances(ctx context.Context) (billing.Balances, error) {
 	if a.Config.Redis == "" {
 		return billing.NewMemoryBalances(a.Store), nil
 	}
-	opts, err := redis.ParseURL(a.Config.Redis)
+	rdb, where, err := newRedis(a.Config.Redis)
 	if err != nil {
-		return nil, fmt.Errorf("redis address: %w", err)
+		return nil, err
 	}
-	a.redis = redis.NewClient(opts)
-	if err := a.redis.Ping(ctx).Err(); err != nil {
-		return nil, fmt.Errorf("redis does not answer at %s: %w", opts.Addr, err)
+	a.redis = rdb
+	if err := pingRedis(ctx, rdb, where); err != nil {
+		rdb.Close()
+		a.redis = nil
+		return nil, err
 	}
 	return billing.NewRedisBalances(a.redis, a.Store), nil
 }
@@ -145,7 +148,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.Router = routing.NewRouter(routing.NewHealth(a.sql.Health(), a.Log))
 	a.registry.MustRegister(channelStates{a.Router})
 	a.buildTraffic()
-	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.sql, Logger: a.Log})
+	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.Store, Logger: a.Log})
 	a.adminDeps = admin.Deps{
 		Store: a.Store, Billing: a.Billing, Keys: a.Keys, Sessions: a.Sessions, Router: a.Router,
 		Throttle:  auth.NewLoginThrottle(a.failureCounter(), auth.DefaultThrottleLimits),
@@ -153,12 +156,13 @@ func (a *App) buildServices(balances billing.Balances) {
 		TestChannel: a.testChannel, Metrics: promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}),
 		MetricsAdminOnly: !cfg.MetricsPublic, Secure: strings.HasPrefix(a.Config.Address(), "https://"),
 		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
-		Limits:        a.Limits, Notify: a.Notify,
+		Limits:        a.Limits, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
 		Accounts:      a.accountDeps(),
 	}
 	a.Admin = admin.New(a.adminDeps)
+	a.changes = newChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
 	a.tasks = task.New(task.Deps{
-		Store: a.sql, Billing: a.Billing, Router: a.Router, Keys: a.Keys, Generations: a.plugins,
+		Store: a.Store, Billing: a.Billing, Router: a.Router, Keys: a.Keys, Generations: a.plugins,
 		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, RootToken: cfg.RootToken,
 		APIPrincipal: a.Admin.SessionOrRoot,
 		Options: task.Options{
@@ -178,7 +182,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		},
 		Embedder: gemini.Generate, TokenCounter: gemini.Generate, ResponsesAPI: responses.API,
 		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.tasks,
-		Responses: relay.NewResponseIndex(a.sql, a.Log),
+		Responses: relay.NewResponseIndex(a.Store.Responses(), a.Log),
 		Limits:    a.Limits, OnSettle: a.Notify.Spent, Tracer: a.Tracer,
 		Options: relay.Options{
 			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,
@@ -201,11 +205,7 @@ func (a *App) failureCounter() auth.Counter {
 // buildTraffic makes traffic control (its counts in Redis when several
 // nodes share them) and the alerts it feeds.
 func (a *App) buildTraffic() {
-	var rdb redis.UniversalClient
-	if a.redis != nil {
-		rdb = a.redis
-	}
-	a.Limits = ratelimit.New(a.sql.Traffic(), rdb, a.Log)
+	a.Limits = ratelimit.New(a.sql.Traffic(), a.redis, a.Log)
 	a.Notify = notify.New(a.Store, a.sql.Traffic(), a.Log)
 	a.Limits.OnBudget(a.Notify.Budget)
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "turnpike_ratelimited_total",
@@ -250,7 +250,7 @@ func (a *App) buildHandler() {
 		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
 	mux.Handle("/", fallback(a.tasks, web.Handler()))
 	audit := &accounts.Auditor{Store: a.adminDeps.Accounts.Store, Principal: a.Admin.SessionOrRoot, Log: a.Log}
-	a.Handler = accept(a.Log, a.Tracer, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, mux)))
+	a.Handler = accept(a.Log, a.Tracer, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, a.changes.announce(mux))))
 }
 
 // Prepare creates the root user and applies the seed; it returns the
@@ -271,6 +271,13 @@ func (a *App) Prepare(ctx context.Context) (string, error) {
 }
 
 func (a *App) seed(ctx context.Context) error {
+	// Nodes started together seed one after the other; conflicts on
+	// natural keys are tolerated too, for databases without a lock.
+	unlock, err := a.sql.SeedLock(ctx)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	defer unlock()
 	// Plugins first, so that task_plugin channels of the seed can take
 	// their plugin's default address.
 	for _, p := range a.Config.Plugins {
@@ -284,7 +291,30 @@ func (a *App) seed(ctx context.Context) error {
 	if err := a.Notify.Init(ctx, a.Config.Notify); err != nil {
 		return fmt.Errorf("seed notify: %w", err)
 	}
+	// Nodes already running see what this file changed at once.
+	a.changes.Publish("seed")
 	return a.reload(ctx)
+}
+
+// PluginRevision is the database revision of the plugin generation this
+// node serves; it moves when a plugin is installed, activated or removed
+// on any node.
+func (a *App) PluginRevision() string { return a.plugins.Current().Revision }
+
+// applyChanges makes this node see a change another node announced: the
+// key cache is dropped and every snapshot is read again.
+func (a *App) applyChanges(ctx context.Context) {
+	a.Keys.Invalidate()
+	if err := a.reload(ctx); err != nil && ctx.Err() == nil {
+		a.Log.Warn("reload after a change on another node failed; the periodic refresh retries", "err", err)
+	}
+	if err := a.plugins.Refresh(ctx); err != nil && ctx.Err() == nil {
+		a.Log.Warn("task plugin refresh after a change on another node failed", "err", err)
+	}
+	// An empty section applies nothing and re-reads the alert settings.
+	if err := a.Notify.Init(ctx, config.Notify{}); err != nil && ctx.Err() == nil {
+		a.Log.Warn("alert settings reload after a change on another node failed", "err", err)
+	}
 }
 
 // Serve listens and serves until ctx ends, then shuts down gracefully:
@@ -374,7 +404,8 @@ func (a *App) background(ctx context.Context) {
 	defer close(a.bg)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(5)
+	wg.Add(6)
+	go func() { defer wg.Done(); a.changes.Run(ctx) }()
 	go func() { defer wg.Done(); a.plugins.Watch(ctx, 3*time.Second) }()
 	go func() { defer wg.Done(); a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }()
 	go func() { defer wg.Done(); a.Router.Health.Run(ctx, healthRefresh) }()

@@ -143,7 +143,9 @@ type gateway struct {
 	done chan error
 }
 
-func startGateway(t *testing.T, bin, cfgPath string) *gateway {
+// startGateway starts the binary with cfgPath; env adds to (and wins over)
+// the test's environment.
+func startGateway(t *testing.T, bin, cfgPath string, env ...string) *gateway {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -152,7 +154,7 @@ func startGateway(t *testing.T, bin, cfgPath string) *gateway {
 	addr := ln.Addr().String()
 	ln.Close()
 	cmd := exec.Command(bin, "serve", "--config", cfgPath)
-	cmd.Env = append(os.Environ(), "TURNPIKE_LISTEN="+addr, "TURNPIKE_BILLING_LEASE_SECONDS=1", "CRYPTO_SECRET=crash-test-secret")
+	cmd.Env = append(append(os.Environ(), "TURNPIKE_LISTEN="+addr, "TURNPIKE_BILLING_LEASE_SECONDS=1", "CRYPTO_SECRET=crash-test-secret"), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -80,6 +81,10 @@ type Keys struct {
 	// of growing memory.
 	known   *lru.Cache[string, *cached]
 	unknown *lru.Cache[string, *cached]
+	// gen counts invalidations: a lookup that read the database before an
+	// invalidation is not cached after it, so a change announced by
+	// another node cannot be hidden by a read that raced with it.
+	gen atomic.Uint64
 }
 
 type cached struct {
@@ -106,6 +111,7 @@ func NewKeys(st store.Store, ttl time.Duration) *Keys {
 
 // Invalidate drops every cached key, after users or tokens changed.
 func (k *Keys) Invalidate() {
+	k.gen.Add(1)
 	k.known.Purge()
 	k.unknown.Purge()
 }
@@ -127,9 +133,13 @@ func (k *Keys) Authenticate(ctx context.Context, key string) (*Principal, error)
 			return c.result(now)
 		}
 	}
+	gen := k.gen.Load()
 	c, err := k.load(ctx, h, now)
 	if err != nil {
 		return nil, err
+	}
+	if k.gen.Load() != gen {
+		return c.result(now) // invalidated meanwhile: maybe stale, do not keep
 	}
 	if c.err == errBadKey {
 		c.until = now.Add(min(k.ttl, unknownKeyTTL))

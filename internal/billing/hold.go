@@ -41,7 +41,7 @@ func (s *Service) Reserve(ctx context.Context, acct Account, key string, amount 
 	if amount < 0 {
 		amount = 0
 	}
-	if err := s.balances.Take(ctx, acct.UserID, acct.TokenID, amount, false); err != nil {
+	if err := s.moveFor(ctx, acct, key+":"+store.LedgerReserve, -amount, false); err != nil {
 		return nil, quotaError(err)
 	}
 	h := &Hold{s: s, acct: acct, key: key, Reserved: amount}
@@ -93,7 +93,7 @@ func (h *Hold) SettleWith(ctx context.Context, charge int64, log *store.UsageLog
 		return false
 	}
 	diff := charge - h.Reserved
-	if err := h.s.move(ctx, h.acct, -diff); err != nil {
+	if err := h.s.moveFor(ctx, h.acct, h.key+":"+store.LedgerSettle, -diff, true); err != nil {
 		// The balance was loaded when reserving, so only an account deleted
 		// meanwhile lands here; the ledger row still records the charge.
 		h.s.writer.log.Warn("settle could not adjust the live balance", "key", h.key, "err", err)
@@ -119,7 +119,7 @@ func (h *Hold) RefundWith(ctx context.Context, log *store.UsageLog) bool {
 	if !h.ended.CompareAndSwap(false, true) {
 		return false
 	}
-	if err := h.s.move(ctx, h.acct, h.Reserved); err != nil {
+	if err := h.s.moveFor(ctx, h.acct, h.key+":"+store.LedgerRefund, h.Reserved, true); err != nil {
 		h.s.writer.log.Warn("refund could not adjust the live balance", "key", h.key, "err", err)
 	}
 	h.s.writer.Item(store.BillingItem{Entry: h.entry(store.LedgerRefund, h.Reserved, 0), Log: log, Close: h.key})
@@ -166,17 +166,6 @@ func (h *Hold) endNow(ctx context.Context, it store.BillingItem, delta int64) (b
 		h.ended.Store(true)
 	}
 	return won[0], nil
-}
-
-// move changes the live balance by delta (negative takes, past zero).
-func (s *Service) move(ctx context.Context, acct Account, delta int64) error {
-	switch {
-	case delta < 0:
-		return s.balances.Take(ctx, acct.UserID, acct.TokenID, -delta, true)
-	case delta > 0:
-		return s.balances.Give(ctx, acct.UserID, acct.TokenID, delta)
-	}
-	return nil
 }
 
 // errNoBatchWriter: ending holds synchronously needs a store that writes

@@ -15,14 +15,14 @@ import (
 // of its previous life are released like those of any dead node. The
 // owner's liveness is a lease in the database that it renews every third
 // of the lease period; the sweep of any node releases the open holds of
-// owners whose lease ended. Issue 15 adds cross-node takeover on top of
-// this owner/lease pair.
+// owners whose lease ended, and (with Redis balances) reconciles their
+// journals (see Journal). Lease times come from the database's clock.
 //
 // A node whose lease lapses while it still runs (the database was away
 // for longer than the lease) may see its holds released by another node;
 // its own late ends then find the hold no longer open and write nothing,
 // so the database stays exact, but with Redis balances the live balance
-// keeps that call's settle difference until issue 15's fencing.
+// keeps that call's settle difference: fencing such a node is not done.
 
 // DefaultLease is the lease period when none is configured.
 const DefaultLease = 30 * time.Second
@@ -41,8 +41,14 @@ func (s *Service) Node() string { return s.node }
 
 // TakeLease records this node's lease. It must succeed before the first
 // Reserve: a hold whose owner has no lease counts as abandoned.
+// Lease times are read from the database's clock (DBClock), so the clocks
+// of the nodes need not agree.
 func (s *Service) TakeLease(ctx context.Context, lease time.Duration) error {
-	return s.writer.st.Holds().Lease(ctx, s.node, time.Now().Add(lease))
+	now, err := s.now(ctx)
+	if err != nil {
+		return err
+	}
+	return s.writer.st.Holds().Lease(ctx, s.node, now.Add(lease))
 }
 
 // RunLeases renews this node's lease every third of lease and sweeps every
@@ -79,14 +85,34 @@ func (s *Service) sweepLogged(ctx context.Context) {
 }
 
 // Sweep refunds the open holds of nodes whose lease has lapsed: ledger
-// entry <hold>:refund and an error row, in the transaction that ends the
+// entry <hold>:release and an error row, in the transaction that ends the
 // hold, so it happens once even when several nodes sweep together; the
 // live balances move in step (see Balances.Committed). It returns how many
 // holds this call released.
+//
+// With shared (Redis) balances it then reconciles the journals of lapsed
+// nodes (see Journal), so a move made in Redis whose ledger entry died
+// with its node is given back there too.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
+	now, err := s.now(ctx)
+	if err != nil {
+		return 0, err
+	}
+	total, err := s.sweepHolds(ctx, now)
+	if err != nil {
+		return total, err
+	}
+	undone, err := s.reconcileJournals(ctx, now)
+	if undone > 0 {
+		s.writer.log.Info("billing sweep gave back live moves whose ledger entries were lost with their node", "moves", undone)
+	}
+	return total, err
+}
+
+func (s *Service) sweepHolds(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	for {
-		holds, err := s.writer.st.Holds().Lapsed(ctx, time.Now(), s.node, sweepBatch)
+		holds, err := s.writer.st.Holds().Lapsed(ctx, now, s.node, sweepBatch)
 		if err != nil || len(holds) == 0 {
 			return total, err
 		}
@@ -105,19 +131,21 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			}
 		}
 		if len(holds) < sweepBatch {
-			_ = s.writer.st.Holds().Forget(ctx, time.Now())
+			_ = s.writer.st.Holds().Forget(ctx, now)
 			return total, nil
 		}
 	}
 }
 
 // releaseItem refunds an abandoned hold and leaves an error row saying why.
+// Its key, <hold>:release, differs from the owner's own <hold>:refund, so
+// the journal can tell the owner's lost refund from the sweep's release.
 func releaseItem(h store.Hold) store.BillingItem {
 	now := time.Now().UTC()
 	other, _ := json.Marshal(map[string]string{"reason": "released: the gateway process handling this call stopped before it ended",
 		"owner": h.Owner})
 	return store.BillingItem{
-		Entry: &store.LedgerEntry{Key: h.Key + ":" + store.LedgerRefund, Kind: store.LedgerRefund, UserID: h.UserID, TokenID: h.TokenID,
+		Entry: &store.LedgerEntry{Key: h.Key + ":release", Kind: store.LedgerRefund, UserID: h.UserID, TokenID: h.TokenID,
 			Delta: h.Amount, TokenDelta: h.Amount, CreatedAt: now},
 		Log:   &store.UsageLog{Type: store.LogError, UserID: h.UserID, TokenID: h.TokenID, RequestID: h.Key, Other: other, CreatedAt: now},
 		Close: h.Key,

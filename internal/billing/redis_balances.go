@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -23,7 +24,18 @@ type redisBalances struct {
 
 // NewRedisBalances returns multi-node balances in Redis backed by st.
 func NewRedisBalances(rdb redis.UniversalClient, st store.Store) Balances {
-	return &redisBalances{rdb: rdb, st: st, prefix: "turnpike:balance:"}
+	return &redisBalances{rdb: rdb, st: st, prefix: RedisKeyPrefix(rdb) + "balance:"}
+}
+
+// RedisKeyPrefix is the prefix of the gateway's Redis keys. On Redis
+// Cluster it carries the hash tag {turnpike}, so that the keys one script
+// touches (a user's and a key's balance, a call's rate windows) live in one
+// slot; one shard then carries all of them.
+func RedisKeyPrefix(rdb redis.UniversalClient) string {
+	if _, ok := rdb.(*redis.ClusterClient); ok {
+		return "{turnpike}:"
+	}
+	return "turnpike:"
 }
 
 // unlimitedMark is stored for keys without a quota of their own.
@@ -185,8 +197,9 @@ func (r *redisBalances) Forget(userID, tokenID int64) {
 // Committed moves the balances Redis holds; a balance Redis does not hold
 // is loaded from the database on first use, which already has the
 // movement. A node loading that very balance at the same instant may read
-// the database just before the commit: the window is one Redis round trip
-// and is closed by the lease takeover of issue 15.
+// the database just before the commit and then SET NX the old value: the
+// window is one Redis round trip between the commit and the move, and is
+// not closed.
 func (r *redisBalances) Committed(ctx context.Context, write func() ([]Move, error)) error {
 	moves, err := write()
 	if err != nil {
@@ -213,4 +226,127 @@ func (r *redisBalances) addLoaded(ctx context.Context, key string, delta int64) 
 		return nil
 	}
 	return err
+}
+
+// moveScript: KEYS user, token, journal, journal set; ARGV delta, force
+// (0/1), hasToken (0/1), entry key, journal record, node. It moves the user
+// and (limited) key by delta and records the move in the node's journal,
+// all or nothing; results as takeScript's.
+var moveScript = redis.NewScript(`
+local u = redis.call('GET', KEYS[1])
+if not u then return -1 end
+local t = false
+if ARGV[3] == '1' then
+  t = redis.call('GET', KEYS[2])
+  if not t then return -2 end
+end
+local d = tonumber(ARGV[1])
+if d < 0 and ARGV[2] ~= '1' then
+  if tonumber(u) < -d then return -3 end
+  if t and t ~= 'unlimited' and tonumber(t) < -d then return -4 end
+end
+redis.call('INCRBY', KEYS[1], d)
+if t and t ~= 'unlimited' then redis.call('INCRBY', KEYS[2], d) end
+redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
+redis.call('SADD', KEYS[4], ARGV[6])
+return 0
+`)
+
+// undoScript: KEYS journal, user, token; ARGV entry key, undo (0/1),
+// delta, hasToken (0/1). It removes the journal record and, when asked and
+// the record was still there, takes its move back from the balances Redis
+// holds (a balance not loaded reads the database, which never had the
+// move). Returns 1 when it removed the record.
+var undoScript = redis.NewScript(`
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+if ARGV[2] == '1' then
+  local d = tonumber(ARGV[3])
+  if redis.call('GET', KEYS[2]) then redis.call('INCRBY', KEYS[2], -d) end
+  if ARGV[4] == '1' then
+    local t = redis.call('GET', KEYS[3])
+    if t and t ~= 'unlimited' then redis.call('INCRBY', KEYS[3], -d) end
+  end
+end
+return 1
+`)
+
+var _ Journal = (*redisBalances)(nil)
+
+func (r *redisBalances) journalKey(node string) string { return r.prefix + "journal:" + node }
+func (r *redisBalances) journalSet() string            { return r.prefix + "journals" }
+
+func (r *redisBalances) MoveFor(ctx context.Context, node, entryKey string, userID, tokenID, delta int64, force bool) error {
+	keys := []string{r.userKey(userID), r.tokenKey(tokenID), r.journalKey(node), r.journalSet()}
+	record := strconv.FormatInt(userID, 10) + " " + strconv.FormatInt(tokenID, 10) + " " + strconv.FormatInt(delta, 10)
+	for attempt := 0; attempt < 3; attempt++ {
+		res, err := moveScript.Run(ctx, r.rdb, keys, delta, b2s(force), b2s(tokenID != 0), entryKey, record, node).Int()
+		if err != nil {
+			return err
+		}
+		switch res {
+		case 0:
+			return nil
+		case rShortUser:
+			return ErrInsufficientUser
+		case rShortToken:
+			return ErrInsufficientToken
+		case rNoUser:
+			err = r.loadUser(ctx, userID)
+		case rNoToken:
+			err = r.loadToken(ctx, tokenID)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return errors.New("billing: balance could not be loaded into redis")
+}
+
+func (r *redisBalances) Written(ctx context.Context, node string, entryKeys []string) error {
+	return r.rdb.HDel(ctx, r.journalKey(node), entryKeys...).Err()
+}
+
+func (r *redisBalances) Nodes(ctx context.Context) ([]string, error) {
+	return r.rdb.SMembers(ctx, r.journalSet()).Result()
+}
+
+func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(context.Context, []string) (map[string]bool, error)) (int, error) {
+	jk := r.journalKey(node)
+	recs, err := r.rdb.HGetAll(ctx, jk).Result()
+	if err != nil {
+		return 0, err
+	}
+	if len(recs) == 0 {
+		// Nothing pending: forget the node (a record it adds later, were
+		// it alive after all, puts it back).
+		return 0, r.rdb.SRem(ctx, r.journalSet(), node).Err()
+	}
+	keys := make([]string, 0, len(recs))
+	for k := range recs {
+		keys = append(keys, k)
+	}
+	have, err := stored(ctx, keys)
+	if err != nil {
+		return 0, err
+	}
+	undone := 0
+	for k, rec := range recs {
+		var userID, tokenID, delta int64
+		f := strings.Fields(rec)
+		if len(f) == 3 {
+			userID, _ = strconv.ParseInt(f[0], 10, 64)
+			tokenID, _ = strconv.ParseInt(f[1], 10, 64)
+			delta, _ = strconv.ParseInt(f[2], 10, 64)
+		}
+		undo := !have[k] && len(f) == 3
+		n, err := undoScript.Run(ctx, r.rdb, []string{jk, r.userKey(userID), r.tokenKey(tokenID)},
+			k, b2s(undo), delta, b2s(tokenID != 0)).Int()
+		if err != nil {
+			return undone, err
+		}
+		if undo && n == 1 {
+			undone++
+		}
+	}
+	return undone, nil
 }

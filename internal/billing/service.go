@@ -38,6 +38,9 @@ type priceTable struct {
 // NewService builds the billing service.
 func NewService(b Balances, w *Writer, quotaPerUSD int64) *Service {
 	s := &Service{node: newNodeID(), balances: b, writer: w, quotaPerUSD: quotaPerUSD}
+	if w != nil {
+		w.setOnWritten(s.written)
+	}
 	s.table.Store(&priceTable{prices: map[string]*Price{}, ratios: map[string]float64{}})
 	return s
 }

@@ -49,6 +49,16 @@ type Writer struct {
 	once      sync.Once
 	abortOnce sync.Once
 	result    error
+
+	onWritten func([]store.BillingItem) // after each stored batch; see Journal
+}
+
+// setOnWritten sets what runs after each batch is stored (before flush
+// waiters are released). It is meant to be called before the writer is used.
+func (w *Writer) setOnWritten(f func([]store.BillingItem)) {
+	w.mu.Lock()
+	w.onWritten = f
+	w.mu.Unlock()
 }
 
 type flushWaiter struct {
@@ -249,6 +259,12 @@ func (w *Writer) writeBatch(batch []store.BillingItem) bool {
 		if err == nil {
 			if recovered {
 				w.log.Info("billing database is back; writing the backlog", "backlog", w.Backlog())
+			}
+			w.mu.Lock()
+			f := w.onWritten
+			w.mu.Unlock()
+			if f != nil {
+				f(batch)
 			}
 			return true
 		}

@@ -14,13 +14,12 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/plugin/jsrt"
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 	"github.com/turnpike-gw/turnpike/internal/store"
-	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
 // Options configure a Registry.
 type Options struct {
 	// Store is the gateway database; the plugin tables live in it.
-	Store *sqlstore.Store
+	Store store.Store
 	// Logger receives registry events and plugin console output.
 	Logger *slog.Logger
 	// PoolSize bounds concurrent hook calls per plugin version (default 8).
@@ -95,7 +94,7 @@ func NewRegistry(opts Options) *Registry {
 		opts.Node, _ = os.Hostname()
 	}
 	r := &Registry{opts: opts, log: opts.Logger.With("component", "task_plugin"),
-		db: &db{sql: opts.Store.DB(), dialect: opts.Store.SQLDialect()}, cache: map[string]*entry{}}
+		db: &db{repo: opts.Store.Plugins()}, cache: map[string]*entry{}}
 	r.current.Store(NewGeneration(0, "", nil, nil))
 	r.status.Store(&buildStatus{heldBack: map[string]bool{}})
 	return r
@@ -122,18 +121,26 @@ func (r *Registry) Watch(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		rev, err := r.db.revision(ctx)
-		if err != nil {
-			r.log.Warn("task plugin revision poll failed", "err", err)
+		if err := r.Refresh(ctx); err != nil {
+			r.log.Warn("task plugin refresh failed", "err", err)
 			continue
-		}
-		if rev != r.Current().Revision {
-			if err := r.Rebuild(ctx); err != nil {
-				r.log.Warn("task plugin rebuild failed", "err", err)
-			}
 		}
 		r.reap(time.Now())
 	}
+}
+
+// Refresh rebuilds the generation when the database revision moved (a
+// change made by another node). Watch calls it every interval; a node told
+// of a change (the Redis change channel) calls it at once.
+func (r *Registry) Refresh(ctx context.Context) error {
+	rev, err := r.db.revision(ctx)
+	if err != nil {
+		return err
+	}
+	if rev != r.Current().Revision {
+		return r.Rebuild(ctx)
+	}
+	return nil
 }
 
 // Close closes every runtime pool. Generations still held become unusable.

@@ -87,10 +87,10 @@ func (r *Registry) Upload(ctx context.Context, req UploadRequest) (*UploadResult
 	if origin == "" {
 		origin = OriginUpload
 	}
-	nv := newVersion{key: m.Key, version: m.Version, source: c.source, sha256: c.sha256, icon: req.Icon,
-		origin: origin, originURL: req.OriginURL, actor: req.Actor}
+	nv := newVersion{Key: m.Key, Version: m.Version, Source: c.source, SHA256: c.sha256, Icon: req.Icon,
+		Origin: origin, OriginURL: req.OriginURL, Actor: req.Actor}
 	if _, err := r.db.insertVersion(ctx, nv, req.Activate, enabled, len(conflicts) > 0); err != nil {
-		if isUniqueViolation(err) {
+		if errors.Is(err, store.ErrConflict) {
 			return nil, errorf(http.StatusConflict, "version_exists", "%s@%s was stored concurrently; retry to compare sources", m.Key, m.Version)
 		}
 		return nil, err

@@ -20,7 +20,11 @@ type redisBackend struct {
 }
 
 func newRedisBackend(rdb redis.UniversalClient) *redisBackend {
-	return &redisBackend{rdb: rdb, prefix: "turnpike:rl:"}
+	prefix := "turnpike:rl:"
+	if _, ok := rdb.(*redis.ClusterClient); ok {
+		prefix = "{turnpike}:rl:" // one slot for every key of a script
+	}
+	return &redisBackend{rdb: rdb, prefix: prefix}
 }
 
 // acquireScript: KEYS are pairs (current minute, previous minute) per check

@@ -12,7 +12,6 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/store"
-	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
 // fakeResponsesAPI is an upstream speaking the Responses API; it records
@@ -121,7 +120,7 @@ func (e *env) responsesChannel(name string, f *fakeResponsesAPI) *store.Channel 
 
 func (e *env) useResponseIndex() {
 	if e.relay.Responses == nil {
-		e.relay.Responses = NewResponseIndex(e.st.(*sqlstore.Store), nil)
+		e.relay.Responses = NewResponseIndex(e.st.Responses(), nil)
 	}
 }
 

@@ -57,6 +57,9 @@ type Store interface {
 	Ledger() LedgerRepo
 	Sessions() SessionRepo
 	Holds() HoldRepo
+	Responses() ResponseRepo
+	Tasks() TaskRepo
+	Plugins() PluginRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through
@@ -189,4 +192,17 @@ type HoldRepo interface {
 	List(ctx context.Context) ([]Hold, error)
 	// Forget deletes the leases that ended before now and own no hold.
 	Forget(ctx context.Context, now time.Time) error
+}
+
+// ResponseRepo indexes stored responses (/v1/responses): which channel
+// created each and for whom, so a later GET reaches that channel and only
+// its owner.
+type ResponseRepo interface {
+	// Remember records id; a repeated id takes the latest owner.
+	Remember(ctx context.Context, id string, channelID, userID int64, at time.Time) error
+	// Lookup returns the channel, owner and time of id; a missing id is
+	// ErrNotFound.
+	Lookup(ctx context.Context, id string) (channelID, userID int64, at time.Time, err error)
+	// Prune deletes the entries remembered before before.
+	Prune(ctx context.Context, before time.Time) error
 }

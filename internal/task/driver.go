@@ -12,6 +12,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 // submission is one decoded submit, ready for channel selection.
@@ -69,8 +70,8 @@ func (s *Service) submit(ctx context.Context, sub *submission) (*submitted, erro
 		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "model_not_available",
 			Message: fmt.Sprintf("no available channel serves model %s for this route", sub.model)}
 	}
-	t := &Task{PublicID: newPublicID(), PluginKey: sub.plugin.Key, PluginVersion: sub.plugin.Version, Model: sub.model,
-		UserID: sub.principal.UserID, TokenID: sub.principal.TokenID, Group: sub.principal.Group, RetainResult: sub.retain}
+	t := &Task{Task: store.Task{PublicID: newPublicID(), PluginKey: sub.plugin.Key, PluginVersion: sub.plugin.Version, Model: sub.model,
+		UserID: sub.principal.UserID, TokenID: sub.principal.TokenID, Group: sub.principal.Group, RetainResult: sub.retain}}
 	t.BillingKey = "task-" + t.PublicID
 	var last *ir.Error
 	reserved := false

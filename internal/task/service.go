@@ -13,7 +13,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/routing"
-	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
+	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
@@ -67,7 +67,7 @@ type Options struct {
 
 // Deps is what the task pipeline works with.
 type Deps struct {
-	Store       *sqlstore.Store
+	Store       store.Store
 	Billing     *billing.Service
 	Router      *routing.Router
 	Keys        *auth.Keys
@@ -129,7 +129,11 @@ func New(d Deps) *Service {
 	}
 	// Submits, queries and token exchanges never follow a redirect (it could
 	// leave the host policy); content fetches set their own per-hop check.
-	s := &Service{d: d, opts: o, store: NewStore(d.Store), log: d.Logger, client: upstream.NoRedirects(d.Client)}
+	var tasks store.TaskRepo
+	if d.Store != nil { // tests of pure helpers build a service without a store
+		tasks = d.Store.Tasks()
+	}
+	s := &Service{d: d, opts: o, store: NewStore(tasks), log: d.Logger, client: upstream.NoRedirects(d.Client)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

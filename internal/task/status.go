@@ -1,6 +1,10 @@
 package task
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
 
 // The seven task statuses of SPEC §3.
 const (
@@ -8,15 +12,15 @@ const (
 	StatusSubmitted  = "SUBMITTED"
 	StatusQueued     = "QUEUED"
 	StatusInProgress = "IN_PROGRESS"
-	StatusSuccess    = "SUCCESS"
-	StatusFailure    = "FAILURE"
+	StatusSuccess    = store.TaskSuccess
+	StatusFailure    = store.TaskFailure
 	StatusUnknown    = "UNKNOWN"
 )
 
 // Billing states of a task's reservation.
 const (
 	BillingNone     = "none"
-	BillingHeld     = "held"
+	BillingHeld     = store.TaskBillingHeld
 	BillingSettled  = "settled"
 	BillingRefunded = "refunded"
 )

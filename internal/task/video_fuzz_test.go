@@ -1,6 +1,10 @@
 package task
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
 
 // FuzzProgressPercent reads any stored progress text (plugins write it) as
 // an integer in 0–100.
@@ -10,7 +14,7 @@ func FuzzProgressPercent(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, progress string) {
 		for _, status := range []string{StatusInProgress, StatusSuccess} {
-			got := progressPercent(&Task{Status: status, Progress: progress})
+			got := progressPercent(&Task{Task: store.Task{Status: status, Progress: progress}})
 			if got < 0 || got > 100 || (status == StatusSuccess && got != 100) {
 				t.Fatalf("progressPercent(%q, %s) = %d", progress, status, got)
 			}
@@ -24,7 +28,7 @@ func TestProgressPercentReadsTheStoredForms(t *testing.T) {
 		want     int
 	}{{"45%", 45}, {"45", 45}, {"12.5%", 12}, {"", 0}, {"NaN", 0}, {"-3", 0}, {"250%", 100}}
 	for _, tc := range tests {
-		if got := progressPercent(&Task{Status: StatusInProgress, Progress: tc.progress}); got != tc.want {
+		if got := progressPercent(&Task{Task: store.Task{Status: StatusInProgress, Progress: tc.progress}}); got != tc.want {
 			t.Errorf("progressPercent(%q) = %d, want %d", tc.progress, got, tc.want)
 		}
 	}

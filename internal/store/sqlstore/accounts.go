@@ -81,4 +81,3 @@ CREATE INDEX audit_log_user_idx ON audit_log (user_id, created_ms);
 
 // Appended here rather than listed in schema.go so that parallel work on
 // the core list does not collide with this file.
-func init() { coreMigrations = append(coreMigrations, accountsMigrations...) }

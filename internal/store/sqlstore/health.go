@@ -34,8 +34,6 @@ CREATE TABLE channel_health (
 	SQL:     `ALTER TABLE model_prices ADD fallbacks {{text}} NULL`,
 }}
 
-func init() { coreMigrations = append(coreMigrations, healthMigrations...) }
-
 // Health returns the channel health records.
 func (s *Store) Health() store.HealthRepo { return healthRepo{s} }
 

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 	"time"
 
@@ -29,8 +30,6 @@ CREATE TABLE billing_nodes (
 	lease_until {{bigint}} NOT NULL
 ) {{options}};
 `}
-
-func init() { coreMigrations = append(coreMigrations, holdsMigration) }
 
 type holdRepo struct{ s *Store }
 
@@ -182,4 +181,70 @@ func (s *Store) forUpdate() string {
 		return ""
 	}
 	return " FOR UPDATE"
+}
+
+// DBNow reads the database server's clock (billing.DBClock): lease times
+// come from it, so nodes whose clocks disagree agree on whose lease lapsed.
+func (s *Store) DBNow(ctx context.Context) (time.Time, error) {
+	var q string
+	switch s.dialect {
+	case Postgres:
+		q = "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+	case MySQL:
+		q = "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"
+	default:
+		q = "SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+	}
+	var ms int64
+	if err := s.db.QueryRowContext(ctx, q).Scan(&ms); err != nil {
+		return time.Time{}, wrap(err, "read the database clock")
+	}
+	return time.UnixMilli(ms), nil
+}
+
+// LeaseLapsed reports whether node's lease ended before now or is missing
+// (billing.LeaseChecker).
+func (s *Store) LeaseLapsed(ctx context.Context, node string, now time.Time) (bool, error) {
+	var until int64
+	err := s.db.QueryRowContext(ctx, s.Rebind("SELECT lease_until FROM billing_nodes WHERE node_id = ?"), node).Scan(&until)
+	if errors.Is(err, sql.ErrNoRows) {
+		return true, nil
+	}
+	if err != nil {
+		return false, wrap(err, "read lease")
+	}
+	return until < now.UnixMilli(), nil
+}
+
+// EntryKinds returns the kind of each ledger entry among keys that exists
+// (billing.LedgerKinds).
+func (s *Store) EntryKinds(ctx context.Context, keys []string) (map[string]string, error) {
+	out := make(map[string]string, len(keys))
+	for len(keys) > 0 {
+		n := min(len(keys), 500)
+		args := make([]any, n)
+		for i, k := range keys[:n] {
+			args[i] = k
+		}
+		rows, err := s.db.QueryContext(ctx, s.Rebind("SELECT idem_key, kind FROM quota_ledger WHERE idem_key IN (?"+
+			strings.Repeat(", ?", n-1)+")"), args...)
+		if err != nil {
+			return nil, wrap(err, "look up ledger entries")
+		}
+		for rows.Next() {
+			var k, kind string
+			if err := rows.Scan(&k, &kind); err != nil {
+				rows.Close()
+				return nil, wrap(err, "look up ledger entries")
+			}
+			out[k] = kind
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, wrap(err, "look up ledger entries")
+		}
+		keys = keys[n:]
+	}
+	return out, nil
 }

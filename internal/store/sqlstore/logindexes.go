@@ -18,5 +18,3 @@ DROP INDEX usage_logs_token_idx ON usage_logs;
 `,
 	},
 }
-
-func init() { coreMigrations = append(coreMigrations, logIndexMigration) }

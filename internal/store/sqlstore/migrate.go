@@ -5,11 +5,10 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
-	"sync"
 )
 
-// Migration is one versioned schema change. Versions below 100 belong to
-// this package; other packages register theirs from 100 up.
+// Migration is one versioned schema change. Every migration of the
+// gateway's database is listed in allMigrations (migrations.go).
 type Migration struct {
 	Version int
 	Name    string
@@ -29,35 +28,9 @@ func (m Migration) script(d Dialect) string {
 	return Expand(d, m.SQL)
 }
 
-var (
-	registryMu sync.Mutex
-	registry   = map[int]Migration{}
-)
-
-// Register adds a migration that every later Open applies. It is meant for
-// init functions of packages that keep their own tables in the gateway's
-// database, and panics on a version below 100 or one already taken, since
-// either is a programming error that must not reach a database.
-func Register(m Migration) {
-	if m.Version < 100 {
-		panic(fmt.Sprintf("sqlstore: migration %q: versions below 100 are reserved", m.Name))
-	}
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if prev, ok := registry[m.Version]; ok {
-		panic(fmt.Sprintf("sqlstore: migration version %d registered twice (%q, %q)", m.Version, prev.Name, m.Name))
-	}
-	registry[m.Version] = m
-}
-
-// migrations returns the built-in and registered migrations in version order.
+// migrations returns every migration in version order.
 func migrations() []Migration {
-	registryMu.Lock()
-	all := append([]Migration(nil), coreMigrations...)
-	for _, m := range registry {
-		all = append(all, m)
-	}
-	registryMu.Unlock()
+	all := append([]Migration(nil), allMigrations...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Version < all[j].Version })
 	return all
 }
@@ -117,22 +90,44 @@ func applyMigration(ctx context.Context, conn *sql.Conn, d Dialect, m Migration)
 
 // lockMigrations takes an advisory lock where the database offers one.
 func lockMigrations(ctx context.Context, conn *sql.Conn, d Dialect) (func(), error) {
-	const key = 7_307_150_001 // arbitrary, fixed: "turnpike migrations"
+	return advisoryLock(ctx, conn, d, 7_307_150_001, "turnpike_migrations") // arbitrary, fixed
+}
+
+// advisoryLock takes a database-wide named lock on conn where the database
+// offers one (PostgreSQL: key; MySQL: name) and returns its release.
+// SQLite has none: its writers are serialised by the file lock.
+func advisoryLock(ctx context.Context, conn *sql.Conn, d Dialect, key int64, name string) (func(), error) {
 	switch d {
 	case Postgres:
 		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
-			return nil, fmt.Errorf("sqlstore: migration lock: %w", err)
+			return nil, fmt.Errorf("sqlstore: lock %s: %w", name, err)
 		}
 		return func() { conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock($1)", key) }, nil
 	case MySQL:
 		var got sql.NullInt64
-		if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK('turnpike_migrations', 60)").Scan(&got); err != nil {
-			return nil, fmt.Errorf("sqlstore: migration lock: %w", err)
+		if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 60)", name).Scan(&got); err != nil {
+			return nil, fmt.Errorf("sqlstore: lock %s: %w", name, err)
 		}
 		if got.Int64 != 1 {
-			return nil, fmt.Errorf("sqlstore: migration lock: timed out waiting for another process")
+			return nil, fmt.Errorf("sqlstore: lock %s: timed out waiting for another process", name)
 		}
-		return func() { conn.ExecContext(context.Background(), "SELECT RELEASE_LOCK('turnpike_migrations')") }, nil
+		return func() { conn.ExecContext(context.Background(), "SELECT RELEASE_LOCK(?)", name) }, nil
 	}
 	return func() {}, nil
+}
+
+// SeedLock serialises seeding among nodes that start together: the first
+// applies the file and records its marks, the others then find every
+// entry applied. It holds one pooled connection until unlock is called.
+func (s *Store) SeedLock(ctx context.Context) (unlock func(), err error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: seed lock: %w", err)
+	}
+	release, err := advisoryLock(ctx, conn, s.dialect, 7_307_150_002, "turnpike_seed")
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return func() { release(); conn.Close() }, nil
 }

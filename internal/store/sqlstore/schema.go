@@ -1,10 +1,11 @@
 package sqlstore
 
-// coreMigrations are the store's own tables. Column names avoid words that
+// coreMigration is the first schema: users, groups, keys, channels,
+// prices, the usage log and the ledger. Column names avoid words that
 // are reserved in one of the dialects: "group" becomes grp, the ledger's
 // "key" becomes idem_key, and the pricing-group table is user_groups because
 // MySQL 8 reserves GROUPS.
-var coreMigrations = []Migration{{
+var coreMigration = Migration{
 	Version: 1,
 	Name:    "core",
 	SQL: `
@@ -121,4 +122,4 @@ CREATE TABLE quota_ledger (
 ) {{options}};
 CREATE INDEX quota_ledger_user_idx ON quota_ledger (user_id);
 `,
-}, sessionsMigration}
+}

@@ -39,8 +39,6 @@ CREATE INDEX usage_logs_token_created_idx ON usage_logs (token_id, created_at);
 `,
 }
 
-func init() { coreMigrations = append(coreMigrations, trafficMigration) }
-
 // Traffic returns the repository of traffic control.
 func (s *Store) Traffic() store.TrafficRepo { return trafficRepo{s} }
 

@@ -32,6 +32,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Batch", batchTests},
 		{"Sessions", sessionTests},
 		{"Holds", holdTests},
+		{"Responses", responseTests},
+		{"Tasks", taskTests},
+		{"Plugins", pluginTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -51,6 +54,18 @@ var basicTests = []namedTest{
 	{"ping answers on an open store", func(t *testing.T, s store.Store) {
 		if err := s.Ping(ctx(t)); err != nil {
 			t.Fatalf("Ping: %v", err)
+		}
+	}},
+	{"the database clock, where the store reads one, agrees with this one", func(t *testing.T, s store.Store) {
+		c, ok := s.(interface {
+			DBNow(context.Context) (time.Time, error)
+		})
+		if !ok {
+			t.Skip("the store reads no database clock")
+		}
+		now, err := c.DBNow(ctx(t))
+		if d := time.Since(now); err != nil || d > time.Minute || d < -time.Minute {
+			t.Fatalf("DBNow = %v (%v from here), %v", now, d, err)
 		}
 	}},
 	{"dialect is one of the three known names", func(t *testing.T, s store.Store) {

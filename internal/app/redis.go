@@ -1,0 +1,79 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// newRedis makes the shared Redis client from TURNPIKE_REDIS:
+//
+//	redis://[user:pass@]host:port/db            one server
+//	rediss://[user:pass@]host:port/db           one server over TLS
+//	redis+sentinel://[user:pass@]s1:26379/db?master_name=mymaster&addr=s2:26379&addr=s3:26379
+//	                                            Sentinel (rediss+sentinel for TLS); the
+//	                                            credentials serve the sentinels and the master
+//	redis+cluster://[user:pass@]n1:6379?addr=n2:6379&addr=n3:6379
+//	                                            Redis Cluster (rediss+cluster for TLS)
+//
+// Other query parameters are go-redis options in snake case (dial_timeout=3s,
+// pool_size=50, …).
+func newRedis(raw string) (redis.UniversalClient, string, error) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return nil, "", fmt.Errorf("redis address %q: want redis://, rediss://, redis+sentinel:// or redis+cluster://", redact(raw))
+	}
+	base, mode, _ := strings.Cut(strings.ToLower(scheme), "+")
+	if base != "redis" && base != "rediss" {
+		return nil, "", fmt.Errorf("redis address %q: unknown scheme %q", redact(raw), scheme)
+	}
+	plain := base + "://" + rest
+	switch mode {
+	case "":
+		o, err := redis.ParseURL(plain)
+		if err != nil {
+			return nil, "", fmt.Errorf("redis address %q: %w", redact(raw), err)
+		}
+		return redis.NewClient(o), o.Addr, nil
+	case "sentinel":
+		o, err := redis.ParseFailoverURL(plain)
+		if err != nil {
+			return nil, "", fmt.Errorf("redis address %q: %w", redact(raw), err)
+		}
+		if o.MasterName == "" {
+			return nil, "", fmt.Errorf("redis address %q: a Sentinel address needs ?master_name=", redact(raw))
+		}
+		o.Username, o.Password = o.SentinelUsername, o.SentinelPassword
+		return redis.NewFailoverClient(o), "sentinel " + strings.Join(o.SentinelAddrs, ",") + " master " + o.MasterName, nil
+	case "cluster":
+		o, err := redis.ParseClusterURL(plain)
+		if err != nil {
+			return nil, "", fmt.Errorf("redis address %q: %w", redact(raw), err)
+		}
+		return redis.NewClusterClient(o), "cluster " + strings.Join(o.Addrs, ","), nil
+	}
+	return nil, "", fmt.Errorf("redis address %q: unknown scheme %q", redact(raw), scheme)
+}
+
+// redact hides a password in a Redis address for error messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// pingRedis checks that the shared Redis answers at start.
+func pingRedis(ctx context.Context, rdb redis.UniversalClient, where string) error {
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis does not answer at %s: %w", where, err)
+	}
+	return nil
+}

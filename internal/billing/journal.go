@@ -1,0 +1,185 @@
+package billing
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// Journal is implemented by live balances shared between processes
+// (Redis). A node moves a shared balance before the ledger entry of the
+// move reaches the database; if the node dies in between, the database
+// never learns of the move, and nothing would give it back in the shared
+// balance. So each move made for a ledger entry is recorded, in the same
+// atomic step, in the node's journal under the entry's key, and removed
+// once the writer has stored the batch holding the entry. The sweep of any
+// node reconciles the journal of a node whose lease has lapsed: a move
+// whose entry is in the database stays (the database's hold and its
+// sweep take it from there); a move whose entry is not is undone. Both
+// sides then agree to the unit:
+//
+//   - reserve lost: the reserve (and any settle or refund after it) is
+//     undone in Redis; the database never had it;
+//   - reserve stored, end lost: the database sweep refunds the open hold
+//     (and moves Redis with it), and the journal undoes the lost end's move;
+//   - both stored: the journal entries are simply dropped.
+type Journal interface {
+	// MoveFor moves the user's and (limited) key's balance by delta for the
+	// ledger entry entryKey and records it in node's journal, atomically.
+	// A negative delta without force fails when it does not fit.
+	MoveFor(ctx context.Context, node, entryKey string, userID, tokenID, delta int64, force bool) error
+	// Written drops journal records whose entries the database has taken.
+	Written(ctx context.Context, node string, entryKeys []string) error
+	// Nodes lists the nodes that have journal records.
+	Nodes(ctx context.Context) ([]string, error)
+	// Reconcile undoes node's journaled moves whose entries stored reports
+	// missing from the database, drops the others, and reports how many it
+	// undid. Each record is undone at most once, also by concurrent calls.
+	Reconcile(ctx context.Context, node string, stored func(ctx context.Context, keys []string) (map[string]bool, error)) (int, error)
+}
+
+// LedgerKinds is implemented by stores that can say which ledger entries
+// exist (by idempotency key) and of what kind.
+type LedgerKinds interface {
+	EntryKinds(ctx context.Context, keys []string) (map[string]string, error)
+}
+
+// LeaseChecker is implemented by stores that keep node leases and a clock.
+type LeaseChecker interface {
+	// LeaseLapsed reports whether node's lease ended before now, or it has none.
+	LeaseLapsed(ctx context.Context, node string, now time.Time) (bool, error)
+}
+
+// DBClock is implemented by stores that read the database server's clock.
+// Lease times are taken from it, so nodes whose clocks disagree still agree
+// on whose lease has lapsed.
+type DBClock interface {
+	DBNow(ctx context.Context) (time.Time, error)
+}
+
+// now is the lease clock: the database's when the store has one.
+func (s *Service) now(ctx context.Context) (time.Time, error) {
+	if c, ok := s.writer.st.(DBClock); ok {
+		return c.DBNow(ctx)
+	}
+	return time.Now(), nil
+}
+
+// moveFor moves the live balance by delta for the ledger entry entryKey:
+// journaled when the balances are shared, as before otherwise.
+func (s *Service) moveFor(ctx context.Context, acct Account, entryKey string, delta int64, force bool) error {
+	if delta == 0 {
+		return nil
+	}
+	if j, ok := s.balances.(Journal); ok {
+		return j.MoveFor(ctx, s.node, entryKey, acct.UserID, acct.TokenID, delta, force)
+	}
+	if delta < 0 {
+		return s.balances.Take(ctx, acct.UserID, acct.TokenID, -delta, force)
+	}
+	return s.balances.Give(ctx, acct.UserID, acct.TokenID, delta)
+}
+
+// written is the writer's hook after a stored batch: the batch's entries
+// leave this node's journal.
+func (s *Service) written(batch []store.BillingItem) {
+	j, ok := s.balances.(Journal)
+	if !ok {
+		return
+	}
+	keys := make([]string, 0, len(batch))
+	for _, it := range batch {
+		if it.Entry != nil {
+			keys = append(keys, it.Entry.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := j.Written(ctx, s.node, keys); err != nil {
+		// Harmless for the books: a record left behind is found stored
+		// and dropped when this node's journal is reconciled.
+		s.writer.log.Warn("billing journal not trimmed", "entries", len(keys), "err", err)
+	}
+}
+
+// reconcileJournals reconciles the journals of nodes whose lease lapsed.
+func (s *Service) reconcileJournals(ctx context.Context, now time.Time) (int, error) {
+	j, ok := s.balances.(Journal)
+	if !ok {
+		return 0, nil
+	}
+	lc, ok1 := s.writer.st.(LeaseChecker)
+	lk, ok2 := s.writer.st.(LedgerKinds)
+	if !ok1 || !ok2 {
+		return 0, nil
+	}
+	nodes, err := j.Nodes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, node := range nodes {
+		if node == s.node {
+			continue
+		}
+		lapsed, err := lc.LeaseLapsed(ctx, node, now)
+		if err != nil {
+			return total, err
+		}
+		if !lapsed {
+			continue
+		}
+		n, err := j.Reconcile(ctx, node, func(ctx context.Context, keys []string) (map[string]bool, error) {
+			return storedEntries(ctx, lk, keys)
+		})
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// storedEntries says which journaled entries the database holds. A hold
+// reserved and ended in one batch is stored as one net entry under the
+// reserve's key with the end's kind, so an end (<hold>:settle or
+// <hold>:refund) counts as stored when that net entry is there. The sweep's
+// release of a hold has a key of its own (<hold>:release), so it is never
+// mistaken for the owner's refund.
+func storedEntries(ctx context.Context, lk LedgerKinds, keys []string) (map[string]bool, error) {
+	ask := make([]string, 0, 2*len(keys))
+	for _, k := range keys {
+		ask = append(ask, k)
+		if hold, kind, ok := cutKind(k); ok && kind != store.LedgerReserve {
+			ask = append(ask, hold+":"+store.LedgerReserve)
+		}
+	}
+	kinds, err := lk.EntryKinds(ctx, ask)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if _, ok := kinds[k]; ok {
+			out[k] = true
+			continue
+		}
+		if hold, kind, ok := cutKind(k); ok && kind != store.LedgerReserve && kinds[hold+":"+store.LedgerReserve] == kind {
+			out[k] = true
+		}
+	}
+	return out, nil
+}
+
+func cutKind(key string) (hold, kind string, ok bool) {
+	i := strings.LastIndexByte(key, ':')
+	if i < 0 {
+		return "", "", false
+	}
+	return key[:i], key[i+1:], true
+}

@@ -1,0 +1,131 @@
+package sqlstore
+
+// allMigrations is every schema change of the gateway's database, in one
+// explicit list: a new migration is added here with the next free number,
+// and a number is never reused or renumbered, since existing databases
+// record the versions they have applied. The numbers of the task plugin
+// (100), task (110) and response index (120) tables are the ones they had
+// when their packages registered them, so existing databases carry on.
+var allMigrations = []Migration{
+	coreMigration,                            // 1
+	holdsMigration,                           // 5
+	sessionsMigration,                        // 21
+	trafficMigration,                         // 30
+	logIndexMigration,                        // 31
+	healthMigrations[0], healthMigrations[1], // 40, 41
+	accountsMigrations[0], accountsMigrations[1],
+	accountsMigrations[2], accountsMigrations[3], // 60–63
+	pluginsMigration,   // 100
+	tasksMigration,     // 110
+	responsesMigration, // 120
+}
+
+// pluginsMigration adds the task plugin tables. plugin_runtime holds one row
+// whose revision changes with every administrative change, so that every
+// node notices and rebuilds the same generation.
+var pluginsMigration = Migration{Version: 100, Name: "task plugins", SQL: `
+CREATE TABLE plugin_versions (
+	id {{id}},
+	plugin_key {{string}} NOT NULL,
+	version {{string}} NOT NULL,
+	source {{text}} NOT NULL,
+	sha256 {{string}} NOT NULL,
+	icon {{blob}} NULL,
+	origin {{string}} NOT NULL,
+	origin_url {{text}} NOT NULL,
+	uploaded_by {{string}} NOT NULL,
+	created_at {{time}} NOT NULL,
+	CONSTRAINT plugin_versions_key_version UNIQUE (plugin_key, version)
+) {{options}};
+
+CREATE TABLE plugin_state (
+	plugin_key {{string}} NOT NULL PRIMARY KEY,
+	active_version {{string}} NOT NULL,
+	enabled {{int}} NOT NULL,
+	held_back {{int}} NOT NULL,
+	updated_at {{time}} NOT NULL
+) {{options}};
+
+CREATE TABLE plugin_marketplace_sources (
+	id {{id}},
+	url {{string}} NOT NULL,
+	created_at {{time}} NOT NULL,
+	CONSTRAINT plugin_marketplace_sources_url UNIQUE (url)
+) {{options}};
+
+CREATE TABLE plugin_audit (
+	id {{id}},
+	actor {{string}} NOT NULL,
+	action {{string}} NOT NULL,
+	plugin_key {{string}} NOT NULL,
+	version {{string}} NOT NULL,
+	outcome {{string}} NOT NULL,
+	detail {{text}} NOT NULL,
+	created_at {{time}} NOT NULL
+) {{options}};
+
+CREATE TABLE plugin_runtime (
+	id {{int}} NOT NULL PRIMARY KEY,
+	revision {{string}} NOT NULL,
+	updated_at {{time}} NOT NULL
+) {{options}};
+
+INSERT INTO plugin_runtime (id, revision, updated_at) VALUES (1, '0', CURRENT_TIMESTAMP)`}
+
+// tasksMigration adds the tasks table. Times in it are Unix milliseconds:
+// the poller compares them on every tick, and integers compare the same way
+// on every dialect.
+var tasksMigration = Migration{Version: 110, Name: "tasks", SQL: `
+CREATE TABLE tasks (
+	id {{id}},
+	public_id {{string}} NOT NULL,
+	upstream_id {{string}} NOT NULL,
+	plugin_key {{string}} NOT NULL,
+	plugin_version {{string}} NOT NULL,
+	action {{string}} NOT NULL,
+	model {{string}} NOT NULL,
+	upstream_model {{string}} NOT NULL,
+	status {{string}} NOT NULL,
+	progress {{string}} NOT NULL,
+	fail_reason {{text}} NOT NULL,
+	result_url {{text}} NOT NULL,
+	data {{text}} NULL,
+	state {{text}} NULL,
+	usage_facts {{text}} NULL,
+	user_id {{bigint}} NOT NULL,
+	token_id {{bigint}} NOT NULL,
+	channel_id {{bigint}} NOT NULL,
+	grp {{string}} NOT NULL,
+	retain_result {{bool}} NOT NULL,
+	quota_reserved {{bigint}} NOT NULL,
+	quota_charged {{bigint}} NOT NULL,
+	billing_key {{string}} NOT NULL,
+	billing_status {{string}} NOT NULL,
+	poll_failures {{int}} NOT NULL,
+	next_poll_at {{bigint}} NOT NULL,
+	lease_owner {{string}} NOT NULL,
+	lease_until {{bigint}} NOT NULL,
+	submitted_at {{bigint}} NOT NULL,
+	started_at {{bigint}} NOT NULL,
+	finished_at {{bigint}} NOT NULL,
+	created_at {{bigint}} NOT NULL,
+	updated_at {{bigint}} NOT NULL,
+	deadline {{bigint}} NOT NULL,
+	CONSTRAINT tasks_public_id_key UNIQUE (public_id)
+) {{options}};
+CREATE INDEX tasks_poll_idx ON tasks (status, next_poll_at);
+CREATE INDEX tasks_user_idx ON tasks (user_id, id);
+CREATE INDEX tasks_upstream_idx ON tasks (plugin_key, channel_id, upstream_id);
+`}
+
+// responsesMigration adds the index of stored responses: which channel made
+// a response and for whom.
+var responsesMigration = Migration{Version: 120, Name: "response index", SQL: `
+CREATE TABLE response_index (
+	response_id {{string}} NOT NULL PRIMARY KEY,
+	channel_id {{bigint}} NOT NULL,
+	user_id {{bigint}} NOT NULL,
+	created_at {{bigint}} NOT NULL
+) {{options}};
+CREATE INDEX response_index_created_idx ON response_index (created_at);
+`}
