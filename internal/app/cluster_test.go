@@ -145,26 +145,7 @@ func driveCluster(t *testing.T, nodes []*gateway, d time.Duration, kill func()) 
 				if n == 0 && dead.Load() {
 					continue
 				}
-				k := crashKeys[(w+i)%len(crashKeys)]
-				model := "m"
-				if (w+i)%5 == 0 {
-					model = "flaky"
-				}
-				body := fmt.Sprintf(`{"model":%q,"max_tokens":500,"messages":[{"role":"user","content":"hello %d"}]}`, model, i)
-				req, _ := http.NewRequest("POST", nodes[n].url+"/v1/chat/completions", strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+k.key)
-				req.Header.Set("Content-Type", "application/json")
-				stats.inFlight.Add(1)
-				resp, err := client.Do(req)
-				if err != nil {
-					continue // this node was killed under the call
-				}
-				stats.inFlight.Add(-1)
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					stats.ok.Add(1)
-				}
+				stats.call(client, nodes[n].url, w, i) // false: this node was killed under the call
 			}
 		}()
 	}

@@ -210,6 +210,32 @@ func (g *gateway) stop(t *testing.T) {
 
 type loadStats struct{ ok, inFlight atomic.Int64 }
 
+// call sends call i of worker w (every fifth on the flaky model) to the
+// gateway at url with one of crashKeys; false when the gateway died under it.
+func (stats *loadStats) call(client *http.Client, url string, w, i int) bool {
+	k := crashKeys[(w+i)%len(crashKeys)]
+	model := "m"
+	if (w+i)%5 == 0 {
+		model = "flaky"
+	}
+	body := fmt.Sprintf(`{"model":%q,"max_tokens":500,"messages":[{"role":"user","content":"hello %d"}]}`, model, i)
+	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+k.key)
+	req.Header.Set("Content-Type", "application/json")
+	stats.inFlight.Add(1)
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	stats.inFlight.Add(-1)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode == 200 {
+		stats.ok.Add(1)
+	}
+	return true
+}
+
 // driveLoad keeps 32 callers busy for d (and until 20 calls settled), then
 // runs kill while they wait.
 func driveLoad(t *testing.T, url string, d time.Duration, kill func()) *loadStats {
@@ -227,25 +253,8 @@ func driveLoad(t *testing.T, url string, d time.Duration, kill func()) *loadStat
 					return
 				default:
 				}
-				k := crashKeys[(w+i)%len(crashKeys)]
-				model := "m"
-				if (w+i)%5 == 0 {
-					model = "flaky"
-				}
-				body := fmt.Sprintf(`{"model":%q,"max_tokens":500,"messages":[{"role":"user","content":"hello %d"}]}`, model, i)
-				req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+k.key)
-				req.Header.Set("Content-Type", "application/json")
-				stats.inFlight.Add(1)
-				resp, err := client.Do(req)
-				if err != nil {
+				if !stats.call(client, url, w, i) {
 					return // the gateway was killed under this call
-				}
-				stats.inFlight.Add(-1)
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					stats.ok.Add(1)
 				}
 			}
 		}()
