@@ -367,9 +367,14 @@ func (p *page) poll(cond string, timeout time.Duration) error {
 	return nil
 }
 
+// uiWait bounds every wait for the page. It is generous because CI runs
+// this suite under the race detector on two busy cores, where a page that
+// makes several API calls can take many seconds to settle.
+const uiWait = 30 * time.Second
+
 func (p *page) waitFor(cond, what string) {
 	p.t.Helper()
-	if err := p.poll(cond, 10*time.Second); err != nil {
+	if err := p.poll(cond, uiWait); err != nil {
 		p.t.Fatalf("waiting for %s: %v; page problems: %v; main text: %.600s", what, err, p.b.Problems(), p.bodyText())
 	}
 }
@@ -379,7 +384,7 @@ func (p *page) waitFor(cond, what string) {
 func (p *page) waitText(expr, what string) string {
 	p.t.Helper()
 	var s string
-	if !testkit.WaitFor(10*time.Second, 15*time.Millisecond, func() bool {
+	if !testkit.WaitFor(uiWait, 15*time.Millisecond, func() bool {
 		if err := p.eval(expr, &s); err != nil {
 			p.t.Fatal(err)
 		}
