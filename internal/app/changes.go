@@ -146,4 +146,3 @@ func changeKind(r *http.Request) (string, bool) {
 	}
 	return kind, true
 }
-
