@@ -108,8 +108,16 @@ func b2s(b bool) string {
 
 func (r *redisBalances) Take(ctx context.Context, userID, tokenID, amount int64, force bool) error {
 	keys := []string{r.userKey(userID), r.tokenKey(tokenID)}
+	return r.runMove(ctx, userID, tokenID, func() (int, error) {
+		return takeScript.Run(ctx, r.rdb, keys, amount, b2s(force), b2s(tokenID != 0)).Int()
+	})
+}
+
+// runMove runs a balance script, loading a balance Redis does not hold yet
+// from the database and trying again: the one retry rule of every move.
+func (r *redisBalances) runMove(ctx context.Context, userID, tokenID int64, run func() (int, error)) error {
 	for attempt := 0; attempt < 3; attempt++ {
-		res, err := takeScript.Run(ctx, r.rdb, keys, amount, b2s(force), b2s(tokenID != 0)).Int()
+		res, err := run()
 		if err != nil {
 			return err
 		}
@@ -278,28 +286,9 @@ func (r *redisBalances) journalSet() string            { return r.prefix + "jour
 func (r *redisBalances) MoveFor(ctx context.Context, node, entryKey string, userID, tokenID, delta int64, force bool) error {
 	keys := []string{r.userKey(userID), r.tokenKey(tokenID), r.journalKey(node), r.journalSet()}
 	record := strconv.FormatInt(userID, 10) + " " + strconv.FormatInt(tokenID, 10) + " " + strconv.FormatInt(delta, 10)
-	for attempt := 0; attempt < 3; attempt++ {
-		res, err := moveScript.Run(ctx, r.rdb, keys, delta, b2s(force), b2s(tokenID != 0), entryKey, record, node).Int()
-		if err != nil {
-			return err
-		}
-		switch res {
-		case 0:
-			return nil
-		case rShortUser:
-			return ErrInsufficientUser
-		case rShortToken:
-			return ErrInsufficientToken
-		case rNoUser:
-			err = r.loadUser(ctx, userID)
-		case rNoToken:
-			err = r.loadToken(ctx, tokenID)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return errors.New("billing: balance could not be loaded into redis")
+	return r.runMove(ctx, userID, tokenID, func() (int, error) {
+		return moveScript.Run(ctx, r.rdb, keys, delta, b2s(force), b2s(tokenID != 0), entryKey, record, node).Int()
+	})
 }
 
 func (r *redisBalances) Written(ctx context.Context, node string, entryKeys []string) error {
