@@ -21,6 +21,9 @@ type respCall struct {
 	follow *bgFollow
 	*epCall
 	compact bool
+	// input is the counted input of the request for the model counted.
+	input   int
+	counted string
 	// dec is the request converted for chat channels; decErr says why it
 	// could not be, which limits the call to native channels.
 	dec    protocol.ResponsesConversion
@@ -162,6 +165,15 @@ func (rc *respCall) estimate(c *epCall) charge {
 // outputs, call arguments) for the reservation and for upstreams that
 // report no usage.
 func (rc *respCall) inputTokens() int {
+	// Counted once per model: the estimate, a converted stream and the
+	// settlement all need it, and a fallback model may count differently.
+	if rc.counted != rc.model || rc.model == "" {
+		rc.input, rc.counted = rc.countInput(), rc.model
+	}
+	return rc.input
+}
+
+func (rc *respCall) countInput() int {
 	var texts []string
 	collectTexts(gjson.GetBytes(rc.in.raw, "instructions"), &texts)
 	collectTexts(gjson.GetBytes(rc.in.raw, "input"), &texts)
