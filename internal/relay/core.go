@@ -125,22 +125,7 @@ func (c *callCore) admit(estimate estimator) error {
 	if err := c.limit(estimate); err != nil {
 		return err
 	}
-	amount, err := c.quota(estimate(price, false))
-	if err == nil {
-		if err = c.reserve(amount); err == nil {
-			return nil
-		}
-	}
-	// The bound did not fit (or could not be priced): the counted figure
-	// may, and it is the one the refusal must be based on.
-	exact, exactErr := c.quota(estimate(price, true))
-	if exactErr != nil {
-		return exactErr
-	}
-	if exact == amount && err != nil {
-		return err
-	}
-	return c.reserve(exact)
+	return c.reserveEstimate(-1)
 }
 
 // limit counts the call against the rate limits of its key, user, group
@@ -335,12 +320,8 @@ func (c *callCore) switchModel(model string, price *billing.Price) bool {
 	if c.hold == nil || c.sizer == nil {
 		return true
 	}
-	amount, err := c.quota(c.sizer(price, false))
-	if err == nil && amount <= c.hold.Reserved {
-		return true
-	}
 	old := c.hold
-	if err = c.reserveOrExact(amount, err); err != nil {
+	if err := c.reserveEstimate(old.Reserved); err != nil {
 		c.model, c.price, c.hold = prevModel, prevPrice, old
 		c.rl.Logger.InfoContext(c.r.Context(), "fallback model not reserved", "surface", c.name, "model", model, "err", err)
 		return false
@@ -351,20 +332,29 @@ func (c *callCore) switchModel(model string, price *billing.Price) bool {
 	return true
 }
 
-// reserveOrExact reserves a bound (when it could be priced), and the
-// counted estimate when the bound does not fit, as admit does.
-func (c *callCore) reserveOrExact(bound int64, boundErr error) error {
-	if boundErr == nil {
-		if err := c.reserve(bound); err == nil {
+// reserveEstimate reserves the call's estimate at its current price unless
+// held (the amount already reserved; -1 for none) covers it. The cheap
+// bound is tried first; when it does not fit (or cannot be priced) the
+// counted figure is, and a refusal is decided on that one.
+func (c *callCore) reserveEstimate(held int64) error {
+	bound, err := c.quota(c.sizer(c.price, false))
+	if err == nil {
+		if bound <= held {
+			return nil
+		}
+		if err = c.reserve(bound); err == nil {
 			return nil
 		}
 	}
-	exact, err := c.quota(c.sizer(c.price, true))
-	if err != nil {
-		return err
+	exact, exactErr := c.quota(c.sizer(c.price, true))
+	if exactErr != nil {
+		return exactErr
 	}
-	if exact <= c.hold.Reserved {
-		return nil // the counted figure fits the hold already taken
+	if exact <= held {
+		return nil
+	}
+	if exact == bound && err != nil {
+		return err
 	}
 	return c.reserve(exact)
 }
