@@ -180,7 +180,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		Codecs: map[protocol.Format]protocol.Codec{
 			protocol.OpenAI: openai.Chat, protocol.Anthropic: anthropic.Messages, protocol.Gemini: gemini.Generate,
 		},
-		Embedder: gemini.Generate, TokenCounter: gemini.Generate, ResponsesAPI: responses.API,
+		Embedder: gemini.Generate, TokenCounter: gemini.Generate, ResponsesAPI: responses.API, Completions: openai.Completions,
 		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.tasks,
 		Responses: relay.NewResponseIndex(a.Store.Responses(), a.Log),
 		Limits:    a.Limits, OnSettle: a.Notify.Spent, Tracer: a.Tracer,

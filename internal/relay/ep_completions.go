@@ -1,10 +1,7 @@
 package relay
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"io"
 	"math"
 	"net/http"
 	"strings"
@@ -13,7 +10,6 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
-	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
@@ -104,60 +100,25 @@ func relayCompletion(c *epCall, ch *routing.Channel, resp *http.Response) error 
 	return c.relayCompletionStream(resp)
 }
 
-// relayCompletionStream passes events through one by one, flushing each. The
-// first event is read before the client sees anything, so a stream that
-// breaks at once can still go to the next channel.
+// relayCompletionStream passes the events through the one stream pump,
+// reading usage as they pass; the first event is read before the client sees
+// anything, so a stream that breaks at once can still go to the next channel.
 func (c *epCall) relayCompletionStream(resp *http.Response) error {
-	rd := sse.NewReader(resp.Body, 0)
-	fl, _ := c.w.(http.Flusher)
-	var buf bytes.Buffer
-	var text strings.Builder
-	var usage ir.Usage
-	sawUsage, dropUsage := false, !c.clientWantsUsage()
-	for {
-		ev, err := rd.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				if !c.wrote {
-					return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "stream_broken", Message: "the upstream stream broke off", Retry: ir.RetryNext, Cause: err}
-				}
-				c.rl.Logger.WarnContext(c.r.Context(), "stream ended early", "endpoint", c.ep.name, "channel_id", c.channel.ID, "err", err)
-			}
-			break
-		}
-		if u, ok := answerUsage(ev.Data); ok {
-			usage, sawUsage = u, true
-			if dropUsage && c.codec().UsageOnlyEvent("", ev.Data) {
-				continue
-			}
-		} else {
-			text.WriteString(gjson.GetBytes(ev.Data, "choices.0.text").String())
-		}
-		if !c.wrote {
-			c.startStream()
-		}
-		if err := sse.WriteEvent(c.w, &buf, string(ev.Name), ev.Data); err != nil {
-			break
-		}
-		if fl != nil {
-			fl.Flush()
-		}
+	sp := c.rl.Completions
+	s := newSink(c.w, c, false)
+	tally := &streamTally{answer: keptAnswer{sp: sp}}
+	err := pump(resp.Body, s, &passStep{sp: sp, sink: s, tally: tally, dropUsageOnly: !c.clientWantsUsage()})
+	if err != nil && !c.wrote {
+		return err
 	}
-	if !c.wrote {
-		c.startStream()
+	if err != nil {
+		c.rl.Logger.WarnContext(c.r.Context(), "stream ended early", "endpoint", c.ep.name, "channel_id", c.channel.ID, "err", err)
 	}
-	if !sawUsage {
-		usage = c.countedUsage(text.String())
+	s.close()
+	usage := tally.usage
+	if !tally.reported {
+		usage = c.countedUsage(tally.answer.String())
 	}
 	c.settle(tokensPlusCall(c.price, usage))
 	return nil
-}
-
-func (c *epCall) startStream() {
-	c.wrote = true
-	h := c.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	c.w.WriteHeader(http.StatusOK)
 }

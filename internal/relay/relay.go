@@ -66,6 +66,8 @@ type Deps struct {
 	// batchEmbedContents): its clients' calls, and alternate-native
 	// channels serving /v1/embeddings.
 	Embedder protocol.Embedder
+	// Completions reads the legacy /v1/completions stream as it passes.
+	Completions protocol.StreamPassthrough
 	// TokenCounter is the alternate-native :countTokens wire.
 	TokenCounter protocol.TokenCounter
 	// ResponsesAPI is the Responses API wire of /v1/responses.

@@ -67,7 +67,7 @@ func newEnv(t *testing.T, opts ...func(*Options)) *env {
 	}
 	e.relay = New(Deps{Keys: auth.NewKeys(st, time.Minute), Billing: b, Router: e.router, Client: &http.Client{},
 		Codecs:   map[protocol.Format]protocol.Codec{protocol.OpenAI: openai.Chat, protocol.Anthropic: anthropic.Messages, protocol.Gemini: gemini.Generate},
-		Embedder: gemini.Generate, TokenCounter: gemini.Generate, ResponsesAPI: responses.API,
+		Embedder: gemini.Generate, TokenCounter: gemini.Generate, ResponsesAPI: responses.API, Completions: openai.Completions,
 		Logger: log, Options: o})
 	mux := http.NewServeMux()
 	e.relay.Register(mux)
