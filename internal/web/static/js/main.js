@@ -1,6 +1,6 @@
 // The console shell: session check, navigation, theme toggle and a small
 // history-based router that loads each page module on first use.
-import { h, clear } from "./dom.js";
+import { h } from "./dom.js";
 import { api, onUnauthorized } from "./api.js";
 import { alertBox, showError } from "./ui.js";
 import { t, lang, setLang, LANGUAGES } from "./i18n.js";
@@ -28,7 +28,7 @@ const ROUTES = [
 
 const label = (r) => t(`nav.${r.module}`);
 
-const state = { me: null, cleanup: null, main: null, nav: null, status: {} };
+const state = { me: null, cleanup: null, main: null, nav: null, status: {}, seq: 0 };
 
 function allowed(route) {
   return state.me && (ROLE_RANK[state.me.role] || 0) >= ROLE_RANK[route.role];
@@ -61,7 +61,13 @@ async function route() {
   if (!state.main) renderShell();
   const r = ROUTES.find((x) => x.path === path);
   updateNav(r);
-  const main = clear(state.main);
+  // Each navigation renders into a <main> of its own: a page still loading
+  // when the user moves on keeps writing into its own, detached element
+  // instead of mixing into the next page.
+  const main = newMain();
+  state.main.replaceWith(main);
+  state.main = main;
+  const seq = ++state.seq;
   if (!r) {
     main.append(h("h1", {}, t("shell.notFound")), h("p", {}, h("a", { href: "/", "data-link": true }, t("shell.backHome"))));
     return;
@@ -75,7 +81,9 @@ async function route() {
   try {
     const mod = await import(`./pages/${r.module}.js`);
     const ctx = { me: state.me, navigate, refreshMe, isAdmin: ROLE_RANK[state.me.role] >= 2, isRoot: state.me.role === "root" };
-    state.cleanup = (await mod.render(main, ctx)) || null;
+    const cleanup = (await mod.render(main, ctx)) || null;
+    if (seq === state.seq) state.cleanup = cleanup;
+    else cleanup?.(); // the user already moved on
   } catch (e) {
     const box = alertBox();
     showError(box, e);
@@ -84,6 +92,10 @@ async function route() {
     main.removeAttribute("aria-busy");
     main.dataset.page = r.module;
   }
+}
+
+function newMain() {
+  return h("main", { id: "main", class: "content", tabindex: "-1" });
 }
 
 function updateNav(current) {
@@ -103,7 +115,7 @@ function renderShell() {
     h("div", { class: "nav-section", "aria-hidden": "true" }, t(`nav.section.${s.name}`)),
     h("ul", { class: "nav" }, s.routes.map((r) => h("li", {}, h("a", { href: r.path, "data-link": true, id: `nav-${r.module}` }, label(r))))),
   ]));
-  state.main = h("main", { id: "main", class: "content", tabindex: "-1" });
+  state.main = newMain();
   const user = h("div", {}, h("strong", { id: "whoami" }, state.me.username), " ", h("span", { class: "badge info" }, state.me.role));
   const shell = h("div", { class: "shell" },
     h("aside", { class: "sidebar" },
