@@ -48,6 +48,10 @@ type Deps struct {
 	// PluginBaseURL returns a task plugin's default upstream address, used
 	// for a task_plugin channel (type 61) saved without a base_url.
 	PluginBaseURL func(pluginKey string) string
+	// TypeClaimed reports a channel type an enabled task plugin claims, so
+	// its channels are accepted without an adapter of the gateway's own;
+	// nil claims none.
+	TypeClaimed func(channelType int) bool
 	// Accounts are registration, two-factor and OpenID Connect sign-in,
 	// redemption codes and the audit log.
 	Accounts AccountDeps

@@ -248,6 +248,9 @@ func (a *API) createChannel(w http.ResponseWriter, r *http.Request, _ *auth.Prin
 	if err := checkChannel(c); err != nil {
 		return err
 	}
+	if err := a.d.checkProvider(c); err != nil {
+		return err
+	}
 	if err := a.d.Store.Channels().Create(r.Context(), c); err != nil {
 		return err
 	}
@@ -273,6 +276,9 @@ func (a *API) patchChannel(w http.ResponseWriter, r *http.Request, p *auth.Princ
 	}
 	a.d.fillPluginBaseURL(c)
 	if err := checkChannel(c); err != nil {
+		return err
+	}
+	if err := a.d.checkProvider(c); err != nil {
 		return err
 	}
 	if !f.has("key") && p.Role != store.RoleRoot && !sameOrigin(before, c.BaseURL) {

@@ -255,6 +255,9 @@ func seedChannel(ctx context.Context, d Deps, sc config.SeedChannel) error {
 		return err
 	}
 	d.fillPluginBaseURL(want)
+	if err := d.checkProvider(want); err != nil {
+		return err
+	}
 	have, err := d.Store.Channels().GetByName(ctx, sc.Name)
 	if errors.Is(err, store.ErrNotFound) {
 		if err = d.Store.Channels().Create(ctx, want); !errors.Is(err, store.ErrConflict) {

@@ -35,6 +35,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/protocol/gemini"
 	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
 	"github.com/turnpike-gw/turnpike/internal/protocol/responses"
+	"github.com/turnpike-gw/turnpike/internal/providers"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/relay"
 	"github.com/turnpike-gw/turnpike/internal/routing"
@@ -156,6 +157,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		TestChannel: a.testChannel, Metrics: promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}),
 		MetricsAdminOnly: !cfg.MetricsPublic, Secure: strings.HasPrefix(a.Config.Address(), "https://"),
 		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
+		TypeClaimed:   func(t int) bool { return a.plugins.Current().ClaimsType(t) },
 		Limits:        a.Limits, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
 		Accounts: a.accountDeps(),
 	}
@@ -176,7 +178,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		},
 	})
 	a.Relay = relay.New(relay.Deps{
-		Keys: a.Keys, Billing: a.Billing, Router: a.Router, Client: newUpstreamClient(),
+		Keys: a.Keys, Billing: a.Billing, Router: a.Router, Client: newUpstreamClient(), Adapters: providers.For,
 		Codecs: map[protocol.Format]protocol.Codec{
 			protocol.OpenAI: openai.Chat, protocol.Anthropic: anthropic.Messages, protocol.Gemini: gemini.Generate,
 		},

@@ -297,3 +297,11 @@ func settingStrings(s map[string]any, name string) []string {
 	}
 	return nil
 }
+
+// ClaimsType reports whether an enabled plugin names channel type t in its
+// channelTypes, so channels of a type the gateway has no adapter for may
+// still be saved for it.
+func (g *Generation) ClaimsType(t int) bool {
+	_, ok := g.channelTypes[t]
+	return ok
+}

@@ -67,28 +67,46 @@ type StreamPassthrough interface {
 	UsageOnlyEvent(name string, data []byte) bool
 }
 
-// Codec converts one wire format of chat-style calls to and from the IR.
-type Codec interface {
-	StreamPassthrough
-	// ModelCatalog answers the format's model-list calls.
-	ModelCatalog
+// UpstreamCodec is the upstream half of a wire format: what the relay
+// needs to call a channel that speaks it. Formats only channels speak
+// (Bedrock Converse, Cohere v2) implement just this; the client formats
+// implement the whole Codec.
+type UpstreamCodec interface {
 	Format() Format
-	// DecodeRequest parses a client request; failures are *ir.Error 400s
-	// that name the offending field.
-	DecodeRequest(body []byte) (*ir.Request, error)
 	// EncodeRequest builds the upstream body for this format. A field the
 	// format cannot express is dropped only where that is harmless, else an
 	// *ir.Error 400 naming it is returned.
 	EncodeRequest(req *ir.Request) ([]byte, error)
 	DecodeResponse(body []byte) (*ir.Response, error)
-	EncodeResponse(resp *ir.Response) ([]byte, error)
 	NewStreamDecoder() StreamDecoder
-	NewStreamEncoder(sink EventSink, opts StreamOptions) StreamEncoder
-	// EncodeError renders a client-facing error in this format's dialect.
-	EncodeError(e *ir.Error) []byte
 	// DecodeError reads an upstream error answer of this format into an
 	// *ir.Error with the status kept and a client-safe message.
 	DecodeError(status int, body []byte) *ir.Error
+}
+
+// EventReader reads an upstream stream one event at a time, whatever its
+// framing (SSE, AWS event-stream). name and data are valid until the next
+// call; io.EOF ends a stream that ended normally.
+type EventReader interface {
+	NextEvent() (name, data []byte, err error)
+	// Buffered reports bytes already read from the upstream and not yet
+	// returned as events, so the relay flushes only when none wait.
+	Buffered() int
+}
+
+// Codec converts one wire format of chat-style calls to and from the IR.
+type Codec interface {
+	UpstreamCodec
+	StreamPassthrough
+	// ModelCatalog answers the format's model-list calls.
+	ModelCatalog
+	// DecodeRequest parses a client request; failures are *ir.Error 400s
+	// that name the offending field.
+	DecodeRequest(body []byte) (*ir.Request, error)
+	EncodeResponse(resp *ir.Response) ([]byte, error)
+	NewStreamEncoder(sink EventSink, opts StreamOptions) StreamEncoder
+	// EncodeError renders a client-facing error in this format's dialect.
+	EncodeError(e *ir.Error) []byte
 	// SniffUsage reads usage from a complete response body without fully
 	// decoding it; it is used when the body is relayed untouched.
 	SniffUsage(body []byte) (ir.Usage, bool)

@@ -77,9 +77,12 @@ func afterRetries(e *ir.Error) *ir.Error {
 // attempt runs one channel: encode, exchange with a first-byte deadline,
 // classify, then relay the answer.
 func (c *call) attempt(ch *routing.Channel) error {
-	codec := c.rl.Codecs[upstream.FormatOf(ch.Type)]
-	t := upstream.Target{Type: ch.Type, BaseURL: ch.BaseURL, Key: ch.Key, Settings: ch.Settings, Model: ch.MapModel(c.model)}
-	body, err := c.upstreamBody(codec, t.Model)
+	a, t, err := c.rl.target(ch, c.model)
+	if err != nil {
+		return err
+	}
+	up := a.Codec(t)
+	body, err := c.upstreamBody(up, t.Model)
 	if err != nil {
 		// The request cannot be expressed in this channel's format; a
 		// channel that speaks the client's format may still serve it, and
@@ -90,9 +93,9 @@ func (c *call) attempt(ch *routing.Channel) error {
 	}
 	ctx, cancel := context.WithTimeout(c.r.Context(), c.rl.Options.UpstreamTimeout)
 	defer cancel()
-	req, err := upstream.Chat(ctx, t, body, c.req.Stream, c.r.Header)
+	req, err := a.Chat(ctx, t, body, c.req.Stream, c.r.Header)
 	if err != nil {
-		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "bad_channel", Message: "the channel's address is not usable", Retry: ir.RetryNext, Cause: err}
+		return adapterFailed(err)
 	}
 	resp, err := c.rl.exchange(c.r.Context(), req, ch, cancel)
 	if err != nil {
@@ -100,13 +103,23 @@ func (c *call) attempt(ch *routing.Channel) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
-		return upstreamError(codec, resp)
+		return adapterError(a, up, resp)
 	}
 	c.rl.Router.Health.Succeeded(ch.ID)
 	if c.req.Stream {
-		return c.relayStream(codec, resp)
+		return c.relayStream(up, frames(a), resp)
 	}
-	return c.relayRegular(codec, resp)
+	return c.relayRegular(up, resp)
+}
+
+// adapterFailed is a request the adapter could not build: an unusable
+// address, or credentials it could not turn into a token. Another channel
+// may serve.
+func adapterFailed(err error) error {
+	if e, ok := err.(*ir.Error); ok {
+		return e
+	}
+	return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "bad_channel", Message: "the channel's address or credentials are not usable", Retry: ir.RetryNext, Cause: err}
 }
 
 // exchange sends the request and waits for response headers no longer than
@@ -161,10 +174,15 @@ func settingSeconds(s map[string]any, name string) time.Duration {
 	return 0
 }
 
-// upstreamError reads an error answer.
-func upstreamError(codec protocol.Codec, resp *http.Response) error {
+// upstreamError reads an error answer of a chat wire.
+func upstreamError(codec protocol.UpstreamCodec, resp *http.Response) error {
+	return upstreamErrorWith(resp, codec.DecodeError)
+}
+
+// upstreamErrorWith reads an error answer with decode.
+func upstreamErrorWith(resp *http.Response, decode func(status int, body []byte) *ir.Error) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	e := codec.DecodeError(resp.StatusCode, body)
+	e := decode(resp.StatusCode, body)
 	if e == nil {
 		e = &ir.Error{Status: resp.StatusCode, Kind: ir.KindUpstream, Code: "upstream_error", Message: http.StatusText(resp.StatusCode)}
 	}
@@ -192,7 +210,7 @@ func retryAfter(v string, now time.Time) time.Duration {
 // upstreamBody is the body for the channel: the client's own bytes when the
 // formats match (edited only as the codec's PassthroughBody says), a
 // converted body otherwise.
-func (c *call) upstreamBody(codec protocol.Codec, model string) ([]byte, error) {
+func (c *call) upstreamBody(codec protocol.UpstreamCodec, model string) ([]byte, error) {
 	if codec.Format() != c.sf.codec.Format() {
 		if err := c.sf.codec.CheckConvertible(c.raw); err != nil {
 			return nil, err
@@ -204,7 +222,7 @@ func (c *call) upstreamBody(codec protocol.Codec, model string) ([]byte, error) 
 		}
 		return codec.EncodeRequest(&req)
 	}
-	return c.normalizedPassthrough(codec, model)
+	return c.normalizedPassthrough(c.sf.codec, model)
 }
 
 // normalizedPassthrough is the client's body for a channel of its own

@@ -11,13 +11,15 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
-	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 func (c *epCall) attempt(ch *routing.Channel) error {
-	t := upstream.Target{Type: ch.Type, BaseURL: ch.BaseURL, Key: ch.Key, Settings: ch.Settings, Model: ch.MapModel(c.model)}
+	a, t, err := c.rl.target(ch, c.model)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(c.r.Context(), c.rl.Options.UpstreamTimeout)
 	defer cancel()
 	send := c.ep.send
@@ -35,7 +37,7 @@ func (c *epCall) attempt(ch *routing.Channel) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		return upstreamError(c.rl.Codecs[upstream.FormatOf(ch.Type)], resp)
+		return adapterError(a, a.Codec(t), resp)
 	}
 	c.rl.Router.Health.Succeeded(ch.ID)
 	relay := c.ep.relay
@@ -63,10 +65,10 @@ func (c *epCall) sendTo(ctx context.Context, t upstream.Target, path string, set
 		if err != nil {
 			return nil, nil, err
 		}
-		req, err := upstream.OpenAIRequest(ctx, t, http.MethodPost, path, fb, fb.contentType)
+		req, err := c.rl.endpoint(ctx, t, http.MethodPost, path, fb, fb.contentType)
 		if err != nil {
 			_ = fb.Close()
-			return nil, nil, badChannel(err)
+			return nil, nil, err
 		}
 		req.ContentLength = fb.length
 		return req, func() { _ = fb.Close() }, nil
@@ -80,9 +82,9 @@ func (c *epCall) sendTo(ctx context.Context, t upstream.Target, path string, set
 	if err != nil {
 		return nil, nil, ir.BadRequest("invalid_body", "the request body must be a JSON object")
 	}
-	req, err := upstream.OpenAIRequest(ctx, t, http.MethodPost, path, bytes.NewReader(body), "application/json")
+	req, err := c.rl.endpoint(ctx, t, http.MethodPost, path, bytes.NewReader(body), "application/json")
 	if err != nil {
-		return nil, nil, badChannel(err)
+		return nil, nil, err
 	}
 	return req, func() {}, nil
 }
@@ -182,11 +184,4 @@ func relayBinary(c *epCall, _ *routing.Channel, resp *http.Response) error {
 	ch.detail["bytes"] = total
 	c.settle(ch)
 	return nil
-}
-
-// openAIDialect reports whether a channel speaks the OpenAI API for these
-// endpoints: anything but the chat formats with their own adapters and the
-// task-only types.
-func openAIDialect(ch *routing.Channel) bool {
-	return !isTaskOnly(ch.Type) && upstream.FormatOf(ch.Type) == protocol.OpenAI
 }

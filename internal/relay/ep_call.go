@@ -32,8 +32,9 @@ type endpoint struct {
 	// defaultModel supplies the model when the request names none.
 	defaultModel func(rl *Relay) string
 	validate     func(c *epCall) error
-	// filter drops channels that cannot serve this endpoint.
-	filter func(ch *routing.Channel) bool
+	// filter drops channels that cannot serve this endpoint; nil keeps
+	// those whose provider has path.
+	filter func(rl *Relay, ch *routing.Channel) bool
 	// estimate is the reservation; bill prices the answer. Both return a
 	// charge whose tokens and dollar amount are summed exactly.
 	estimate func(c *epCall) charge
@@ -141,7 +142,7 @@ func (c *epCall) run() error {
 	if err := c.admit(c.estimate); err != nil {
 		return err
 	}
-	plan, err := c.plan(c.ep.filter)
+	plan, err := c.plan(c.ep.capable(c.rl))
 	if err != nil {
 		if c.ep.noChannel != nil {
 			return c.ep.noChannel(c)
@@ -240,4 +241,12 @@ func (rl *Relay) multipartMemory() int64 {
 		return rl.Options.MultipartMemory
 	}
 	return 8 << 20
+}
+
+// capable is the endpoint's channel filter for rl.
+func (ep *endpoint) capable(rl *Relay) func(*routing.Channel) bool {
+	if ep.filter != nil {
+		return func(ch *routing.Channel) bool { return ep.filter(rl, ch) }
+	}
+	return func(ch *routing.Channel) bool { return rl.servesPath(ch, ep.path) }
 }

@@ -31,7 +31,6 @@ func completionsEndpoint() *endpoint {
 			}
 			return nil
 		},
-		filter:   openAIDialect,
 		estimate: estimateCompletion,
 		bill: func(c *epCall, body []byte) charge {
 			u, ok := answerUsage(body)

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"math"
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -38,22 +37,32 @@ func embeddingsEndpoint() *endpoint {
 			return tokensPlusCall(c.price, u)
 		},
 		send: func(c *epCall, ctx context.Context, ch *routing.Channel, t upstream.Target) (*http.Request, func(), error) {
-			if ch.Type == upstream.TypeGemini {
-				return c.sendGeminiEmbed(ctx, t)
+			if e := c.rl.nativeEmbedder(ch); e != nil {
+				return c.sendNativeEmbed(ctx, e, t)
 			}
 			return c.sendTo(ctx, t, "/v1/embeddings", nil)
 		},
 		relay: func(c *epCall, ch *routing.Channel, resp *http.Response) error {
-			if ch.Type == upstream.TypeGemini {
-				return c.relayGeminiAsOpenAI(resp)
+			if e := c.rl.nativeEmbedder(ch); e != nil {
+				return c.relayNativeAsOpenAI(e, resp)
 			}
 			return relayPassthrough(c, ch, resp)
 		},
 	}
 }
 
-func embedCapable(ch *routing.Channel) bool {
-	return openAIDialect(ch) || ch.Type == upstream.TypeGemini
+// embedCapable keeps channels with OpenAI-style embeddings or embeddings
+// on their provider's own wire.
+func embedCapable(rl *Relay, ch *routing.Channel) bool {
+	if rl.servesPath(ch, "/v1/embeddings") {
+		return true
+	}
+	a, ok := rl.adapters(ch.Type)
+	if !ok {
+		return false
+	}
+	_, ok = a.(upstream.Embedder)
+	return ok
 }
 
 func validateEmbeddingInput(c *epCall) error {
@@ -103,49 +112,66 @@ func inputTexts(raw []byte) ([]string, error) {
 	return out, nil
 }
 
-// sendGeminiEmbed converts an OpenAI embeddings call to batchEmbedContents,
-// one request per input text.
-func (c *epCall) sendGeminiEmbed(ctx context.Context, t upstream.Target) (*http.Request, func(), error) {
-	texts, err := inputTexts(c.in.raw)
-	if err != nil {
-		return nil, nil, err
+// nativeEmbedder is the channel's own embedding wire when its provider has
+// no OpenAI-style /v1/embeddings (Gemini, Cohere, Vertex AI); nil otherwise.
+func (rl *Relay) nativeEmbedder(ch *routing.Channel) upstream.Embedder {
+	if rl.servesPath(ch, "/v1/embeddings") {
+		return nil
 	}
-	dims := 0
-	if d := gjson.GetBytes(c.in.raw, "dimensions"); d.Type == gjson.Number && d.Int() > 0 {
-		dims = int(d.Int())
-	}
-	return c.geminiRequest(ctx, t, "batchEmbedContents", c.rl.Embedder.EncodeEmbedRequest(t.Model, texts, dims))
+	a, _ := rl.adapters(ch.Type)
+	e, _ := a.(upstream.Embedder)
+	return e
 }
 
-func (c *epCall) geminiRequest(ctx context.Context, t upstream.Target, action string, body []byte) (*http.Request, func(), error) {
-	model := c.rl.Codecs[upstream.FormatOf(t.Type)].ModelID(t.Model)
-	u := upstream.NormalizeBaseURL(t.BaseURL) + "/v1beta/models/" + url.PathEscape(model) + ":" + action
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
-	if err != nil {
-		return nil, nil, badChannel(err)
+// sendNativeEmbed converts an OpenAI embeddings call to the provider's own
+// embedding call.
+func (c *epCall) sendNativeEmbed(ctx context.Context, e upstream.Embedder, t upstream.Target) (*http.Request, func(), error) {
+	texts, dims := c.texts, c.dims
+	if texts == nil {
+		var err error
+		if texts, err = inputTexts(c.in.raw); err != nil {
+			return nil, nil, err
+		}
+		if d := gjson.GetBytes(c.in.raw, "dimensions"); d.Type == gjson.Number && d.Int() > 0 {
+			dims = int(d.Int())
+		}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-goog-api-key", t.Key)
+	req, err := e.EmbedRequest(ctx, t, texts, dims)
+	if err != nil {
+		return nil, nil, adapterFailed(err)
+	}
 	return req, func() {}, nil
+}
+
+// nativeVectors reads a provider's own embedding answer; input the
+// provider did not count is counted here.
+func (c *epCall) nativeVectors(e upstream.Embedder, resp *http.Response) ([][]float64, ir.Usage, error) {
+	body, err := readAnswer(resp)
+	if err != nil {
+		return nil, ir.Usage{}, err
+	}
+	vecs, u, err := e.DecodeEmbeddings(body)
+	if err != nil {
+		return nil, u, badEmbedAnswer(err)
+	}
+	if u.InputTokens == 0 {
+		u = ir.Usage{InputTokens: c.embedTokens()}
+	}
+	return vecs, u, nil
 }
 
 func badEmbedAnswer(err error) error {
 	return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "bad_upstream_response", Message: "the upstream embedding answer could not be understood", Retry: ir.RetryNext, Cause: err}
 }
 
-// relayGeminiAsOpenAI renders a batchEmbedContents answer as an OpenAI list,
-// in base64 when the client asked for it (the official Python client does by
-// default). Gemini reports no usage, so the input is counted.
-func (c *epCall) relayGeminiAsOpenAI(resp *http.Response) error {
-	body, err := readAnswer(resp)
+// relayNativeAsOpenAI renders a provider's own embedding answer as an
+// OpenAI list, in base64 when the client asked for it (the official Python
+// client does by default).
+func (c *epCall) relayNativeAsOpenAI(e upstream.Embedder, resp *http.Response) error {
+	vecs, u, err := c.nativeVectors(e, resp)
 	if err != nil {
 		return err
 	}
-	vecs, err := c.rl.Embedder.DecodeEmbedResponse(body)
-	if err != nil {
-		return badEmbedAnswer(err)
-	}
-	u := ir.Usage{InputTokens: c.embedTokens()}
 	b64 := gjson.GetBytes(c.in.raw, "encoding_format").String() == "base64"
 	c.answer("application/json", encodeOpenAIEmbeddings(vecs, c.model, u.InputTokens, b64), tokensPlusCall(c.price, u))
 	return nil
@@ -216,14 +242,29 @@ func altEmbedEndpoint(action string) *endpoint {
 			return tokensPlusCall(c.price, ir.Usage{InputTokens: c.embedTokens()})
 		},
 		send: func(c *epCall, ctx context.Context, ch *routing.Channel, t upstream.Target) (*http.Request, func(), error) {
-			if ch.Type == upstream.TypeGemini {
-				return c.geminiRequest(ctx, t, action, c.rl.Embedder.EmbedPassthrough(c.in.raw, t.Model))
+			if g, ok := c.rl.geminiNative(ch); ok {
+				req, err := g.Action(ctx, t, action, c.rl.Embedder.EmbedPassthrough(c.in.raw, t.Model))
+				if err != nil {
+					return nil, nil, adapterFailed(err)
+				}
+				return req, func() {}, nil
+			}
+			if e := c.rl.nativeEmbedder(ch); e != nil {
+				return c.sendNativeEmbed(ctx, e, t)
 			}
 			return c.sendOpenAIEmbed(ctx, t)
 		},
 		relay: func(c *epCall, ch *routing.Channel, resp *http.Response) error {
-			if ch.Type == upstream.TypeGemini {
+			if _, ok := c.rl.geminiNative(ch); ok {
 				return relayPassthrough(c, ch, resp)
+			}
+			if e := c.rl.nativeEmbedder(ch); e != nil {
+				vecs, u, err := c.nativeVectors(e, resp)
+				if err != nil {
+					return err
+				}
+				c.answer("application/json", c.rl.Embedder.EncodeEmbedResponse(vecs, single), tokensPlusCall(c.price, u))
+				return nil
 			}
 			return c.relayOpenAIAsGemini(resp, single)
 		},
@@ -236,9 +277,9 @@ func (c *epCall) sendOpenAIEmbed(ctx context.Context, t upstream.Target) (*http.
 		req["dimensions"] = c.dims
 	}
 	body, _ := json.Marshal(req)
-	r, err := upstream.OpenAIRequest(ctx, t, http.MethodPost, "/v1/embeddings", bytes.NewReader(body), "application/json")
+	r, err := c.rl.endpoint(ctx, t, http.MethodPost, "/v1/embeddings", bytes.NewReader(body), "application/json")
 	if err != nil {
-		return nil, nil, badChannel(err)
+		return nil, nil, err
 	}
 	return r, func() {}, nil
 }
@@ -278,4 +319,12 @@ func (c *epCall) relayOpenAIAsGemini(resp *http.Response, single bool) error {
 	}
 	c.answer("application/json", c.rl.Embedder.EncodeEmbedResponse(vecs, single), tokensPlusCall(c.price, u))
 	return nil
+}
+
+// geminiNative is the channel's Gemini API adapter, which takes the
+// alternate-native embedding bodies as they are.
+func (rl *Relay) geminiNative(ch *routing.Channel) (upstream.Gemini, bool) {
+	a, _ := rl.adapters(ch.Type)
+	g, ok := a.(upstream.Gemini)
+	return g, ok
 }

@@ -27,7 +27,6 @@ func imagesEndpoint(name, path string, edit bool) *endpoint {
 		// The images API has a default model; clients may leave it out.
 		defaultModel: func(*Relay) string { return "dall-e-2" },
 		validate:     func(c *epCall) error { return validateImage(&c.in, edit) },
-		filter:       openAIDialect,
 		estimate:     func(c *epCall) charge { return c.imageCharge(c.requestedImages(), ir.Usage{}) },
 		bill: func(c *epCall, body []byte) charge {
 			n := c.requestedImages()
@@ -97,7 +96,6 @@ func audioTextEndpoint(name, path string) *endpoint {
 			}
 			return nil
 		},
-		filter:   openAIDialect,
 		estimate: estimateAudioText,
 		bill:     billAudioText,
 	}
@@ -150,7 +148,6 @@ func speechEndpoint() *endpoint {
 			}
 			return nil
 		},
-		filter:   openAIDialect,
 		estimate: func(c *epCall) charge { return speechCharge(c.price, c.model, c.in.str("input")) },
 		bill:     func(c *epCall, _ []byte) charge { return speechCharge(c.price, c.model, c.in.str("input")) },
 		relay:    relayBinary,

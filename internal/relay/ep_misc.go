@@ -27,7 +27,6 @@ func moderationsEndpoint() *endpoint {
 			}
 			return nil
 		},
-		filter:   openAIDialect,
 		estimate: inputTokensCharge,
 		bill:     func(c *epCall, body []byte) charge { return inputTokensCharge(c) },
 	}
@@ -50,7 +49,6 @@ func rerankEndpoint() *endpoint {
 	return &endpoint{
 		name: "rerank", path: "/v1/rerank", dialect: protocol.OpenAI,
 		validate: validateRerank,
-		filter:   openAIDialect,
 		estimate: func(c *epCall) charge { return tokensPlusCall(c.price, ir.Usage{InputTokens: c.rerankTokens()}) },
 		bill: func(c *epCall, body []byte) charge {
 			u, ok := answerUsage(body)
@@ -104,7 +102,9 @@ func (c *epCall) rerankTokens() int {
 func searchEndpoint() *endpoint {
 	return &endpoint{
 		name: "search", path: "/v1/alpha/search", dialect: protocol.OpenAI,
-		filter:   func(ch *routing.Channel) bool { return openAIDialect(ch) && supportsSearch(ch) },
+		filter: func(rl *Relay, ch *routing.Channel) bool {
+			return rl.servesPath(ch, "/v1/chat/completions") && supportsSearch(ch)
+		},
 		estimate: func(c *epCall) charge { return tokensPlusCall(c.price, ir.Usage{}) },
 		bill: func(c *epCall, body []byte) charge {
 			u, _ := answerUsage(body)
@@ -123,7 +123,8 @@ func supportsSearch(ch *routing.Channel) bool {
 // client error: asking again will not help) from search channels that are
 // all cooling down (try later).
 func noSearchChannel(c *epCall) error {
-	if len(c.rl.Router.Plan(c.principal.Group, c.model, 1, openAIDialect)) > 0 {
+	chat := func(ch *routing.Channel) bool { return c.rl.servesPath(ch, "/v1/chat/completions") }
+	if len(c.rl.Router.Plan(c.principal.Group, c.model, 1, chat)) > 0 {
 		return &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "search_not_supported", Param: "model",
 			Message: "no channel serving model " + c.model + " supports search"}
 	}

@@ -131,16 +131,16 @@ func (s *rtSession) open() error {
 	return s.dial(r)
 }
 
-// realtimeCapable: OpenAI-compatible channels with the OpenAI URL layout
-// (Azure deployments name realtime differently).
-func realtimeCapable(ch *routing.Channel) bool {
-	return openAIDialect(ch) && ch.Type != upstream.TypeAzure
+// realtimeCapable: providers with the OpenAI realtime path (Azure
+// deployments name realtime differently).
+func (rl *Relay) realtimeCapable(ch *routing.Channel) bool {
+	return rl.servesPath(ch, "/v1/realtime") && ch.Type != upstream.TypeAzure
 }
 
 // dial connects to the first channel that accepts, under the chat retry
 // rule; nothing has reached the client yet, so every failure may move on.
 func (s *rtSession) dial(r *http.Request) error {
-	plan, err := s.plan(realtimeCapable)
+	plan, err := s.plan(s.rl.realtimeCapable)
 	if err != nil {
 		return err
 	}

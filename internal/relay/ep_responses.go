@@ -106,16 +106,16 @@ func (rc *respCall) run() (served bool, err error) {
 // could be converted (never for compaction, which only the Responses API
 // has).
 func (rc *respCall) servable(ch *routing.Channel) bool {
-	if nativeResponses(ch) {
+	if rc.rl.nativeResponses(ch) {
 		return true
 	}
-	return !rc.compact && rc.decErr == nil && chatResponses(ch)
+	return !rc.compact && rc.decErr == nil && rc.rl.chatResponses(ch)
 }
 
 // noChannel tells a request only native channels could serve (a client
 // error naming what needs them) from channels that are all cooling down.
 func (rc *respCall) noChannel() error {
-	if len(rc.rl.Router.Plan(rc.principal.Group, rc.model, 1, chatResponses)) > 0 {
+	if len(rc.rl.Router.Plan(rc.principal.Group, rc.model, 1, rc.rl.chatResponses)) > 0 {
 		if rc.compact {
 			return &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "unsupported", Param: "model",
 				Message: "the channel serving model " + rc.model + " speaks only chat and cannot compact responses"}
@@ -131,8 +131,8 @@ func (rc *respCall) noChannel() error {
 // nativeResponses reports whether a channel speaks the Responses API:
 // OpenAI-type channels unless settings.responses is false or "chat", other
 // OpenAI-compatible types only when it is true or "native".
-func nativeResponses(ch *routing.Channel) bool {
-	if !openAIDialect(ch) {
+func (rl *Relay) nativeResponses(ch *routing.Channel) bool {
+	if !rl.servesPath(ch, "/v1/responses") {
 		return false
 	}
 	switch v := ch.Settings["responses"].(type) {
@@ -146,7 +146,9 @@ func nativeResponses(ch *routing.Channel) bool {
 
 // chatResponses reports whether a channel can serve Responses calls by
 // conversion to its chat format.
-func chatResponses(ch *routing.Channel) bool { return !isTaskOnly(ch.Type) && !nativeResponses(ch) }
+func (rl *Relay) chatResponses(ch *routing.Channel) bool {
+	return rl.hasChatWire(ch) && !rl.nativeResponses(ch)
+}
 
 // estimate reserves the counted input and the most output the call may
 // produce.
@@ -222,14 +224,15 @@ func outputTexts(body []byte) string {
 }
 
 func (rc *respCall) send(c *epCall, ctx context.Context, ch *routing.Channel, t upstream.Target) (*http.Request, func(), error) {
-	if nativeResponses(ch) {
+	if rc.rl.nativeResponses(ch) {
 		req, done, err := c.sendTo(ctx, t, c.ep.path, nil)
 		if err == nil && c.stream {
 			req.Header.Set("Accept", "text/event-stream")
 		}
 		return req, done, err
 	}
-	codec := rc.rl.Codecs[upstream.FormatOf(ch.Type)]
+	a, _ := rc.rl.adapters(ch.Type)
+	codec := a.Codec(t)
 	req := *rc.dec.Call()
 	req.Model = t.Model
 	req.IncludeUsage = req.Stream
@@ -237,18 +240,22 @@ func (rc *respCall) send(c *epCall, ctx context.Context, ch *routing.Channel, t 
 	if err != nil {
 		return nil, nil, err
 	}
-	hreq, err := upstream.Chat(ctx, t, body, req.Stream, c.r.Header)
+	hreq, err := a.Chat(ctx, t, body, req.Stream, c.r.Header)
 	if err != nil {
-		return nil, nil, badChannel(err)
+		return nil, nil, adapterFailed(err)
 	}
 	return hreq, func() {}, nil
 }
 
 func (rc *respCall) relay(c *epCall, ch *routing.Channel, resp *http.Response) error {
-	if !nativeResponses(ch) {
-		codec := rc.rl.Codecs[upstream.FormatOf(ch.Type)]
+	if !rc.rl.nativeResponses(ch) {
+		a, t, err := rc.rl.target(ch, rc.model)
+		if err != nil {
+			return err
+		}
+		codec := a.Codec(t)
 		if rc.stream {
-			return rc.relayConvertedStream(codec, resp)
+			return rc.relayConvertedStream(codec, frames(a), resp)
 		}
 		return rc.relayConverted(codec, resp)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/turnpike-gw/turnpike/internal/routing"
-	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // A background Responses call (`background: true`) answers at once with a
@@ -136,8 +135,11 @@ func (f *bgFollow) fetch() ([]byte, bool) {
 	rl, ch := f.rc.rl, f.channel
 	ctx, cancel := context.WithTimeout(context.Background(), rl.Options.UpstreamTimeout)
 	defer cancel()
-	t := upstream.Target{Type: ch.Type, BaseURL: ch.BaseURL, Key: ch.Key, Settings: ch.Settings}
-	req, err := upstream.OpenAIRequest(ctx, t, http.MethodGet, "/v1/responses/"+url.PathEscape(f.id), http.NoBody, "")
+	_, t, err := rl.target(ch, "")
+	if err != nil {
+		return nil, false
+	}
+	req, err := rl.endpoint(ctx, t, http.MethodGet, "/v1/responses/"+url.PathEscape(f.id), http.NoBody, "")
 	if err != nil {
 		return nil, false
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
-	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // responseRetrieve serves GET /v1/responses/{id}: a plugin task's response
@@ -54,7 +53,11 @@ func (rl *Relay) forwardStoredResponse(w http.ResponseWriter, r *http.Request, s
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), rl.Options.UpstreamTimeout)
 	defer cancel()
-	t := upstream.Target{Type: ch.Type, BaseURL: ch.BaseURL, Key: ch.Key, Settings: ch.Settings}
+	_, t, err := rl.target(ch, "")
+	if err != nil {
+		writeError(w, codec, ir.As(err))
+		return
+	}
 	path := "/v1/responses/" + url.PathEscape(id) + suffix
 	if r.URL.RawQuery != "" {
 		path += "?" + r.URL.RawQuery
@@ -68,9 +71,9 @@ func (rl *Relay) forwardStoredResponse(w http.ResponseWriter, r *http.Request, s
 		}
 		body = bytes.NewReader(raw)
 	}
-	req, err := upstream.OpenAIRequest(ctx, t, r.Method, path, body, r.Header.Get("Content-Type"))
+	req, err := rl.endpoint(ctx, t, r.Method, path, body, r.Header.Get("Content-Type"))
 	if err != nil {
-		writeError(w, codec, ir.As(badChannel(err)))
+		writeError(w, codec, ir.As(err))
 		return
 	}
 	resp, err := rl.Client.Do(req)

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"io"
 	"net/http"
 	"strings"
 
@@ -46,7 +47,7 @@ func (rc *respCall) relayNativeStream(ch *routing.Channel, resp *http.Response) 
 
 // relayConverted answers a Responses call from a chat channel's complete
 // answer.
-func (rc *respCall) relayConverted(codec protocol.Codec, resp *http.Response) error {
+func (rc *respCall) relayConverted(codec protocol.UpstreamCodec, resp *http.Response) error {
 	body, err := readAnswer(resp)
 	if err != nil {
 		return err
@@ -73,11 +74,12 @@ func (rc *respCall) relayConverted(codec protocol.Codec, resp *http.Response) er
 
 // relayConvertedStream turns a chat channel's stream into the Responses
 // event stream, event by event.
-func (rc *respCall) relayConvertedStream(codec protocol.Codec, resp *http.Response) error {
+func (rc *respCall) relayConvertedStream(codec protocol.UpstreamCodec, events func(io.Reader) protocol.EventReader, resp *http.Response) error {
 	s := newSink(rc.w, rc.epCall, false)
 	enc := rc.dec.NewStreamEncoder(s, rc.model)
-	tally := &streamTally{answer: keptAnswer{sp: codec}}
-	err := pump(resp.Body, s, newConvertStep(codec.NewStreamDecoder(), enc, rc.model, rc.inputTokens(), tally))
+	// A converted stream keeps text, never raw events: no passthrough reader.
+	tally := &streamTally{}
+	err := pumpFrames(resp.Body, events, s, newConvertStep(codec.NewStreamDecoder(), enc, rc.model, rc.inputTokens(), tally))
 	if err != nil && !rc.wrote {
 		return err
 	}

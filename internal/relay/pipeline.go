@@ -58,7 +58,7 @@ func (c *call) run() error {
 	if err := c.admit(c.estimate); err != nil {
 		return err
 	}
-	plan, err := c.plan(chatCapable)
+	plan, err := c.plan(c.rl.hasChatWire)
 	if err != nil {
 		return err
 	}
@@ -181,8 +181,6 @@ func (c *call) promptTokens() int {
 	}
 	return c.prompt
 }
-
-func chatCapable(ch *routing.Channel) bool { return !isTaskOnly(ch.Type) }
 
 // settleUsage charges the real usage (counting tokens when the upstream
 // reported none) and writes the consume row. It runs even when the client

@@ -12,8 +12,8 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
-	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // ProbeKind is what a probe asks a channel for: chat, or embeddings for a
@@ -54,7 +54,8 @@ func TestChannel(ctx context.Context, rl *Relay, c *store.Channel) (time.Duratio
 	if len(c.Models) == 0 {
 		return 0, errors.New("the channel lists no models to test with")
 	}
-	if upstream.IsTaskOnly(c.Type) {
+	a, _, err := rl.target(&routing.Channel{Channel: *c}, "")
+	if err != nil {
 		return 0, errors.New("task channels are tested by submitting a task")
 	}
 	kind := ProbeKind(c)
@@ -68,10 +69,12 @@ func TestChannel(ctx context.Context, rl *Relay, c *store.Channel) (time.Duratio
 	if m, ok := c.ModelMapping[model]; ok && m != "" {
 		model = m
 	}
-	if kind == "embeddings" && upstream.FormatOf(c.Type) == protocol.OpenAI {
-		return testEmbeddings(ctx, rl, c, model)
+	ch := &routing.Channel{Channel: *c}
+	if kind == "embeddings" && embedCapable(rl, ch) {
+		return testEmbeddings(ctx, rl, ch, model)
 	}
-	codec := rl.Codecs[upstream.FormatOf(c.Type)]
+	_, t, _ := rl.target(ch, model)
+	codec := a.Codec(t)
 	one := 1
 	body, err := codec.EncodeRequest(&ir.Request{Model: model, MaxTokens: &one,
 		Messages: []ir.Message{{Role: ir.RoleUser, Parts: []ir.Part{{Kind: ir.PartText, Text: "ping"}}}}})
@@ -80,30 +83,37 @@ func TestChannel(ctx context.Context, rl *Relay, c *store.Channel) (time.Duratio
 	}
 	ctx, cancel := context.WithTimeout(ctx, rl.Options.FirstByteTimeout)
 	defer cancel()
-	t := upstream.Target{Type: c.Type, BaseURL: c.BaseURL, Key: c.Key, Settings: c.Settings, Model: model}
-	req, err := upstream.Chat(ctx, t, body, false, nil)
+	req, err := a.Chat(ctx, t, body, false, http.Header{})
 	if err != nil {
 		return 0, err
 	}
 	return timeExchange(rl, req, codec)
 }
 
-// testEmbeddings asks an OpenAI-compatible channel to embed one word.
-func testEmbeddings(ctx context.Context, rl *Relay, c *store.Channel, model string) (time.Duration, error) {
-	body, _ := json.Marshal(map[string]any{"model": model, "input": "ping"})
+// testEmbeddings asks a channel to embed one word.
+func testEmbeddings(ctx context.Context, rl *Relay, ch *routing.Channel, model string) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, rl.Options.FirstByteTimeout)
 	defer cancel()
-	t := upstream.Target{Type: c.Type, BaseURL: c.BaseURL, Key: c.Key, Settings: c.Settings, Model: model}
-	req, err := upstream.OpenAIRequest(ctx, t, http.MethodPost, "/v1/embeddings", bytes.NewReader(body), "application/json")
+	a, t, err := rl.target(ch, model)
 	if err != nil {
 		return 0, err
 	}
-	return timeExchange(rl, req, rl.Codecs[protocol.OpenAI])
+	var req *http.Request
+	if e := rl.nativeEmbedder(ch); e != nil {
+		req, err = e.EmbedRequest(ctx, t, []string{"ping"}, 0)
+	} else {
+		body, _ := json.Marshal(map[string]any{"model": t.Model, "input": "ping"})
+		req, err = rl.endpoint(ctx, t, http.MethodPost, "/v1/embeddings", bytes.NewReader(body), "application/json")
+	}
+	if err != nil {
+		return 0, err
+	}
+	return timeExchange(rl, req, a.Codec(t))
 }
 
 // timeExchange sends a test request and turns an error answer into the
 // upstream's own message.
-func timeExchange(rl *Relay, req *http.Request, codec protocol.Codec) (time.Duration, error) {
+func timeExchange(rl *Relay, req *http.Request, codec protocol.UpstreamCodec) (time.Duration, error) {
 	start := time.Now()
 	resp, err := rl.Client.Do(req)
 	if err != nil {

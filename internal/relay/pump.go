@@ -24,9 +24,18 @@ type eventStep interface {
 // ended normally or the client went away (the answer so far is billed), and
 // otherwise the stream's error: the one place a broken stream is mapped.
 func pump(body io.Reader, s *sink, step eventStep) error {
-	rd := sse.NewReader(flushOnWait{r: body, s: s}, 0)
+	return pumpFrames(body, sseFrames, s, step)
+}
+
+// sseFrames reads server-sent events, the framing of every upstream except
+// those whose adapter is an upstream.Framer.
+func sseFrames(r io.Reader) protocol.EventReader { return sse.NewReader(r, 0) }
+
+// pumpFrames is pump for an upstream stream in any framing.
+func pumpFrames(body io.Reader, frames func(io.Reader) protocol.EventReader, s *sink, step eventStep) error {
+	rd := frames(flushOnWait{r: body, s: s})
 	for {
-		ev, err := rd.Next()
+		name, data, err := rd.NextEvent()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = step.end()
@@ -35,7 +44,7 @@ func pump(body io.Reader, s *sink, step eventStep) error {
 			}
 			return clientGone(s, err)
 		}
-		if err := step.event(eventName(ev.Name), ev.Data); err != nil {
+		if err := step.event(eventName(name), data); err != nil {
 			return clientGone(s, err)
 		}
 		if rd.Buffered() == 0 {

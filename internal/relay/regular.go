@@ -14,7 +14,7 @@ const maxResponseBody = 64 << 20
 
 // relayRegular answers a non-streamed call: the upstream body as it is when
 // the formats match, converted otherwise.
-func (c *call) relayRegular(up protocol.Codec, resp *http.Response) error {
+func (c *call) relayRegular(up protocol.UpstreamCodec, resp *http.Response) error {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
 	if err != nil {
 		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_read_failed", Message: "the upstream answer was cut off", Retry: ir.RetryNext, Cause: err}
@@ -22,11 +22,11 @@ func (c *call) relayRegular(up protocol.Codec, resp *http.Response) error {
 	var out []byte
 	var text func() string
 	if up.Format() == c.sf.codec.Format() {
-		u, ok := up.SniffUsage(body)
+		u, ok := c.sf.codec.SniffUsage(body)
 		if ok {
 			c.usage = u
 		} else {
-			text = func() string { return answerText(up, body) }
+			text = func() string { return answerText(c.sf.codec, body) }
 		}
 		out = body
 	} else {

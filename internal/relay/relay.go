@@ -46,9 +46,12 @@ type Deps struct {
 	Router  *routing.Router
 	Client  *http.Client
 	Codecs  map[protocol.Format]protocol.Codec
-	Logger  *slog.Logger
-	Metrics *Metrics
-	Options Options
+	// Adapters finds the upstream adapter of a channel type
+	// (providers.For); nil knows the built-in ones (upstream.Builtin).
+	Adapters func(channelType int) (upstream.Adapter, bool)
+	Logger   *slog.Logger
+	Metrics  *Metrics
+	Options  Options
 	// Session resolves the console session for the playground surface.
 	Session func(r *http.Request) (*auth.Principal, bool)
 	// Hosts lets task plugins serve the standard endpoints for the models
@@ -119,6 +122,9 @@ func New(d Deps) *Relay {
 		d.Metrics = NewMetrics(nil)
 	}
 	d.Client = upstream.NoRedirects(d.Client)
+	if d.Adapters == nil {
+		d.Adapters = upstream.Builtin
+	}
 	return &Relay{Deps: d, altActions: map[string]AltAction{}}
 }
 

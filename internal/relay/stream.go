@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"io"
 	"net/http"
 
 	"github.com/turnpike-gw/turnpike/internal/protocol"
@@ -9,17 +10,17 @@ import (
 // relayStream pumps the upstream stream to the client event by event:
 // untouched when the channel speaks the client's format, converted
 // otherwise.
-func (c *call) relayStream(up protocol.Codec, resp *http.Response) error {
+func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) protocol.EventReader, resp *http.Response) error {
 	s := newSink(c.w, c, c.sf.jsonArrayStream)
-	tally := &streamTally{answer: keptAnswer{sp: up}}
+	tally := &streamTally{answer: keptAnswer{sp: c.sf.codec}}
 	var step eventStep
 	if up.Format() == c.sf.codec.Format() {
-		step = &passStep{sp: up, sink: s, tally: tally, dropUsageOnly: !c.req.IncludeUsage}
+		step = &passStep{sp: c.sf.codec, sink: s, tally: tally, dropUsageOnly: !c.req.IncludeUsage}
 	} else {
 		enc := c.sf.codec.NewStreamEncoder(s, protocol.StreamOptions{IncludeUsage: c.req.IncludeUsage})
 		step = newConvertStep(up.NewStreamDecoder(), enc, c.model, c.promptTokens(), tally)
 	}
-	err := pump(resp.Body, s, step)
+	err := pumpFrames(resp.Body, events, s, step)
 	if err != nil && !c.wrote {
 		// Nothing reached the client: the caller may try another channel.
 		return err

@@ -73,13 +73,15 @@ func (c *callCore) operation() string {
 
 // providerName is gen_ai.provider.name for a channel type.
 func providerName(t int) string {
-	switch upstream.FormatOf(t) {
-	case protocol.Anthropic:
-		return "anthropic"
-	case protocol.Gemini:
-		return "gcp.gemini"
-	case protocol.OpenAI:
-		return "openai"
+	if n, ok := providerNames[t]; ok {
+		return n
 	}
 	return upstream.TypeName(t)
+}
+
+// providerNames are the semantic conventions' names where they differ
+// from the channel type's.
+var providerNames = map[int]string{
+	upstream.TypeGemini: "gcp.gemini", upstream.TypeVertex: "gcp.vertex_ai", upstream.TypeAWS: "aws.bedrock",
+	upstream.TypeAzure: "azure.ai.openai", upstream.TypeMistral: "mistral_ai", upstream.TypeXAI: "x_ai",
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
 
 // Channel type numbers follow the established gateways so that task
@@ -40,6 +38,9 @@ var typeNames = map[string]int{
 	"vertex": TypeVertex, "deepseek": TypeDeepSeek, "volcengine": TypeVolcEngine, "kling": TypeKling,
 	"jimeng": TypeJimeng, "vidu": TypeVidu, "doubao_video": TypeDoubaoVideo, "sora": TypeSora,
 	"peer_api": TypePeerAPI, "new_api": TypePeerAPI, "task_plugin": TypeTaskPlugin,
+	"custom": TypeCustom, "openrouter": TypeOpenRouter, "moonshot": TypeMoonshot, "zhipu_v4": TypeZhipuV4,
+	"perplexity": TypePerplexity, "aws": TypeAWS, "bedrock": TypeAWS, "cohere": TypeCohere,
+	"siliconflow": TypeSiliconFlow, "mistral": TypeMistral, "xai": TypeXAI,
 }
 
 // ParseType accepts a type number, a numeric string, or a type name.
@@ -68,24 +69,11 @@ func ParseType(v any) (int, error) {
 // TypeName returns the canonical name of a type number, or its number.
 func TypeName(t int) string {
 	for name, n := range typeNames {
-		if n == t && name != "new_api" {
+		if n == t && name != "new_api" && name != "bedrock" {
 			return name
 		}
 	}
 	return strconv.Itoa(t)
-}
-
-// FormatOf is the chat wire format a channel type speaks. Types without a
-// chat adapter of their own are treated as OpenAI-compatible, the lingua
-// franca of hosted and self-hosted model servers.
-func FormatOf(t int) protocol.Format {
-	switch t {
-	case TypeAnthropic:
-		return protocol.Anthropic
-	case TypeGemini:
-		return protocol.Gemini
-	}
-	return protocol.OpenAI
 }
 
 // IsTaskOnly reports whether a type serves only task plugins.

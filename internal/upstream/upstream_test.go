@@ -38,7 +38,11 @@ func TestChatRequestsFollowEachProvidersLayoutAndAuth(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := Chat(context.Background(), tc.target, []byte(`{"x":1}`), tc.stream, in)
+			a, ok := Builtin(tc.target.Type)
+			if !ok {
+				t.Fatalf("no adapter for type %d", tc.target.Type)
+			}
+			req, err := a.Chat(context.Background(), tc.target, []byte(`{"x":1}`), tc.stream, in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +69,7 @@ func TestChatRequestsFollowEachProvidersLayoutAndAuth(t *testing.T) {
 }
 
 func TestAnthropicVersionDefaultsWhenTheClientSentNone(t *testing.T) {
-	req, err := Chat(context.Background(), Target{Type: TypeAnthropic, BaseURL: "http://a", Key: "k"}, nil, false, nil)
+	req, err := Anthropic{}.Chat(context.Background(), Target{Type: TypeAnthropic, BaseURL: "http://a", Key: "k"}, nil, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

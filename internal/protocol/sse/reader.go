@@ -79,6 +79,15 @@ func (r *Reader) Next() (*Event, error) {
 	}
 }
 
+// NextEvent is Next as the relay's protocol.EventReader: name and data only.
+func (r *Reader) NextEvent() (name, data []byte, err error) {
+	ev, err := r.Next()
+	if err != nil {
+		return nil, nil, err
+	}
+	return ev.Name, ev.Data, nil
+}
+
 // Buffered reports how many bytes have been read from the stream but not yet
 // parsed; it is 0 right after an event whose bytes were the last to arrive,
 // in LF, CRLF or CR framing. A relay flushes to its client when this is

@@ -1,0 +1,52 @@
+package admin
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/turnpike-gw/turnpike/internal/providers"
+	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
+)
+
+// checkProvider refuses a channel its type's adapter cannot use (no region,
+// an unparsable service account, a malformed key) and a type the gateway
+// does not know, unless an enabled task plugin claims it. Each key of a
+// multi-key channel is checked on its own; the error names its line, never
+// the key.
+func (d Deps) checkProvider(c *store.Channel) error {
+	claimed := d.TypeClaimed != nil && d.TypeClaimed(c.Type)
+	keys := channelKeys(c.Key)
+	if len(keys) == 0 {
+		keys = []string{""}
+	}
+	for i, k := range keys {
+		t := upstream.Target{Type: c.Type, BaseURL: c.BaseURL, Key: k, Settings: c.Settings}
+		err := providers.Validate(t, claimed)
+		if err == nil {
+			continue
+		}
+		var se *upstream.SettingError
+		if !errors.As(err, &se) {
+			return badField("settings", "%s", err.Error())
+		}
+		field := se.Field
+		if field == "key" && len(keys) > 1 {
+			field = "key (line " + strconv.Itoa(i+1) + ")"
+		}
+		return badField(field, "%s", se.Message)
+	}
+	return nil
+}
+
+// channelKeys are a channel's keys, one per non-empty line.
+func channelKeys(key string) []string {
+	var out []string
+	for _, line := range strings.Split(key, "\n") {
+		if k := strings.TrimSpace(line); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}

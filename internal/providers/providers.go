@@ -1,0 +1,56 @@
+// Package providers is the catalog of upstream adapters: which adapter
+// serves each channel type. It joins the adapters of internal/upstream with
+// those that live in packages of their own, so adding a provider is its
+// package plus one line here, and no edit to the relay.
+package providers
+
+import (
+	"fmt"
+
+	"github.com/turnpike-gw/turnpike/internal/upstream"
+)
+
+// own are the adapters with packages of their own.
+var own = map[int]upstream.Adapter{}
+
+// For returns the adapter of a channel type; ok is false for a type with no
+// chat wire (a task carrier) or an unknown one.
+func For(t int) (upstream.Adapter, bool) {
+	if a, ok := own[t]; ok {
+		return a, true
+	}
+	return upstream.Builtin(t)
+}
+
+// Known reports a channel type the gateway can hold: one with an adapter or
+// a task carrier.
+func Known(t int) bool {
+	_, ok := For(t)
+	return ok || upstream.IsTaskCarrier(t)
+}
+
+// Validate checks a channel's key and settings for its type when the
+// channel is saved. A type claimed by a task plugin (claimed) is accepted
+// even when the gateway has no adapter of its own for it.
+func Validate(t upstream.Target, claimed bool) error {
+	a, ok := For(t.Type)
+	if !ok {
+		if upstream.IsTaskCarrier(t.Type) || claimed {
+			return nil
+		}
+		return upstream.SettingErrorf("type", "%d is not a channel type this gateway knows (see the channel types in the documentation)", t.Type)
+	}
+	if v, ok := a.(upstream.Validator); ok {
+		return v.Validate(t)
+	}
+	return nil
+}
+
+// init refuses a catalog where an own adapter shadows a built-in type.
+func init() {
+	for t := range own {
+		if _, dup := upstream.Builtin(t); dup {
+			panic(fmt.Sprintf("providers: type %d has two adapters", t))
+		}
+	}
+}
