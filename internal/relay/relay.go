@@ -135,6 +135,7 @@ func (rl *Relay) Register(mux *http.ServeMux) {
 	mux.Handle("POST /pg/chat/completions", rl.chatHandler(surface{codec: openai, playground: true}))
 	mux.HandleFunc("GET /pg/models", rl.playgroundModels)
 	mux.Handle("POST /v1/messages", rl.messagesHandler())
+	mux.HandleFunc("POST /v1/messages/count_tokens", rl.messagesCountTokens)
 	mux.HandleFunc("POST /v1beta/models/{call}", rl.altInvoke)
 	mux.HandleFunc("POST /v1/models/{call}", rl.altInvoke)
 	mux.HandleFunc("GET /v1/models", rl.listModels)

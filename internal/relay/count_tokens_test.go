@@ -1,0 +1,118 @@
+package relay
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+const countBody = `{"model":"claude-x","system":"be brief","messages":[{"role":"user","content":"How many tokens is this sentence?"}]}`
+
+func TestCountTokensGoesToAMessagesChannelAndIsNotBilled(t *testing.T) {
+	e := newEnv(t)
+	e.price("claude-x", store.ModelPrice{InputPerMTok: 3, OutputPerMTok: 15})
+	var seen atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		seen.Store(fmt.Sprintf("%s %s %s %s", r.URL.Path, r.Header.Get("x-api-key"), r.Header.Get("anthropic-version"), raw))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"input_tokens":4242}`)
+	}))
+	t.Cleanup(srv.Close)
+	e.channel("claude", srv.URL, func(c *store.Channel) {
+		c.Type, c.Models, c.ModelMapping = 14, []string{"claude-x"}, map[string]string{"claude-x": "claude-x-2025"}
+	})
+	before := e.balance()
+	resp := e.post("/v1/messages/count_tokens", testKey, countBody)
+	var out struct {
+		InputTokens int `json:"input_tokens"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	if resp.StatusCode != 200 || out.InputTokens != 4242 {
+		t.Fatalf("status %d, tokens %d", resp.StatusCode, out.InputTokens)
+	}
+	got, _ := seen.Load().(string)
+	want := `/v1/messages/count_tokens upstream-secret-claude 2023-06-01 {"model":"claude-x-2025",`
+	if len(got) < len(want) || got[:len(want)] != want {
+		t.Fatalf("upstream saw %q", got)
+	}
+	e.flush()
+	if e.balance() != before {
+		t.Fatalf("count_tokens was billed: %d → %d", before, e.balance())
+	}
+}
+
+func TestCountTokensIsCountedLocallyOffTheMessagesWire(t *testing.T) {
+	cases := []struct {
+		name    string
+		channel func(url string) func(*store.Channel)
+		status  int
+	}{
+		{"openai channel", func(string) func(*store.Channel) {
+			return func(c *store.Channel) { c.Models = []string{"claude-x"} }
+		}, 0},
+		{"messages channel failing with 500", func(string) func(*store.Channel) {
+			return func(c *store.Channel) { c.Type, c.Models = 14, []string{"claude-x"} }
+		}, 500},
+		{"messages channel refusing the gateway's key", func(string) func(*store.Channel) {
+			return func(c *store.Channel) { c.Type, c.Models = 14, []string{"claude-x"} }
+		}, 401},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Add(1)
+				w.WriteHeader(tc.status)
+			}))
+			t.Cleanup(srv.Close)
+			e.channel("c", srv.URL, tc.channel(srv.URL))
+			resp := e.post("/v1/messages/count_tokens", testKey, countBody)
+			var out struct {
+				InputTokens int `json:"input_tokens"`
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&out)
+			if resp.StatusCode != 200 || out.InputTokens <= 5 || out.InputTokens > 40 {
+				t.Fatalf("status %d, tokens %d", resp.StatusCode, out.InputTokens)
+			}
+			if tc.status == 0 && calls.Load() != 0 {
+				t.Fatal("an OpenAI channel was asked to count")
+			}
+		})
+	}
+}
+
+func TestCountTokensRefusesBadRequestsInTheMessagesDialect(t *testing.T) {
+	e := newEnv(t)
+	cases := []struct {
+		name, key, body string
+		status          int
+	}{
+		{"no key", "", countBody, 401},
+		{"no model", testKey, `{"messages":[{"role":"user","content":"x"}]}`, 400},
+		{"no messages", testKey, `{"model":"claude-x"}`, 400},
+		{"not json", testKey, `{`, 400},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := e.post("/v1/messages/count_tokens", tc.key, tc.body)
+			var out struct {
+				Type  string `json:"type"`
+				Error struct {
+					Type string `json:"type"`
+				} `json:"error"`
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&out)
+			if resp.StatusCode != tc.status || out.Type != "error" || out.Error.Type == "" {
+				t.Fatalf("status %d, body %+v", resp.StatusCode, out)
+			}
+		})
+	}
+}
