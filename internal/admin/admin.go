@@ -33,6 +33,9 @@ type Deps struct {
 	Reload func(ctx context.Context) error
 	// TestChannel sends one small request through a channel (provided by the relay).
 	TestChannel func(ctx context.Context, c *store.Channel) (latency time.Duration, err error)
+	// UpstreamModels asks a channel's provider for its model list
+	// (provided by the relay); nil answers 501.
+	UpstreamModels func(ctx context.Context, c *store.Channel) ([]string, error)
 	// Metrics is served at GET /metrics; nil answers 404.
 	Metrics http.Handler
 	// MetricsAdminOnly requires an admin for /metrics (metrics_public: false).

@@ -1,10 +1,14 @@
 package admin
 
 import (
+	"context"
 	"errors"
+	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/providers"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
@@ -49,4 +53,29 @@ func channelKeys(key string) []string {
 		}
 	}
 	return out
+}
+
+// upstreamModels serves GET /api/channels/{id}/upstream-models: the models
+// the provider says the channel's account can use. It changes nothing.
+func (a *API) upstreamModels(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+	c, err := a.loadChannel(r)
+	if err != nil {
+		return err
+	}
+	if a.d.UpstreamModels == nil {
+		return errorf(http.StatusNotImplemented, "not_available", "model discovery is not available in this build")
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), channelTestTimeout)
+	defer cancel()
+	models, err := a.d.UpstreamModels(ctx, c)
+	if err != nil {
+		return errorf(http.StatusBadGateway, "upstream_models_failed", "%s", redact(err.Error(), c.Key))
+	}
+	slices.Sort(models)
+	models = slices.Compact(models)
+	if models == nil {
+		models = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"models": models})
+	return nil
 }

@@ -21,6 +21,7 @@ func (a *API) routeChannels(mux *http.ServeMux) {
 	a.route(mux, "PATCH /api/channels/{id}", store.RoleAdmin, "channel", a.patchChannel)
 	a.route(mux, "DELETE /api/channels/{id}", store.RoleAdmin, "channel", a.deleteChannel)
 	a.route(mux, "POST /api/channels/{id}/test", store.RoleAdmin, "channel", a.testChannel)
+	a.route(mux, "GET /api/channels/{id}/upstream-models", store.RoleAdmin, "channel", a.upstreamModels)
 }
 
 // channelView is a channel as the API shows it. The provider key is

@@ -154,7 +154,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		Store: a.Store, Billing: a.Billing, Keys: a.Keys, Sessions: a.Sessions, Router: a.Router,
 		Throttle:  auth.NewLoginThrottle(a.failureCounter(), auth.DefaultThrottleLimits),
 		RootToken: cfg.RootToken, Version: Version, Logger: a.Log, Reload: a.reload,
-		TestChannel: a.testChannel, Metrics: promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}),
+		TestChannel: a.testChannel, UpstreamModels: a.upstreamModels, Metrics: promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}),
 		MetricsAdminOnly: !cfg.MetricsPublic, Secure: strings.HasPrefix(a.Config.Address(), "https://"),
 		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
 		TypeClaimed:   func(t int) bool { return a.plugins.Current().ClaimsType(t) },

@@ -115,6 +115,10 @@ func (a *App) testChannel(ctx context.Context, c *store.Channel) (time.Duration,
 	return relay.TestChannel(ctx, a.Relay, c)
 }
 
+func (a *App) upstreamModels(ctx context.Context, c *store.Channel) ([]string, error) {
+	return relay.UpstreamModels(ctx, a.Relay, c)
+}
+
 // fallback serves what no fixed route matched: task plugins' native routes
 // first, then the console for everything else.
 func fallback(tasks *task.Service, console http.Handler) http.Handler {

@@ -14,6 +14,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // ProbeKind is what a probe asks a channel for: chat, or embeddings for a
@@ -130,4 +131,25 @@ func timeExchange(rl *Relay, req *http.Request, codec protocol.UpstreamCodec) (t
 		return elapsed, errors.New(e.Message)
 	}
 	return elapsed, nil
+}
+
+// ErrNoModelList is a channel whose provider has no model list.
+var ErrNoModelList = errors.New("this channel type's provider has no model list; enter the model names")
+
+// UpstreamModels asks c's provider which models its account can use, with
+// the channel's first key.
+func UpstreamModels(ctx context.Context, rl *Relay, c *store.Channel) ([]string, error) {
+	ch := &routing.Channel{Channel: *c}
+	a, t, err := rl.target(ch, "")
+	if err != nil {
+		return nil, ErrNoModelList
+	}
+	l, ok := a.(upstream.ModelLister)
+	if !ok {
+		return nil, ErrNoModelList
+	}
+	if k, _, found := strings.Cut(strings.TrimSpace(t.Key), "\n"); found {
+		t.Key = strings.TrimSpace(k)
+	}
+	return l.ListModels(ctx, t)
 }
