@@ -265,6 +265,12 @@ func createChannel(p *page) {
 	p.click(`[aria-label="Test channel backup-openai"]`)
 	p.waitFor(`document.querySelector("#toasts").textContent.includes("backup-openai: OK in")`, "a successful channel test")
 	p.screenshot("channels")
+	p.click(`[aria-label="Edit channel backup-openai"]`)
+	p.waitVisible("dialog[open] #channel-discover")
+	p.click("dialog[open] #channel-discover")
+	p.waitFor(`document.querySelector("dialog[open] textarea[name=models]").value.includes("listed-by-provider")`, "the provider's models in the list")
+	p.click(`dialog[open] .dialog-actions button:not(.primary)`)
+	p.waitFor(`!document.querySelector("dialog[open]")`, "the dialog to close")
 }
 
 // baseURLOfSeed reads the seeded channel's base URL through the admin API

@@ -50,6 +50,11 @@ func answerFor(n int) []string {
 }
 
 func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/v1/models" {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"listed-by-provider"}]}`)
+		return
+	}
 	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		http.Error(w, `{"error":{"message":"not here"}}`, http.StatusNotFound)
 		return

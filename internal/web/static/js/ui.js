@@ -75,7 +75,7 @@ function buildField(spec) {
       spec.hint ? h("span", { class: "hint", id: hintId }, spec.hint) : null, err);
   } else {
     row = h("div", { class: "field" }, h("label", { for: id }, spec.label, spec.required ? h("span", { "aria-hidden": "true" }, " *") : null),
-      input, spec.hint ? h("span", { class: "hint", id: hintId }, spec.hint) : null, err);
+      input, spec.extra ? spec.extra(input) : null, spec.hint ? h("span", { class: "hint", id: hintId }, spec.hint) : null, err);
   }
   return { spec, input, row, setError, read: () => readInput(spec, input) };
 }

@@ -8,9 +8,30 @@ import { t } from "../i18n.js";
 const PAGE_SIZE = 25;
 
 // The channel types of the contract; the server accepts either form.
-const TYPES = [["openai", 1], ["azure", 3], ["ollama", 4], ["anthropic", 14], ["ali", 17], ["gemini", 24],
-  ["minimax", 35], ["sunoapi", 36], ["vertex", 41], ["deepseek", 43], ["volcengine", 45], ["kling", 50],
-  ["jimeng", 51], ["vidu", 52], ["doubao_video", 54], ["sora", 55], ["peer_api", 60], ["task_plugin", 61]];
+const TYPES = [["openai", 1], ["azure", 3], ["ollama", 4], ["custom", 8], ["anthropic", 14], ["ali", 17],
+  ["openrouter", 20], ["gemini", 24], ["moonshot", 25], ["zhipu_v4", 26], ["perplexity", 27], ["aws", 33],
+  ["cohere", 34], ["minimax", 35], ["sunoapi", 36], ["siliconflow", 40], ["vertex", 41], ["mistral", 42],
+  ["deepseek", 43], ["volcengine", 45], ["xai", 48], ["kling", 50], ["jimeng", 51], ["vidu", 52],
+  ["doubao_video", 54], ["sora", 55], ["peer_api", 60], ["task_plugin", 61]];
+
+// discoverButton fills the models field with what the channel's provider
+// lists, keeping the names already there.
+function discoverButton(c) {
+  return (input) => {
+    const b = h("button", { type: "button", class: "small", id: "channel-discover" }, t("ch.fetchModels"));
+    b.addEventListener("click", async () => {
+      b.disabled = true;
+      const r = await guard(() => api("GET", `/api/channels/${c.id}/upstream-models`));
+      b.disabled = false;
+      if (!r) return;
+      const have = splitList(input.value);
+      const added = r.models.filter((m) => !have.includes(m));
+      input.value = [...have, ...added].join(", ");
+      toast(t("ch.fetchedModels", { n: added.length }));
+    });
+    return h("div", { class: "field-actions" }, b);
+  };
+}
 
 export async function render(main) {
   let page = 1;
@@ -29,7 +50,7 @@ export async function render(main) {
       { name: "key", label: t("ch.key"), type: "password", autocomplete: "off",
         hint: c ? t("ch.keyKeep", { masked: c.key_masked || t("common.none") }) : t("ch.keyNew") },
       { name: "models", label: t("common.models"), required: true, type: "textarea", rows: 2, value: c?.models?.join(", "),
-        hint: t("ch.modelsHint"),
+        hint: t("ch.modelsHint"), extra: c ? discoverButton(c) : null,
         validate: (v) => (splitList(v).length ? "" : t("ch.needModel")) },
       { name: "groups", label: t("common.groups"), value: (c?.groups || ["default"]).join(", "),
         hint: groups.length ? t("ch.knownGroups", { list: groups.join(", ") }) : t("ch.commaSep") },
