@@ -13,6 +13,8 @@ const (
 	OpenAI    Format = "openai"
 	Anthropic Format = "anthropic"
 	Gemini    Format = "gemini"
+	// Cohere is Cohere's v2 chat wire, spoken only towards channels.
+	Cohere Format = "cohere"
 )
 
 // EventSink receives encoded stream events. The relay frames them (SSE, or a
