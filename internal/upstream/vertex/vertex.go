@@ -83,7 +83,7 @@ func (Adapter) Chat(ctx context.Context, t upstream.Target, body []byte, stream 
 			return nil, err
 		}
 		keepBeta(req, in)
-		return jsonRequest(req, stream), nil
+		return withStreamAccept(req, stream), nil
 	}
 	action := "generateContent"
 	if stream {
@@ -93,7 +93,7 @@ func (Adapter) Chat(ctx context.Context, t upstream.Target, body []byte, stream 
 	if err != nil {
 		return nil, err
 	}
-	return jsonRequest(req, stream), nil
+	return withStreamAccept(req, stream), nil
 }
 
 // claudeBody is a messages body as rawPredict takes it: the model is in
@@ -123,7 +123,8 @@ func keepBeta(req *http.Request, in http.Header) {
 	}
 }
 
-func jsonRequest(req *http.Request, stream bool) *http.Request {
+// withStreamAccept asks a stream for server-sent events.
+func withStreamAccept(req *http.Request, stream bool) *http.Request {
 	if stream {
 		req.Header.Set("Accept", "text/event-stream")
 	}
