@@ -44,8 +44,13 @@ func (d Deps) checkProvider(c *store.Channel) error {
 	return nil
 }
 
-// channelKeys are a channel's keys, one per non-empty line.
+// channelKeys are a channel's keys, one per non-empty line; a JSON
+// credential (a service-account key file, pretty-printed over many lines)
+// is one key.
 func channelKeys(key string) []string {
+	if k := strings.TrimSpace(key); strings.HasPrefix(k, "{") {
+		return []string{k}
+	}
 	var out []string
 	for _, line := range strings.Split(key, "\n") {
 		if k := strings.TrimSpace(line); k != "" {

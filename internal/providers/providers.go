@@ -9,11 +9,13 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 	"github.com/turnpike-gw/turnpike/internal/upstream/cohere"
+	"github.com/turnpike-gw/turnpike/internal/upstream/vertex"
 )
 
 // own are the adapters with packages of their own.
 var own = map[int]upstream.Adapter{
 	upstream.TypeCohere: cohere.Adapter{},
+	upstream.TypeVertex: vertex.Adapter{},
 }
 
 // For returns the adapter of a channel type; ok is false for a type with no
