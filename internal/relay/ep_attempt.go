@@ -37,7 +37,7 @@ func (c *epCall) attempt(ch *routing.Channel) error {
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		return upstreamError(c.rl.Codecs[upstream.FormatOf(ch.Type)], resp)
 	}
-	c.rl.Router.Health.Succeeded(ch.ID)
+	c.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
 	relay := c.ep.relay
 	if relay == nil {
 		relay = relayPassthrough
