@@ -44,6 +44,9 @@ func (rl *Relay) tryChannels(clientCtx context.Context, plan []*routing.Channel,
 				return nil, false
 			}
 			e := ir.As(err)
+			// A provider may echo the key it refused: never pass it on to
+			// the log, the usage row or the client.
+			e.Message = ch.Redact(e.Message)
 			last = e
 			if wrote() || clientCtx.Err() != nil {
 				return e, false

@@ -20,11 +20,13 @@ const (
 	refusedKey   = "sk-refused-key-0000"
 	acceptedKey  = "sk-accepted-key-1111"
 	throttledKey = "sk-throttled-key-2222"
+	echoedKey    = "sk-echoed-key-3333"
 )
 
 // keyedUpstream is an OpenAI-compatible upstream that answers by the key
 // it is sent: refusedKey gets 401 (quoting the key, as providers do),
-// throttledKey 429, any other key a chat or embeddings answer.
+// throttledKey 429, echoedKey 400 quoting the key in a message that goes
+// back to the client, any other key a chat or embeddings answer.
 type keyedUpstream struct {
 	mu   sync.Mutex
 	keys []string
@@ -43,6 +45,9 @@ func newKeyedUpstream(t *testing.T) (*keyedUpstream, *httptest.Server) {
 		case key == refusedKey:
 			w.WriteHeader(401)
 			fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`, key)
+		case key == echoedKey:
+			w.WriteHeader(400)
+			fmt.Fprintf(w, `{"error":{"message":"the request made with %s is malformed","type":"invalid_request_error"}}`, key)
 		case key == throttledKey:
 			w.WriteHeader(429)
 			fmt.Fprint(w, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`)
@@ -239,6 +244,40 @@ func TestAStoredResponseIsAskedOfEachKeyUntilOneKnowsIt(t *testing.T) {
 		mu.Unlock()
 		if resp.StatusCode != tc.status || !slices.Equal(got, []string{"sk-other-account-key", acceptedKey}) {
 			t.Fatalf("%s: status %d, keys asked %q", tc.id, resp.StatusCode, got)
+		}
+	}
+}
+
+func TestAnUpstreamErrorNeverCarriesAChannelKey(t *testing.T) {
+	e := newEnv(t)
+	up, srv := newKeyedUpstream(t)
+	e.channel("multi", srv.URL, func(c *store.Channel) {
+		c.Key = echoedKey + "\n" + acceptedKey + "\n"
+		c.Settings = map[string]any{"key_selection": "round_robin"}
+	})
+	refused := 0
+	for range 4 {
+		resp := e.post("/v1/chat/completions", testKey, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`)
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(raw), echoedKey) {
+			t.Fatalf("the answer quotes the channel key: %s", raw)
+		}
+		if resp.StatusCode == 400 {
+			refused++
+			if !strings.Contains(string(raw), "the request made with **** is malformed") {
+				t.Fatalf("the upstream's message is lost: %s", raw)
+			}
+		}
+	}
+	// A 400 goes back to the client and does not take the key out: round
+	// robin alternates.
+	if refused != 2 || !slices.Equal(up.sent(), []string{echoedKey, acceptedKey, echoedKey, acceptedKey}) {
+		t.Fatalf("%d refusals; want every other call refused by the echoing key", refused)
+	}
+	for _, row := range e.rows(store.LogError) {
+		if strings.Contains(string(row.Other), echoedKey) {
+			t.Fatalf("the error row quotes the channel key: %+v", row)
 		}
 	}
 }

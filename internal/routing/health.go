@@ -646,11 +646,7 @@ func reasonOf(ch *Channel, e *ir.Error) string {
 	if e.UpstreamStatus > 0 {
 		r = fmt.Sprintf("%d: %s", e.UpstreamStatus, r)
 	}
-	for _, k := range append([]string{ch.Key}, ch.Keys()...) {
-		if len(k) >= 4 {
-			r = strings.ReplaceAll(r, k, "****")
-		}
-	}
+	r = ch.Redact(r)
 	if len(r) > 300 {
 		r = r[:300]
 	}

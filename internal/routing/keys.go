@@ -85,6 +85,22 @@ func MaskKey(k string) string {
 	return k[:3] + "…" + k[len(k)-3:]
 }
 
+// Redact replaces every key of the channel in text (an upstream error that
+// echoes the credential it refused) with ****; keys shorter than four
+// characters are left, as they would match ordinary text.
+func (c *Channel) Redact(text string) string {
+	r := c.ring()
+	if len(r.keys) == 1 && len(c.Key) >= 4 && c.Key != r.keys[0] {
+		text = strings.ReplaceAll(text, c.Key, "****")
+	}
+	for _, k := range r.keys {
+		if len(k) >= 4 && strings.Contains(text, k) {
+			text = strings.ReplaceAll(text, k, "****")
+		}
+	}
+	return text
+}
+
 // keyRing is a channel's parsed key list, shared by the snapshot's channel
 // and its one-key copies.
 type keyRing struct {

@@ -266,3 +266,27 @@ func TestResetKeyIsSharedWithTheOtherNode(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+func TestRedactMasksEveryKeyOfTheChannel(t *testing.T) {
+	_, c := keyed(t, "")
+	cases := []struct {
+		name string
+		ch   *Channel
+	}{{"the snapshot's channel", c}, {"a one-key value", c.WithKey(2)}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.ch.Redact("sk-key0 and sk-key1, then sk-key2 and sk-other")
+			if got != "**** and ****, then **** and sk-other" {
+				t.Fatalf("Redact = %q", got)
+			}
+		})
+	}
+	short := NewTable([]store.Channel{{ID: 3, Key: " abc\n"}}).Channel(3)
+	if got := short.Redact("abc is ordinary text"); got != "abc is ordinary text" {
+		t.Fatalf("a short key masked ordinary text: %q", got)
+	}
+	whole := NewTable([]store.Channel{{ID: 4, Key: "sk-whole-key\n"}}).Channel(4)
+	if got := whole.Redact("key sk-whole-key\n refused"); got != "key **** refused" {
+		t.Fatalf("Redact = %q", got)
+	}
+}
