@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/testkit"
 )
 
 // TestConsoleInHeadlessChromium drives the real console in Chromium against
@@ -32,7 +35,7 @@ func TestConsoleInHeadlessChromium(t *testing.T) {
 		{"create an API key shown once", createKey},
 		{"chat three streamed turns", func(p *page) { chatThreeTurns(p, up) }},
 		{"stop and clear", stopAndClear},
-		{"create and test a channel", createChannel},
+		{"create and test a channel", func(p *page) { createChannel(p, gw) }},
 		{"upload a broken plugin", uploadBrokenPlugin},
 		{"upload a valid plugin", ps.uploadValid},
 		{"upload and activate a second version", ps.secondVersion},
@@ -247,7 +250,7 @@ func stopAndClear(p *page) {
 	p.waitFor(`document.querySelectorAll("#pg-messages .msg").length === 0`, "the conversation to clear")
 }
 
-func createChannel(p *page) {
+func createChannel(p *page, gw *testkit.Gateway) {
 	openPage(p, "channels")
 	p.click("#channel-create")
 	p.waitVisible("dialog[open] input[name=name]")
@@ -255,7 +258,8 @@ func createChannel(p *page) {
 	submitDialog(p) // no models yet: refused in the browser
 	p.waitFor(`document.querySelector("dialog[open] textarea[name=models]").closest(".field").querySelector(".field-error").textContent.length > 0`, "the models validation message")
 	p.fill("dialog[open] input[name=base_url]", baseURLOfSeed(p))
-	p.fill("dialog[open] input[name=key]", "another-upstream-key")
+	// Two keys, one per line.
+	p.fill("dialog[open] textarea[name=key]", secondKeys[0]+"\n"+secondKeys[1])
 	p.fill("dialog[open] textarea[name=models]", chatModel)
 	submitDialog(p) // the name is taken: the server refuses and says why
 	p.waitFor(`document.querySelector("dialog[open] [role=alert]").textContent.includes("already exists")`, "the server's conflict message")
@@ -264,6 +268,7 @@ func createChannel(p *page) {
 	p.waitFor(`!document.querySelector("dialog[open]") && document.querySelector("#channels-list").textContent.includes("backup-openai")`, "the new channel in the list")
 	p.click(`[aria-label="Test channel backup-openai"]`)
 	p.waitFor(`document.querySelector("#toasts").textContent.includes("backup-openai: OK in")`, "a successful channel test")
+	reenableKey(p, gw)
 	p.screenshot("channels")
 	p.click(`[aria-label="Edit channel backup-openai"]`)
 	p.waitVisible("dialog[open] #channel-discover")
@@ -271,6 +276,45 @@ func createChannel(p *page) {
 	p.waitFor(`document.querySelector("dialog[open] textarea[name=models]").value.includes("listed-by-provider")`, "the provider's models in the list")
 	p.click(`dialog[open] .dialog-actions button:not(.primary)`)
 	p.waitFor(`!document.querySelector("dialog[open]")`, "the dialog to close")
+}
+
+// secondKeys are the provider keys of the channel the console creates.
+var secondKeys = [2]string{"another-upstream-key-0000", "refused-upstream-key-1111"}
+
+// reenableKey takes key 1 of backup-openai out as a 401 from the provider
+// would, then checks the page lists both keys masked with their states and
+// that its Re-enable button brings key 1 back.
+func reenableKey(p *page, gw *testkit.Gateway) {
+	p.t.Helper()
+	var id int64
+	if err := p.eval(`fetch("/api/channels").then(r => r.json()).then(d => d.items.find(c => c.name === "backup-openai").id)`, &id); err != nil {
+		p.t.Fatal(err)
+	}
+	ch := gw.App.Router.Table().Channel(id)
+	if ch == nil || ch.KeyCount() != 2 {
+		p.t.Fatalf("the routing table does not hold the channel's two keys: %+v", ch)
+	}
+	gw.App.Router.Health.Report(ch.WithKey(1), 1, &ir.Error{UpstreamStatus: 401, Message: "Incorrect API key provided"})
+	openPage(p, "dashboard")
+	openPage(p, "channels")
+	const list = `document.querySelector('ul[aria-label="Keys of channel backup-openai"]')`
+	p.waitFor(list+` && `+list+`.querySelector('li[data-key-index="1"]').dataset.state === "auto_disabled"`, "key 1 listed as auto-disabled")
+	text := p.text(`ul[aria-label="Keys of channel backup-openai"]`)
+	if !strings.Contains(text, "#0 ano…000") || !strings.Contains(text, "#1 ref…111") || !strings.Contains(text, "401") {
+		p.t.Fatalf("the key list should show each key masked with its state, got %q", text)
+	}
+	for _, k := range secondKeys {
+		if strings.Contains(p.bodyText(), k) {
+			p.t.Fatalf("the page shows a whole provider key: %q", k)
+		}
+	}
+	p.screenshot("channels-keys")
+	p.click(`[aria-label="Re-enable key 1 of channel backup-openai"]`)
+	p.waitFor(`document.querySelector("#toasts").textContent.includes("Key 1 re-enabled")`, "the re-enable confirmation")
+	p.waitFor(`!document.querySelector('ul[aria-label="Keys of channel backup-openai"] [data-state="auto_disabled"]')`, "key 1 healthy again")
+	if !gw.App.Router.Health.Routable(id, 1) {
+		p.t.Fatal("key 1 is still out of routing after Re-enable")
+	}
 }
 
 // baseURLOfSeed reads the seeded channel's base URL through the admin API

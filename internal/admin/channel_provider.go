@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/providers"
+	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
@@ -21,10 +21,7 @@ import (
 // the key.
 func (d Deps) checkProvider(c *store.Channel) error {
 	claimed := d.TypeClaimed != nil && d.TypeClaimed(c.Type)
-	keys := channelKeys(c.Key)
-	if len(keys) == 0 {
-		keys = []string{""}
-	}
+	keys := routing.SplitKeys(c.Type, c.Key)
 	for i, k := range keys {
 		t := upstream.Target{Type: c.Type, BaseURL: c.BaseURL, Key: k, Settings: c.Settings}
 		err := providers.Validate(t, claimed)
@@ -44,22 +41,6 @@ func (d Deps) checkProvider(c *store.Channel) error {
 	return nil
 }
 
-// channelKeys are a channel's keys, one per non-empty line; a JSON
-// credential (a service-account key file, pretty-printed over many lines)
-// is one key.
-func channelKeys(key string) []string {
-	if k := strings.TrimSpace(key); strings.HasPrefix(k, "{") {
-		return []string{k}
-	}
-	var out []string
-	for _, line := range strings.Split(key, "\n") {
-		if k := strings.TrimSpace(line); k != "" {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 // upstreamModels serves GET /api/channels/{id}/upstream-models: the models
 // the provider says the channel's account can use. It changes nothing.
 func (a *API) upstreamModels(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
@@ -74,7 +55,7 @@ func (a *API) upstreamModels(w http.ResponseWriter, r *http.Request, _ *auth.Pri
 	defer cancel()
 	models, err := a.d.UpstreamModels(ctx, c)
 	if err != nil {
-		return errorf(http.StatusBadGateway, "upstream_models_failed", "%s", redact(err.Error(), c.Key))
+		return errorf(http.StatusBadGateway, "upstream_models_failed", "%s", redact(err.Error(), c))
 	}
 	slices.Sort(models)
 	models = slices.Compact(models)

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,13 +44,25 @@ type channelView struct {
 	Settings     map[string]any    `json:"settings"`
 	Status       string            `json:"status"`
 	Health       routing.Status    `json:"health"`
-	CreatedAt    time.Time         `json:"created_at"`
-	UpdatedAt    time.Time         `json:"updated_at"`
+	// Keys is each key of the list, masked, with its own health.
+	Keys      []keyView `json:"keys"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// keyView is one key of a channel as the API shows it (CONTRACT §9
+// "Several keys per channel"): never more of it than MaskKey shows.
+type keyView struct {
+	Index  int    `json:"index"`
+	Masked string `json:"masked"`
+	State  string `json:"state"`
+	Reason string `json:"reason"`
 }
 
 func (a *API) channelView(c *store.Channel) channelView {
+	keys := routing.SplitKeys(c.Type, c.Key)
 	v := channelView{ID: c.ID, Name: c.Name, Type: c.Type, TypeName: upstream.TypeName(c.Type), BaseURL: c.BaseURL,
-		KeyMasked: maskSecret(c.Key), Models: c.Models, Groups: c.Groups, Priority: c.Priority, Weight: c.Weight,
+		KeyMasked: maskKeys(keys), Models: c.Models, Groups: c.Groups, Priority: c.Priority, Weight: c.Weight,
 		ModelMapping: c.ModelMapping, Settings: c.Settings, Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 	if v.Models == nil {
 		v.Models = []string{}
@@ -61,9 +76,22 @@ func (a *API) channelView(c *store.Channel) channelView {
 	if v.Settings == nil {
 		v.Settings = map[string]any{}
 	}
+	health := a.d.Router != nil && a.d.Router.Health != nil
 	v.Health = routing.Status{State: routing.StateHealthy}
-	if a.d.Router != nil && a.d.Router.Health != nil {
-		v.Health = a.d.Router.Health.Status(c.ID, 0)
+	if health {
+		v.Health = a.d.Router.Health.ChannelStatus(c.ID, len(keys))
+	}
+	v.Keys = make([]keyView, len(keys))
+	for i, k := range keys {
+		kv := keyView{Index: i, Masked: routing.MaskKey(k), State: routing.StateHealthy}
+		if health {
+			st := a.d.Router.Health.Status(c.ID, i)
+			kv.State, kv.Reason = st.State, st.Reason
+		}
+		if c.Status != store.StatusEnabled {
+			kv.State, kv.Reason = routing.StateDisabled, "the channel is disabled by an administrator"
+		}
+		v.Keys[i] = kv
 	}
 	if v.Health.Since == nil {
 		created := c.CreatedAt
@@ -89,13 +117,28 @@ func maskSecret(k string) string {
 	return k[:4] + "..." + k[len(k)-4:]
 }
 
-// redact removes the channel key from text that may quote it, such as an
-// upstream error echoing the credential it rejected.
-func redact(text, key string) string {
-	if len(key) < 4 {
-		return text
+// maskKeys is key_masked: maskSecret of a single key as before, and for a
+// list each key's MaskKey, so no more of any key shows than in keys.
+func maskKeys(keys []string) string {
+	if len(keys) == 1 {
+		return maskSecret(keys[0])
 	}
-	return strings.ReplaceAll(text, key, maskSecret(key))
+	masked := make([]string, len(keys))
+	for i, k := range keys {
+		masked[i] = routing.MaskKey(k)
+	}
+	return strings.Join(masked, ", ")
+}
+
+// redact removes the channel's keys from text that may quote one, such as
+// an upstream error echoing the credential it rejected.
+func redact(text string, c *store.Channel) string {
+	for _, key := range append([]string{c.Key}, routing.SplitKeys(c.Type, c.Key)...) {
+		if len(key) >= 4 {
+			text = strings.ReplaceAll(text, key, maskSecret(key))
+		}
+	}
+	return text
 }
 
 func (a *API) loadChannel(r *http.Request) (*store.Channel, error) {
@@ -134,6 +177,10 @@ func (a *API) getChannel(w http.ResponseWriter, r *http.Request, _ *auth.Princip
 
 var channelFields = []string{"name", "type", "base_url", "key", "models", "groups", "priority", "weight",
 	"model_mapping", "settings", "status"}
+
+// patchFields adds what only a change of an existing channel may say:
+// key_states re-enables single keys.
+var patchFields = append(slices.Clone(channelFields), "key_states")
 
 // applyChannel copies the members that were sent onto c, validating each.
 func applyChannel(f fields, c *store.Channel) error {
@@ -205,6 +252,9 @@ func checkChannel(c *store.Channel) error {
 			return badField("models", "must not contain empty names")
 		}
 	}
+	if err := routing.CheckKeys(c.Type, c.Key); err != nil {
+		return badField("key", "%s", err.(*routing.KeyError).Message)
+	}
 	if _, err := routing.ParsePolicy(c.Settings); err != nil {
 		pe := err.(*routing.PolicyError)
 		return badField("settings."+pe.Field, "%s", pe.Message)
@@ -267,11 +317,11 @@ func (a *API) patchChannel(w http.ResponseWriter, r *http.Request, p *auth.Princ
 	if err != nil {
 		return err
 	}
-	f, err := readFields(w, r, channelFields...)
+	f, err := readFields(w, r, patchFields...)
 	if err != nil {
 		return err
 	}
-	before := c.BaseURL
+	before, oldKeys := c.BaseURL, routing.SplitKeys(c.Type, c.Key)
 	if err := applyChannel(f, c); err != nil {
 		return err
 	}
@@ -282,6 +332,11 @@ func (a *API) patchChannel(w http.ResponseWriter, r *http.Request, p *auth.Princ
 	if err := a.d.checkProvider(c); err != nil {
 		return err
 	}
+	newKeys := routing.SplitKeys(c.Type, c.Key)
+	enable, err := keyStates(f, len(newKeys))
+	if err != nil {
+		return err
+	}
 	if !f.has("key") && p.Role != store.RoleRoot && !sameOrigin(before, c.BaseURL) {
 		return badField("key", "is required when base_url moves the channel to another host: "+
 			"a stored key is only ever sent to the host it was given for")
@@ -289,12 +344,26 @@ func (a *API) patchChannel(w http.ResponseWriter, r *http.Request, p *auth.Princ
 	if err := a.d.Store.Channels().Update(r.Context(), c); err != nil {
 		return err
 	}
-	// Enabling a channel or giving it a new key is an administrator saying
-	// it is fixed: its health starts over as healthy (also from
-	// auto_disabled), on every node.
-	if (f.has("status") && c.Status == store.StatusEnabled) || f.has("key") {
+	// Enabling a channel is an administrator saying it is fixed: its
+	// health starts over as healthy (also from auto_disabled), on every
+	// node. A new key list does the same for each position whose key
+	// changed (or went); a key kept at its position keeps its state, so
+	// adding a key does not bring back one the provider refused. A key
+	// that moved to another position starts over there.
+	if f.has("status") && c.Status == store.StatusEnabled {
 		if err := a.resetHealth(r.Context(), c.ID); err != nil {
 			return err
+		}
+	} else if a.d.Router != nil && a.d.Router.Health != nil {
+		if f.has("key") {
+			for i := range max(len(oldKeys), len(newKeys)) {
+				if i >= len(oldKeys) || i >= len(newKeys) || oldKeys[i] != newKeys[i] {
+					a.d.Router.Health.ResetKey(c.ID, i, "new key from an administrator")
+				}
+			}
+		}
+		for _, i := range enable {
+			a.d.Router.Health.ResetKey(c.ID, i, "re-enabled by an administrator")
 		}
 	}
 	if err := a.reload(r.Context()); err != nil {
@@ -315,6 +384,36 @@ func sameOrigin(a, b string) bool {
 		return false
 	}
 	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
+}
+
+// keyStates reads key_states, {"<index>": "enabled"}: the keys an
+// administrator re-enables, each an index of the channel's n keys.
+func keyStates(f fields, n int) ([]int, error) {
+	if !f.has("key_states") {
+		return nil, nil
+	}
+	var states map[string]json.RawMessage
+	if err := json.Unmarshal(f["key_states"], &states); err != nil || states == nil {
+		return nil, badField("key_states", `must be an object such as {"2": "enabled"}`)
+	}
+	names := make([]string, 0, len(states))
+	for name := range states {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	out := make([]int, 0, len(states))
+	for _, name := range names {
+		i, err := strconv.Atoi(name)
+		if err != nil || i < 0 || i >= n || strconv.Itoa(i) != name {
+			return nil, badField("key_states."+name, "is not a key of the channel: its keys are numbered 0 to %d", n-1)
+		}
+		var state string
+		if json.Unmarshal(states[name], &state) != nil || state != "enabled" {
+			return nil, badField("key_states."+name, `must be "enabled" (the only state an administrator sets on one key)`)
+		}
+		out = append(out, i)
+	}
+	return out, nil
 }
 
 func (a *API) resetHealth(ctx context.Context, id int64) error {
@@ -364,12 +463,23 @@ func (a *API) testChannel(w http.ResponseWriter, r *http.Request, _ *auth.Princi
 	if a.d.TestChannel == nil {
 		return errorf(http.StatusNotImplemented, "not_available", "channel tests are not available in this build")
 	}
+	// A channel with several keys is tested with one: key_index, or the
+	// first.
+	keys := routing.SplitKeys(c.Type, c.Key)
+	index := 0
+	if q := r.URL.Query().Get("key_index"); q != "" {
+		if index, err = strconv.Atoi(q); err != nil || index < 0 || index >= len(keys) {
+			return badRequest("key_index must be a key of the channel: its keys are numbered 0 to %d", len(keys)-1)
+		}
+	}
+	one := *c
+	one.Key = keys[index]
 	ctx, cancel := context.WithTimeout(r.Context(), channelTestTimeout)
 	defer cancel()
-	latency, err := a.d.TestChannel(ctx, c)
+	latency, err := a.d.TestChannel(ctx, &one)
 	res := testResult{Success: err == nil, LatencyMS: latency.Milliseconds()}
 	if err != nil {
-		res.Error = redact(err.Error(), c.Key)
+		res.Error = redact(err.Error(), c)
 	}
 	writeJSON(w, http.StatusOK, res)
 	return nil

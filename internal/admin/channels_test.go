@@ -1,7 +1,14 @@
 package admin
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 const channelBody = `{"name":"openai-main","type":"openai","base_url":"http://127.0.0.1:9101/v1/","key":"` + testChannelKey + `",
@@ -93,6 +100,153 @@ func TestMaskSecretNeverRevealsShortKeys(t *testing.T) {
 	for _, c := range cases {
 		if got := maskSecret(c.in); got != c.want {
 			t.Errorf("maskSecret(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+const (
+	firstKey  = "sk-first-key-aaaa-1111"
+	secondKey = "sk-second-key-bbbb-2222"
+	thirdKey  = "sk-third-key-cccc-3333"
+	fourthKey = "sk-fourth-key-dddd-4444"
+)
+
+// refuseKey auto-disables one key of a channel as a 401 from it would.
+func (e *env) refuseKey(id int64, key int) {
+	e.t.Helper()
+	c, err := e.d.Store.Channels().Get(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ch := routing.NewTable([]store.Channel{*c}).Channel(id).WithKey(key)
+	e.d.Router.Health.Report(ch, key, &ir.Error{UpstreamStatus: 401, Message: "Incorrect API key provided: " + ch.Key})
+}
+
+func TestSeveralKeysPerChannel(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("admin", "POST", "/api/channels", `{"name":"multi","type":"openai","key":"`+firstKey+`\n`+secondKey+`\r\n\n`+thirdKey+`\n",
+		"models":["m"],"settings":{"key_selection":"round_robin"}}`)
+	if r.status != 200 {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	id := int64(r.body["id"].(float64))
+	e.ids["ch"] = id
+	keyStates := func(states ...string) func(t *testing.T, _ *env, r response) {
+		return func(t *testing.T, _ *env, r response) {
+			keys, _ := r.body["keys"].([]any)
+			if len(keys) != len(states) {
+				t.Fatalf("keys %v, want %d", r.body["keys"], len(states))
+			}
+			for i, want := range states {
+				k := keys[i].(map[string]any)
+				if k["index"] != float64(i) || k["state"] != want {
+					t.Fatalf("key %d: %v, want %s", i, k, want)
+				}
+			}
+		}
+	}
+	e.run([]scenario{
+		{name: "each key is listed masked, in order, healthy", who: "admin", method: "GET", path: "/api/channels/{ch}", status: 200,
+			want: map[string]any{"keys": []map[string]any{
+				{"index": 0, "masked": "sk-…111", "state": "healthy", "reason": ""},
+				{"index": 1, "masked": "sk-…222", "state": "healthy", "reason": ""},
+				{"index": 2, "masked": "sk-…333", "state": "healthy", "reason": ""}},
+				"key_masked": "sk-…111, sk-…222, sk-…333", "health.state": "healthy"}},
+		{name: "a refused key shows on its own; the channel stays healthy", who: "admin", method: "GET", path: "/api/channels/{ch}", status: 200,
+			check: func(t *testing.T, e *env, _ response) {
+				e.refuseKey(id, 1)
+				r := e.do("admin", "GET", "/api/channels/{ch}", "")
+				keyStates("healthy", "auto_disabled", "healthy")(t, e, r)
+				if reason := lookup(r.body, "keys.1.reason"); !strings.Contains(fmt.Sprint(reason), "401") {
+					t.Fatalf("reason %v", reason)
+				}
+				if lookup(r.body, "health.state") != "healthy" {
+					t.Fatalf("health %v", r.body["health"])
+				}
+			}},
+		{name: "the list shows the keys too", who: "admin", method: "GET", path: "/api/channels", status: 200,
+			want: map[string]any{"items.0.keys.1.state": "auto_disabled", "items.0.keys.2.masked": "sk-…333"}},
+		{name: "an unknown key index is 400 naming it", who: "admin", method: "PATCH", path: "/api/channels/{ch}",
+			body: `{"key_states":{"3":"enabled"}}`, status: 400, want: map[string]any{"error.message": "key_states.3 is not a key of the channel: its keys are numbered 0 to 2"}},
+		{name: "an index that is not a number is 400 naming it", who: "admin", method: "PATCH", path: "/api/channels/{ch}",
+			body: `{"key_states":{"one":"enabled"}}`, status: 400, check: errorSays("key_states.one")},
+		{name: "an unknown state is 400 naming the key", who: "admin", method: "PATCH", path: "/api/channels/{ch}",
+			body: `{"key_states":{"1":"healthy"}}`, status: 400, check: errorSays(`key_states.1 must be "enabled"`)},
+		{name: "key_states must be an object", who: "admin", method: "PATCH", path: "/api/channels/{ch}",
+			body: `{"key_states":["1"]}`, status: 400, check: errorSays("key_states must be an object")},
+		{name: "a refused PATCH changed nothing", who: "admin", method: "GET", path: "/api/channels/{ch}", status: 200,
+			check: keyStates("healthy", "auto_disabled", "healthy")},
+		{name: "key_states re-enables one key", who: "admin", method: "PATCH", path: "/api/channels/{ch}",
+			body: `{"key_states":{"1":"enabled"}}`, status: 200, check: keyStates("healthy", "healthy", "healthy")},
+		{name: "every key out takes the channel out", who: "admin", method: "GET", path: "/api/channels/{ch}", status: 200,
+			check: func(t *testing.T, e *env, _ response) {
+				for i := range 3 {
+					e.refuseKey(id, i)
+				}
+				r := e.do("admin", "GET", "/api/channels/{ch}", "")
+				keyStates("auto_disabled", "auto_disabled", "auto_disabled")(t, e, r)
+				if lookup(r.body, "health.state") != "auto_disabled" || !strings.Contains(fmt.Sprint(lookup(r.body, "health.reason")), "every key") {
+					t.Fatalf("health %v", r.body["health"])
+				}
+			}},
+		{name: "a new key list keeps the states of keys kept in place and starts the others over", who: "admin", method: "PATCH", path: "/api/channels/{ch}",
+			body: `{"key":"` + firstKey + `\n` + secondKey + `\n` + fourthKey + `"}`, status: 200,
+			check: keyStates("auto_disabled", "auto_disabled", "healthy")},
+		{name: "a key moved to another position starts over", who: "admin", method: "PATCH", path: "/api/channels/{ch}",
+			body: `{"key":"` + secondKey + `\n` + secondKey + `"}`, status: 200,
+			check: keyStates("healthy", "auto_disabled")},
+		{name: "enabling the channel starts every key over", who: "admin", method: "PATCH", path: "/api/channels/{ch}",
+			body: `{"status":"enabled"}`, status: 200, check: keyStates("healthy", "healthy")},
+		{name: "a disabled channel shows its keys disabled", who: "admin", method: "PATCH", path: "/api/channels/{ch}",
+			body: `{"status":"disabled"}`, status: 200, check: keyStates("disabled", "disabled")},
+		{name: "a test uses the key asked for, masked in the error", who: "admin", method: "POST", path: "/api/channels/{ch}/test?key_index=1", status: 200,
+			check: func(t *testing.T, _ *env, r response) {
+				if msg := fmt.Sprint(r.body["error"]); !strings.Contains(msg, maskSecret(secondKey)) {
+					t.Fatalf("error %q does not name the tested key, masked", msg)
+				}
+			}},
+		{name: "a test of a key the channel lacks is 400", who: "admin", method: "POST", path: "/api/channels/{ch}/test?key_index=2", status: 400},
+	})
+	for _, k := range []string{firstKey, secondKey, thirdKey, fourthKey} {
+		e.assertNeverShown(k)
+	}
+}
+
+func TestMalformedKeyListsAreRefusedSayingWhatToFix(t *testing.T) {
+	const secret = "sk-never-echoed-secret"
+	cases := []struct {
+		name, body, want string
+	}{
+		{"two keys on one line", `{"name":"x","type":"openai","key":"sk-a ` + secret + `"}`, "key line 1 has a space inside it: put one key per line"},
+		{"a key after a label", `{"name":"x","type":"anthropic","key":"sk-a\nkey:\t` + secret + `"}`, "key line 2 has a space inside it"},
+		{"blank lines only", `{"name":"x","type":"openai","key":" \n \n"}`, "key holds only blank lines"},
+		{"an unknown key selection", `{"name":"x","type":"openai","key":"sk-a","settings":{"key_selection":"weighted"}}`,
+			`settings.key_selection must be "random" or "round_robin"`},
+	}
+	e := newEnv(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do("admin", "POST", "/api/channels", tc.body)
+			if r.status != 400 || !strings.Contains(fmt.Sprint(lookup(r.body, "error.message")), tc.want) {
+				t.Fatalf("status %d %s, want 400 saying %q", r.status, r.raw, tc.want)
+			}
+		})
+	}
+	r := e.do("admin", "POST", "/api/channels", `{"name":"ok","type":"openai","key":"sk-a"}`)
+	if r.status != 200 {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	e.ids["ok"] = int64(r.body["id"].(float64))
+	if r := e.do("admin", "PATCH", "/api/channels/{ok}", `{"key":"sk-b `+secret+`"}`); r.status != 400 {
+		t.Fatalf("patch with a malformed list: %d %s", r.status, r.raw)
+	}
+	e.assertNeverShown(secret)
+}
+
+func errorSays(part string) func(t *testing.T, _ *env, r response) {
+	return func(t *testing.T, _ *env, r response) {
+		if msg := fmt.Sprint(lookup(r.body, "error.message")); !strings.Contains(msg, part) {
+			t.Fatalf("error %q, want one saying %q", msg, part)
 		}
 	}
 }

@@ -224,6 +224,15 @@ func (e *env) expandValue(v any) any {
 func lookup(m map[string]any, path string) any {
 	var cur any = m
 	for _, part := range strings.Split(path, ".") {
+		if list, ok := cur.([]any); ok {
+			// "keys.1.state" reaches into a list by index.
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(list) {
+				return nil
+			}
+			cur = list[i]
+			continue
+		}
 		obj, ok := cur.(map[string]any)
 		if !ok {
 			return nil

@@ -32,7 +32,8 @@ func (a *App) wireHealth() {
 
 // channelStates is the turnpike_channel_state{channel,state} gauge: 1 for
 // each channel's current state, 0 for the other three, read at scrape time
-// so it never lags the admin API.
+// so it never lags the admin API. A channel with several keys is in the
+// state the admin API shows for it (healthy while any key is).
 type channelStates struct{ router *routing.Router }
 
 var channelStateDesc = prometheus.NewDesc("turnpike_channel_state",
@@ -46,7 +47,7 @@ func (c channelStates) Collect(ch chan<- prometheus.Metric) {
 	for _, chn := range c.router.Table().Channels() {
 		state := routing.StateDisabled
 		if chn.Status == store.StatusEnabled {
-			state = c.router.Health.Status(chn.ID, 0).State
+			state = c.router.Health.ChannelStatus(chn.ID, chn.KeyCount()).State
 		}
 		for _, s := range allStates {
 			v := 0.0

@@ -26,26 +26,54 @@ import (
 // client; and once a byte reached the client (wrote) or the client left,
 // no further attempt. exhausted reports that every planned channel failed
 // before the first byte, so a fallback model may be tried.
+//
+// Each attempt uses one key of the channel (pickKey). A failure that took
+// that key out (refused, or cooled by a 429) leaves the channel's other
+// keys usable, so the same channel is tried again with another key, up to
+// retry_count further keys, before the plan moves on.
 func (rl *Relay) tryChannels(clientCtx context.Context, plan []*routing.Channel, wrote func() bool, attempt func(*routing.Channel) error) (err error, exhausted bool) {
 	var last *ir.Error
-	for _, ch := range plan {
-		err := attempt(ch)
-		if err == nil {
-			return nil, false
+	for _, planned := range plan {
+		for tries := 0; ; tries++ {
+			ch, ok := rl.pickKey(planned)
+			if !ok {
+				break // every key went out since the plan was made
+			}
+			err := attempt(ch)
+			if err == nil {
+				return nil, false
+			}
+			e := ir.As(err)
+			// A provider may echo the key it refused: never pass it on to
+			// the log, the usage row or the client.
+			e.Message = ch.Redact(e.Message)
+			last = e
+			if wrote() || clientCtx.Err() != nil {
+				return e, false
+			}
+			if !rl.Router.Health.Report(ch, ch.KeyIndex, e) {
+				rl.Metrics.attempt("rejected")
+				return e, false
+			}
+			rl.Metrics.attempt("retried")
+			rl.Logger.WarnContext(clientCtx, "upstream attempt failed", "channel_id", ch.ID, "key_index", ch.KeyIndex, "status", e.Status, "err", e.Message)
+			if tries >= rl.Options.RetryCount || ch.KeyCount() < 2 || rl.Router.Health.Routable(ch.ID, ch.KeyIndex) {
+				break
+			}
 		}
-		e := ir.As(err)
-		last = e
-		if wrote() || clientCtx.Err() != nil {
-			return e, false
-		}
-		if !rl.Router.Health.Report(ch, 0, e) {
-			rl.Metrics.attempt("rejected")
-			return e, false
-		}
-		rl.Metrics.attempt("retried")
-		rl.Logger.WarnContext(clientCtx, "upstream attempt failed", "channel_id", ch.ID, "status", e.Status, "err", e.Message)
 	}
 	return afterRetries(last), true
+}
+
+// pickKey is the channel as one attempt uses it: with one of its usable
+// keys alone in Key and its index in KeyIndex (routing.Channel.PickKey),
+// so the attempt sends that key and health hears about that key.
+func (rl *Relay) pickKey(ch *routing.Channel) (*routing.Channel, bool) {
+	i, _, ok := ch.PickKey(rl.Router.Health)
+	if !ok {
+		return nil, false
+	}
+	return ch.WithKey(i), true
 }
 
 // afterRetries turns the last failure into what the client sees once every
@@ -105,7 +133,7 @@ func (c *call) attempt(ch *routing.Channel) error {
 	if resp.StatusCode >= 300 {
 		return adapterError(a, up, resp)
 	}
-	c.rl.Router.Health.Succeeded(ch.ID)
+	c.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
 	if c.req.Stream {
 		return c.relayStream(up, frames(a), resp)
 	}

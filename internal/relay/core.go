@@ -266,7 +266,7 @@ func (c *callCore) tryPlan(plan []*routing.Channel, attempt func(*routing.Channe
 		err := attempt(ch)
 		c.inflight = nil
 		took := time.Since(began)
-		rec := attemptRecord{ChannelID: ch.ID, Status: http.StatusOK, LatencyMS: took.Milliseconds()}
+		rec := attemptRecord{ChannelID: ch.ID, KeyIndex: ch.KeyIndex, Status: http.StatusOK, LatencyMS: took.Milliseconds()}
 		if err != nil {
 			e := ir.As(err)
 			rec.Status, rec.ErrorCode = e.Status, e.Code
@@ -458,7 +458,7 @@ func (c *callCore) logRow(ch charge) store.UsageLog {
 		// Settled inside the attempt that answered: it is the last one. The
 		// record may take c.attempts' spare slot; o is marshalled below,
 		// before tryPlan appends the attempt's own record there.
-		o.Attempts = append(c.attempts, attemptRecord{ChannelID: c.inflight.ID,
+		o.Attempts = append(c.attempts, attemptRecord{ChannelID: c.inflight.ID, KeyIndex: c.inflight.KeyIndex,
 			Status: http.StatusOK, LatencyMS: time.Since(c.inflightSince).Milliseconds()})
 	}
 	if c.channel != nil {

@@ -39,7 +39,7 @@ func (c *epCall) attempt(ch *routing.Channel) error {
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		return adapterError(a, a.Codec(t), resp)
 	}
-	c.rl.Router.Health.Succeeded(ch.ID)
+	c.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
 	relay := c.ep.relay
 	if relay == nil {
 		relay = relayPassthrough

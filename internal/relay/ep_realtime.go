@@ -151,7 +151,7 @@ func (s *rtSession) dial(r *http.Request) error {
 		}
 		s.up = up
 		s.estimate = s.hold.Reserved // a fallback model may have re-reserved at its price
-		s.rl.Router.Health.Succeeded(ch.ID)
+		s.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
 		return nil
 	})
 }

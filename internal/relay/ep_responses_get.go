@@ -53,33 +53,45 @@ func (rl *Relay) forwardStoredResponse(w http.ResponseWriter, r *http.Request, s
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), rl.Options.UpstreamTimeout)
 	defer cancel()
-	_, t, err := rl.target(ch, "")
-	if err != nil {
-		writeError(w, codec, ir.As(err))
-		return
-	}
 	path := "/v1/responses/" + url.PathEscape(id) + suffix
 	if r.URL.RawQuery != "" {
 		path += "?" + r.URL.RawQuery
 	}
-	var body io.Reader = http.NoBody
+	var raw []byte
 	if r.Method == http.MethodPost {
-		raw, e := readLimited(w, r, rl.Options.BodyLimit)
-		if e != nil {
+		var e *ir.Error
+		if raw, e = readLimited(w, r, rl.Options.BodyLimit); e != nil {
 			writeError(w, codec, e)
 			return
 		}
-		body = bytes.NewReader(raw)
 	}
-	req, err := rl.endpoint(ctx, t, r.Method, path, body, r.Header.Get("Content-Type"))
-	if err != nil {
-		writeError(w, codec, ir.As(err))
-		return
-	}
-	resp, err := rl.Client.Do(req)
-	if err != nil {
-		writeError(w, codec, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable", Message: "the upstream could not be reached", Cause: err})
-		return
+	// The index keeps the channel, not which of its keys made the response:
+	// each key is asked in turn until one knows it (keys of one channel may
+	// be different accounts).
+	var resp *http.Response
+	for i := range ch.KeyCount() {
+		_, t, err := rl.target(ch.WithKey(i), "")
+		if err != nil {
+			writeError(w, codec, ir.As(err))
+			return
+		}
+		var body io.Reader = http.NoBody
+		if raw != nil {
+			body = bytes.NewReader(raw)
+		}
+		req, err := rl.endpoint(ctx, t, r.Method, path, body, r.Header.Get("Content-Type"))
+		if err != nil {
+			writeError(w, codec, ir.As(err))
+			return
+		}
+		if resp, err = rl.Client.Do(req); err != nil {
+			writeError(w, codec, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable", Message: "the upstream could not be reached", Cause: err})
+			return
+		}
+		if resp.StatusCode != http.StatusNotFound || i == ch.KeyCount()-1 {
+			break
+		}
+		resp.Body.Close()
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -40,17 +41,34 @@ func isEmbeddingModel(m string) bool {
 	return strings.Contains(m, "embedding") || strings.Contains(m, "embed-") || strings.HasPrefix(m, "bge-") || strings.HasPrefix(m, "e5-")
 }
 
-// ProbeChannel is the health probe of an auto-disabled channel: one tiny
-// request of the kind the channel serves (ProbeKind), no routing, no
-// billing. keyIndex is 0 until channels carry several keys.
-func ProbeChannel(ctx context.Context, rl *Relay, c *store.Channel, _ int) error {
-	_, err := TestChannel(ctx, rl, c)
+// ProbeChannel is the health probe of an auto-disabled key of a channel:
+// one tiny request of the kind the channel serves (ProbeKind), sent with
+// that key, no routing, no billing.
+func ProbeChannel(ctx context.Context, rl *Relay, c *store.Channel, keyIndex int) error {
+	one, err := WithKeyAt(c, keyIndex)
+	if err != nil {
+		return err
+	}
+	_, err = TestChannel(ctx, rl, one)
 	return err
+}
+
+// WithKeyAt is a copy of c that holds only key index of its key list
+// (routing.SplitKeys), for a probe or an administrator's test of one key.
+func WithKeyAt(c *store.Channel, index int) (*store.Channel, error) {
+	keys := routing.SplitKeys(c.Type, c.Key)
+	if index < 0 || index >= len(keys) {
+		return nil, fmt.Errorf("the channel has no key %d (it has %d)", index, len(keys))
+	}
+	one := *c
+	one.Key = keys[index]
+	return &one, nil
 }
 
 // TestChannel sends one tiny request through c, of the kind it serves
 // (ProbeKind), and reports how long it took. It bypasses routing and
-// billing: it checks the channel, not a key.
+// billing: it checks the channel, not a client's key. c.Key is sent as it
+// is: give it one key of a list (WithKeyAt).
 func TestChannel(ctx context.Context, rl *Relay, c *store.Channel) (time.Duration, error) {
 	if len(c.Models) == 0 {
 		return 0, errors.New("the channel lists no models to test with")
@@ -139,7 +157,7 @@ var ErrNoModelList = errors.New("this channel type's provider has no model list;
 // UpstreamModels asks c's provider which models its account can use, with
 // the channel's first key.
 func UpstreamModels(ctx context.Context, rl *Relay, c *store.Channel) ([]string, error) {
-	ch := &routing.Channel{Channel: *c}
+	ch := (&routing.Channel{Channel: *c}).WithKey(0)
 	a, t, err := rl.target(ch, "")
 	if err != nil {
 		return nil, ErrNoModelList
@@ -147,9 +165,6 @@ func UpstreamModels(ctx context.Context, rl *Relay, c *store.Channel) ([]string,
 	l, ok := a.(upstream.ModelLister)
 	if !ok {
 		return nil, ErrNoModelList
-	}
-	if k, _, found := strings.Cut(strings.TrimSpace(t.Key), "\n"); found {
-		t.Key = strings.TrimSpace(k)
 	}
 	return l.ListModels(ctx, t)
 }

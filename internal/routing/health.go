@@ -174,6 +174,37 @@ func (h *Health) Status(id int64, key int) Status {
 	return st
 }
 
+// ChannelStatus is the state of a channel with keys keys, for display
+// and metrics: with one key, that key's; with several, healthy while any
+// key is (the keys' own states are shown one by one), otherwise the state
+// the channel comes back from first — cooling, until the earliest end of
+// a cool-down — with the reason of that key.
+func (h *Health) ChannelStatus(id int64, keys int) Status {
+	if keys <= 1 {
+		return h.Status(id, 0)
+	}
+	var out *Status
+	var last *time.Time // the channel is out since its last key went out
+	for i := 0; i < keys; i++ {
+		st := h.Status(id, i)
+		if st.State == StateHealthy {
+			return st
+		}
+		if st.Since != nil && (last == nil || st.Since.After(*last)) {
+			last = st.Since
+		}
+		st.Reason = fmt.Sprintf("every key is out of use; key %d: %s", i, st.Reason)
+		switch {
+		case out == nil:
+			out = &st
+		case st.State == StateCooling && (out.State != StateCooling || st.Until.Before(*out.Until)):
+			out = &st
+		}
+	}
+	out.Since = last
+	return *out
+}
+
 // verdict is what one failure means for the channel.
 type verdict int
 
@@ -451,6 +482,21 @@ func (h *Health) Reset(ctx context.Context, id int64) error {
 	return nil
 }
 
+// ResetKey makes one key of a channel healthy on every node: an
+// administrator re-enabled it (PATCH key_states) or changed the key at its
+// position. It reports channel_up when the key was not healthy. The record
+// is written even over a healthy one, so a state another node set and
+// this one has not read yet is replaced too.
+func (h *Health) ResetKey(id int64, key int, reason string) {
+	h.transition(h.channel(id), key, func(cur *store.ChannelHealth, now time.Time) *store.ChannelHealth {
+		if cur == nil && h.store == nil {
+			return nil
+		}
+		return &store.ChannelHealth{State: StateHealthy, Reason: reason, Since: now}
+	})
+	h.get(HealthKey{id, key}).failures.Store(0)
+}
+
 // Forget drops every record of a deleted channel, reporting nothing.
 func (h *Health) Forget(ctx context.Context, id int64) error {
 	if h.store != nil {
@@ -594,15 +640,13 @@ func (h *Health) Each(f func(k HealthKey)) {
 }
 
 // reasonOf is the state's reason: the upstream's status and message, with
-// the channel's key masked in case the provider echoed it.
+// the channel's keys masked in case the provider echoed one.
 func reasonOf(ch *Channel, e *ir.Error) string {
 	r := e.Message
 	if e.UpstreamStatus > 0 {
 		r = fmt.Sprintf("%d: %s", e.UpstreamStatus, r)
 	}
-	if len(ch.Key) >= 4 {
-		r = strings.ReplaceAll(r, ch.Key, "****")
-	}
+	r = ch.Redact(r)
 	if len(r) > 300 {
 		r = r[:300]
 	}

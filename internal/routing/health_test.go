@@ -124,6 +124,10 @@ func TestParsePolicyRefusesBadValuesNamingTheSetting(t *testing.T) {
 		{"a string interval", map[string]any{"probe_interval_seconds": "60"}, "probe_interval_seconds"},
 		{"a status below 100", map[string]any{"disable_statuses": []any{99}}, "disable_statuses"},
 		{"an unknown probe kind", map[string]any{"probe": "images"}, "probe"},
+		{"round-robin keys", map[string]any{"key_selection": "round_robin"}, ""},
+		{"random keys", map[string]any{"key_selection": "random"}, ""},
+		{"an unknown key selection", map[string]any{"key_selection": "weighted"}, "key_selection"},
+		{"a key selection that is not a string", map[string]any{"key_selection": 1}, "key_selection"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

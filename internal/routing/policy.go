@@ -22,13 +22,17 @@ type Policy struct {
 	// RetryStatuses move on to the next channel; DisableStatuses
 	// auto-disable the channel (and also move on).
 	RetryStatuses, DisableStatuses []int
+	// KeySelection spreads calls over the channel's keys: random (the
+	// default) or round_robin.
+	KeySelection string
 }
 
 // DefaultPolicy is the policy of a channel whose settings name none.
 func DefaultPolicy() Policy {
 	return Policy{FailureThreshold: 3, Cooldown: 30 * time.Second, MaxCooldown: 600 * time.Second,
 		ProbeInterval: 300 * time.Second,
-		RetryStatuses: []int{408, 409, 429, 500, 502, 503, 504}, DisableStatuses: []int{401, 402, 403}}
+		RetryStatuses: []int{408, 409, 429, 500, 502, 503, 504}, DisableStatuses: []int{401, 402, 403},
+		KeySelection: KeySelectionRandom}
 }
 
 // Retries reports whether an upstream status moves on to the next channel.
@@ -79,6 +83,13 @@ func ParsePolicy(settings map[string]any) (Policy, error) {
 	}
 	if v, ok := settings["probe"]; ok && v != "chat" && v != "embeddings" {
 		return p, &PolicyError{"probe", `must be "chat" or "embeddings"`}
+	}
+	if v, ok := settings["key_selection"]; ok {
+		s, _ := v.(string)
+		if s != KeySelectionRandom && s != KeySelectionRoundRobin {
+			return p, &PolicyError{"key_selection", `must be "random" or "round_robin"`}
+		}
+		p.KeySelection = s
 	}
 	var err error
 	if p.RetryStatuses, err = statuses(settings, "retry_statuses", p.RetryStatuses); err != nil {

@@ -1,6 +1,7 @@
 // Package routing decides which channels a call may use and in which order:
 // the highest priority tier first, weighted random inside a tier, channels in
-// cooling or auto-disabled channels skipped. It reads an immutable snapshot swapped atomically, so
+// cooling or auto-disabled channels skipped (a channel with several keys
+// while any of its keys is usable; see keys.go). It reads an immutable snapshot swapped atomically, so
 // choosing a channel takes no lock.
 package routing
 
@@ -13,11 +14,18 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
-// Channel is a routable channel.
+// Channel is a routable channel. The snapshot's own value holds the whole
+// key list in Key; the value an attempt uses (PickKey, WithKey) holds one
+// key of it, and KeyIndex says which.
 type Channel struct {
 	store.Channel
 	// Policy is the channel's health settings, read once per snapshot.
 	Policy Policy
+	// KeyIndex is the position of Key in the channel's key list (0 on the
+	// snapshot's own value).
+	KeyIndex int
+	// keys is the key list, parsed once per snapshot (keys.go).
+	keys *keyRing
 }
 
 // MapModel applies the channel's model mapping.
@@ -45,7 +53,7 @@ type Table struct {
 func NewTable(channels []store.Channel) *Table {
 	t := &Table{index: map[string]map[string][]tier{}, byID: map[int64]*Channel{}}
 	for i := range channels {
-		c := &Channel{Channel: channels[i], Policy: PolicyOf(channels[i].Settings)}
+		c := newChannel(Channel{Channel: channels[i]})
 		t.byID[c.ID] = c
 		if c.Status != store.StatusEnabled {
 			continue
@@ -138,7 +146,7 @@ func (t *Table) Plan(h *Health, group, model string, max int, filter func(*Chann
 	for _, tr := range tiers {
 		pool := make([]*Channel, 0, len(tr.channels))
 		for _, c := range tr.channels {
-			if !h.Routable(c.ID, 0) || (filter != nil && !filter(c)) {
+			if !c.Routable(h) || (filter != nil && !filter(c)) {
 				continue
 			}
 			pool = append(pool, c)

@@ -91,7 +91,8 @@ function makeInput(spec, id) {
   if (spec.type === "textarea" || spec.type === "json") {
     const v = spec.type === "json" && spec.value !== undefined && typeof spec.value !== "string"
       ? JSON.stringify(spec.value, null, 2) : spec.value;
-    return h("textarea", { ...common, rows: spec.rows || 3, class: spec.type === "json" ? "mono" : "", value: v ?? "" });
+    return h("textarea", { ...common, rows: spec.rows || 3, class: spec.type === "json" || spec.mono ? "mono" : "",
+      spellcheck: spec.type === "json" || spec.mono ? "false" : null, value: v ?? "" });
   }
   if (spec.type === "checkbox") return h("input", { id, name: spec.name, type: "checkbox", checked: spec.value });
   if (spec.type === "file") return h("input", { id, name: spec.name, type: "file", required: spec.required, accept: spec.accept });

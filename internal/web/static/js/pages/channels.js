@@ -1,4 +1,5 @@
-// Channels (admin): upstream providers, their health, and a test button.
+// Channels (admin): upstream providers, their health (and each key's, for
+// a channel with several keys), and a test button.
 import { h, when, splitList, badge, statusBadge } from "../dom.js";
 import { api, items, qs } from "../api.js";
 import { pageHead, table, pager, formDialog, confirmDialog, guard, jsonObject, toast } from "../ui.js";
@@ -47,8 +48,9 @@ export async function render(main) {
         options: TYPES.map(([n, id]) => [String(id), `${n} (${id})`]) },
       { name: "base_url", label: t("ch.baseUrl"), type: "url", value: c?.base_url, placeholder: "https://api.openai.com",
         hint: t("ch.baseUrlHint") },
-      { name: "key", label: t("ch.key"), type: "password", autocomplete: "off",
-        hint: c ? t("ch.keyKeep", { masked: c.key_masked || t("common.none") }) : t("ch.keyNew") },
+      // One key per line: the server spreads calls over them.
+      { name: "key", label: t("ch.key"), type: "textarea", rows: 3, mono: true, autocomplete: "off",
+        hint: `${c ? t("ch.keyKeep", { masked: c.key_masked || t("common.none") }) : t("ch.keyNew")} ${t("ch.keysHint")}` },
       { name: "models", label: t("common.models"), required: true, type: "textarea", rows: 2, value: c?.models?.join(", "),
         hint: t("ch.modelsHint"), extra: c ? discoverButton(c) : null,
         validate: (v) => (splitList(v).length ? "" : t("ch.needModel")) },
@@ -85,6 +87,27 @@ export async function render(main) {
     }
   }
 
+  // keyList shows each key of a channel, masked, with its own state and a
+  // Re-enable button for a key health took out; only when there is
+  // something to say beyond the channel's own badge (several keys, or the
+  // one key out).
+  function keyList(c) {
+    const keys = c.keys || [];
+    const out = (k) => k.state === "auto_disabled" || k.state === "cooling";
+    if (keys.length < 2 && !keys.some(out)) return null;
+    return h("ul", { class: "key-states", "aria-label": t("ch.keysOf", { name: c.name }) }, keys.map((k) => {
+      const [label, kind] = k.state in STATES ? [t(`ch.h.${k.state}`), STATES[k.state]] : [k.state, ""];
+      return h("li", { "data-key-index": k.index, "data-state": k.state },
+        h("code", {}, `#${k.index} ${k.masked || t("ch.noKey")}`), " ", badge(label, kind),
+        out(k) ? h("button", { type: "button", class: "small", "aria-label": t("ch.reenableKey", { index: k.index, name: c.name }),
+          onclick: () => guard(async () => {
+            await api("PATCH", `/api/channels/${c.id}`, { key_states: { [k.index]: "enabled" } });
+            await load();
+          }, t("ch.keyReenabled", { index: k.index })) }, t("ch.reenable")) : null,
+        out(k) && k.reason ? h("div", { class: "muted small" }, k.reason) : null);
+    }));
+  }
+
   async function test(c, button) {
     button.disabled = true;
     button.textContent = t("ch.testing");
@@ -107,7 +130,7 @@ export async function render(main) {
       { label: t("ch.priority"), num: true, cell: (c) => String(c.priority) },
       { label: t("ch.weight"), num: true, cell: (c) => String(c.weight) },
       { label: t("common.status"), cell: (c) => statusBadge(c.status) },
-      { label: t("ch.health"), cell: health },
+      { label: t("ch.health"), cell: (c) => h("div", {}, health(c), keyList(c)) },
       { label: t("common.actions"), cell: (c) => {
         const testBtn = h("button", { type: "button", class: "small", "aria-label": t("ch.testChannel", { name: c.name }) }, t("ch.test"));
         testBtn.addEventListener("click", () => test(c, testBtn));
