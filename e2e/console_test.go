@@ -299,7 +299,6 @@ func priceWithTiers(p *page, gw *testkit.Gateway) {
 	p.click("#tier-add") // a blank third row, removed again
 	p.click(`dialog[open] button[aria-label="Remove tier 3"]`)
 	p.waitFor(`document.querySelectorAll("dialog[open] .tier-row").length === 2`, "the blank tier removed")
-	p.screenshot("models-tiers")
 	submitDialog(p)
 	p.waitFor(`!document.querySelector("dialog[open]") && document.querySelector("#models-list").textContent.includes("> 200,000: in 2.5")`,
 		"the tiers in the price list")
@@ -314,6 +313,8 @@ func priceWithTiers(p *page, gw *testkit.Gateway) {
 	}
 	p.click(`[aria-label="Edit price of tiered-model"]`)
 	p.waitFor(`document.querySelectorAll("dialog[open] .tier-row").length === 2`, "the saved tiers in the form")
+	p.eval(`document.querySelector("dialog[open] fieldset.tiers").scrollIntoView({block: "center"})`, nil)
+	p.screenshot("models-tiers")
 	p.click(`dialog[open] button[aria-label="Remove tier 1"]`)
 	submitDialog(p)
 	p.waitFor(`!document.querySelector("dialog[open]") && !document.querySelector("#models-list").textContent.includes("> 200,000: in 2.5")`,
