@@ -82,20 +82,25 @@ func TestTokenCostSplitsReasoningAndPicksTiers(t *testing.T) {
 	}
 }
 
+// TestTieredPriceDecimalRatesAreExact is the worked example of
+// docs/PRICING.md: Gemini-style prices, 1.25 and 2.5 input and 10 and 15
+// output per million, with a dearer cache read above 200k input tokens.
 func TestTieredPriceDecimalRatesAreExact(t *testing.T) {
-	// Gemini-style prices: 1.25 and 2.5 input, 10 and 15 output per million
-	// above 200k. 200,001 input at 2.5 + 1,000 output at 15 = $0.5150025,
-	// × 500,000 = 257,501.25 units, rounded to 257,501.
-	p := NewPrice(store.ModelPrice{InputPerMTok: 1.25, OutputPerMTok: 10,
-		Tiers: []store.PriceTier{{AboveInputTokens: 200_000, InputPerMTok: 2.5, OutputPerMTok: 15}}})
-	got, err := Quota(p.TokenCost(ir.Usage{InputTokens: 200_001, OutputTokens: 1000}), testQuotaPerUSD, 1)
-	if err != nil || got != 257501 {
-		t.Fatalf("quota = %d, %v; want 257501", got, err)
+	p := NewPrice(store.ModelPrice{InputPerMTok: 1.25, OutputPerMTok: 10, CacheReadPerMTok: 0.31,
+		Tiers: []store.PriceTier{{AboveInputTokens: 200_000, InputPerMTok: 2.5, OutputPerMTok: 15, CacheReadPerMTok: 0.625}}})
+	cases := []struct {
+		usage ir.Usage
+		want  int64
+	}{
+		{ir.Usage{InputTokens: 200_000, OutputTokens: 1000}, 130000},                           // $0.26
+		{ir.Usage{InputTokens: 200_001, OutputTokens: 1000}, 257501},                           // $0.5150025 = 257,501.25 units
+		{ir.Usage{InputTokens: 300_000, CacheReadTokens: 100_000, OutputTokens: 2000}, 296250}, // $0.5925
 	}
-	// 200,000 input at 1.25 + 1,000 output at 10 = $0.26 = 130,000 units.
-	got, err = Quota(p.TokenCost(ir.Usage{InputTokens: 200_000, OutputTokens: 1000}), testQuotaPerUSD, 1)
-	if err != nil || got != 130000 {
-		t.Fatalf("quota = %d, %v; want 130000", got, err)
+	for _, tc := range cases {
+		got, err := Quota(p.TokenCost(tc.usage), testQuotaPerUSD, 1)
+		if err != nil || got != tc.want {
+			t.Errorf("%+v: quota = %d, %v; want %d", tc.usage, got, err, tc.want)
+		}
 	}
 }
 
