@@ -36,6 +36,7 @@ func TestConsoleInHeadlessChromium(t *testing.T) {
 		{"chat three streamed turns", func(p *page) { chatThreeTurns(p, up) }},
 		{"stop and clear", stopAndClear},
 		{"create and test a channel", func(p *page) { createChannel(p, gw) }},
+		{"price a model with reasoning and long-context tiers", func(p *page) { priceWithTiers(p, gw) }},
 		{"upload a broken plugin", uploadBrokenPlugin},
 		{"upload a valid plugin", ps.uploadValid},
 		{"upload and activate a second version", ps.secondVersion},
@@ -314,6 +315,62 @@ func reenableKey(p *page, gw *testkit.Gateway) {
 	p.waitFor(`!document.querySelector('ul[aria-label="Keys of channel backup-openai"] [data-state="auto_disabled"]')`, "key 1 healthy again")
 	if !gw.App.Router.Health.Routable(id, 1) {
 		p.t.Fatal("key 1 is still out of routing after Re-enable")
+	}
+}
+
+// priceWithTiers adds a price with a reasoning price and two tiers through
+// the tier editor (refusing a repeated threshold in the browser, removing
+// a blank row), then removes a tier when editing it again; the admin API
+// must hold what the form showed.
+func priceWithTiers(p *page, gw *testkit.Gateway) {
+	const model = "tiered-model"
+	row := func(n int, name string) string {
+		return fmt.Sprintf("dialog[open] .tier-row:nth-child(%d) input[name=tier-%s]", n, name)
+	}
+	openPage(p, "models")
+	p.click("#model-create")
+	p.waitVisible("dialog[open] input[name=name]")
+	p.fill("dialog[open] input[name=name]", model)
+	p.fill("dialog[open] input[name=input_per_mtok]", "1.25")
+	p.fill("dialog[open] input[name=output_per_mtok]", "10")
+	p.fill("dialog[open] input[name=reasoning_per_mtok]", "12")
+	p.click("#tier-add")
+	p.fill(row(1, "above_input_tokens"), "200000")
+	p.fill(row(1, "input_per_mtok"), "2.5")
+	p.click("#tier-add")
+	p.fill(row(2, "above_input_tokens"), "200000")
+	p.fill(row(2, "output_per_mtok"), "15")
+	submitDialog(p) // the same threshold twice: refused in the browser
+	p.waitFor(`[...document.querySelectorAll("dialog[open] .field-error")].some((e) => e.textContent.includes("Tier 2 repeats the threshold of tier 1"))`,
+		"the repeated-threshold message")
+	p.fill(row(2, "above_input_tokens"), "1000000")
+	p.click("#tier-add") // a blank third row, removed again
+	p.click(`dialog[open] button[aria-label="Remove tier 3"]`)
+	p.waitFor(`document.querySelectorAll("dialog[open] .tier-row").length === 2`, "the blank tier removed")
+	submitDialog(p)
+	p.waitFor(`!document.querySelector("dialog[open]") && document.querySelector("#models-list").textContent.includes("> 200,000: in 2.5")`,
+		"the tiers in the price list")
+	var saved struct {
+		Reasoning float64          `json:"reasoning_per_mtok"`
+		Tiers     []map[string]any `json:"tiers"`
+	}
+	rootAPI(p.t, gw, "GET", "/api/models/"+model, nil, &saved)
+	want := `[map[above_input_tokens:200000 input_per_mtok:2.5] map[above_input_tokens:1e+06 output_per_mtok:15]]`
+	if saved.Reasoning != 12 || fmt.Sprint(saved.Tiers) != want {
+		p.t.Fatalf("saved reasoning %v tiers %v, want 12 and %s", saved.Reasoning, saved.Tiers, want)
+	}
+	p.click(`[aria-label="Edit price of tiered-model"]`)
+	p.waitFor(`document.querySelectorAll("dialog[open] .tier-row").length === 2`, "the saved tiers in the form")
+	p.eval(`document.querySelector("dialog[open] fieldset.tiers").scrollIntoView({block: "center"})`, nil)
+	p.screenshot("models-tiers")
+	p.click(`dialog[open] button[aria-label="Remove tier 1"]`)
+	submitDialog(p)
+	p.waitFor(`!document.querySelector("dialog[open]") && !document.querySelector("#models-list").textContent.includes("> 200,000: in 2.5")`,
+		"the removed tier gone from the list")
+	saved.Tiers = nil
+	rootAPI(p.t, gw, "GET", "/api/models/"+model, nil, &saved)
+	if want := `[map[above_input_tokens:1e+06 output_per_mtok:15]]`; fmt.Sprint(saved.Tiers) != want {
+		p.t.Fatalf("tiers after removing one: %v, want %s", saved.Tiers, want)
 	}
 }
 

@@ -2,9 +2,12 @@ package admin
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -49,7 +52,18 @@ func (a *API) getPrice(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 }
 
 var priceFields = []string{"name", "input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok",
-	"per_call", "free", "extra", "fallbacks"}
+	"reasoning_per_mtok", "per_call", "free", "extra", "fallbacks", "tiers"}
+
+// tierFields are the members of one long-context tier.
+var tierFields = []string{"above_input_tokens", "input_per_mtok", "output_per_mtok", "cache_read_per_mtok",
+	"cache_write_per_mtok", "reasoning_per_mtok"}
+
+const (
+	// maxTiers bounds a price's tiers; real price lists have one or two.
+	maxTiers = 16
+	// maxThreshold keeps a threshold exact in a JSON number (2^53 − 1).
+	maxThreshold = 1<<53 - 1
+)
 
 // readPrice decodes a price body. PUT replaces the whole price: members
 // left out are zero, as in the seed file.
@@ -66,15 +80,17 @@ func readPrice(f fields, name string) (store.ModelPrice, error) {
 		name string
 		dst  *float64
 	}{{"input_per_mtok", &p.InputPerMTok}, {"output_per_mtok", &p.OutputPerMTok}, {"cache_read_per_mtok", &p.CacheReadPerMTok},
-		{"cache_write_per_mtok", &p.CacheWritePerMTok}, {"per_call", &p.PerCall}}
+		{"cache_write_per_mtok", &p.CacheWritePerMTok}, {"reasoning_per_mtok", &p.ReasoningPerMTok}, {"per_call", &p.PerCall}}
 	for _, rt := range rates {
-		if _, err := get(f, rt.name, rt.dst); err != nil {
+		if err := getRate(f, rt.name, rt.dst); err != nil {
 			return p, err
 		}
-		if *rt.dst < 0 || math.IsInf(*rt.dst, 0) {
-			return p, badField(rt.name, "must be a non-negative number of US dollars")
-		}
 	}
+	tiers, err := readTiers(f)
+	if err != nil {
+		return p, err
+	}
+	p.Tiers = tiers
 	if _, err := get(f, "free", &p.Free); err != nil {
 		return p, err
 	}
@@ -92,6 +108,105 @@ func readPrice(f fields, name string) (store.ModelPrice, error) {
 		p.Fallbacks = nil // stored and read back as none
 	}
 	return p, checkFallbacks(name, p.Fallbacks)
+}
+
+// getRate decodes a price in US dollars, which must not be negative.
+func getRate(f fields, name string, dst *float64) error {
+	if _, err := get(f, name, dst); err != nil {
+		return err
+	}
+	if *dst < 0 || math.IsInf(*dst, 0) {
+		return badField(name, "must be a non-negative number of US dollars")
+	}
+	return nil
+}
+
+// readTiers decodes the long-context tiers: a list of objects, each with a
+// positive integer above_input_tokens and at least one price. They are
+// returned sorted by threshold; two tiers with the same threshold are
+// refused. Errors name the member as sent, e.g. tiers[1].above_input_tokens.
+func readTiers(f fields) ([]store.PriceTier, error) {
+	if !f.has("tiers") || f.isNull("tiers") {
+		return nil, nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(f["tiers"], &raws); err != nil {
+		return nil, badField("tiers", "must be a list of objects")
+	}
+	if len(raws) > maxTiers {
+		return nil, badField("tiers", "must hold at most %d tiers", maxTiers)
+	}
+	tiers := make([]store.PriceTier, len(raws))
+	for i, raw := range raws {
+		t, err := readTier(fmt.Sprintf("tiers[%d]", i), raw)
+		if err != nil {
+			return nil, err
+		}
+		tiers[i] = t
+	}
+	order := make([]int, len(tiers)) // positions as sent, in threshold order
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return tiers[order[a]].AboveInputTokens < tiers[order[b]].AboveInputTokens })
+	sorted := make([]store.PriceTier, 0, len(tiers))
+	for k, i := range order {
+		if k > 0 && tiers[order[k-1]].AboveInputTokens == tiers[i].AboveInputTokens {
+			first, second := min(order[k-1], i), max(order[k-1], i)
+			return nil, badField(fmt.Sprintf("tiers[%d].above_input_tokens", second), "repeats the threshold of tiers[%d]", first)
+		}
+		sorted = append(sorted, tiers[i])
+	}
+	if len(sorted) == 0 {
+		return nil, nil // stored and read back as none
+	}
+	return sorted, nil
+}
+
+// readTier decodes one tier named name (tiers[i]).
+func readTier(name string, raw json.RawMessage) (store.PriceTier, error) {
+	var t store.PriceTier
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return t, badField(name, "must be an object")
+	}
+	// The members are decoded under their full names so that every error
+	// names the one that was wrong.
+	tf := fields{}
+	var unknown []string
+	for k, v := range obj {
+		if !slices.Contains(tierFields, k) {
+			unknown = append(unknown, k)
+		}
+		tf[name+"."+k] = v
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return t, badField(name, "has unknown field %s; allowed fields are %s", strings.Join(unknown, ", "), strings.Join(tierFields, ", "))
+	}
+	threshold := name + ".above_input_tokens"
+	if ok, err := get(tf, threshold, &t.AboveInputTokens); err != nil || !ok {
+		return t, firstErr(err, badField(threshold, "is required"))
+	}
+	if t.AboveInputTokens <= 0 || t.AboveInputTokens > maxThreshold {
+		return t, badField(threshold, "must be a positive integer of at most %d", int64(maxThreshold))
+	}
+	rates := []struct {
+		name string
+		dst  *float64
+	}{{"input_per_mtok", &t.InputPerMTok}, {"output_per_mtok", &t.OutputPerMTok}, {"cache_read_per_mtok", &t.CacheReadPerMTok},
+		{"cache_write_per_mtok", &t.CacheWritePerMTok}, {"reasoning_per_mtok", &t.ReasoningPerMTok}}
+	priced := false
+	for _, rt := range rates {
+		if err := getRate(tf, name+"."+rt.name, rt.dst); err != nil {
+			return t, err
+		}
+		priced = priced || *rt.dst > 0
+	}
+	if !priced {
+		return t, badField(name, "must set at least one price above zero; a price left out is the base price")
+	}
+	return t, nil
 }
 
 // checkFallbacks refuses fallback lists that name nothing, repeat a model

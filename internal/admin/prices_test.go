@@ -1,7 +1,10 @@
 package admin
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
 )
 
 func TestPriceScenarios(t *testing.T) {
@@ -73,5 +76,71 @@ func TestGroupScenarios(t *testing.T) {
 		{name: "a missing group is 404", who: "admin", method: "GET", path: "/api/groups/none", status: 404},
 		{name: "an admin deletes a group", who: "admin", method: "DELETE", path: "/api/groups/vip", status: 200},
 		{name: "deleting a missing group is 404", who: "admin", method: "DELETE", path: "/api/groups/vip", status: 404},
+	})
+}
+
+func TestPriceReasoningAndTierScenarios(t *testing.T) {
+	e := newEnv(t)
+	put := func(name, body string, status int, want map[string]any) scenario {
+		return scenario{name: name, who: "admin", method: "PUT", path: "/api/models/gemini-x", body: body, status: status, want: want}
+	}
+	bad := func(name, body, message string) scenario {
+		return put(name, body, 400, map[string]any{"error.code": "invalid_field", "error.message": message})
+	}
+	sortedTiers := []any{
+		map[string]any{"above_input_tokens": 200000, "input_per_mtok": 2.5, "output_per_mtok": 15},
+		map[string]any{"above_input_tokens": 1000000, "cache_read_per_mtok": 0.5, "reasoning_per_mtok": 20},
+	}
+	e.run([]scenario{
+		put("tiers sent out of order are stored sorted",
+			`{"input_per_mtok":1.25,"output_per_mtok":10,"reasoning_per_mtok":12,"tiers":[`+
+				`{"above_input_tokens":1000000,"cache_read_per_mtok":0.5,"reasoning_per_mtok":20},`+
+				`{"above_input_tokens":200000,"input_per_mtok":2.5,"output_per_mtok":15}]}`,
+			200, map[string]any{"reasoning_per_mtok": 12, "tiers": sortedTiers}),
+		{name: "reading returns reasoning and tiers", who: "admin", method: "GET", path: "/api/models/gemini-x", status: 200,
+			want: map[string]any{"input_per_mtok": 1.25, "reasoning_per_mtok": 12, "tiers": sortedTiers}},
+		{name: "billing prices with the saved tiers", who: "admin", method: "GET", path: "/api/models/gemini-x", status: 200,
+			check: func(t *testing.T, e *env, _ response) {
+				p, err := e.d.Billing.Price("gemini-x")
+				if err != nil {
+					t.Fatal(err)
+				}
+				// 200,001 input at 2.5 + 100 output at 15 = $0.5015025 → 250,751.25 units at 500,000/$
+				got, err := e.d.Billing.Charge(p, ir.Usage{InputTokens: 200_001, OutputTokens: 100}, nil, "default")
+				if err != nil || got != 250751 {
+					t.Fatalf("charge = %d, %v; want 250751", got, err)
+				}
+			}},
+		put("a PUT without tiers clears them", `{"input_per_mtok":1}`, 200, map[string]any{"tiers": nil, "reasoning_per_mtok": nil}),
+		put("null tiers are none", `{"input_per_mtok":1,"tiers":null}`, 200, map[string]any{"tiers": nil}),
+		put("an empty list is none", `{"input_per_mtok":1,"tiers":[]}`, 200, map[string]any{"tiers": nil}),
+		bad("a negative reasoning price", `{"reasoning_per_mtok":-1}`, "reasoning_per_mtok must be a non-negative number of US dollars"),
+		bad("tiers that are not a list", `{"tiers":{"above_input_tokens":1}}`, "tiers must be a list of objects"),
+		bad("a tier that is not an object", `{"tiers":[{"above_input_tokens":1,"input_per_mtok":1},3]}`, "tiers[1] must be an object"),
+		bad("a tier without a threshold", `{"tiers":[{"input_per_mtok":1}]}`, "tiers[0].above_input_tokens is required"),
+		bad("a null threshold", `{"tiers":[{"above_input_tokens":null,"input_per_mtok":1}]}`, "tiers[0].above_input_tokens must not be null"),
+		bad("a zero threshold", `{"tiers":[{"above_input_tokens":10,"input_per_mtok":1},{"above_input_tokens":0,"input_per_mtok":1}]}`,
+			"tiers[1].above_input_tokens must be a positive integer of at most 9007199254740991"),
+		bad("a negative threshold", `{"tiers":[{"above_input_tokens":-5,"input_per_mtok":1}]}`,
+			"tiers[0].above_input_tokens must be a positive integer of at most 9007199254740991"),
+		bad("a threshold past 2^53", `{"tiers":[{"above_input_tokens":9007199254740992,"input_per_mtok":1}]}`,
+			"tiers[0].above_input_tokens must be a positive integer of at most 9007199254740991"),
+		bad("a fractional threshold", `{"tiers":[{"above_input_tokens":1.5,"input_per_mtok":1}]}`, "tiers[0].above_input_tokens must be an integer"),
+		bad("a string threshold", `{"tiers":[{"above_input_tokens":"1000","input_per_mtok":1}]}`, "tiers[0].above_input_tokens must be an integer"),
+		bad("a repeated threshold names the later tier", `{"tiers":[{"above_input_tokens":500,"input_per_mtok":1},`+
+			`{"above_input_tokens":100,"input_per_mtok":2},{"above_input_tokens":500,"output_per_mtok":3}]}`,
+			"tiers[2].above_input_tokens repeats the threshold of tiers[0]"),
+		bad("a negative tier price", `{"tiers":[{"above_input_tokens":10,"input_per_mtok":1},{"above_input_tokens":20,"output_per_mtok":-2}]}`,
+			"tiers[1].output_per_mtok must be a non-negative number of US dollars"),
+		bad("a string tier price", `{"tiers":[{"above_input_tokens":10,"cache_write_per_mtok":"1"}]}`, "tiers[0].cache_write_per_mtok must be a number"),
+		bad("an unknown tier member", `{"tiers":[{"above_input_tokens":10,"input_per_mtok":1,"per_call":1,"free":true}]}`,
+			"tiers[0] has unknown field free, per_call; allowed fields are above_input_tokens, input_per_mtok, output_per_mtok, "+
+				"cache_read_per_mtok, cache_write_per_mtok, reasoning_per_mtok"),
+		bad("a tier without a price", `{"tiers":[{"above_input_tokens":10,"input_per_mtok":0}]}`,
+			"tiers[0] must set at least one price above zero; a price left out is the base price"),
+		bad("too many tiers", `{"tiers":[`+strings.Repeat(`{"above_input_tokens":1,"input_per_mtok":1},`, 16)+`{"above_input_tokens":1,"input_per_mtok":1}]}`,
+			"tiers must hold at most 16 tiers"),
+		{name: "a refused PUT leaves the saved price", who: "admin", method: "GET", path: "/api/models/gemini-x", status: 200,
+			want: map[string]any{"input_per_mtok": 1, "tiers": nil}},
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -88,6 +89,12 @@ func TestSeedCreatesEverythingFromTheFile(t *testing.T) {
 	if e.d.Billing.Ratio("vip") != 0.5 {
 		t.Fatal("group ratio not loaded")
 	}
+	long, err := e.d.Store.Prices().Get(ctx, "gemini-long")
+	wantTiers := []store.PriceTier{{AboveInputTokens: 200000, InputPerMTok: 2.5, OutputPerMTok: 15},
+		{AboveInputTokens: 1000000, InputPerMTok: 5, ReasoningPerMTok: 20}}
+	if err != nil || long.ReasoningPerMTok != 12 || !reflect.DeepEqual(long.Tiers, wantTiers) {
+		t.Fatalf("tiered price = %+v, %v", long, err)
+	}
 }
 
 func TestSeedingTwiceChangesNothing(t *testing.T) {
@@ -162,6 +169,13 @@ func TestSeedRejectsBadRecords(t *testing.T) {
 		{"token of a missing user", config.Seed{Tokens: []config.SeedToken{{Name: "t", User: "nobody", Key: "sk-x-12345"}}}, "nobody"},
 		{"unknown role", config.Seed{Users: []config.SeedUser{{Username: "u", Password: "p", Role: "boss"}}}, "role"},
 		{"negative price", config.Seed{Models: map[string]config.SeedPrice{"m": {PerCall: -1}}}, "per_call"},
+		{"negative reasoning price", config.Seed{Models: map[string]config.SeedPrice{"m": {ReasoningPerMTok: -1}}}, "reasoning_per_mtok must be a non-negative"},
+		{"repeated tier threshold", config.Seed{Models: map[string]config.SeedPrice{"m": {InputPerMTok: 1, Tiers: []config.SeedPriceTier{
+			{AboveInputTokens: 10, InputPerMTok: 2}, {AboveInputTokens: 10, InputPerMTok: 3}}}}}, "model m: tiers[1].above_input_tokens repeats the threshold of tiers[0]"},
+		{"tier without threshold", config.Seed{Models: map[string]config.SeedPrice{"m": {Tiers: []config.SeedPriceTier{{InputPerMTok: 2}}}}},
+			"tiers[0].above_input_tokens must be a positive integer"},
+		{"negative tier price", config.Seed{Models: map[string]config.SeedPrice{"m": {Tiers: []config.SeedPriceTier{{AboveInputTokens: 5, OutputPerMTok: -1}}}}},
+			"tiers[0].output_per_mtok must be a non-negative"},
 		{"new user without password", config.Seed{Users: []config.SeedUser{{Username: "u"}}}, "password"},
 	}
 	for _, c := range cases {
@@ -279,5 +293,32 @@ func TestConcurrentSeedsAllSucceed(t *testing.T) {
 	carol, _ := e.d.Store.Users().GetByUsername(ctx, "carol")
 	if delta, _, _ := e.d.Store.Ledger().Sum(ctx, carol.ID); carol.Quota != 5000000 || delta != 5000000 {
 		t.Fatalf("carol quota %d, ledger %d after concurrent seeds", carol.Quota, delta)
+	}
+}
+
+// TestSeededTieredPriceComparesEqualToTheStoredOne keeps a restart with the
+// same file from rewriting a tiered price when the seed marks are gone:
+// the file's entry and the stored row must compare equal.
+func TestSeededTieredPriceComparesEqualToTheStoredOne(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	seed := loadSeed(t)
+	if err := Seed(ctx, e.d, seed); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := e.d.Store.Prices().Get(ctx, "gemini-long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := priceFromSeed("gemini-long", seed.Models["gemini-long"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !samePrice(stored, &fromFile) {
+		t.Fatalf("stored %+v\nfile   %+v", *stored, fromFile)
+	}
+	fromFile.Tiers[1].InputPerMTok = 6
+	if samePrice(stored, &fromFile) {
+		t.Fatal("a changed tier compares equal")
 	}
 }

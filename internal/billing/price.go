@@ -7,6 +7,7 @@ package billing
 
 import (
 	"math/big"
+	"sort"
 	"strconv"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
@@ -15,14 +16,26 @@ import (
 
 // Price is a model price prepared for exact arithmetic.
 type Price struct {
-	Name       string
-	Free       bool
-	input      *big.Rat
-	output     *big.Rat
-	cacheRead  *big.Rat
-	cacheWrite *big.Rat
-	perCall    *big.Rat
-	Raw        store.ModelPrice
+	Name    string
+	Free    bool
+	base    rates
+	tiers   []tier // ascending by threshold
+	perCall *big.Rat
+	Raw     store.ModelPrice
+}
+
+// rates are the per-million-token prices that apply to one request. A nil
+// rate is unset: cache tokens then cost the input rate, reasoning tokens
+// the output rate, and input or output tokens nothing.
+type rates struct {
+	input, output, cacheRead, cacheWrite, reasoning *big.Rat
+}
+
+// tier holds the rates of requests whose input exceeds above, already
+// merged with the base rates for every price the tier leaves out.
+type tier struct {
+	above int64
+	rates
 }
 
 // exactRat turns a float price into the decimal the administrator typed:
@@ -37,32 +50,80 @@ func exactRat(f float64) *big.Rat {
 
 // NewPrice prepares a stored price.
 func NewPrice(p store.ModelPrice) *Price {
-	return &Price{
+	out := &Price{
 		Name: p.Name, Free: p.Free, Raw: p,
-		input: exactRat(p.InputPerMTok), output: exactRat(p.OutputPerMTok),
-		cacheRead: exactRat(p.CacheReadPerMTok), cacheWrite: exactRat(p.CacheWritePerMTok),
+		base: rates{input: exactRat(p.InputPerMTok), output: exactRat(p.OutputPerMTok),
+			cacheRead: exactRat(p.CacheReadPerMTok), cacheWrite: exactRat(p.CacheWritePerMTok),
+			reasoning: exactRat(p.ReasoningPerMTok)},
 		perCall: exactRat(p.PerCall),
 	}
+	for _, t := range p.Tiers {
+		out.tiers = append(out.tiers, tier{above: t.AboveInputTokens, rates: rates{
+			input: orRat(exactRat(t.InputPerMTok), out.base.input), output: orRat(exactRat(t.OutputPerMTok), out.base.output),
+			cacheRead:  orRat(exactRat(t.CacheReadPerMTok), out.base.cacheRead),
+			cacheWrite: orRat(exactRat(t.CacheWritePerMTok), out.base.cacheWrite),
+			reasoning:  orRat(exactRat(t.ReasoningPerMTok), out.base.reasoning),
+		}})
+	}
+	// The API and the seed store tiers sorted; a row written otherwise
+	// must still pick the highest threshold exceeded.
+	sort.SliceStable(out.tiers, func(i, j int) bool { return out.tiers[i].above < out.tiers[j].above })
+	return out
+}
+
+// ratesFor is the rates of a request with this many input tokens: those of
+// the tier with the highest threshold it exceeds, else the base rates.
+// Exactly at a threshold is still below the tier.
+func (p *Price) ratesFor(inputTokens int) rates {
+	for i := len(p.tiers) - 1; i >= 0; i-- {
+		if int64(inputTokens) > p.tiers[i].above {
+			return p.tiers[i].rates
+		}
+	}
+	return p.base
 }
 
 // TokenCost is the exact US-dollar cost of usage at this price, before
-// the group ratio. Cached tokens are charged at their own price when one is
-// set and at the input price otherwise.
+// the group ratio. The request's input tokens (cache tokens included)
+// choose the tier whose rates price every token of it. Cached tokens are
+// charged at their own price when one is set and at the input price
+// otherwise. Reasoning tokens are part of the output tokens: with a
+// reasoning price set, up to the output tokens of them are charged at it
+// and the rest of the output at the output price.
 func (p *Price) TokenCost(u ir.Usage) *big.Rat {
 	cost := new(big.Rat)
 	if p.Free {
 		return cost
 	}
+	r := p.ratesFor(u.InputTokens)
 	plain := u.InputTokens - u.CacheReadTokens - u.CacheWriteTokens
 	if plain < 0 {
 		plain = 0
 	}
-	addTokens(cost, plain, p.input)
-	addTokens(cost, u.CacheReadTokens, orRat(p.cacheRead, p.input))
-	addTokens(cost, u.CacheWriteTokens, orRat(p.cacheWrite, p.input))
-	addTokens(cost, u.OutputTokens, p.output)
+	addTokens(cost, plain, r.input)
+	addTokens(cost, u.CacheReadTokens, orRat(r.cacheRead, r.input))
+	addTokens(cost, u.CacheWriteTokens, orRat(r.cacheWrite, r.input))
+	reasoning := 0
+	if r.reasoning != nil {
+		reasoning = max(min(u.ReasoningTokens, u.OutputTokens), 0)
+	}
+	addTokens(cost, u.OutputTokens-reasoning, r.output)
+	addTokens(cost, reasoning, r.reasoning)
 	cost.Quo(cost, big.NewRat(1_000_000, 1))
 	return cost
+}
+
+// ReserveUsage is the usage a reservation for estimate u should price so
+// that it never falls short of the bill: every output token is counted at
+// the dearer of the output and reasoning rates of the tier u's input
+// tokens reach, since the split between them is only known afterwards.
+func (p *Price) ReserveUsage(u ir.Usage) ir.Usage {
+	r := p.ratesFor(u.InputTokens)
+	u.ReasoningTokens = 0
+	if r.reasoning != nil && (r.output == nil || r.reasoning.Cmp(r.output) > 0) {
+		u.ReasoningTokens = u.OutputTokens
+	}
+	return u
 }
 
 // CallCost is the exact per-call cost times n calls.
@@ -74,8 +135,19 @@ func (p *Price) CallCost(n int) *big.Rat {
 	return cost.Mul(p.perCall, big.NewRat(int64(n), 1))
 }
 
-// HasTokenPrice reports whether the price charges for tokens.
-func (p *Price) HasTokenPrice() bool { return p.input != nil || p.output != nil }
+// HasTokenPrice reports whether the price charges for tokens, at its base
+// rates or at a tier's.
+func (p *Price) HasTokenPrice() bool {
+	if p.base.input != nil || p.base.output != nil {
+		return true
+	}
+	for _, t := range p.tiers {
+		if t.input != nil || t.output != nil {
+			return true
+		}
+	}
+	return false
+}
 
 func orRat(a, b *big.Rat) *big.Rat {
 	if a != nil {

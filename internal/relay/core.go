@@ -337,7 +337,7 @@ func (c *callCore) switchModel(model string, price *billing.Price) bool {
 // bound is tried first; when it does not fit (or cannot be priced) the
 // counted figure is, and a refusal is decided on that one.
 func (c *callCore) reserveEstimate(held int64) error {
-	bound, err := c.quota(c.sizer(c.price, false))
+	bound, err := c.holdQuota(c.sizer(c.price, false))
 	if err == nil {
 		if bound <= held {
 			return nil
@@ -346,7 +346,7 @@ func (c *callCore) reserveEstimate(held int64) error {
 			return nil
 		}
 	}
-	exact, exactErr := c.quota(c.sizer(c.price, true))
+	exact, exactErr := c.holdQuota(c.sizer(c.price, true))
 	if exactErr != nil {
 		return exactErr
 	}
@@ -357,6 +357,14 @@ func (c *callCore) reserveEstimate(held int64) error {
 		return err
 	}
 	return c.reserve(exact)
+}
+
+// holdQuota prices an estimate for a reservation: its output tokens at the
+// dearest output rate (output or reasoning) of the tier its input reaches,
+// since how much of the output will be reasoning is only known afterwards.
+func (c *callCore) holdQuota(ch charge) (int64, error) {
+	ch.usage = c.price.ReserveUsage(ch.usage)
+	return c.quota(ch)
 }
 
 // settle charges what was consumed and writes the consume row. It runs even

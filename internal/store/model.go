@@ -102,6 +102,13 @@ type ModelPrice struct {
 	CacheWritePerMTok float64 `json:"cache_write_per_mtok,omitempty"`
 	PerCall           float64 `json:"per_call,omitempty"`
 	Free              bool    `json:"free,omitempty"`
+	// ReasoningPerMTok prices the reasoning tokens, which are part of the
+	// output tokens; zero charges them at the output price.
+	ReasoningPerMTok float64 `json:"reasoning_per_mtok,omitempty"`
+	// Tiers are long-context prices, sorted by threshold: the tier with the
+	// highest threshold below a request's input tokens prices the whole
+	// request.
+	Tiers []PriceTier `json:"tiers,omitempty"`
 	// Extra holds per-kind pricing (image size/quality factors, audio per
 	// minute, task expressions) as JSON so new kinds need no migration.
 	Extra json.RawMessage `json:"extra,omitempty"`
@@ -109,6 +116,18 @@ type ModelPrice struct {
 	// one failed before the first byte.
 	Fallbacks []string  `json:"fallbacks,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// PriceTier is the price of a request whose input tokens (cache tokens
+// included) exceed AboveInputTokens. Each price it leaves at zero is the
+// base price's.
+type PriceTier struct {
+	AboveInputTokens  int64   `json:"above_input_tokens"`
+	InputPerMTok      float64 `json:"input_per_mtok,omitempty"`
+	OutputPerMTok     float64 `json:"output_per_mtok,omitempty"`
+	CacheReadPerMTok  float64 `json:"cache_read_per_mtok,omitempty"`
+	CacheWritePerMTok float64 `json:"cache_write_per_mtok,omitempty"`
+	ReasoningPerMTok  float64 `json:"reasoning_per_mtok,omitempty"`
 }
 
 // Log types of the usage log.

@@ -81,3 +81,28 @@ func TestPriceFallbacksRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestPriceWrittenWithoutTheTierColumnsChargesAsBefore covers a node of the
+// previous release writing a price during a rolling upgrade: its row names
+// neither new column, and reads back with no reasoning price and no tiers.
+func TestPriceWrittenWithoutTheTierColumnsChargesAsBefore(t *testing.T) {
+	for dialect, open := range freshStores(t) {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			s := open(t)
+			_, err := s.DB().ExecContext(ctx, s.Rebind("INSERT INTO model_prices (name, input_per_mtok, output_per_mtok, cache_read_per_mtok, "+
+				"cache_write_per_mtok, per_call, is_free, extra, updated_at, fallbacks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+				"old", 1.5, 2, 0, 0, 0, false, nil, time.Now().UTC(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := s.Prices().Get(ctx, "old")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.InputPerMTok != 1.5 || p.OutputPerMTok != 2 || p.ReasoningPerMTok != 0 || p.Tiers != nil {
+				t.Fatalf("got %+v", *p)
+			}
+		})
+	}
+}

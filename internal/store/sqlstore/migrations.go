@@ -15,9 +15,10 @@ var allMigrations = []Migration{
 	healthMigrations[0], healthMigrations[1], // 40, 41
 	accountsMigrations[0], accountsMigrations[1],
 	accountsMigrations[2], accountsMigrations[3], // 60–63
-	pluginsMigration,   // 100
-	tasksMigration,     // 110
-	responsesMigration, // 120
+	pluginsMigration,    // 100
+	tasksMigration,      // 110
+	responsesMigration,  // 120
+	priceTiersMigration, // 121
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
@@ -128,4 +129,12 @@ CREATE TABLE response_index (
 	created_at {{bigint}} NOT NULL
 ) {{options}};
 CREATE INDEX response_index_created_idx ON response_index (created_at);
+`}
+
+// priceTiersMigration adds the reasoning token price and the long-context
+// tiers (a JSON list) to model prices. Existing prices get no reasoning
+// price and no tiers, so they charge exactly as before.
+var priceTiersMigration = Migration{Version: 121, Name: "model price reasoning and tiers", SQL: `
+ALTER TABLE model_prices ADD reasoning_per_mtok {{float}} NOT NULL DEFAULT 0;
+ALTER TABLE model_prices ADD tiers {{text}} NULL;
 `}

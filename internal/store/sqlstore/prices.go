@@ -3,21 +3,34 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 type priceRepo struct{ s *Store }
 
-var priceColumns = []string{"input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok", "per_call", "is_free", "extra", "updated_at", "fallbacks"}
+var priceColumns = []string{"input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok", "per_call", "is_free", "extra", "updated_at", "fallbacks",
+	"reasoning_per_mtok", "tiers"}
 
-const priceSelect = "SELECT name, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, per_call, is_free, extra, updated_at, fallbacks FROM model_prices"
+const priceSelect = "SELECT name, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, per_call, is_free, extra, updated_at, fallbacks, " +
+	"reasoning_per_mtok, tiers FROM model_prices"
 
 func scanPrice(row interface{ Scan(...any) error }) (store.ModelPrice, error) {
 	var p store.ModelPrice
-	var extra, fallbacks sql.NullString
-	err := row.Scan(&p.Name, &p.InputPerMTok, &p.OutputPerMTok, &p.CacheReadPerMTok, &p.CacheWritePerMTok, &p.PerCall, &p.Free, &extra, &p.UpdatedAt, &fallbacks)
+	var extra, fallbacks, tiers sql.NullString
+	err := row.Scan(&p.Name, &p.InputPerMTok, &p.OutputPerMTok, &p.CacheReadPerMTok, &p.CacheWritePerMTok, &p.PerCall, &p.Free, &extra, &p.UpdatedAt, &fallbacks,
+		&p.ReasoningPerMTok, &tiers)
 	p.Extra = rawFrom(extra)
+	if err == nil && tiers.Valid && tiers.String != "" {
+		if err = json.Unmarshal([]byte(tiers.String), &p.Tiers); err != nil {
+			err = fmt.Errorf("decode tiers of %s: %w", p.Name, err)
+		}
+		if len(p.Tiers) == 0 {
+			p.Tiers = nil // none is stored as NULL and read back as nil
+		}
+	}
 	if err == nil && fallbacks.Valid && fallbacks.String != "" {
 		p.Fallbacks, err = decodeList(fallbacks.String)
 		if len(p.Fallbacks) == 0 {
@@ -34,9 +47,15 @@ func (r priceRepo) Upsert(ctx context.Context, p store.ModelPrice) error {
 	if err != nil {
 		return wrap(err, "upsert price")
 	}
+	var tiers any // NULL when the price has none
+	if len(p.Tiers) > 0 {
+		if tiers, err = jsonText(p.Tiers); err != nil {
+			return wrap(err, "upsert price")
+		}
+	}
 	_, err = r.s.db.ExecContext(ctx, r.s.upsertSQL("model_prices", "name", priceColumns),
 		p.Name, p.InputPerMTok, p.OutputPerMTok, p.CacheReadPerMTok, p.CacheWritePerMTok, p.PerCall, p.Free,
-		rawText(p.Extra), orNow(p.UpdatedAt), fallbacks)
+		rawText(p.Extra), orNow(p.UpdatedAt), fallbacks, p.ReasoningPerMTok, tiers)
 	return wrap(err, "upsert price")
 }
 

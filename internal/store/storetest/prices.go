@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -26,6 +27,30 @@ var priceTests = []namedTest{
 		must(t, err, "get")
 		if got.InputPerMTok != 1 || got.OutputPerMTok != 0 || got.Free || got.Extra != nil || !got.UpdatedAt.Equal(when) {
 			t.Errorf("after overwrite: %+v", *got)
+		}
+	}},
+	{"reasoning price and tiers round-trip and clear on overwrite", func(t *testing.T, s store.Store) {
+		p := store.ModelPrice{Name: "gemini-x", InputPerMTok: 1.25, OutputPerMTok: 10, ReasoningPerMTok: 12.5,
+			Tiers: []store.PriceTier{
+				{AboveInputTokens: 200_000, InputPerMTok: 2.5, OutputPerMTok: 15},
+				{AboveInputTokens: 1_000_000, InputPerMTok: 5, CacheReadPerMTok: 0.625, CacheWritePerMTok: 6.25, ReasoningPerMTok: 20},
+			}}
+		must(t, s.Prices().Upsert(ctx(t), p), "insert")
+		got, err := s.Prices().Get(ctx(t), "gemini-x")
+		must(t, err, "get")
+		if got.ReasoningPerMTok != 12.5 || !reflect.DeepEqual(got.Tiers, p.Tiers) {
+			t.Errorf("got reasoning %v tiers %+v", got.ReasoningPerMTok, got.Tiers)
+		}
+		list, err := s.Prices().List(ctx(t))
+		must(t, err, "list")
+		if len(list) != 1 || !reflect.DeepEqual(list[0].Tiers, p.Tiers) {
+			t.Errorf("List = %+v", list)
+		}
+		must(t, s.Prices().Upsert(ctx(t), store.ModelPrice{Name: "gemini-x", InputPerMTok: 1}), "overwrite")
+		got, err = s.Prices().Get(ctx(t), "gemini-x")
+		must(t, err, "get")
+		if got.ReasoningPerMTok != 0 || got.Tiers != nil {
+			t.Errorf("after overwrite: reasoning %v tiers %#v", got.ReasoningPerMTok, got.Tiers)
 		}
 	}},
 	{"list is ordered by name and delete removes", func(t *testing.T, s store.Store) {

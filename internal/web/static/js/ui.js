@@ -46,12 +46,14 @@ export function fieldSet(specs, { grid = false } = {}) {
     for (const r of rows) {
       let msg = "";
       r.input.setCustomValidity("");
-      if (!r.input.checkValidity()) msg = r.input.validationMessage;
+      // A custom editor is a fieldset, valid when every input in it is;
+      // the message is that of its first invalid input.
+      if (!r.input.checkValidity()) msg = r.input.validationMessage || r.input.querySelector(":invalid")?.validationMessage || "";
       else if (r.spec.validate) msg = r.spec.validate(values[r.spec.name], values) || "";
       r.setError(msg);
       if (msg && !first) first = r;
     }
-    if (first) first.input.focus();
+    if (first) first.focus();
     return first ? null : values;
   };
   return { el, read, validate, inputs: Object.fromEntries(rows.map((r) => [r.spec.name, r.input])) };
@@ -70,17 +72,28 @@ function buildField(spec) {
     else input.removeAttribute("aria-invalid");
   };
   let row;
-  if (spec.type === "checkbox") {
+  let focus = () => input.focus();
+  if (spec.type === "custom") {
+    // spec.editor is {el: a fieldset, read()}: an editor of several inputs,
+    // such as a list of rows. Its label is the fieldset's legend.
+    input.prepend(h("legend", {}, spec.label));
+    row = h("div", { class: "field" }, input, spec.hint ? h("span", { class: "hint", id: hintId }, spec.hint) : null, err);
+    focus = () => (input.querySelector(":invalid") || input.querySelector("input, select, textarea, button"))?.focus();
+  } else if (spec.type === "checkbox") {
     row = h("div", { class: "field" }, h("label", { class: "check", for: id }, input, spec.label),
       spec.hint ? h("span", { class: "hint", id: hintId }, spec.hint) : null, err);
   } else {
     row = h("div", { class: "field" }, h("label", { for: id }, spec.label, spec.required ? h("span", { "aria-hidden": "true" }, " *") : null),
       input, spec.extra ? spec.extra(input) : null, spec.hint ? h("span", { class: "hint", id: hintId }, spec.hint) : null, err);
   }
-  return { spec, input, row, setError, read: () => readInput(spec, input) };
+  return { spec, input, row, setError, focus, read: () => readInput(spec, input) };
 }
 
 function makeInput(spec, id) {
+  if (spec.type === "custom") {
+    spec.editor.el.id = id;
+    return spec.editor.el;
+  }
   const common = { id, name: spec.name, required: spec.required, placeholder: spec.placeholder, autocomplete: spec.autocomplete || "off" };
   if (spec.type === "select") {
     return h("select", common, (spec.options || []).map((o) => {
@@ -105,6 +118,7 @@ function readInput(spec, input) {
     case "checkbox": return input.checked;
     case "file": return input.files && input.files[0];
     case "number": return input.value === "" ? null : Number(input.value);
+    case "custom": return spec.editor.read();
     default: return input.value;
   }
 }

@@ -1,5 +1,6 @@
-// Model prices (admin): US dollars per million tokens or per call.
-import { h, splitList } from "../dom.js";
+// Model prices (admin): US dollars per million tokens or per call, with
+// optional long-context tiers.
+import { h, num, splitList } from "../dom.js";
 import { api, items } from "../api.js";
 import { pageHead, table, formDialog, confirmDialog, guard, jsonObject } from "../ui.js";
 import { t } from "../i18n.js";
@@ -9,8 +10,16 @@ const RATES = [
   ["output_per_mtok", "mp.output"],
   ["cache_read_per_mtok", "mp.cacheRead"],
   ["cache_write_per_mtok", "mp.cacheWrite"],
+  ["reasoning_per_mtok", "mp.reasoning"],
   ["per_call", "mp.perCall"],
 ];
+
+// TIER_RATES are the prices a tier may replace; per_call is not one.
+const TIER_RATES = RATES.filter(([name]) => name !== "per_call");
+
+// SHORT names a tier's prices in the list, where the column is narrow.
+const SHORT = { input_per_mtok: "mp.shortIn", output_per_mtok: "mp.shortOut", cache_read_per_mtok: "mp.shortCacheRead",
+  cache_write_per_mtok: "mp.shortCacheWrite", reasoning_per_mtok: "mp.shortReasoning" };
 
 export async function render(main) {
   const list = h("div", { id: "models-list" });
@@ -18,11 +27,14 @@ export async function render(main) {
     h("button", { type: "button", class: "primary", id: "model-create", onclick: () => edit(null) }, t("mp.add"))), list);
 
   async function edit(m) {
+    const tiers = tierEditor(m?.tiers || []);
     const saved = await formDialog({
       title: m ? t("mp.priceOf", { name: m.name }) : t("mp.addTitle"),
       fields: [
         { name: "name", label: t("mp.model"), required: true, maxlength: 128, value: m?.name, pattern: "\\S(.*\\S)?" },
-        ...RATES.map(([name, key]) => ({ name, label: t(key), type: "number", min: 0, step: "any", value: m?.[name] ?? "" })),
+        ...RATES.map(([name, key]) => ({ name, label: t(key), type: "number", min: 0, step: "any", value: m?.[name] ?? "",
+          hint: name === "reasoning_per_mtok" ? t("mp.reasoningHint") : undefined })),
+        { name: "tiers", label: t("mp.tiers"), type: "custom", editor: tiers, hint: t("mp.tiersHint"), validate: checkTiers },
         { name: "free", label: t("mp.freeField"), type: "checkbox", value: m?.free },
         { name: "extra", label: t("mp.extra"), type: "json", value: m?.extra ?? "", validate: jsonObject,
           hint: t("mp.extraHint") },
@@ -32,6 +44,7 @@ export async function render(main) {
       onSubmit: (v) => {
         const body = { free: v.free };
         for (const [name] of RATES) if (v[name] !== null) body[name] = v[name];
+        body.tiers = v.tiers;
         if (v.extra.trim()) body.extra = JSON.parse(v.extra);
         body.fallbacks = splitList(v.fallbacks);
         return api("PUT", `/api/models/${encodeURIComponent(v.name)}`, body);
@@ -45,6 +58,7 @@ export async function render(main) {
     list.replaceChildren(table(t("mp.title"), [
       { label: t("mp.model"), cell: (m) => h("code", {}, m.name) },
       ...RATES.map(([name, key]) => ({ label: t(key), num: true, cell: (m) => (m[name] ? String(m[name]) : "—") })),
+      { label: t("mp.tiersCol"), cell: tiersCell },
       { label: t("mp.free"), cell: (m) => (m.free ? t("common.yes") : "") },
       { label: t("mp.fallbacksCol"), cell: (m) => (m.fallbacks?.length ? m.fallbacks.join(" → ") : "") },
       { label: t("common.actions"), cell: (m) => h("div", { class: "actions" },
@@ -55,4 +69,91 @@ export async function render(main) {
     ], items(data), t("mp.none")));
   }
   await load();
+}
+
+/** tiersCell lists a price's tiers, one line each: threshold and the prices it replaces. */
+function tiersCell(m) {
+  if (!m.tiers?.length) return "";
+  return h("ul", { class: "tier-list" }, m.tiers.map((tier) => h("li", {},
+    t("mp.tierAboveCell", { n: num(tier.above_input_tokens) }), " ",
+    TIER_RATES.filter(([name]) => tier[name]).map(([name]) => `${t(SHORT[name])} ${tier[name]}`).join(" · "))));
+}
+
+/**
+ * tierEditor is the form's list of long-context tiers: one row per tier
+ * with its threshold and the prices it replaces (blank keeps the base
+ * price), and buttons to add and remove rows. read() returns the rows as
+ * the API's tiers, in the order shown.
+ */
+function tierEditor(initial) {
+  const rows = [];
+  const box = h("div", { class: "tier-rows" });
+  const add = h("button", { type: "button", class: "small", id: "tier-add", onclick: () => { addRow({}).inputs.above_input_tokens.focus(); } },
+    t("mp.addTier"));
+  const el = h("fieldset", { class: "options tiers" }, box, add);
+
+  function renumber() {
+    rows.forEach((r, i) => {
+      r.el.setAttribute("aria-label", t("mp.tierN", { n: i + 1 }));
+      r.title.textContent = t("mp.tierN", { n: i + 1 });
+      r.remove.setAttribute("aria-label", t("mp.removeTier", { n: i + 1 }));
+    });
+  }
+
+  function field(name, label, attrs, value) {
+    // Named apart from the base price inputs of the same form.
+    const input = h("input", { type: "number", name: `tier-${name}`, step: "any", min: 0, ...attrs, value: value ?? "" });
+    return { input, el: h("label", { class: "tier-field" }, label, input) };
+  }
+
+  function addRow(tier) {
+    const inputs = {};
+    const cells = [];
+    const threshold = field("above_input_tokens", t("mp.tierAbove"), { min: 1, step: 1, required: true }, tier.above_input_tokens);
+    inputs.above_input_tokens = threshold.input;
+    cells.push(threshold.el);
+    for (const [name, key] of TIER_RATES) {
+      const f = field(name, t(key), {}, tier[name] || "");
+      inputs[name] = f.input;
+      cells.push(f.el);
+    }
+    const title = h("span", { class: "tier-title" });
+    const remove = h("button", { type: "button", class: "small danger", onclick: () => {
+      rows.splice(rows.indexOf(row), 1);
+      row.el.remove();
+      renumber();
+      add.focus();
+    } }, t("mp.removeTierShort"));
+    const row = { inputs, title, remove, el: h("div", { class: "tier-row", role: "group" },
+      h("div", { class: "tier-head" }, title, remove), h("div", { class: "tier-grid" }, cells)) };
+    rows.push(row);
+    box.append(row.el);
+    renumber();
+    return row;
+  }
+
+  for (const tier of initial) addRow(tier);
+
+  return {
+    el,
+    read: () => rows.map((r) => {
+      const tier = { above_input_tokens: r.inputs.above_input_tokens.value === "" ? null : Number(r.inputs.above_input_tokens.value) };
+      for (const [name] of TIER_RATES) {
+        const v = r.inputs[name].value;
+        if (v !== "" && Number(v) > 0) tier[name] = Number(v);
+      }
+      return tier;
+    }),
+  };
+}
+
+/** checkTiers says what the browser cannot: a repeated threshold, a tier without a price. */
+function checkTiers(tiers) {
+  const seen = new Map();
+  for (const [i, tier] of tiers.entries()) {
+    if (seen.has(tier.above_input_tokens)) return t("mp.tierRepeated", { n: i + 1, m: seen.get(tier.above_input_tokens) + 1 });
+    seen.set(tier.above_input_tokens, i);
+    if (!TIER_RATES.some(([name]) => tier[name] > 0)) return t("mp.tierNoPrice", { n: i + 1 });
+  }
+  return "";
 }
