@@ -13,6 +13,8 @@ const (
 	OpenAI    Format = "openai"
 	Anthropic Format = "anthropic"
 	Gemini    Format = "gemini"
+	// Bedrock is Amazon Bedrock's Converse API, spoken only towards channels.
+	Bedrock Format = "bedrock"
 )
 
 // EventSink receives encoded stream events. The relay frames them (SSE, or a
