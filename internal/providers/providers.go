@@ -8,10 +8,13 @@ import (
 	"fmt"
 
 	"github.com/turnpike-gw/turnpike/internal/upstream"
+	"github.com/turnpike-gw/turnpike/internal/upstream/bedrock"
 )
 
 // own are the adapters with packages of their own.
-var own = map[int]upstream.Adapter{}
+var own = map[int]upstream.Adapter{
+	upstream.TypeAWS: bedrock.Adapter{},
+}
 
 // For returns the adapter of a channel type; ok is false for a type with no
 // chat wire (a task carrier) or an unknown one.
