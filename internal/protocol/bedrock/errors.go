@@ -99,6 +99,8 @@ func errorFor(status int, errType, msg string) *ir.Error {
 	switch {
 	case credentialTypes[name]:
 		msg = "Amazon Bedrock refused the channel's credentials (" + name + ")"
+	case quotesSignature(msg):
+		msg = "Amazon Bedrock refused the request's signature"
 	case msg == "":
 		msg = "upstream error: " + http.StatusText(status)
 		if name != "" {
@@ -106,6 +108,14 @@ func errorFor(status int, errType, msg string) *ir.Error {
 		}
 	}
 	return &ir.Error{Status: status, Kind: kind, Code: name, Message: truncate(msg, maxErrorMessage), Retry: retryFor(status)}
+}
+
+// quotesSignature reports a message that quotes what was signed (AWS's
+// signature-mismatch text shows the canonical request, session token
+// included), for answers read without their exception name.
+func quotesSignature(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "canonical string") || strings.Contains(m, "string-to-sign") || strings.Contains(m, "x-amz-security-token")
 }
 
 // exceptionName strips what AWS puts around an exception's name (a

@@ -47,6 +47,11 @@ func TestSignatureRefusalsNeverRepeatTheMessage(t *testing.T) {
 	if strings.Contains(e.Error(), "SECRET") || e.Status != 403 || e.Kind != ir.KindAuthentication {
 		t.Fatalf("got %v", e)
 	}
+	// Read by its body alone (the channel test reads answers so), the
+	// message is still recognised and withheld.
+	if e := Converse.DecodeError(403, []byte(body)); strings.Contains(e.Error(), "SECRET") {
+		t.Fatalf("got %v", e)
+	}
 }
 
 func TestExceptionFramesMapLikeAnswers(t *testing.T) {
