@@ -63,9 +63,8 @@ func (a Adapter) Chat(ctx context.Context, t upstream.Target, body []byte, strea
 		return nil, errNoRegion
 	}
 	action := "/converse"
-	accept := "application/json"
 	if stream {
-		action, accept = "/converse-stream", "application/vnd.amazon.eventstream"
+		action = "/converse-stream"
 	}
 	u := RuntimeBase(t, region) + t.PathPrefix("") + "/model/" + EscapeModel(t.Model) + action
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
@@ -73,7 +72,11 @@ func (a Adapter) Chat(ctx context.Context, t upstream.Target, body []byte, strea
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", accept)
+	if !stream {
+		// The stream's answer type is fixed (application/vnd.amazon.eventstream);
+		// the AWS SDKs send no Accept for it.
+		req.Header.Set("Accept", "application/json")
+	}
 	upstream.ApplyHeaders(req, t)
 	if err := a.authorize(ctx, req, t, region, body); err != nil {
 		return nil, err

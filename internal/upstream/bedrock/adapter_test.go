@@ -82,8 +82,8 @@ func TestChatIsSignedSoBedrockAcceptsIt(t *testing.T) {
 	if len(calls) != 2 || calls[0].Model != claude || calls[0].Stream || !calls[1].Stream {
 		t.Fatalf("calls %+v", calls)
 	}
-	if calls[1].Header.Get("Accept") != "application/vnd.amazon.eventstream" {
-		t.Fatalf("stream Accept %q", calls[1].Header.Get("Accept"))
+	if calls[0].Header.Get("X-Amz-Security-Token") != testCreds.SessionToken || calls[1].Header.Get("X-Team") != "research" {
+		t.Fatalf("headers %v", calls[1].Header)
 	}
 }
 
@@ -120,7 +120,7 @@ func TestBedrockRefusesWhatWasNotSignedRight(t *testing.T) {
 		}},
 		{"a header changed after signing", func() *http.Request {
 			req, _ := Adapter{}.Chat(context.Background(), target(srv.URL, good, nil), []byte(`{}`), false, nil)
-			req.Header.Set("Accept", "text/plain")
+			req.Header.Set("Content-Type", "application/json; charset=utf-8")
 			return req
 		}},
 		{"a wrong API key", func() *http.Request {
