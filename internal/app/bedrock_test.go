@@ -342,3 +342,40 @@ func TestBedrockChannelSettingsAreCheckedWhenSaved(t *testing.T) {
 		t.Fatalf("a good channel was refused: %d %v", status, body)
 	}
 }
+
+// OpenAI-style embeddings on a Bedrock channel go to InvokeModel in the
+// Titan body, signed, and are billed from Titan's token count: 7 tokens
+// at $1000 per million is $0.007, 3500 quota units.
+func TestBedrockEmbeddingsAreBilledFromTitansCount(t *testing.T) {
+	fake := bedrocktest.New(t, bedrockCreds, func(c bedrocktest.Call) bedrocktest.Reply {
+		return bedrocktest.Reply{JSON: `{"embedding":[0.25,-0.5,1],"inputTextTokenCount":7}`}
+	})
+	weight := 1
+	g := testkit.Start(t,
+		testkit.WithRootToken("root-secret"),
+		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: 1_000_000}),
+		testkit.WithTokens(config.SeedToken{Name: "a", User: "alice", Key: "sk-alice"}),
+		testkit.WithChannels(config.SeedChannel{Name: "titan", Type: "bedrock", BaseURL: fake.URL,
+			Key: bedrockCreds.AccessKeyID + "|" + bedrockCreds.SecretAccessKey, Models: []string{"titan"}, Groups: []string{"default"},
+			Weight: &weight, ModelMapping: map[string]string{"titan": "amazon.titan-embed-text-v2:0"},
+			Settings: map[string]any{"region": bedrockCreds.Region, "session_token": bedrockCreds.SessionToken}}),
+		testkit.WithModels(map[string]config.SeedPrice{"titan": {InputPerMTok: 1000}}),
+	)
+	resp, answer := postRaw(t, g.URL+"/v1/embeddings", map[string]string{"Authorization": "Bearer sk-alice"},
+		`{"model":"titan","input":"hello world","dimensions":256}`)
+	if resp.StatusCode != 200 || gjson.Get(answer, "data.0.embedding.1").Num != -0.5 || gjson.Get(answer, "usage.prompt_tokens").Int() != 7 {
+		t.Fatalf("%d %s", resp.StatusCode, answer)
+	}
+	calls := fake.Calls()
+	if len(calls) != 1 || calls[0].Action != "invoke" || string(calls[0].Body) != `{"dimensions":256,"inputText":"hello world"}` {
+		t.Fatalf("calls %+v", calls)
+	}
+	if q := int64(newestConsumeRow(t, g, 0)["quota"].(float64)); q != 3500 {
+		t.Fatalf("charged %d, want 3500", q)
+	}
+	resp, answer = postRaw(t, g.URL+"/v1/embeddings", map[string]string{"Authorization": "Bearer sk-alice"},
+		`{"model":"titan","input":["one","two"]}`)
+	if resp.StatusCode != 400 || !strings.Contains(answer, "one text per request") {
+		t.Fatalf("two texts for Titan: %d %s", resp.StatusCode, answer)
+	}
+}

@@ -336,3 +336,71 @@ func TestAnotherSecretForTheSameAccessKeyIsNeverSignedWithTheFormerKey(t *testin
 		}
 	}
 }
+
+// Embeddings go to InvokeModel in the model's own body, signed like chat;
+// Titan's token count is the usage, Cohere's answer has none.
+func TestEmbeddingsUseTheModelsOwnBody(t *testing.T) {
+	srv := bedrocktest.New(t, testCreds, func(c bedrocktest.Call) bedrocktest.Reply {
+		if strings.HasPrefix(c.Model, "cohere.") {
+			return bedrocktest.Reply{JSON: `{"id":"x","embeddings":[[0.1,0.2],[0.3,0.4]],"response_type":"embeddings_floats","texts":["a","b"]}`}
+		}
+		return bedrocktest.Reply{JSON: `{"embedding":[0.5,-0.25,1],"inputTextTokenCount":7}`}
+	})
+	key := testCreds.AccessKeyID + "|" + testCreds.SecretAccessKey
+	cases := []struct {
+		model string
+		texts []string
+		dims  int
+		body  string
+		vecs  int
+		usage int
+	}{
+		{"amazon.titan-embed-text-v2:0", []string{"hello"}, 256, `{"dimensions":256,"inputText":"hello"}`, 1, 7},
+		{"cohere.embed-multilingual-v3", []string{"a", "b"}, 0, `{"input_type":"search_document","texts":["a","b"]}`, 2, 0},
+	}
+	for _, tc := range cases {
+		tg := target(srv.URL, key, nil)
+		tg.Model = tc.model
+		req, err := Adapter{}.EmbedRequest(context.Background(), tg, tc.texts, tc.dims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, body := send(t, req)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", tc.model, resp.StatusCode, body)
+		}
+		last := srv.Calls()[len(srv.Calls())-1]
+		if last.Action != "invoke" || last.Model != tc.model || string(last.Body) != tc.body {
+			t.Fatalf("%s: fake got %s %s %s", tc.model, last.Action, last.Model, last.Body)
+		}
+		vecs, u, err := Adapter{}.DecodeEmbeddings(body)
+		if err != nil || len(vecs) != tc.vecs || u.InputTokens != tc.usage {
+			t.Fatalf("%s: %v %v %v", tc.model, vecs, u, err)
+		}
+	}
+	for _, bad := range []struct {
+		model string
+		texts []string
+		dims  int
+		param string
+	}{
+		{"amazon.titan-embed-text-v2:0", []string{"a", "b"}, 0, "input"},
+		{"amazon.titan-embed-text-v1", []string{"a"}, 512, "dimensions"},
+		{"cohere.embed-english-v3", []string{"a"}, 512, "dimensions"},
+		{"meta.llama3-8b-instruct-v1:0", []string{"a"}, 0, "model"},
+	} {
+		tg := target(srv.URL, key, nil)
+		tg.Model = bad.model
+		_, err := Adapter{}.EmbedRequest(context.Background(), tg, bad.texts, bad.dims)
+		var e *ir.Error
+		if !errors.As(err, &e) || e.Status != 400 || e.Param != bad.param {
+			t.Errorf("%s %v %d: %v", bad.model, bad.texts, bad.dims, err)
+		}
+	}
+	if _, _, err := (Adapter{}).DecodeEmbeddings([]byte(`{"embeddings":{"float":[[1,"x"]]}}`)); err == nil {
+		t.Fatal("a non-number in a vector was accepted")
+	}
+	if v, _, err := (Adapter{}).DecodeEmbeddings([]byte(`{"embeddings":{"float":[[1,2]]}}`)); err != nil || len(v) != 1 {
+		t.Fatalf("typed Cohere answer: %v %v", v, err)
+	}
+}

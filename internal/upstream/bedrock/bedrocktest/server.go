@@ -15,10 +15,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 )
 
-// Call is one Converse or ConverseStream request the fake accepted.
+// Call is one Converse, ConverseStream or InvokeModel request the fake
+// accepted.
 type Call struct {
 	// Model is the {modelId} of the path, unescaped.
-	Model  string
+	Model string
+	// Action is the path's last segment: converse, converse-stream or
+	// invoke.
+	Action string
 	Stream bool
 	Body   []byte
 	Header http.Header
@@ -148,22 +152,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// parsePath reads /model/{modelId}/converse(-stream) from the path as
-// sent, where the model id is one escaped segment.
+// parsePath reads /model/{modelId}/{converse,converse-stream,invoke} from
+// the path as sent, where the model id is one escaped segment.
 func parsePath(r *http.Request) (Call, bool) {
 	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/model/")
 	if !ok {
 		return Call{}, false
 	}
 	id, action, ok := strings.Cut(rest, "/")
-	if !ok || (action != "converse" && action != "converse-stream") {
+	if !ok || (action != "converse" && action != "converse-stream" && action != "invoke") {
 		return Call{}, false
 	}
 	model, err := url.PathUnescape(id)
 	if err != nil || model == "" {
 		return Call{}, false
 	}
-	return Call{Model: model, Stream: action == "converse-stream"}, true
+	return Call{Model: model, Action: action, Stream: action == "converse-stream"}, true
 }
 
 // writeStream writes the events as AWS event-stream frames, flushing each.
