@@ -187,12 +187,13 @@ func TestInferenceProfileARNIsOnePathSegment(t *testing.T) {
 func TestListModelsAsksTheControlPlaneSigned(t *testing.T) {
 	srv := fake(t)
 	srv.Models = []string{"anthropic.claude-3-haiku-20240307-v1:0", "amazon.nova-lite-v1:0"}
+	srv.Profiles = []string{"us.anthropic.claude-sonnet-4-20250514-v1:0", "us.amazon.nova-pro-v1:0", "eu.meta.llama3-2-3b-instruct-v1:0"}
 	got, err := Adapter{}.ListModels(context.Background(), target(srv.URL, testCreds.AccessKeyID+"|"+testCreds.SecretAccessKey, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(got, ",") != strings.Join(srv.Models, ",") {
-		t.Fatalf("models %v", got)
+	if want := append(append([]string(nil), srv.Models...), srv.Profiles...); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("models %v, want %v (every profile page)", got, want)
 	}
 	if _, err := (Adapter{}).ListModels(context.Background(), target(srv.URL, testCreds.AccessKeyID+"|wrong", nil)); err == nil || strings.Contains(err.Error(), "wrong") {
 		t.Fatalf("refused list: %v", err)

@@ -11,15 +11,55 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
-// ListModels asks the control plane (GET /foundation-models, signed for
-// the same service) for the foundation models with text output: the
-// models Converse can chat with.
+// ListModels asks the control plane (signed for the same service) for
+// the foundation models with text output (GET /foundation-models), the
+// models Converse can chat with, and then for the system-defined
+// inference profiles (GET /inference-profiles, every page), the ids newer
+// models are only served under (us.anthropic.claude-…). An account that
+// may not list profiles still gets its models.
 func (a Adapter) ListModels(ctx context.Context, t upstream.Target) ([]string, error) {
 	region := t.Setting("region")
 	if !regionPattern.MatchString(region) {
 		return nil, errNoRegion
 	}
-	u := ControlBase(t, region) + t.PathPrefix("") + "/foundation-models?byOutputModality=TEXT"
+	body, err := a.control(ctx, t, region, "/foundation-models?byOutputModality=TEXT")
+	if err != nil {
+		return nil, err
+	}
+	out := ids(body, "modelSummaries.#.modelId", nil)
+	token := ""
+	for page := 0; page < maxProfilePages; page++ {
+		q := "/inference-profiles?maxResults=1000&typeEquals=SYSTEM_DEFINED"
+		if token != "" {
+			q += "&nextToken=" + url.QueryEscape(token)
+		}
+		body, err := a.control(ctx, t, region, q)
+		if err != nil {
+			break
+		}
+		out = ids(body, "inferenceProfileSummaries.#.inferenceProfileId", out)
+		if token = gjson.GetBytes(body, "nextToken").String(); token == "" {
+			break
+		}
+	}
+	return out, nil
+}
+
+// maxProfilePages bounds the inference-profile pages read.
+const maxProfilePages = 20
+
+func ids(body []byte, path string, out []string) []string {
+	for _, v := range gjson.GetBytes(body, path).Array() {
+		if id := v.String(); id != "" {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// control sends a signed GET to the control plane and returns its 2xx body.
+func (a Adapter) control(ctx context.Context, t upstream.Target, region, pathAndQuery string) ([]byte, error) {
+	u := ControlBase(t, region) + t.PathPrefix("") + pathAndQuery
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, http.NoBody)
 	if err != nil {
 		return nil, err
@@ -29,17 +69,7 @@ func (a Adapter) ListModels(ctx context.Context, t upstream.Target) ([]string, e
 	if err := a.authorize(ctx, req, t, region, nil); err != nil {
 		return nil, err
 	}
-	body, err := upstream.Fetch(t, req)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, v := range gjson.GetBytes(body, "modelSummaries.#.modelId").Array() {
-		if id := v.String(); id != "" {
-			out = append(out, id)
-		}
-	}
-	return out, nil
+	return upstream.Fetch(t, req)
 }
 
 // ControlBase is the control plane's origin. Without base_url it is the

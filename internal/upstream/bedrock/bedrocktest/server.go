@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -53,6 +54,8 @@ type Server struct {
 	Creds Credentials
 	// Models answers GET /foundation-models.
 	Models []string
+	// Profiles answers GET /inference-profiles, two per page.
+	Profiles []string
 
 	reply func(Call) Reply
 	mu    sync.Mutex
@@ -121,6 +124,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"modelSummaries": sums})
+		return
+	}
+	if r.Method == http.MethodGet && r.URL.Path == "/inference-profiles" {
+		start, _ := strconv.Atoi(r.URL.Query().Get("nextToken"))
+		start = min(max(start, 0), len(s.Profiles))
+		end := min(start+2, len(s.Profiles))
+		var sums []map[string]any
+		for _, p := range s.Profiles[start:end] {
+			sums = append(sums, map[string]any{"inferenceProfileId": p, "type": "SYSTEM_DEFINED"})
+		}
+		page := map[string]any{"inferenceProfileSummaries": sums}
+		if end < len(s.Profiles) {
+			page["nextToken"] = strconv.Itoa(end)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(page)
 		return
 	}
 	call, ok := parsePath(r)
