@@ -3,6 +3,8 @@ module github.com/turnpike-gw/turnpike
 go 1.26.8
 
 require (
+	github.com/aws/aws-sdk-go-v2 v1.48.0
+	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.27
 	github.com/coder/websocket v1.8.15
 	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/go-sql-driver/mysql v1.10.1
@@ -26,6 +28,8 @@ require (
 	golang.org/x/oauth2 v0.37.0
 	modernc.org/sqlite v1.40.0
 )
+
+require github.com/aws/smithy-go v1.28.9 // indirect
 
 require (
 	filippo.io/edwards25519 v1.2.0 // indirect

@@ -15,6 +15,8 @@ const (
 	Gemini    Format = "gemini"
 	// Cohere is Cohere's v2 chat wire, spoken only towards channels.
 	Cohere Format = "cohere"
+	// Bedrock is Amazon Bedrock's Converse API, spoken only towards channels.
+	Bedrock Format = "bedrock"
 )
 
 // EventSink receives encoded stream events. The relay frames them (SSE, or a

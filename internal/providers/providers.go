@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/turnpike-gw/turnpike/internal/upstream"
+	"github.com/turnpike-gw/turnpike/internal/upstream/bedrock"
 	"github.com/turnpike-gw/turnpike/internal/upstream/cohere"
 	"github.com/turnpike-gw/turnpike/internal/upstream/vertex"
 )
@@ -16,6 +17,7 @@ import (
 var own = map[int]upstream.Adapter{
 	upstream.TypeCohere: cohere.Adapter{},
 	upstream.TypeVertex: vertex.Adapter{},
+	upstream.TypeAWS:    bedrock.Adapter{},
 }
 
 // For returns the adapter of a channel type; ok is false for a type with no
