@@ -29,6 +29,8 @@ type Price struct {
 // the output rate, and input or output tokens nothing.
 type rates struct {
 	input, output, cacheRead, cacheWrite, reasoning *big.Rat
+	// fixed is the same rates in integers, for Charge's fast path.
+	fixed fixedRates
 }
 
 // tier holds the rates of requests whose input exceeds above, already
@@ -68,6 +70,10 @@ func NewPrice(p store.ModelPrice) *Price {
 	// The API and the seed store tiers sorted; a row written otherwise
 	// must still pick the highest threshold exceeded.
 	sort.SliceStable(out.tiers, func(i, j int) bool { return out.tiers[i].above < out.tiers[j].above })
+	out.base.fixed = out.base.toFixed()
+	for i := range out.tiers {
+		out.tiers[i].fixed = out.tiers[i].rates.toFixed()
+	}
 	return out
 }
 

@@ -33,6 +33,9 @@ type Service struct {
 type priceTable struct {
 	prices map[string]*Price
 	ratios map[string]float64
+	// millionths are the ratios in whole millionths, for Charge's fast
+	// path; a ratio that is not whole is missing.
+	millionths map[string]uint64
 }
 
 // NewService builds the billing service.
@@ -60,8 +63,12 @@ func (s *Service) Reload(ctx context.Context, st store.Store) error {
 	for _, p := range prices {
 		t.prices[p.Name] = NewPrice(p)
 	}
+	t.millionths = make(map[string]uint64, len(groups))
 	for _, g := range groups {
 		t.ratios[g.Name] = g.Ratio
+		if m, ok := ratioMillionths(g.Ratio); ok {
+			t.millionths[g.Name] = m
+		}
 	}
 	s.table.Store(t)
 	return nil
@@ -104,11 +111,38 @@ func (s *Service) Charge(p *Price, u ir.Usage, usd *big.Rat, group string) (int6
 	if p.Free {
 		return 0, nil
 	}
+	if usd == nil || usd.Sign() == 0 {
+		if q, ok := s.fixedCharge(p, u, group); ok {
+			return q, nil
+		}
+	}
 	cost := p.TokenCost(u)
 	if usd != nil {
 		cost.Add(cost, usd)
 	}
 	return Quota(cost, s.quotaPerUSD, s.Ratio(group))
+}
+
+// fixedCharge is Charge without math/big, for token-only charges whose
+// rates and group ratio are whole in pico-dollars and millionths.
+func (s *Service) fixedCharge(p *Price, u ir.Usage, group string) (int64, bool) {
+	f := p.ratesFor(u.InputTokens).fixed
+	if !f.ok {
+		return 0, false
+	}
+	t := s.table.Load()
+	m, ok := t.millionths[group]
+	if _, has := t.ratios[group]; !has {
+		m, ok = 1_000_000, true
+	}
+	if !ok {
+		return 0, false
+	}
+	pico, ok := f.cost(u)
+	if !ok {
+		return 0, false
+	}
+	return fixedQuota(pico, s.quotaPerUSD, m)
 }
 
 // NewRequestKey returns a globally unique idempotency key: prefix and a
