@@ -55,6 +55,10 @@ type callCore struct {
 	wrote  bool
 	stream bool
 	status int
+	// bg is the request's context without its cancellation, made once
+	// when the call starts (goroutines of a realtime session share it):
+	// settling and refunding outlive a client that left.
+	bg context.Context
 	// rowOther is the surface's own part of the usage row's other.
 	rowOther func(o *logOther)
 	// sizer and filter are the surface's estimate and channel filter, kept
@@ -78,7 +82,8 @@ func exactly(f func(*billing.Price) charge) estimator {
 }
 
 func newCore(rl *Relay, w http.ResponseWriter, r *http.Request, name string, dialect protocol.Format) callCore {
-	return callCore{rl: rl, w: w, r: r, name: name, dialect: dialect, start: time.Now(), status: http.StatusOK}
+	return callCore{rl: rl, w: w, r: r, name: name, dialect: dialect, start: time.Now(), status: http.StatusOK,
+		bg: context.WithoutCancel(r.Context())}
 }
 
 // charge is what a call costs: tokens at the model's token price plus a
@@ -104,7 +109,7 @@ type attemptRecord struct {
 
 // background is the context for work that must finish even when the client
 // went away: settling, refunding, recording.
-func (c *callCore) background() context.Context { return context.WithoutCancel(c.r.Context()) }
+func (c *callCore) background() context.Context { return c.bg }
 
 // estimator sizes a call's reservation at its price. Asked first with
 // exact false, it may answer a cheap upper bound (no tokenizer); only when
