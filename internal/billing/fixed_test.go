@@ -68,9 +68,9 @@ func TestFixedQuotaRoundsHalfUp(t *testing.T) {
 		qpu              int64
 		want             int64
 	}{
-		{pico: 1_000_000, qpu: 500_000, millionths: 1_000_000, want: 1},     // 1e-6 USD × 5e5 = 0.5 → 1
-		{pico: 999_999, qpu: 500_000, millionths: 1_000_000, want: 0},       // 0.4999995 → 0
-		{pico: 3_000_000, qpu: 500_000, millionths: 500_000, want: 1},       // 0.75 → 1
+		{pico: 1_000_000, qpu: 500_000, millionths: 1_000_000, want: 1}, // 1e-6 USD × 5e5 = 0.5 → 1
+		{pico: 999_999, qpu: 500_000, millionths: 1_000_000, want: 0},   // 0.4999995 → 0
+		{pico: 3_000_000, qpu: 500_000, millionths: 500_000, want: 1},   // 0.75 → 1
 		{pico: 2_000_000_000_000, qpu: 500_000, millionths: 1_000_000, want: 1_000_000},
 	}
 	for _, tc := range cases {

@@ -86,3 +86,46 @@ func As(err error) *Error {
 	}
 	return &Error{Status: 500, Kind: KindInternal, Code: "internal_error", Message: "internal error", Cause: err}
 }
+
+// KindForStatus is the client-facing kind of an upstream's HTTP status, for
+// error answers that carry nothing finer.
+func KindForStatus(status int) Kind {
+	switch status {
+	case 400, 422:
+		return KindInvalidRequest
+	case 401:
+		return KindAuthentication
+	case 402:
+		return KindQuota
+	case 403:
+		return KindPermission
+	case 404:
+		return KindNotFound
+	case 408, 504:
+		return KindTimeout
+	case 413:
+		return KindRequestTooLarge
+	case 429:
+		return KindRateLimit
+	case 503:
+		return KindOverloaded
+	}
+	if status >= 500 {
+		return KindUpstream
+	}
+	return KindInvalidRequest
+}
+
+// RetryForStatus classifies an upstream's HTTP status: the request is at
+// fault (never retry), the channel's credentials or account are (retry
+// elsewhere and rest the channel), or the upstream had trouble (retry
+// elsewhere).
+func RetryForStatus(status int) RetryClass {
+	switch {
+	case status == 401 || status == 402 || status == 403:
+		return RetryNextAndCool
+	case status == 408 || status == 409 || status == 429 || status >= 500:
+		return RetryNext
+	}
+	return RetryNever
+}

@@ -146,21 +146,8 @@ func errorFromBody(status int, root gjson.Result) *ir.Error {
 	}
 	return &ir.Error{
 		Status: status, Kind: kind, Code: typ, Message: truncate(msg, maxErrorMessage),
-		Retry: retryFor(status),
+		Retry: ir.RetryForStatus(status),
 	}
-}
-
-// retryFor classifies by status: the request is at fault (never retry), the
-// channel's credentials or account are (retry elsewhere and rest the
-// channel), or the upstream had trouble (retry elsewhere).
-func retryFor(status int) ir.RetryClass {
-	switch {
-	case status == 401 || status == 402 || status == 403:
-		return ir.RetryNextAndCool
-	case status == 408 || status == 409 || status == 429 || status >= 500:
-		return ir.RetryNext
-	}
-	return ir.RetryNever
 }
 
 // upstreamMalformed reports an upstream answer this codec cannot read.

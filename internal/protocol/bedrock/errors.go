@@ -94,7 +94,7 @@ func errorFor(status int, errType, msg string) *ir.Error {
 	}
 	kind := known.kind
 	if !ok {
-		kind = kindForStatus(status)
+		kind = ir.KindForStatus(status)
 	}
 	switch {
 	case credentialTypes[name]:
@@ -107,7 +107,7 @@ func errorFor(status int, errType, msg string) *ir.Error {
 			msg = "Amazon Bedrock answered " + name
 		}
 	}
-	return &ir.Error{Status: status, Kind: kind, Code: name, Message: truncate(msg, maxErrorMessage), Retry: retryFor(status)}
+	return &ir.Error{Status: status, Kind: kind, Code: name, Message: truncate(msg, maxErrorMessage), Retry: ir.RetryForStatus(status)}
 }
 
 // quotesSignature reports a message that quotes what was signed (AWS's
@@ -137,41 +137,6 @@ func exceptionName(t string) string {
 		t = string(t[0]-'a'+'A') + t[1:]
 	}
 	return t
-}
-
-func kindForStatus(status int) ir.Kind {
-	switch {
-	case status == 400 || status == 422:
-		return ir.KindInvalidRequest
-	case status == 401:
-		return ir.KindAuthentication
-	case status == 403:
-		return ir.KindPermission
-	case status == 404:
-		return ir.KindNotFound
-	case status == 413:
-		return ir.KindRequestTooLarge
-	case status == 429:
-		return ir.KindRateLimit
-	case status == 503:
-		return ir.KindOverloaded
-	case status == 504 || status == 408:
-		return ir.KindTimeout
-	}
-	return ir.KindUpstream
-}
-
-// retryFor classifies by status: the request is at fault (never retry), the
-// channel's credentials or account are (retry elsewhere and rest the
-// channel), or the upstream had trouble (retry elsewhere).
-func retryFor(status int) ir.RetryClass {
-	switch {
-	case status == 401 || status == 402 || status == 403:
-		return ir.RetryNextAndCool
-	case status == 408 || status == 409 || status == 429 || status >= 500:
-		return ir.RetryNext
-	}
-	return ir.RetryNever
 }
 
 // truncate cuts s to at most n bytes without splitting a UTF-8 sequence.

@@ -29,7 +29,7 @@ func TestErrorsMapByExceptionName(t *testing.T) {
 		{503, "ServiceUnavailableException", `{"message":"Bedrock is unable to process your request."}`, 503, ir.KindOverloaded, ir.RetryNext, "Bedrock is unable to process your request."},
 		{408, "ModelTimeoutException", `{"message":"timed out"}`, 504, ir.KindTimeout, ir.RetryNext, "timed out"},
 		{500, "InternalServerException", `{"message":"internal"}`, 500, ir.KindUpstream, ir.RetryNext, "internal"},
-		{418, "", `not json`, 418, ir.KindUpstream, ir.RetryNever, "upstream error: I'm a teapot"},
+		{418, "", `not json`, 418, ir.KindInvalidRequest, ir.RetryNever, "upstream error: I'm a teapot"},
 	}
 	for _, tc := range cases {
 		e := ErrorOf(tc.status, tc.header, []byte(tc.body))

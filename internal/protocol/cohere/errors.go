@@ -46,34 +46,7 @@ func errorFor(status int, msg string) *ir.Error {
 	if msg == "" {
 		msg = "upstream error: " + statusText(status)
 	}
-	return &ir.Error{Status: status, Kind: kindFor(status), Code: codeFor(status), Message: truncate(msg), Retry: retryFor(status)}
-}
-
-func kindFor(status int) ir.Kind {
-	switch status {
-	case 400, 422:
-		return ir.KindInvalidRequest
-	case 401:
-		return ir.KindAuthentication
-	case 402:
-		return ir.KindQuota
-	case 403:
-		return ir.KindPermission
-	case 404:
-		return ir.KindNotFound
-	case 413:
-		return ir.KindRequestTooLarge
-	case 429:
-		return ir.KindRateLimit
-	case 503:
-		return ir.KindOverloaded
-	case 504:
-		return ir.KindTimeout
-	}
-	if status >= 500 {
-		return ir.KindUpstream
-	}
-	return ir.KindInvalidRequest
+	return &ir.Error{Status: status, Kind: ir.KindForStatus(status), Code: codeFor(status), Message: truncate(msg), Retry: ir.RetryForStatus(status)}
 }
 
 func codeFor(status int) string {
@@ -92,19 +65,6 @@ func codeFor(status int) string {
 		return "rate_limited"
 	}
 	return "upstream_error"
-}
-
-// retryFor: the request is at fault (never retry), the channel's key or
-// account is (retry elsewhere and rest the channel), or the upstream had
-// trouble (retry elsewhere).
-func retryFor(status int) ir.RetryClass {
-	switch {
-	case status == 401 || status == 402 || status == 403:
-		return ir.RetryNextAndCool
-	case status == 408 || status == 409 || status == 429 || status >= 500:
-		return ir.RetryNext
-	}
-	return ir.RetryNever
 }
 
 func statusText(status int) string {

@@ -137,7 +137,7 @@ func errorFromDetail(status int, d *errorDetail) *ir.Error {
 		// For example an unsupported region: another channel may work.
 		e.Kind, e.Retry = ir.KindPermission, ir.RetryNext
 	default:
-		e.Kind, e.Retry = kindForStatus(status), retryForStatus(status)
+		e.Kind, e.Retry = ir.KindForStatus(status), ir.RetryForStatus(status)
 	}
 	if e.Code == "" {
 		e.Code = rpcStatus(e.Status)
@@ -155,43 +155,6 @@ func keyInvalid(details []json.RawMessage) bool {
 		}
 	}
 	return false
-}
-
-func kindForStatus(status int) ir.Kind {
-	switch status {
-	case 400, 422:
-		return ir.KindInvalidRequest
-	case 401:
-		return ir.KindAuthentication
-	case 403:
-		return ir.KindPermission
-	case 404:
-		return ir.KindNotFound
-	case 413:
-		return ir.KindRequestTooLarge
-	case 402:
-		return ir.KindQuota
-	case 429:
-		return ir.KindRateLimit
-	case 503:
-		return ir.KindOverloaded
-	case 504:
-		return ir.KindTimeout
-	}
-	if status >= 500 {
-		return ir.KindUpstream
-	}
-	return ir.KindInvalidRequest
-}
-
-func retryForStatus(status int) ir.RetryClass {
-	switch {
-	case status == 401 || status == 403:
-		return ir.RetryNextAndCool
-	case status == 402 || status == 408 || status == 429 || status >= 500:
-		return ir.RetryNext
-	}
-	return ir.RetryNever
 }
 
 func truncate(s string) string {
