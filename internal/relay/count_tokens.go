@@ -21,14 +21,8 @@ import (
 // answer, the gateway counts with its tokenizer. It is never billed.
 func (rl *Relay) messagesCountTokens(w http.ResponseWriter, r *http.Request) {
 	codec := rl.Codecs[protocol.Anthropic]
-	p, err := rl.Keys.Authenticate(r.Context(), messagesKey(r))
-	if err != nil {
-		writeError(w, codec, ir.As(err))
-		return
-	}
-	raw, e := readLimited(w, r, rl.Options.BodyLimit)
-	if e != nil {
-		writeError(w, codec, e)
+	p, raw, ok := rl.keyAndBody(w, r, codec, messagesKey)
+	if !ok {
 		return
 	}
 	model := gjson.GetBytes(raw, "model")
@@ -51,6 +45,23 @@ func (rl *Relay) messagesCountTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	n := max(countPrompt(model.Str, req)-3, 0) // the reply primer is not part of the prompt
 	writeRaw(w, http.StatusOK, []byte(`{"input_tokens":`+strconv.Itoa(n)+`}`))
+}
+
+// keyAndBody authenticates a local call (token counting) and reads its
+// body; false when it answered the client with the error in codec's
+// dialect.
+func (rl *Relay) keyAndBody(w http.ResponseWriter, r *http.Request, codec protocol.Codec, key func(*http.Request) string) (*auth.Principal, []byte, bool) {
+	p, err := rl.Keys.Authenticate(r.Context(), key(r))
+	if err != nil {
+		writeError(w, codec, ir.As(err))
+		return nil, nil, false
+	}
+	raw, e := readLimited(w, r, rl.Options.BodyLimit)
+	if e != nil {
+		writeError(w, codec, e)
+		return nil, nil, false
+	}
+	return p, raw, true
 }
 
 // decodeCountBody reads a count_tokens body with the messages decoder,

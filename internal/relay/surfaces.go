@@ -90,14 +90,8 @@ func (rl *Relay) altInvoke(w http.ResponseWriter, r *http.Request) {
 // is free and touches no channel.
 func (rl *Relay) countTokens(w http.ResponseWriter, r *http.Request, model string) {
 	codec := rl.Codecs[protocol.Gemini]
-	p, err := rl.Keys.Authenticate(r.Context(), altKey(r))
-	if err != nil {
-		writeError(w, codec, ir.As(err))
-		return
-	}
-	raw, e := readLimited(w, r, rl.Options.BodyLimit)
-	if e != nil {
-		writeError(w, codec, e)
+	p, raw, ok := rl.keyAndBody(w, r, codec, altKey)
+	if !ok {
 		return
 	}
 	req, err := rl.TokenCounter.DecodeCountTokens(raw)
