@@ -106,6 +106,7 @@ func (c *epCall) relayCompletionStream(resp *http.Response) error {
 	sp := c.rl.Completions
 	s := newSink(c.w, c, false)
 	tally := &streamTally{answer: keptAnswer{sp: sp}}
+	defer tally.answer.release()
 	err := pump(resp.Body, s, &passStep{sp: sp, sink: s, tally: tally, dropUsageOnly: !c.clientWantsUsage()})
 	if err != nil && !c.wrote {
 		return err

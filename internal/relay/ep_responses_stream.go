@@ -24,6 +24,7 @@ func (rc *respCall) relayNativeStream(ch *routing.Channel, resp *http.Response) 
 	s := newSink(rc.w, rc.epCall, false)
 	api := rc.rl.ResponsesAPI
 	tally := &streamTally{answer: keptAnswer{sp: api}}
+	defer tally.answer.release()
 	step := &passStep{sp: api, sink: s, tally: tally, note: func(name string, data []byte) {
 		if api.CreatedEvent(name, data) {
 			rc.remember(ch, api.ResponseID(data))

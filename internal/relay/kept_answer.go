@@ -2,6 +2,7 @@ package relay
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
@@ -20,12 +21,43 @@ type keptAnswer struct {
 	raw  []byte
 	ends []int
 	text []byte
+	bufs *keptBufs
 }
+
+// release returns the event buffers for another stream; the answer must
+// not be read after it.
+func (a *keptAnswer) release() {
+	if a.bufs == nil {
+		return
+	}
+	if cap(a.raw) <= maxPooledKept {
+		a.bufs.raw, a.bufs.ends = a.raw[:0], a.ends[:0]
+		keptPool.Put(a.bufs)
+	}
+	a.bufs, a.raw, a.ends = nil, nil, nil
+}
+
+// keptBufs are the raw-event buffers of one stream, reused by the next
+// once the answer is settled: nearly every stream keeps every event until
+// its usage arrives last, and then needs none of them.
+type keptBufs struct {
+	raw  []byte
+	ends []int
+}
+
+var keptPool = sync.Pool{New: func() any { return &keptBufs{raw: make([]byte, 0, 8<<10), ends: make([]int, 0, 128)} }}
+
+// maxPooledKept leaves a rare huge answer's buffers to the collector.
+const maxPooledKept = 256 << 10
 
 func (a *keptAnswer) keepEvent(name string, data []byte) {
 	if len(a.raw)+len(data) > maxKeptEvents {
 		a.text = a.sp.AppendStreamText(a.text, name, data)
 		return
+	}
+	if a.bufs == nil {
+		a.bufs = keptPool.Get().(*keptBufs)
+		a.raw, a.ends = a.bufs.raw[:0], a.bufs.ends[:0]
 	}
 	// Names are not kept: every format's text events are recognisable by
 	// their data alone.

@@ -34,6 +34,9 @@ func sseFrames(r io.Reader) protocol.EventReader { return sse.NewReader(r, 0) }
 // pumpFrames is pump for an upstream stream in any framing.
 func pumpFrames(body io.Reader, frames func(io.Reader) protocol.EventReader, s *sink, step eventStep) error {
 	rd := frames(flushOnWait{r: body, s: s})
+	if r, ok := rd.(interface{ Release() }); ok {
+		defer r.Release()
+	}
 	for {
 		name, data, err := rd.NextEvent()
 		if err != nil {

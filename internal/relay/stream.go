@@ -13,6 +13,7 @@ import (
 func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) protocol.EventReader, resp *http.Response) error {
 	s := newSink(c.w, c, c.sf.jsonArrayStream)
 	tally := &streamTally{answer: keptAnswer{sp: c.sf.codec}}
+	defer tally.answer.release()
 	var step eventStep
 	if up.Format() == c.sf.codec.Format() {
 		step = &passStep{sp: c.sf.codec, sink: s, tally: tally, dropUsageOnly: !c.req.IncludeUsage}

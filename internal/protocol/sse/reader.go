@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // DefaultMaxEventSize bounds one event (all its lines) so a hostile or broken
@@ -47,7 +48,30 @@ func NewReader(r io.Reader, max int) *Reader {
 	if max <= 0 {
 		max = DefaultMaxEventSize
 	}
-	return &Reader{br: bufio.NewReaderSize(r, 16<<10), max: max}
+	rd := readers.Get().(*Reader)
+	rd.br.Reset(r)
+	rd.max = max
+	return rd
+}
+
+// readers keeps released readers with their 16 KiB buffer: a gateway
+// under load opens and ends streams all the time.
+var readers = sync.Pool{New: func() any { return &Reader{br: bufio.NewReaderSize(nil, 16<<10)} }}
+
+// maxPooledEvent leaves a reader that grew for a rare huge event to the
+// collector.
+const maxPooledEvent = 64 << 10
+
+// Release returns the reader for reuse by a later stream. Neither it nor
+// an event it returned may be used afterwards.
+func (r *Reader) Release() {
+	r.br.Reset(nil)
+	if cap(r.data) > maxPooledEvent || cap(r.line) > maxPooledEvent {
+		return
+	}
+	r.data, r.name, r.id, r.line = r.data[:0], r.name[:0], r.id[:0], r.line[:0]
+	r.hasData, r.lastCR, r.ev = false, false, Event{}
+	readers.Put(r)
 }
 
 // Next returns the next event, or io.EOF when the stream ends. An event that
