@@ -14,9 +14,18 @@ import (
 )
 
 // fakeAzure checks what Azure OpenAI checks: the deployment path, the
-// api-version query and the api-key header; it answers every chat call with
-// a get_weather tool call and 1000 prompt / 500 completion tokens.
+// api-version query and the api-key header.
 func fakeAzure(t *testing.T, path, version, key string) *httptest.Server {
+	return fakeOpenAIChat(t, func(r *http.Request) bool {
+		return r.URL.Path == path && r.URL.Query().Get("api-version") == version && r.Header.Get("api-key") == key &&
+			r.Header.Get("Authorization") == ""
+	})
+}
+
+// fakeOpenAIChat answers every chat call that accepted admits with a
+// get_weather tool call and 1000 prompt / 500 completion tokens, in the
+// OpenAI wire, regular or streamed; anything else gets a 401.
+func fakeOpenAIChat(t *testing.T, accepted func(*http.Request) bool) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		var body struct {
@@ -25,8 +34,7 @@ func fakeAzure(t *testing.T, path, version, key string) *httptest.Server {
 				Function struct{ Name string } `json:"function"`
 			} `json:"tools"`
 		}
-		if r.URL.Path != path || r.URL.Query().Get("api-version") != version || r.Header.Get("api-key") != key ||
-			r.Header.Get("Authorization") != "" || json.Unmarshal(raw, &body) != nil || len(body.Tools) != 1 {
+		if !accepted(r) || json.Unmarshal(raw, &body) != nil || len(body.Tools) != 1 {
 			w.WriteHeader(401)
 			fmt.Fprintf(w, `{"error":{"code":"401","message":"refused %s %s"}}`, r.URL, raw)
 			return
@@ -82,6 +90,44 @@ func TestAzureServesEverySurfaceThroughItsDeploymentAndIsBilledExactly(t *testin
 				}
 			}
 			for i, q := range g.ConsumedQuotas(t, "root-secret", "gpt-4o", len(calls)) {
+				if q != 1000 {
+					t.Fatalf("call %d charged %d, want 1000", i, q)
+				}
+			}
+		})
+	}
+}
+
+func TestPresetsReachTheirProviderPathThroughEverySurface(t *testing.T) {
+	cases := []struct {
+		typ      string
+		path     string
+		settings map[string]any
+	}{
+		{"volcengine", "/api/v3/chat/completions", nil},
+		{"zhipu_v4", "/api/paas/v4/chat/completions", nil},
+		{"openrouter", "/api/v1/chat/completions", map[string]any{"headers": map[string]any{"X-Title": "turnpike"}}},
+		{"custom", "/serving/chat/completions", map[string]any{"path_prefix": "/serving"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.typ, func(t *testing.T) {
+			up := fakeOpenAIChat(t, func(r *http.Request) bool {
+				return r.URL.Path == tc.path && r.Header.Get("Authorization") == "Bearer preset-key" &&
+					(tc.typ != "openrouter" || r.Header.Get("X-Title") == "turnpike")
+			})
+			g := testkit.Start(t, testkit.WithRootToken("root-secret"),
+				testkit.WithUsers(config.SeedUser{Username: "ann", Password: "pw", Role: "user", Group: "default", Quota: 10_000_000}),
+				testkit.WithTokens(config.SeedToken{Name: "k", User: "ann", Key: "sk-ann"}),
+				testkit.WithChannels(config.SeedChannel{Name: "p", Type: tc.typ, BaseURL: up.URL, Key: "preset-key",
+					Models: []string{"m-1"}, Groups: []string{"default"}, Settings: tc.settings}),
+				testkit.WithModels(map[string]config.SeedPrice{"m-1": {InputPerMTok: 1, OutputPerMTok: 2}}))
+			calls := testkit.SurfaceCalls("m-1")
+			for _, c := range calls {
+				if code, body := g.DoSurface(t, c, "sk-ann"); code != 200 || !strings.Contains(body, testkit.ToolName) {
+					t.Fatalf("%s: %d %s", c.Name, code, body)
+				}
+			}
+			for i, q := range g.ConsumedQuotas(t, "root-secret", "m-1", len(calls)) {
 				if q != 1000 {
 					t.Fatalf("call %d charged %d, want 1000", i, q)
 				}
