@@ -3,9 +3,12 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"reflect"
 	"testing"
 
+	"github.com/tidwall/gjson"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 )
 
@@ -26,6 +29,13 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Add([]byte(`{"model":"m","messages":[{"role":"tool","tool_call_id":"x","content":[{"type":"file","file":{"file_id":"f"}}]}],"max_tokens":1e300}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := Chat.DecodeRequest(body)
+		if root := gjson.ParseBytes(body); gjson.ValidBytes(body) && root.IsObject() {
+			// The members index must read exactly what gjson reads.
+			direct, derr := decodeMembers(root)
+			if !reflect.DeepEqual(direct, req) || fmt.Sprint(derr) != fmt.Sprint(err) {
+				t.Fatalf("indexed and direct decoding differ for %s:\n%+v %v\n%+v %v", body, req, err, direct, derr)
+			}
+		}
 		if err != nil {
 			e, ok := err.(*ir.Error)
 			if !ok || e.Status != 400 {

@@ -107,7 +107,7 @@ func readArray(r gjson.Result, param string) ([]gjson.Result, error) {
 }
 
 // optNumberIn reads an optional number bounded to [lo, hi].
-func optNumberIn(obj gjson.Result, key string, lo, hi float64) (*float64, error) {
+func optNumberIn(obj getter, key string, lo, hi float64) (*float64, error) {
 	r := obj.Get(key)
 	if !present(r) {
 		return nil, nil
@@ -123,7 +123,7 @@ func optNumberIn(obj gjson.Result, key string, lo, hi float64) (*float64, error)
 }
 
 // optIntMin reads an optional integer that must be at least lo.
-func optIntMin(obj gjson.Result, key string, lo int64) (*int64, error) {
+func optIntMin(obj getter, key string, lo int64) (*int64, error) {
 	r := obj.Get(key)
 	if !present(r) {
 		return nil, nil
@@ -139,7 +139,7 @@ func optIntMin(obj gjson.Result, key string, lo int64) (*int64, error) {
 }
 
 // optString reads an optional string field of obj.
-func optString(obj gjson.Result, parent, key string) (string, error) {
+func optString(obj getter, parent, key string) (string, error) {
 	r := obj.Get(key)
 	if !present(r) {
 		return "", nil
@@ -156,4 +156,43 @@ func clampInt(v int64) int {
 		return math.MinInt32
 	}
 	return int(v)
+}
+
+// getter is a JSON object to read members from: a gjson.Result, or the
+// request's members indexed once (members).
+type getter interface {
+	Get(path string) gjson.Result
+}
+
+// members are a request object's top-level members, read in one pass:
+// the decoder asks for some twenty of them, and gjson would scan the body
+// from its start for each.
+type members struct {
+	keys []string
+	vals []gjson.Result
+}
+
+func indexMembers(obj gjson.Result) *members {
+	m := &members{keys: make([]string, 0, 16), vals: make([]gjson.Result, 0, 16)}
+	obj.ForEach(func(k, v gjson.Result) bool {
+		m.keys, m.vals = append(m.keys, k.Str), append(m.vals, v)
+		return true
+	})
+	return m
+}
+
+// Get answers a plain member name, or a dotted path below one, as
+// gjson.Result.Get would: the first member of a repeated name wins.
+func (m *members) Get(path string) gjson.Result {
+	name, rest, dotted := strings.Cut(path, ".")
+	for i, k := range m.keys {
+		if k != name {
+			continue
+		}
+		if dotted {
+			return m.vals[i].Get(rest)
+		}
+		return m.vals[i]
+	}
+	return gjson.Result{}
 }

@@ -13,7 +13,7 @@ type messageDecoder struct {
 	callNames map[string]string
 }
 
-func decodeMessages(root gjson.Result, req *ir.Request) error {
+func decodeMessages(root getter, req *ir.Request) error {
 	r := root.Get("messages")
 	if !present(r) {
 		return missing("messages")

@@ -17,21 +17,26 @@ func decodeRequest(body []byte) (*ir.Request, error) {
 	if !root.IsObject() {
 		return nil, invalidCode("", "", "the request body must be a JSON object")
 	}
+	return decodeMembers(indexMembers(root))
+}
+
+// decodeMembers runs every step over the request's members.
+func decodeMembers(fields getter) (*ir.Request, error) {
 	req := &ir.Request{}
-	steps := []func(gjson.Result, *ir.Request) error{
+	steps := []func(getter, *ir.Request) error{
 		decodeModel, decodeMessages, decodeTools, decodeToolChoice,
 		decodeSampling, decodeLimits, decodeStop, decodeStreaming,
 		decodeResponseFormat, decodeReasoningEffort, decodeMisc,
 	}
 	for _, step := range steps {
-		if err := step(root, req); err != nil {
+		if err := step(fields, req); err != nil {
 			return nil, err
 		}
 	}
 	return req, nil
 }
 
-func decodeModel(root gjson.Result, req *ir.Request) error {
+func decodeModel(root getter, req *ir.Request) error {
 	r := root.Get("model")
 	if !present(r) {
 		return missing("model")
@@ -47,7 +52,7 @@ func decodeModel(root gjson.Result, req *ir.Request) error {
 	return nil
 }
 
-func decodeSampling(root gjson.Result, req *ir.Request) error {
+func decodeSampling(root getter, req *ir.Request) error {
 	var err error
 	if req.Temperature, err = optNumberIn(root, "temperature", 0, 2); err != nil {
 		return err
@@ -85,7 +90,7 @@ func decodeSampling(root gjson.Result, req *ir.Request) error {
 
 // decodeLimits reads max_tokens, max_completion_tokens (which wins, being the
 // current name) and n.
-func decodeLimits(root gjson.Result, req *ir.Request) error {
+func decodeLimits(root getter, req *ir.Request) error {
 	for _, key := range []string{"max_tokens", "max_completion_tokens"} {
 		v, err := optIntMin(root, key, 1)
 		if err != nil {
@@ -108,7 +113,7 @@ func decodeLimits(root gjson.Result, req *ir.Request) error {
 	return nil
 }
 
-func decodeStop(root gjson.Result, req *ir.Request) error {
+func decodeStop(root getter, req *ir.Request) error {
 	r := root.Get("stop")
 	switch {
 	case !present(r):
@@ -133,7 +138,7 @@ func decodeStop(root gjson.Result, req *ir.Request) error {
 	return nil
 }
 
-func decodeStreaming(root gjson.Result, req *ir.Request) error {
+func decodeStreaming(root getter, req *ir.Request) error {
 	if r := root.Get("stream"); present(r) {
 		v, err := readBool(r, "stream")
 		if err != nil {
@@ -158,7 +163,7 @@ func decodeStreaming(root gjson.Result, req *ir.Request) error {
 	return nil
 }
 
-func decodeResponseFormat(root gjson.Result, req *ir.Request) error {
+func decodeResponseFormat(root getter, req *ir.Request) error {
 	const param = "response_format"
 	r := root.Get(param)
 	if !present(r) {
@@ -216,7 +221,7 @@ func decodeJSONSchema(r gjson.Result, rf *ir.ResponseFormat) error {
 // reasoning off on models that allow it.
 var reasoningEfforts = map[string]bool{"none": true, "minimal": true, "low": true, "medium": true, "high": true, "xhigh": true}
 
-func decodeReasoningEffort(root gjson.Result, req *ir.Request) error {
+func decodeReasoningEffort(root getter, req *ir.Request) error {
 	effort, err := optString(root, "", "reasoning_effort")
 	if err != nil || effort == "" {
 		return err
@@ -233,7 +238,7 @@ func decodeReasoningEffort(root gjson.Result, req *ir.Request) error {
 }
 
 // decodeMisc reads user, metadata and parallel_tool_calls.
-func decodeMisc(root gjson.Result, req *ir.Request) error {
+func decodeMisc(root getter, req *ir.Request) error {
 	var err error
 	if req.User, err = optString(root, "", "user"); err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 )
 
-func decodeTools(root gjson.Result, req *ir.Request) error {
+func decodeTools(root getter, req *ir.Request) error {
 	r := root.Get("tools")
 	if !present(r) {
 		return nil
@@ -73,7 +73,7 @@ func decodeTool(t gjson.Result, param string) (ir.Tool, error) {
 	return tool, nil
 }
 
-func decodeToolChoice(root gjson.Result, req *ir.Request) error {
+func decodeToolChoice(root getter, req *ir.Request) error {
 	const param = "tool_choice"
 	r := root.Get(param)
 	if !present(r) {
