@@ -7,6 +7,8 @@ package providers
 import (
 	"fmt"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 	"github.com/turnpike-gw/turnpike/internal/upstream/bedrock"
 	"github.com/turnpike-gw/turnpike/internal/upstream/cohere"
@@ -40,6 +42,9 @@ func Known(t int) bool {
 // channel is saved. A type claimed by a task plugin (claimed) is accepted
 // even when the gateway has no adapter of its own for it.
 func Validate(t upstream.Target, claimed bool) error {
+	if err := validateCommon(t.Settings); err != nil {
+		return err
+	}
 	a, ok := For(t.Type)
 	if !ok {
 		if upstream.IsTaskCarrier(t.Type) || claimed {
@@ -60,4 +65,32 @@ func init() {
 			panic(fmt.Sprintf("providers: type %d has two adapters", t))
 		}
 	}
+}
+
+// validateCommon checks the settings every type accepts (CONTRACT §9):
+// path_prefix a string, headers an object of header names to strings.
+func validateCommon(settings map[string]any) error {
+	if v, ok := settings["path_prefix"]; ok {
+		if _, isString := v.(string); !isString {
+			return upstream.SettingErrorf("settings.path_prefix", "must be a path such as /api/v3")
+		}
+	}
+	v, ok := settings["headers"]
+	if !ok {
+		return nil
+	}
+	hs, isObject := v.(map[string]any)
+	if !isObject {
+		return upstream.SettingErrorf("settings.headers", "must be an object of header names to values")
+	}
+	for name, val := range hs {
+		if !httpguts.ValidHeaderFieldName(name) {
+			return upstream.SettingErrorf("settings.headers", "has a name that is not a header name: %q", name)
+		}
+		s, isString := val.(string)
+		if !isString || !httpguts.ValidHeaderFieldValue(s) {
+			return upstream.SettingErrorf("settings.headers."+name, "must be a header value (text without line breaks)")
+		}
+	}
+	return nil
 }
