@@ -84,3 +84,30 @@ func (h *BudgetHold) Refund(ctx context.Context) {
 		}
 	}
 }
+
+// Adjust corrects the period budgets by charge − held for a call whose
+// estimate was held at heldAt in an earlier request (a task settled by the
+// poller long after its submission, perhaps on another node): only the
+// periods that are still the ones heldAt fell in are corrected, and a
+// counter not loaded on this backend is left to be loaded from the usage
+// log.
+func (p *Plan) Adjust(ctx context.Context, heldAt time.Time, held, charge int64) {
+	if !p.HasBudget() || charge == held {
+		return
+	}
+	now := p.s.Now()
+	for i := 0; i < p.nb; i++ {
+		b := p.budget[i]
+		if !PeriodStart(b.period, now).Equal(PeriodStart(b.period, heldAt)) {
+			continue
+		}
+		used, err := p.s.be.budgetAdd(ctx, budgetKey(b.kind, b.id, b.period, heldAt), charge-held)
+		if err != nil {
+			p.s.log.Warn("period budget could not be corrected", "err", err)
+			continue
+		}
+		if f := p.s.onBudget.Load(); f != nil && charge > held {
+			(*f)(BudgetUse{Kind: b.kind, ID: b.id, Used: used, Limit: b.limit, Period: b.period, Start: PeriodStart(b.period, heldAt)})
+		}
+	}
+}

@@ -187,8 +187,12 @@ func (s *Service) settle(ctx context.Context, t *Task, charge int64) error {
 		r := s.usageLog(t, store.LogRefund, -diff, map[string]any{"adjustment": true})
 		row = &r
 	}
-	if _, err := s.holdOf(t).SettleNow(ctx, charge, row); err != nil {
+	settled, err := s.holdOf(t).SettleNow(ctx, charge, row)
+	if err != nil {
 		return err
+	}
+	if settled {
+		s.correctBudget(ctx, t, charge)
 	}
 	if _, err := s.store.MarkBilling(ctx, t.ID, BillingSettled, charge); err != nil {
 		return err
@@ -201,8 +205,12 @@ func (s *Service) settle(ctx context.Context, t *Task, charge int64) error {
 // matching the submit's consume row.
 func (s *Service) refund(ctx context.Context, t *Task, reason string) error {
 	row := s.usageLog(t, store.LogRefund, t.QuotaReserved, map[string]any{"reason": truncate(reason, 200)})
-	if _, err := s.holdOf(t).RefundNow(ctx, &row); err != nil {
+	refunded, err := s.holdOf(t).RefundNow(ctx, &row)
+	if err != nil {
 		return err
+	}
+	if refunded {
+		s.correctBudget(ctx, t, 0)
 	}
 	if _, err := s.store.MarkBilling(ctx, t.ID, BillingRefunded, 0); err != nil {
 		return err

@@ -11,12 +11,15 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
+	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 // submission is one decoded submit, ready for channel selection.
 type submission struct {
+	// limits is the key's traffic-control plan (admitSubmission).
+	limits    *ratelimit.Plan
 	gen       *plugin.Generation
 	plugin    *plugin.Loaded
 	principal *auth.Principal
@@ -70,6 +73,11 @@ func (s *Service) submit(ctx context.Context, sub *submission) (*submitted, erro
 		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "model_not_available",
 			Message: fmt.Sprintf("no available channel serves model %s for this route", sub.model)}
 	}
+	lease, err := s.admitSubmission(ctx, sub)
+	if err != nil {
+		return nil, err
+	}
+	defer lease.Release(context.WithoutCancel(ctx))
 	t := &Task{Task: store.Task{PublicID: newPublicID(), PluginKey: sub.plugin.Key, PluginVersion: sub.plugin.Version, Model: sub.model,
 		UserID: sub.principal.UserID, TokenID: sub.principal.TokenID, Group: sub.principal.Group, RetainResult: sub.retain}}
 	t.BillingKey = "task-" + t.PublicID
@@ -160,11 +168,16 @@ func (s *Service) reserve(ctx context.Context, sub *submission, t *Task, at *att
 	if err != nil {
 		return err
 	}
-	h, err := s.d.Billing.Reserve(ctx, t.account(), t.BillingKey, amount)
+	budget, err := sub.limits.Hold(ctx, amount)
 	if err != nil {
 		return err
 	}
-	t.hold, t.QuotaReserved, t.BillingStatus = h, amount, BillingHeld
+	h, err := s.d.Billing.Reserve(ctx, t.account(), t.BillingKey, amount)
+	if err != nil {
+		budget.Refund(context.WithoutCancel(ctx))
+		return err
+	}
+	t.hold, t.budget, t.QuotaReserved, t.BillingStatus = h, budget, amount, BillingHeld
 	t.UsageFacts, _ = json.Marshal(facts)
 	return nil
 }
@@ -209,6 +222,7 @@ func (s *Service) refundReservation(ctx context.Context, t *Task) {
 		return
 	}
 	t.hold.RefundWith(ctx, nil)
+	t.budget.Refund(ctx)
 	t.BillingStatus = BillingRefunded
 }
 

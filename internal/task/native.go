@@ -284,6 +284,7 @@ func (n *nativeRequest) fail(err error) {
 		return
 	}
 	e := ir.As(err)
+	refusalHeaders(n.w.Header(), err)
 	if e.Status >= 500 {
 		n.s.log.WarnContext(n.r.Context(), "native route failed", "path", n.r.URL.Path, "plugin", n.plugin().Key, "code", e.Code, "err", err)
 	}

@@ -99,6 +99,7 @@ func (pc *protoCall) fail(err error) {
 		return
 	}
 	e := ir.As(err)
+	refusalHeaders(pc.w.Header(), err)
 	if e.Status >= 500 && e.Code != "task_timeout" {
 		pc.s.log.Warn("host protocol request failed", "protocol", pc.protocol, "model", pc.model, "code", e.Code, "err", err)
 	}

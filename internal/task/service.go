@@ -12,6 +12,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
+	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
@@ -81,6 +82,9 @@ type Deps struct {
 	// or console session). Sessions are checked against the store, which
 	// only the admin API does, so without it only the root token works.
 	APIPrincipal func(r *http.Request) (*auth.Principal, bool)
+	// Limits is traffic control (rate limits and period budgets); nil
+	// admits every submission.
+	Limits *ratelimit.Service
 }
 
 // Service is the task pipeline: native routes, the task API and the poller.
