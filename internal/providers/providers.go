@@ -5,8 +5,6 @@
 package providers
 
 import (
-	"fmt"
-
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/turnpike-gw/turnpike/internal/upstream"
@@ -56,15 +54,6 @@ func Validate(t upstream.Target, claimed bool) error {
 		return v.Validate(t)
 	}
 	return nil
-}
-
-// init refuses a catalog where an own adapter shadows a built-in type.
-func init() {
-	for t := range own {
-		if _, dup := upstream.Builtin(t); dup {
-			panic(fmt.Sprintf("providers: type %d has two adapters", t))
-		}
-	}
 }
 
 // validateCommon checks the settings every type accepts (CONTRACT §9):

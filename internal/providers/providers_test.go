@@ -59,3 +59,11 @@ func TestValidateRefusesWhatNoProviderCanUseNamingTheField(t *testing.T) {
 		}
 	}
 }
+
+func TestNoOwnAdapterShadowsABuiltinOne(t *testing.T) {
+	for typ := range own {
+		if _, dup := upstream.Builtin(typ); dup {
+			t.Errorf("type %d has two adapters", typ)
+		}
+	}
+}
