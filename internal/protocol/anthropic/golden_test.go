@@ -33,31 +33,12 @@ func indentJSON(t *testing.T, v any) []byte {
 	return append(b, '\n')
 }
 
-func reindent(t *testing.T, raw []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		t.Fatalf("invalid JSON %s: %v", raw, err)
-	}
-	buf.WriteByte('\n')
-	return buf.Bytes()
-}
-
-func fixtures(t *testing.T, dir, suffix string) []string {
-	t.Helper()
-	names, err := filepath.Glob(filepath.Join("testdata", dir, "*"+suffix))
-	if err != nil || len(names) == 0 {
-		t.Fatalf("no fixtures in testdata/%s (*%s)", dir, suffix)
-	}
-	return names
-}
-
 func base(path, suffix string) string { return strings.TrimSuffix(path, suffix) }
 
 // Each client request decodes to the IR golden, and the IR encodes back to a
 // request golden (the body sent to a messages-native upstream).
 func TestRequestGoldens(t *testing.T) {
-	for _, in := range fixtures(t, "requests", ".json") {
+	for _, in := range goldenfile.Fixtures(t, "requests", ".json") {
 		if strings.HasSuffix(in, ".ir.json") || strings.HasSuffix(in, ".out.json") {
 			continue
 		}
@@ -72,7 +53,7 @@ func TestRequestGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatalf("encode: %v", err)
 			}
-			golden(t, base(in, ".json")+".out.json", reindent(t, out))
+			golden(t, base(in, ".json")+".out.json", goldenfile.Indent(t, out))
 		})
 	}
 }
@@ -80,7 +61,7 @@ func TestRequestGoldens(t *testing.T) {
 // IR requests shaped like those other formats produce encode to the golden
 // upstream body.
 func TestEncodeForeignRequestGoldens(t *testing.T) {
-	for _, in := range fixtures(t, "foreign", ".ir.json") {
+	for _, in := range goldenfile.Fixtures(t, "foreign", ".ir.json") {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			var req ir.Request
 			raw, _ := os.ReadFile(in)
@@ -91,13 +72,13 @@ func TestEncodeForeignRequestGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatalf("encode: %v", err)
 			}
-			golden(t, base(in, ".ir.json")+".out.json", reindent(t, out))
+			golden(t, base(in, ".ir.json")+".out.json", goldenfile.Indent(t, out))
 		})
 	}
 }
 
 func TestResponseGoldens(t *testing.T) {
-	for _, in := range fixtures(t, "responses", ".json") {
+	for _, in := range goldenfile.Fixtures(t, "responses", ".json") {
 		if strings.HasSuffix(in, ".ir.json") || strings.HasSuffix(in, ".out.json") {
 			continue
 		}
@@ -112,7 +93,7 @@ func TestResponseGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatalf("encode: %v", err)
 			}
-			golden(t, base(in, ".json")+".out.json", reindent(t, out))
+			golden(t, base(in, ".json")+".out.json", goldenfile.Indent(t, out))
 		})
 	}
 }
@@ -159,7 +140,7 @@ func encodeEvents(t *testing.T, evs []ir.Event) []byte {
 // Upstream streams decode to IR event goldens, which re-encode to the
 // client stream golden.
 func TestStreamGoldens(t *testing.T) {
-	for _, in := range fixtures(t, "streams", ".sse") {
+	for _, in := range goldenfile.Fixtures(t, "streams", ".sse") {
 		if strings.HasSuffix(in, ".out.sse") {
 			continue
 		}
@@ -178,7 +159,7 @@ func TestStreamGoldens(t *testing.T) {
 // IR event sequences as other formats' decoders produce them (usage late,
 // no BlockStop, deltas without BlockStart) encode to the documented sequence.
 func TestEncodeForeignStreamGoldens(t *testing.T) {
-	for _, in := range fixtures(t, "foreign", ".events.json") {
+	for _, in := range goldenfile.Fixtures(t, "foreign", ".events.json") {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			var evs []ir.Event
 			raw, _ := os.ReadFile(in)

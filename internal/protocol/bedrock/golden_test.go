@@ -12,32 +12,13 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/protocol/golden"
 )
 
-func fixtures(t *testing.T, dir, suffix string) []string {
-	t.Helper()
-	names, err := filepath.Glob(filepath.Join("testdata", dir, "*"+suffix))
-	if err != nil || len(names) == 0 {
-		t.Fatalf("no fixtures in testdata/%s (*%s)", dir, suffix)
-	}
-	return names
-}
-
-func reindent(t *testing.T, raw []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		t.Fatalf("invalid JSON %s: %v", raw, err)
-	}
-	buf.WriteByte('\n')
-	return buf.Bytes()
-}
-
 // IR requests, shaped as the client formats' decoders make them, encode to
 // the golden Converse bodies: system blocks, alternating turns with tool
 // results leading the user turn, images and documents inline or from S3,
 // tool specs and choice, clamped sampling, and an Anthropic model's
 // thinking through additionalModelRequestFields.
 func TestEncodeRequestGoldens(t *testing.T) {
-	for _, in := range fixtures(t, "requests", ".ir.json") {
+	for _, in := range golden.Fixtures(t, "requests", ".ir.json") {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			raw, _ := os.ReadFile(in)
 			var req ir.Request
@@ -48,7 +29,7 @@ func TestEncodeRequestGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatalf("encode: %v", err)
 			}
-			golden.Compare(t, strings.TrimSuffix(in, ".ir.json")+".out.json", reindent(t, out))
+			golden.Compare(t, strings.TrimSuffix(in, ".ir.json")+".out.json", golden.Indent(t, out))
 		})
 	}
 }
@@ -57,7 +38,7 @@ func TestEncodeRequestGoldens(t *testing.T) {
 // string arguments, reasoning (signed and redacted), the stop reason, and
 // usage with the cache tokens inside the input count.
 func TestDecodeResponseGoldens(t *testing.T) {
-	for _, in := range fixtures(t, "responses", ".json") {
+	for _, in := range golden.Fixtures(t, "responses", ".json") {
 		if strings.HasSuffix(in, ".ir.json") {
 			continue
 		}
@@ -93,7 +74,7 @@ func decodeEvents(raw []byte) ([]ir.Event, error) {
 // opened by their first delta or by a tool-use start, the stop before the
 // usage, Done at the end.
 func TestStreamGoldens(t *testing.T) {
-	for _, in := range fixtures(t, "streams", ".events") {
+	for _, in := range golden.Fixtures(t, "streams", ".events") {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			raw, _ := os.ReadFile(in)
 			evs, err := decodeEvents(raw)

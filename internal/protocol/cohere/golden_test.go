@@ -13,39 +13,10 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
 )
 
-func fixtures(t *testing.T, dir, suffix string, skip ...string) []string {
-	t.Helper()
-	names, err := filepath.Glob(filepath.Join("testdata", dir, "*"+suffix))
-	if err != nil || len(names) == 0 {
-		t.Fatalf("no fixtures in testdata/%s (*%s)", dir, suffix)
-	}
-	var out []string
-next:
-	for _, n := range names {
-		for _, s := range skip {
-			if strings.HasSuffix(n, s) {
-				continue next
-			}
-		}
-		out = append(out, n)
-	}
-	return out
-}
-
-func reindent(t *testing.T, raw []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		t.Fatalf("invalid JSON %s: %v", raw, err)
-	}
-	buf.WriteByte('\n')
-	return buf.Bytes()
-}
-
 // IR requests as the client formats decode them (a system prompt, several
 // turns, tools and their results, images) encode to the golden v2 body.
 func TestRequestGoldens(t *testing.T) {
-	for _, in := range fixtures(t, "requests", ".ir.json") {
+	for _, in := range golden.Fixtures(t, "requests", ".ir.json") {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			raw, _ := os.ReadFile(in)
 			var req ir.Request
@@ -56,14 +27,14 @@ func TestRequestGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatalf("encode: %v", err)
 			}
-			golden.Compare(t, strings.TrimSuffix(in, ".ir.json")+".out.json", reindent(t, out))
+			golden.Compare(t, strings.TrimSuffix(in, ".ir.json")+".out.json", golden.Indent(t, out))
 		})
 	}
 }
 
 // v2 answers decode to the golden IR response.
 func TestResponseGoldens(t *testing.T) {
-	for _, in := range fixtures(t, "responses", ".json", ".ir.json") {
+	for _, in := range golden.Fixtures(t, "responses", ".json", ".ir.json") {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			body, _ := os.ReadFile(in)
 			resp, err := V2.DecodeResponse(body)
@@ -97,7 +68,7 @@ func decodeSSE(t *testing.T, raw []byte) ([]ir.Event, error) {
 // v2 streams (named SSE events, or data alone whose "type" names the
 // event) decode to the golden IR events.
 func TestStreamGoldens(t *testing.T) {
-	for _, in := range fixtures(t, "streams", ".sse") {
+	for _, in := range golden.Fixtures(t, "streams", ".sse") {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			raw, _ := os.ReadFile(in)
 			evs, err := decodeSSE(t, raw)

@@ -51,3 +51,41 @@ func JSON(t testing.TB, v any) []byte {
 func Path(fixture, suffix string) string {
 	return strings.TrimSuffix(fixture, filepath.Ext(fixture)) + suffix
 }
+
+// Indent re-indents raw JSON the way golden files are kept, with a final
+// newline; invalid JSON fails the test.
+func Indent(t testing.TB, raw []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		t.Fatalf("invalid JSON %s: %v", raw, err)
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes()
+}
+
+// Fixtures lists testdata/dir/*suffix, leaving out names ending in any of
+// skip; none at all fails the test.
+func Fixtures(t testing.TB, dir, suffix string, skip ...string) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join("testdata", dir, "*"+suffix))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no fixtures in testdata/%s (*%s)", dir, suffix)
+	}
+	out := names[:0]
+	for _, n := range names {
+		if !hasAnySuffix(n, skip) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func hasAnySuffix(s string, suffixes []string) bool {
+	for _, x := range suffixes {
+		if strings.HasSuffix(s, x) {
+			return true
+		}
+	}
+	return false
+}
