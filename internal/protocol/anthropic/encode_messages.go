@@ -216,14 +216,14 @@ func mediaBlockFor(p ir.Part, param string) (any, *ir.Error) {
 	mime, data := m.MIMEType, m.Data
 	if data == "" && strings.HasPrefix(m.URL, "data:") {
 		var ok bool
-		if mime, data, ok = parseDataURL(m.URL); !ok {
+		if mime, data, ok = ir.ParseDataURL(m.URL); !ok {
 			return nil, badParam(param+".url", codeInvalidVal, "%s.url: malformed data URL", param)
 		}
 	}
 	switch {
 	case data != "":
 		if mime == "" {
-			mime = sniffImageType(data)
+			mime = ir.SniffImageType(data)
 		}
 		if mime == "" {
 			return nil, badParam(param+".mime_type", codeMissing, "%s: media type required for inline data", param)
@@ -240,34 +240,4 @@ func mediaBlockFor(p ir.Part, param string) (any, *ir.Error) {
 		return nil, badParam(param, codeMissing, "%s: media needs a URL or data", param)
 	}
 	return b, nil
-}
-
-// parseDataURL splits data:<mime>;base64,<data>. Only base64 data URLs are
-// accepted; the upstream cannot take percent-encoded bytes.
-func parseDataURL(u string) (mime, data string, ok bool) {
-	head, data, found := strings.Cut(strings.TrimPrefix(u, "data:"), ",")
-	if !found || !strings.HasSuffix(head, ";base64") {
-		return "", "", false
-	}
-	mime = strings.TrimSuffix(head, ";base64")
-	if i := strings.IndexByte(mime, ';'); i >= 0 {
-		mime = mime[:i]
-	}
-	return mime, data, data != ""
-}
-
-// sniffImageType recognises the four image types the upstream accepts from
-// the base64 text of their magic numbers.
-func sniffImageType(b64 string) string {
-	switch {
-	case strings.HasPrefix(b64, "iVBORw0KGgo"):
-		return "image/png"
-	case strings.HasPrefix(b64, "/9j/"):
-		return "image/jpeg"
-	case strings.HasPrefix(b64, "R0lGOD"):
-		return "image/gif"
-	case strings.HasPrefix(b64, "UklGR"):
-		return "image/webp"
-	}
-	return ""
 }

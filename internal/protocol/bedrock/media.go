@@ -49,7 +49,8 @@ func (e *reqEncoder) media(p ir.Part, param string) (wireBlock, *ir.Error) {
 	switch {
 	case src.Bytes != "":
 	case strings.HasPrefix(m.URL, "data:"):
-		dm, data, ok := parseDataURL(m.URL)
+		dm, data, ok := ir.ParseDataURL(m.URL)
+		dm = strings.ToLower(dm)
 		if !ok {
 			return wireBlock{}, badParam(param+".url", "%s.url: malformed data URL (only base64 data URLs are accepted)", param)
 		}
@@ -63,7 +64,7 @@ func (e *reqEncoder) media(p ir.Part, param string) (wireBlock, *ir.Error) {
 	}
 	format := ""
 	if src.Bytes != "" && mime == "" {
-		mime = sniffImageType(src.Bytes)
+		mime = ir.SniffImageType(src.Bytes)
 	}
 	if mime != "" {
 		format = imageFormats[mime]
@@ -110,33 +111,4 @@ func (e *reqEncoder) documentName(name string) string {
 		clean = "document"
 	}
 	return clean + " (" + strconv.Itoa(e.documents) + ")"
-}
-
-// parseDataURL splits data:<mime>;base64,<data>.
-func parseDataURL(u string) (mime, data string, ok bool) {
-	head, data, found := strings.Cut(strings.TrimPrefix(u, "data:"), ",")
-	if !found || !strings.HasSuffix(head, ";base64") {
-		return "", "", false
-	}
-	mime = strings.TrimSuffix(head, ";base64")
-	if i := strings.IndexByte(mime, ';'); i >= 0 {
-		mime = mime[:i]
-	}
-	return strings.ToLower(mime), data, data != ""
-}
-
-// sniffImageType recognises the image types Converse accepts from the
-// base64 text of their magic numbers.
-func sniffImageType(b64 string) string {
-	switch {
-	case strings.HasPrefix(b64, "iVBORw0KGgo"):
-		return "image/png"
-	case strings.HasPrefix(b64, "/9j/"):
-		return "image/jpeg"
-	case strings.HasPrefix(b64, "R0lGOD"):
-		return "image/gif"
-	case strings.HasPrefix(b64, "UklGR"):
-		return "image/webp"
-	}
-	return ""
 }
