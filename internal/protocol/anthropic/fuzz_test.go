@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	goldenfile "github.com/turnpike-gw/turnpike/internal/protocol/golden"
+
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
@@ -57,26 +59,8 @@ func FuzzDecodeResponse(f *testing.F) {
 // Every event sequence must decode without panicking, and whatever the
 // decoder emits must re-encode.
 func FuzzStreamDecoder(f *testing.F) {
-	names, _ := filepath.Glob(filepath.Join("testdata", "streams", "*.sse"))
-	for _, n := range names {
-		raw, err := os.ReadFile(n)
-		if err != nil {
-			continue
-		}
-		var seed bytes.Buffer
-		var name []byte
-		for _, line := range bytes.Split(raw, []byte("\n")) {
-			switch {
-			case bytes.HasPrefix(line, []byte("event: ")):
-				name = line[7:]
-			case bytes.HasPrefix(line, []byte("data: ")):
-				seed.Write(name)
-				seed.WriteByte('\t')
-				seed.Write(line[6:])
-				seed.WriteByte('\n')
-			}
-		}
-		f.Add(seed.Bytes())
+	for _, seed := range goldenfile.StreamSeeds() {
+		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, input []byte) {
 		dec := Messages.NewStreamDecoder()

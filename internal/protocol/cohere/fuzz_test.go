@@ -3,11 +3,10 @@ package cohere
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol/golden"
 )
 
 // checkEvents is the shape every decoded stream must have, whatever the
@@ -71,27 +70,8 @@ func (c *checkEvents) emit(ev ir.Event) error {
 // decodes without panicking into a well-formed IR stream, or fails with an
 // *ir.Error.
 func FuzzStreamDecoder(f *testing.F) {
-	names, _ := filepath.Glob(filepath.Join("testdata", "streams", "*.sse"))
-	for _, n := range names {
-		raw, err := os.ReadFile(n)
-		if err != nil {
-			continue
-		}
-		var seed bytes.Buffer
-		var name []byte
-		for _, line := range bytes.Split(raw, []byte("\n")) {
-			switch {
-			case bytes.HasPrefix(line, []byte("event: ")):
-				name = line[7:]
-			case bytes.HasPrefix(line, []byte("data: ")):
-				seed.Write(name)
-				seed.WriteByte('\t')
-				seed.Write(line[6:])
-				seed.WriteByte('\n')
-				name = nil
-			}
-		}
-		f.Add(seed.Bytes())
+	for _, seed := range golden.StreamSeeds() {
+		f.Add(seed)
 	}
 	f.Add([]byte("tool-call-start\t{\"delta\":{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"f\"}}]}}}\nmessage-end\t{\"delta\":{\"usage\":{\"tokens\":{\"input_tokens\":-3}}}}\n"))
 	f.Fuzz(func(t *testing.T, input []byte) {

@@ -89,3 +89,32 @@ func hasAnySuffix(s string, suffixes []string) bool {
 	}
 	return false
 }
+
+// StreamSeeds turns the SSE fixtures testdata/streams/*.sse into fuzz seeds
+// of stream decoders: one event a line, "name\tdata".
+func StreamSeeds() [][]byte {
+	names, _ := filepath.Glob(filepath.Join("testdata", "streams", "*.sse"))
+	var out [][]byte
+	for _, n := range names {
+		raw, err := os.ReadFile(n)
+		if err != nil {
+			continue
+		}
+		var seed bytes.Buffer
+		var name []byte
+		for _, line := range bytes.Split(raw, []byte("\n")) {
+			switch {
+			case bytes.HasPrefix(line, []byte("event: ")):
+				name = line[7:]
+			case bytes.HasPrefix(line, []byte("data: ")):
+				seed.Write(name)
+				seed.WriteByte('\t')
+				seed.Write(line[6:])
+				seed.WriteByte('\n')
+				name = nil
+			}
+		}
+		out = append(out, seed.Bytes())
+	}
+	return out
+}
