@@ -86,7 +86,11 @@ func (rl *Relay) countAtProvider(r *http.Request, p *auth.Principal, model strin
 	if len(plan) == 0 {
 		return nil, 0, false
 	}
-	a, t, err := rl.target(plan[0], model)
+	ch, ok := rl.pickKey(plan[0])
+	if !ok {
+		return nil, 0, false
+	}
+	a, t, err := rl.target(ch, model)
 	tc, counts := a.(upstream.TokenCounter)
 	if err != nil || !counts || a.Codec(t).Format() != protocol.Anthropic {
 		return nil, 0, false
@@ -108,7 +112,7 @@ func (rl *Relay) countAtProvider(r *http.Request, p *auth.Principal, model strin
 	defer resp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil || !countAnswerIsClients(resp.StatusCode) {
-		rl.Logger.WarnContext(r.Context(), "count_tokens upstream failed; counted locally", "channel_id", plan[0].ID, "status", resp.StatusCode)
+		rl.Logger.WarnContext(r.Context(), "count_tokens upstream failed; counted locally", "channel_id", ch.ID, "key_index", ch.KeyIndex, "status", resp.StatusCode)
 		return nil, 0, false
 	}
 	return out, resp.StatusCode, true

@@ -27,6 +27,8 @@ func TestCountTokensGoesToAMessagesChannelAndIsNotBilled(t *testing.T) {
 	t.Cleanup(srv.Close)
 	e.channel("claude", srv.URL, func(c *store.Channel) {
 		c.Type, c.Models, c.ModelMapping = 14, []string{"claude-x"}, map[string]string{"claude-x": "claude-x-2025"}
+		c.Settings = map[string]any{"key_selection": "round_robin"}
+		c.Key = "upstream-secret-claude\nupstream-secret-claude"
 	})
 	before := e.balance()
 	resp := e.post("/v1/messages/count_tokens", testKey, countBody)
