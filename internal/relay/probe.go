@@ -73,10 +73,6 @@ func TestChannel(ctx context.Context, rl *Relay, c *store.Channel) (time.Duratio
 	if len(c.Models) == 0 {
 		return 0, errors.New("the channel lists no models to test with")
 	}
-	a, _, err := rl.target(&routing.Channel{Channel: *c}, "")
-	if err != nil {
-		return 0, errors.New("task channels are tested by submitting a task")
-	}
 	kind := ProbeKind(c)
 	model := c.Models[0]
 	for _, m := range c.Models {
@@ -85,17 +81,17 @@ func TestChannel(ctx context.Context, rl *Relay, c *store.Channel) (time.Duratio
 			break
 		}
 	}
-	if m, ok := c.ModelMapping[model]; ok && m != "" {
-		model = m
-	}
 	ch := &routing.Channel{Channel: *c}
+	a, t, err := rl.target(ch, model)
+	if err != nil {
+		return 0, errors.New("task channels are tested by submitting a task")
+	}
 	if kind == "embeddings" && embedCapable(rl, ch) {
 		return testEmbeddings(ctx, rl, ch, model)
 	}
-	_, t, _ := rl.target(ch, model)
 	codec := a.Codec(t)
 	one := 1
-	body, err := codec.EncodeRequest(&ir.Request{Model: model, MaxTokens: &one,
+	body, err := codec.EncodeRequest(&ir.Request{Model: t.Model, MaxTokens: &one,
 		Messages: []ir.Message{{Role: ir.RoleUser, Parts: []ir.Part{{Kind: ir.PartText, Text: "ping"}}}}})
 	if err != nil {
 		return 0, err
