@@ -65,12 +65,17 @@ func (f *flakyStore) callCount() int { f.mu.Lock(); defer f.mu.Unlock(); return 
 // settleItems queues n settled calls of 10 each: an entry and its row.
 func settleItems(w *Writer, userID, tokenID int64, n int) {
 	for i := range n {
-		w.Item(store.BillingItem{
-			Entry: &store.LedgerEntry{Key: fmt.Sprintf("k%d:settle", i), Kind: store.LedgerSettle, UserID: userID, TokenID: tokenID,
-				Delta: -10, TokenDelta: -10, Used: 10},
-			Log: &store.UsageLog{Type: store.LogConsume, UserID: userID, TokenID: tokenID, Model: "m", Quota: 10, RequestID: fmt.Sprintf("k%d", i)},
-		})
+		settleItem(w, userID, tokenID, i)
 	}
+}
+
+// settleItem queues the settled call number i.
+func settleItem(w *Writer, userID, tokenID int64, i int) {
+	w.Item(store.BillingItem{
+		Entry: &store.LedgerEntry{Key: fmt.Sprintf("k%d:settle", i), Kind: store.LedgerSettle, UserID: userID, TokenID: tokenID,
+			Delta: -10, TokenDelta: -10, Used: 10},
+		Log: &store.UsageLog{Type: store.LogConsume, UserID: userID, TokenID: tokenID, Model: "m", Quota: 10, RequestID: fmt.Sprintf("k%d", i)},
+	})
 }
 
 // books returns the user's quota and used quota, and the consume rows.
@@ -123,6 +128,44 @@ func TestWriterStoresEveryQueuedItemOnce(t *testing.T) {
 				t.Errorf("WriteItems called %d times, want %d", fs.callCount(), tc.wantCalls)
 			}
 		})
+	}
+}
+
+// Items that arrive while a batch is being written wait for the next tick
+// (or a full batch) instead of being chased one small batch after another.
+func TestWriterLeavesItemsThatArriveDuringAWriteForTheNextBatch(t *testing.T) {
+	st, userID, tokenID, _ := seedAccounts(t, 1000, 500)
+	writing, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	fs := &flakyStore{Store: st}
+	fs.onWrite = func() { once.Do(func() { close(writing); <-release }) }
+	w := NewWriter(fs, quietLog(), time.Hour, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	settleItem(w, userID, tokenID, 0)
+	flushed := make(chan error, 1)
+	go func() { flushed <- w.Flush(ctx) }()
+	<-writing
+	settleItem(w, userID, tokenID, 1)
+	settleItem(w, userID, tokenID, 2)
+	close(release)
+	if err := <-flushed; err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	// Nothing wakes the writer now (the tick is an hour away): a writer
+	// that chased the arrivals would have written them by now.
+	time.Sleep(50 * time.Millisecond)
+	if calls, backlog := fs.callCount(), w.Backlog(); calls != 1 || backlog != 2 {
+		t.Fatalf("after the first batch: %d writes, backlog %d; want 1 write and the 2 late items queued", calls, backlog)
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if q, used, rows := books(t, st, userID); q != 970 || used != 30 || rows != 3 {
+		t.Errorf("user quota %d used %d, rows %d; want 970, 30 and 3", q, used, rows)
+	}
+	if fs.callCount() != 2 || len(fs.batches[1]) != 2 {
+		t.Errorf("writes %d, want the late items as one second batch", fs.callCount())
 	}
 }
 
