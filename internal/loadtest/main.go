@@ -36,9 +36,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	results, runErr := Run(ctx, o)
 	var table strings.Builder
-	fmt.Fprintf(&table, "Machine: %s. Each phase: %s after %s warm-up; streams of %d chunks, paced %s apart.\n\n",
-		Machine(), phaseLength(o), o.Warmup, o.Chunks, o.ChunkDelay)
+	fmt.Fprintf(&table, "Machine: %s. Each phase: %s after %s warm-up, %d round(s); streams of %d chunks, paced %s apart.\n\n",
+		Machine(), phaseLength(o), o.Warmup, o.Rounds, o.Chunks, o.ChunkDelay)
 	_ = WriteMarkdown(&table, results)
+	if o.Rounds > 1 {
+		table.WriteString("\n")
+		_ = WriteSummary(&table, results)
+	}
 	fmt.Fprint(stdout, table.String())
 	if markdown != "" && len(results) > 0 {
 		if err := appendFile(markdown, "\n"+table.String()); err != nil {
@@ -74,6 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, string, error) {
 	fs.IntVar(&o.Chunks, "chunks", 20, "content chunks per streamed answer")
 	fs.DurationVar(&o.ChunkDelay, "chunk-delay", 5*time.Millisecond, "upstream pause before each chunk in the stream-paced mode")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the gateway process to this file")
+	fs.IntVar(&o.Rounds, "rounds", 1, "measure each baseline-then-gateway pair this many times and report the medians")
 	conns := fs.String("conns", "1,50", "comma-separated connection counts")
 	modes := fs.String("modes", "regular,stream,stream-paced", "comma-separated modes: regular, stream, stream-paced")
 	markdown := fs.String("markdown", "", "append the result table to this file")
@@ -84,8 +89,8 @@ func parseFlags(args []string, stderr io.Writer) (Options, string, error) {
 	if o.Conns, err = parseConns(*conns); err == nil {
 		o.Modes, err = parseModes(*modes)
 	}
-	if err == nil && (o.Chunks <= 0 || o.Duration <= 0 && o.Requests <= 0) {
-		err = fmt.Errorf("-chunks and -duration (or -requests) must be positive")
+	if err == nil && (o.Chunks <= 0 || o.Rounds <= 0 || o.Duration <= 0 && o.Requests <= 0) {
+		err = fmt.Errorf("-chunks, -rounds and -duration (or -requests) must be positive")
 	}
 	if err == nil {
 		o.Self, err = os.Executable()

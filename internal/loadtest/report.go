@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -35,9 +36,61 @@ func WriteMarkdown(w io.Writer, results []Result) error {
 	return err
 }
 
+// WriteSummary writes, for each mode and concurrency measured in more than
+// one round, the median and the range of the gateway's ratios to the
+// baseline of the same round, and the largest resident memory seen. On a
+// shared machine one pair of phases can differ from the next by a fifth;
+// the median of several alternating rounds is the figure to compare with
+// a target.
+func WriteSummary(w io.Writer, results []Result) error {
+	type key struct {
+		mode  Mode
+		conns int
+	}
+	var order []key
+	cpu, rps := map[key][]float64{}, map[key][]float64{}
+	rss := map[key]int64{}
+	for _, r := range results {
+		base, ok := baselineFor(results, r)
+		if r.Target == Baseline || !ok || base.CPUPerRequest() == 0 || base.RPS() == 0 {
+			continue
+		}
+		k := key{r.Mode, r.Conns}
+		if _, seen := cpu[k]; !seen {
+			order = append(order, k)
+		}
+		cpu[k] = append(cpu[k], float64(r.CPUPerRequest())/float64(base.CPUPerRequest()))
+		rps[k] = append(rps[k], r.RPS()/base.RPS())
+		rss[k] = max(rss[k], r.RSS)
+	}
+	var b strings.Builder
+	b.WriteString("| mode | conns | rounds | CPU × baseline, median (range) | req/s ÷ baseline, median (range) | largest RSS |\n")
+	b.WriteString("|---|---:|---:|---|---|---:|\n")
+	for _, k := range order {
+		c, q := cpu[k], rps[k]
+		if len(c) < 2 {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %.2f× (%.2f–%.2f) | %.0f%% (%.0f–%.0f) | %.0f MB |\n", k.mode, k.conns, len(c),
+			median(c), slices.Min(c), slices.Max(c), 100*median(q), 100*slices.Min(q), 100*slices.Max(q), float64(rss[k])/(1<<20))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// median is the middle value, or the mean of the two middle values.
+func median(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
 func baselineFor(results []Result, r Result) (Result, bool) {
 	for _, c := range results {
-		if c.Target == Baseline && c.Mode == r.Mode && c.Conns == r.Conns {
+		if c.Target == Baseline && c.Mode == r.Mode && c.Conns == r.Conns && c.Round == r.Round {
 			return c, true
 		}
 	}

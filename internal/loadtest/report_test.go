@@ -116,3 +116,42 @@ func TestParseFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestWriteSummaryGivesTheMedianAndRangeOfEachRoundsRatios(t *testing.T) {
+	phase := func(target string, mode Mode, round int, cpuMicros, requests int, rss int64) Result {
+		return Result{Target: target, Mode: mode, Conns: 50, Round: round, Requests: requests, Elapsed: time.Second,
+			CPU: time.Duration(cpuMicros*requests) * time.Microsecond, RSS: rss}
+	}
+	results := []Result{
+		phase(Baseline, Regular, 1, 100, 1000, 30<<20), phase(Gateway, Regular, 1, 110, 950, 48<<20),
+		phase(Baseline, Regular, 2, 100, 1000, 30<<20), phase(Gateway, Regular, 2, 150, 700, 52<<20),
+		phase(Baseline, Regular, 3, 200, 500, 30<<20), phase(Gateway, Regular, 3, 240, 450, 50<<20),
+		// A phase measured once has no spread to summarise.
+		phase(Baseline, Stream, 1, 100, 1000, 30<<20), phase(Gateway, Stream, 1, 130, 900, 49<<20),
+	}
+	var b strings.Builder
+	if err := WriteSummary(&b, results); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	want := "| regular | 50 | 3 | 1.20× (1.10–1.50) | 90% (70–95) | 52 MB |"
+	if len(lines) != 3 || lines[2] != want {
+		t.Fatalf("got:\n%s\nwant the header, the rule and\n%s", b.String(), want)
+	}
+}
+
+func TestMedianOfAnEvenCountIsTheMeanOfTheMiddleTwo(t *testing.T) {
+	tests := []struct {
+		in   []float64
+		want float64
+	}{
+		{[]float64{3}, 3},
+		{[]float64{5, 1, 3}, 3},
+		{[]float64{4, 1, 3, 2}, 2.5},
+	}
+	for _, tc := range tests {
+		if got := median(tc.in); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}

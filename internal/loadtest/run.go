@@ -29,6 +29,9 @@ type Options struct {
 	Requests int
 	Conns    []int
 	Modes    []Mode
+	// Rounds is how many times each baseline-then-gateway pair of phases is
+	// measured; more than one gives WriteSummary medians to report.
+	Rounds int
 	// Chunks is the number of content chunks per streamed answer, and
 	// ChunkDelay the upstream's pause before each in paced streams.
 	Chunks     int
@@ -41,9 +44,11 @@ type Options struct {
 
 // Result is one measured phase.
 type Result struct {
-	Target   string
-	Mode     Mode
-	Conns    int
+	Target string
+	Mode   Mode
+	Conns  int
+	// Round numbers the repeats of a phase from 1.
+	Round    int
 	Requests int
 	Errors   int
 	FirstErr string
@@ -109,15 +114,19 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	for _, mode := range o.Modes {
 		for _, conns := range o.Conns {
 			// Baseline and gateway run back to back so each pair sees the
-			// same machine conditions.
-			for i, t := range targets {
-				r, err := measure(ctx, o, t, names[i], mode, conns)
-				if err != nil {
-					return results, err
+			// same machine conditions; rounds alternate the two, so a slow
+			// spell of a shared machine lands in one pair, not one target.
+			for round := 1; round <= max(o.Rounds, 1); round++ {
+				for i, t := range targets {
+					r, err := measure(ctx, o, t, names[i], mode, conns)
+					if err != nil {
+						return results, err
+					}
+					r.Round = round
+					fmt.Fprintf(o.Log, "%-8s %-12s %3d conns: %8.0f req/s  p50 %-9s  CPU %s/req\n",
+						r.Target, r.Mode, r.Conns, r.RPS(), fmtDur(r.P50), fmtDur(r.CPUPerRequest()))
+					results = append(results, r)
 				}
-				fmt.Fprintf(o.Log, "%-8s %-12s %3d conns: %8.0f req/s  p50 %-9s  CPU %s/req\n",
-					r.Target, r.Mode, r.Conns, r.RPS(), fmtDur(r.P50), fmtDur(r.CPUPerRequest()))
-				results = append(results, r)
 			}
 		}
 	}

@@ -53,6 +53,32 @@ func TestRunMeasuresEveryPhaseOfBothTargetsWithoutErrors(t *testing.T) {
 	}
 }
 
+func TestRunAlternatesTheTargetsRoundByRound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three servers as child processes")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	o := Options{Self: self, Requests: 20, Conns: []int{2}, Modes: []Mode{Regular}, Rounds: 3, Chunks: 5, Log: &log}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	results, err := Run(ctx, o)
+	if err != nil {
+		t.Fatalf("Run: %v\nlog:\n%s", err, log.String())
+	}
+	var order []string
+	for _, r := range results {
+		order = append(order, fmt.Sprintf("%s#%d", r.Target, r.Round))
+	}
+	want := "baseline#1 gateway#1 baseline#2 gateway#2 baseline#3 gateway#3"
+	if got := strings.Join(order, " "); got != want {
+		t.Fatalf("phases ran as %s, want %s", got, want)
+	}
+}
+
 func TestRunFailsWhenTheChildCannotStart(t *testing.T) {
 	_, err := Run(context.Background(), Options{Self: "/nonexistent/turnpike-load", Requests: 1, Conns: []int{1}, Modes: []Mode{Regular}, Chunks: 1})
 	if err == nil || !strings.Contains(err.Error(), "start _upstream") {
@@ -81,6 +107,7 @@ func TestMainExitCodes(t *testing.T) {
 		want int
 	}{
 		{name: "bad flags exit 2", args: []string{"-conns", "x"}, want: 2},
+		{name: "no rounds exit 2", args: []string{"-rounds", "0"}, want: 2},
 		{name: "a child given an unknown flag exits 2", args: []string{"_proxy", "-bogus"}, want: 2},
 		{name: "a gateway child without an upstream exits 1", args: []string{"_gateway"}, want: 1},
 	}
