@@ -138,7 +138,12 @@ func (a *App) buildServices(balances billing.Balances) {
 	cfg := a.Config
 	a.registry = prometheus.NewRegistry()
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.Writer = billing.NewWriter(a.Store, a.Log, 100*time.Millisecond, 1024)
+	// A batch is what 100 ms brings. The size cap only bounds one
+	// transaction; it sits above what a tick brings at 10,000 calls a second
+	// (two items a call) because on SQLite a call costs less in a larger
+	// flush (BenchmarkBillingWriteCalls: a sixth less at 2,000 calls than at
+	// 400), and a smaller cap would split each tick into several.
+	a.Writer = billing.NewWriter(a.Store, a.Log, 100*time.Millisecond, 4096)
 	a.Billing = billing.NewService(balances, a.Writer, cfg.QuotaPerUSD)
 	w := a.Writer
 	a.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "turnpike_idempotency_conflicts_total",
