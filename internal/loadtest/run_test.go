@@ -9,7 +9,10 @@ import (
 	"time"
 )
 
-func TestRunMeasuresEveryPhaseOfBothTargetsWithoutErrors(t *testing.T) {
+// runChildren runs o with this test binary as the child servers, failing
+// the test (with the children's log) if the run fails.
+func runChildren(t *testing.T, o Options) []Result {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts three servers as child processes")
 	}
@@ -18,14 +21,19 @@ func TestRunMeasuresEveryPhaseOfBothTargetsWithoutErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	o := Options{Self: self, Requests: 50, Conns: []int{1, 4}, Modes: []Mode{Regular, Stream, StreamPaced},
-		Chunks: 5, ChunkDelay: time.Millisecond, Log: &log}
+	o.Self, o.Log = self, &log
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	results, err := Run(ctx, o)
 	if err != nil {
 		t.Fatalf("Run: %v\nlog:\n%s", err, log.String())
 	}
+	return results
+}
+
+func TestRunMeasuresEveryPhaseOfBothTargetsWithoutErrors(t *testing.T) {
+	results := runChildren(t, Options{Requests: 50, Conns: []int{1, 4}, Modes: []Mode{Regular, Stream, StreamPaced},
+		Chunks: 5, ChunkDelay: time.Millisecond})
 	if len(results) != 12 {
 		t.Fatalf("got %d results, want 3 modes × 2 conns × 2 targets = 12", len(results))
 	}
@@ -54,21 +62,7 @@ func TestRunMeasuresEveryPhaseOfBothTargetsWithoutErrors(t *testing.T) {
 }
 
 func TestRunAlternatesTheTargetsRoundByRound(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts three servers as child processes")
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log strings.Builder
-	o := Options{Self: self, Requests: 20, Conns: []int{2}, Modes: []Mode{Regular}, Rounds: 3, Chunks: 5, Log: &log}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	results, err := Run(ctx, o)
-	if err != nil {
-		t.Fatalf("Run: %v\nlog:\n%s", err, log.String())
-	}
+	results := runChildren(t, Options{Requests: 20, Conns: []int{2}, Modes: []Mode{Regular}, Rounds: 3, Chunks: 5})
 	var order []string
 	for _, r := range results {
 		order = append(order, fmt.Sprintf("%s#%d", r.Target, r.Round))
