@@ -49,9 +49,9 @@ type batchStmts struct {
 	ledgerKnown [nChunkSizes]*sql.Stmt
 	userMove    *sql.Stmt
 	tokenMove   *sql.Stmt
-	// The JSON statements take a whole batch as one JSON text; SQLite only,
-	// nil elsewhere (see sqlitejson.go).
-	logJSON, ledgerJSON, userMoveJSON, tokenMoveJSON *sql.Stmt
+	// The batch statements read a whole batch from the batch table; SQLite
+	// only, which has them instead of all the others (see sqlitebatch.go).
+	logBatch, ledgerBatch, userMoveBatch, tokenMoveBatch *sql.Stmt
 }
 
 // batch returns the prepared billing statements, preparing them on first
@@ -82,6 +82,9 @@ func (s *Store) prepareBatch(ctx context.Context, b *batchStmts) error {
 		*dst = st
 		return err
 	}
+	if s.dialect == SQLite {
+		return prepareSQLiteBatch(prep, b)
+	}
 	for k, n := range chunkSizes {
 		if err := prep(&b.logInsert[k], "INSERT INTO usage_logs ("+logInsertColumns+") VALUES "+rowsSQL(logInsertCols, n)); err != nil {
 			return err
@@ -97,24 +100,23 @@ func (s *Store) prepareBatch(ctx context.Context, b *batchStmts) error {
 			return err
 		}
 	}
-	if s.dialect == SQLite {
-		if err := prep(&b.logJSON, fmt.Sprintf(sqliteLogJSON, jsonColumns(logInsertCols))); err != nil {
-			return err
-		}
-		if err := prep(&b.ledgerJSON, fmt.Sprintf(sqliteLedgerJSON, jsonColumns(ledgerCols))); err != nil {
-			return err
-		}
-		if err := prep(&b.userMoveJSON, fmt.Sprintf(sqliteMoveJSON, "users", userQuotaSQL("m.value->>1"), "users")); err != nil {
-			return err
-		}
-		if err := prep(&b.tokenMoveJSON, fmt.Sprintf(sqliteMoveJSON, "tokens", tokenQuotaSQL("m.value->>1"), "tokens")); err != nil {
-			return err
-		}
-	}
 	if err := prep(&b.userMove, "UPDATE users SET quota = "+userQuotaSQL("?")+", used_quota = used_quota + ? WHERE id = ?"); err != nil {
 		return err
 	}
 	return prep(&b.tokenMove, "UPDATE tokens SET quota = "+tokenQuotaSQL("?")+", used_quota = used_quota + ? WHERE id = ?")
+}
+
+func prepareSQLiteBatch(prep func(**sql.Stmt, string) error, b *batchStmts) error {
+	if err := prep(&b.logBatch, fmt.Sprintf(sqliteLogBatch, batchColumns(logInsertCols))); err != nil {
+		return err
+	}
+	if err := prep(&b.ledgerBatch, fmt.Sprintf(sqliteLedgerBatch, batchColumns(ledgerCols))); err != nil {
+		return err
+	}
+	if err := prep(&b.userMoveBatch, fmt.Sprintf(sqliteMoveBatch, "users", userQuotaSQL("m.c1"), "users")); err != nil {
+		return err
+	}
+	return prep(&b.tokenMoveBatch, fmt.Sprintf(sqliteMoveBatch, "tokens", tokenQuotaSQL("m.c1"), "tokens"))
 }
 
 // userQuotaSQL is a user's quota moved by delta.
@@ -129,7 +131,7 @@ func tokenQuotaSQL(delta string) string {
 // close closes every prepared statement; nil ones were never prepared.
 func (b *batchStmts) close() error {
 	var errs []error
-	all := append(append(append([]*sql.Stmt{b.userMove, b.tokenMove, b.logJSON, b.ledgerJSON, b.userMoveJSON, b.tokenMoveJSON}, b.logInsert[:]...), b.ledgerInsert[:]...), b.ledgerKnown[:]...)
+	all := append(append(append([]*sql.Stmt{b.userMove, b.tokenMove, b.logBatch, b.ledgerBatch, b.userMoveBatch, b.tokenMoveBatch}, b.logInsert[:]...), b.ledgerInsert[:]...), b.ledgerKnown[:]...)
 	for _, st := range all {
 		if st != nil {
 			errs = append(errs, st.Close())

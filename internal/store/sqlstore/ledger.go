@@ -75,14 +75,14 @@ func moveBalances(ctx context.Context, tx *sql.Tx, b *batchStmts, users, tokens 
 	for _, step := range []struct {
 		accounts map[int64]*balance
 		stmt     *sql.Stmt
-		json     *sql.Stmt
-	}{{users, b.userMove, b.userMoveJSON}, {tokens, b.tokenMove, b.tokenMoveJSON}} {
+		batch    *sql.Stmt
+	}{{users, b.userMove, b.userMoveBatch}, {tokens, b.tokenMove, b.tokenMoveBatch}} {
 		if len(step.accounts) == 0 {
 			continue
 		}
 		ids := slices.Sorted(maps.Keys(step.accounts))
-		if step.json != nil {
-			if _, err := tx.StmtContext(ctx, step.json).ExecContext(ctx, balancesJSON(ids, step.accounts)); err != nil {
+		if step.batch != nil {
+			if err := execBatch(ctx, tx, step.batch, moveRows{ids, step.accounts}); err != nil {
 				return err
 			}
 			continue

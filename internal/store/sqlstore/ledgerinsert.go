@@ -43,19 +43,21 @@ func appendLedgerArgs(args []any, entries []store.LedgerEntry, stamp time.Time) 
 }
 
 // insertLedgerReturning is the SQLite and PostgreSQL insert: the whole batch
-// as JSON on SQLite when it can travel so, chunk by chunk otherwise. It
+// in one statement on SQLite, chunk by chunk on PostgreSQL. It
 // marks the entries whose keys the database reports as inserted. A
 // concurrent transaction inserting the same key makes the database wait for
 // it, so the report is exact.
 func insertLedgerReturning(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, pos map[string]int,
 	stamp time.Time) ([]bool, error) {
 	fresh := make([]bool, len(entries))
-	if b.ledgerJSON != nil && ledgerJSONSafe(entries) {
-		rows, err := tx.StmtContext(ctx, b.ledgerJSON).QueryContext(ctx, ledgerJSON(entries, stamp))
-		if err != nil {
-			return nil, err
-		}
-		return fresh, markKeys(rows, pos, fresh)
+	if b.ledgerBatch != nil {
+		return fresh, withBatch(ledgerRows{entries, stamp}, func(h int64) error {
+			rows, err := tx.StmtContext(ctx, b.ledgerBatch).QueryContext(ctx, h)
+			if err != nil {
+				return err
+			}
+			return markKeys(rows, pos, fresh)
+		})
 	}
 	args := make([]any, 0, chunkSizes[0]*ledgerCols)
 	err := chunks(len(entries), func(lo, hi, k int) error {

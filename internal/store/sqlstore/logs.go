@@ -24,14 +24,14 @@ func (r logRepo) Insert(ctx context.Context, logs []store.UsageLog) error {
 	return wrap(r.s.write(ctx, nil, logs), "insert logs")
 }
 
-// insertLogs writes logs within tx through the prepared chunk statements.
+// insertLogs writes logs within tx: on SQLite in one statement, elsewhere
+// through the prepared chunk statements.
 func insertLogs(ctx context.Context, tx *sql.Tx, b *batchStmts, logs []store.UsageLog, stamp time.Time) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	if b.logJSON != nil && logsJSONSafe(logs) {
-		_, err := tx.StmtContext(ctx, b.logJSON).ExecContext(ctx, logsJSON(logs, stamp))
-		return err
+	if b.logBatch != nil {
+		return execBatch(ctx, tx, b.logBatch, logRows{logs, stamp})
 	}
 	args := make([]any, 0, chunkSizes[0]*logInsertCols)
 	return chunks(len(logs), func(lo, hi, k int) error {

@@ -51,7 +51,7 @@ func OpenStore(ctx context.Context, dsn string) (*Store, error) {
 			return nil, fmt.Errorf("sqlstore: create database directory: %w", err)
 		}
 	}
-	db, err := sql.Open(t.driver, t.source)
+	db, err := openDB(t)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open %s: %w", t.dialect, err)
 	}
@@ -65,6 +65,13 @@ func OpenStore(ctx context.Context, dsn string) (*Store, error) {
 		return nil, err
 	}
 	return &Store{db: db, dialect: t.dialect}, nil
+}
+
+func openDB(t target) (*sql.DB, error) {
+	if t.dialect == SQLite {
+		return openSQLiteDB(t.source)
+	}
+	return sql.Open(t.driver, t.source)
 }
 
 // configurePool sizes the connection pool.

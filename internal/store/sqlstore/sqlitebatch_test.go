@@ -3,8 +3,10 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,11 +60,11 @@ func quoteAll(cols string) string {
 	return strings.Join(parts, ", ")
 }
 
-// TestSQLiteJSONRowsEqualBoundRows writes the same values once through the
-// JSON statements and once through bound arguments, and requires identical
+// TestSQLiteBatchRowsEqualBoundRows writes the same values once through the
+// batch table and once through bound arguments, and requires identical
 // stored values and types, so that readers and filters cannot tell them
 // apart.
-func TestSQLiteJSONRowsEqualBoundRows(t *testing.T) {
+func TestSQLiteBatchRowsEqualBoundRows(t *testing.T) {
 	created := time.Date(2025, 3, 4, 5, 6, 7, 891234000, time.FixedZone("X", 3600))
 	awkward := "quote\" backslash\\ newline\n tab\t nul-free \x01\x1f é ✓ \u2028 𝄞"
 	cases := []struct {
@@ -135,7 +137,7 @@ func TestSQLiteJSONRowsEqualBoundRows(t *testing.T) {
 			}
 			for i := range rows[0] {
 				if rows[0][i] != rows[1][i] {
-					t.Errorf("column %d: JSON path stored %s, bound arguments %s", i, rows[0][i], rows[1][i])
+					t.Errorf("column %d: batch table stored %s, bound arguments %s", i, rows[0][i], rows[1][i])
 				}
 			}
 			if tc.check != nil {
@@ -145,9 +147,9 @@ func TestSQLiteJSONRowsEqualBoundRows(t *testing.T) {
 	}
 }
 
-// TestSQLiteBatchesJSONCannotCarryKeepEveryByte covers the fallback to bound
-// arguments for strings that JSON or SQLite text would alter.
-func TestSQLiteBatchesJSONCannotCarryKeepEveryByte(t *testing.T) {
+// TestSQLiteBatchesKeepEveryByte covers strings that JSON or NUL-ended C
+// text would alter; the batch table hands them over with their length.
+func TestSQLiteBatchesKeepEveryByte(t *testing.T) {
 	for name, s := range map[string]string{"invalid UTF-8": "bad\xff\xfe", "NUL byte": "nul\x00inside"} {
 		t.Run(name, func(t *testing.T) {
 			st := openSQLite(t)
@@ -176,21 +178,36 @@ func TestSQLiteBatchesJSONCannotCarryKeepEveryByte(t *testing.T) {
 	}
 }
 
-func FuzzAppendJSONString(f *testing.F) {
-	for _, seed := range []string{"", "plain", `"quoted"`, `back\slash`, "line\nbreak\r\ttab", "\x01\x1f\x7f", "é✓𝄞", "\u2028\u2029", "</script>"} {
-		f.Add(seed)
+// TestSQLiteBatchesKeepQueueOrder requires the rows of one batch to get ids
+// in the order of the queue, which is not the order of their keys.
+func TestSQLiteBatchesKeepQueueOrder(t *testing.T) {
+	st := openSQLite(t)
+	ctx := context.Background()
+	const n = 300
+	var items []store.BillingItem
+	for i := range n {
+		key := fmt.Sprintf("k%04d", n-i)
+		items = append(items, store.BillingItem{
+			Entry: &store.LedgerEntry{Key: key, Kind: store.LedgerSettle, UserID: 1, Delta: int64(i)},
+			Log:   &store.UsageLog{Type: store.LogConsume, UserID: 1, Model: "m", RequestID: key},
+		})
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if !jsonSafe(s) {
-			t.Skip()
+	written, err := st.WriteItems(ctx, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(written, slices.Repeat([]bool{true}, n)) {
+		t.Fatalf("written = %v", written)
+	}
+	for _, q := range []string{"SELECT request_id FROM usage_logs ORDER BY id", "SELECT idem_key FROM quota_ledger ORDER BY id"} {
+		rows := quotedRows(t, st, q)
+		if len(rows) != n {
+			t.Fatalf("%s: %d rows, want %d", q, len(rows), n)
 		}
-		enc := appendJSONString(nil, s)
-		var back string
-		if err := json.Unmarshal(enc, &back); err != nil {
-			t.Fatalf("%q encodes as invalid JSON %s: %v", s, enc, err)
+		for i, r := range rows {
+			if want := items[i].Log.RequestID; r[0] != want {
+				t.Fatalf("%s: row %d is %s, want %s", q, i, r[0], want)
+			}
 		}
-		if back != s {
-			t.Fatalf("%q comes back as %q", s, back)
-		}
-	})
+	}
 }
