@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -179,8 +180,21 @@ func (s *Sessions) sign(payload string) string {
 
 // HashPassword hashes a password for storage.
 func HashPassword(pw string) (string, error) {
-	b, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
+	b, err := bcrypt.GenerateFromPassword([]byte(pw), passwordCost())
 	return string(b), err
+}
+
+// passwordCost is bcrypt's work factor for new hashes: the default, except
+// inside a test binary. The suites create and check thousands of passwords
+// (every seeded gateway has a root password), and at the default cost
+// bcrypt was nine tenths of the admin suite's CPU and the largest part of
+// CI's race run. A hash records its cost, so checking is the same either
+// way, and a gateway binary is never a test binary.
+func passwordCost() int {
+	if testing.Testing() {
+		return bcrypt.MinCost
+	}
+	return bcrypt.DefaultCost
 }
 
 // CheckPassword reports whether pw matches the stored hash.
