@@ -141,8 +141,8 @@ func (a *App) buildServices(balances billing.Balances) {
 	// A batch is what 100 ms brings. The size cap only bounds one
 	// transaction; it sits above what a tick brings at 10,000 calls a second
 	// (two items a call) because on SQLite a call costs less in a larger
-	// flush (BenchmarkBillingWriteCalls: a sixth less at 2,000 calls than at
-	// 400), and a smaller cap would split each tick into several.
+	// flush (BenchmarkBillingWriteCalls), and a smaller cap would split each
+	// tick into several.
 	a.Writer = billing.NewWriter(a.Store, a.Log, 100*time.Millisecond, 4096)
 	a.Billing = billing.NewService(balances, a.Writer, cfg.QuotaPerUSD)
 	w := a.Writer

@@ -61,20 +61,7 @@ func TestRequestGoldens(t *testing.T) {
 // IR requests shaped like those other formats produce encode to the golden
 // upstream body.
 func TestEncodeForeignRequestGoldens(t *testing.T) {
-	for _, in := range goldenfile.Fixtures(t, "foreign", ".ir.json") {
-		t.Run(filepath.Base(in), func(t *testing.T) {
-			var req ir.Request
-			raw, _ := os.ReadFile(in)
-			if err := json.Unmarshal(raw, &req); err != nil {
-				t.Fatal(err)
-			}
-			out, err := Messages.EncodeRequest(&req)
-			if err != nil {
-				t.Fatalf("encode: %v", err)
-			}
-			golden(t, base(in, ".ir.json")+".out.json", goldenfile.Indent(t, out))
-		})
-	}
+	goldenfile.EncodeRequests(t, "foreign", Messages.EncodeRequest)
 }
 
 func TestResponseGoldens(t *testing.T) {
@@ -106,25 +93,6 @@ func (r *recorder) Event(name string, data []byte) error {
 	return sse.WriteEvent(&r.buf, &scratch, name, data)
 }
 
-// decodeSSE runs a whole SSE text through a fresh stream decoder.
-func decodeSSE(t *testing.T, raw []byte) ([]ir.Event, error) {
-	t.Helper()
-	dec := Messages.NewStreamDecoder()
-	var evs []ir.Event
-	emit := func(ev ir.Event) error { evs = append(evs, ev); return nil }
-	r := sse.NewReader(bytes.NewReader(raw), 0)
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			break
-		}
-		if err := dec.Decode(string(ev.Name), ev.Data, emit); err != nil {
-			return evs, err
-		}
-	}
-	return evs, dec.Finish(emit)
-}
-
 func encodeEvents(t *testing.T, evs []ir.Event) []byte {
 	t.Helper()
 	rec := &recorder{}
@@ -146,7 +114,7 @@ func TestStreamGoldens(t *testing.T) {
 		}
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			raw, _ := os.ReadFile(in)
-			evs, err := decodeSSE(t, raw)
+			evs, err := goldenfile.DecodeSSE(raw, Messages.NewStreamDecoder())
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}

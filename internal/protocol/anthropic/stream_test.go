@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	goldenfile "github.com/turnpike-gw/turnpike/internal/protocol/golden"
 )
 
 func TestStreamDecoderTurnsAnErrorEventIntoAnIRError(t *testing.T) {
 	raw := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{}}}\n\n" +
 		"event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}\n\n"
-	_, err := decodeSSE(t, []byte(raw))
+	_, err := goldenfile.DecodeSSE([]byte(raw), Messages.NewStreamDecoder())
 	var e *ir.Error
 	if !errors.As(err, &e) || e.Status != 529 || e.Kind != ir.KindOverloaded || e.Retry != ir.RetryNext || e.Message != "Overloaded" {
 		t.Fatalf("got %v", err)
@@ -37,7 +38,7 @@ func TestStreamDecoderFinish(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs, err := decodeSSE(t, []byte(tt.raw))
+			evs, err := goldenfile.DecodeSSE([]byte(tt.raw), Messages.NewStreamDecoder())
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}
@@ -69,7 +70,7 @@ func TestStreamDecoderRejectsMalformedAndUnboundedInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := decodeSSE(t, []byte(tt.raw)); err == nil {
+			if _, err := goldenfile.DecodeSSE([]byte(tt.raw), Messages.NewStreamDecoder()); err == nil {
 				t.Fatal("want an error")
 			}
 		})
@@ -95,7 +96,7 @@ func TestStreamDecoderIgnoresUnknownEventsAndDeltas(t *testing.T) {
 		"data: {\"type\":\"brand_new_event\"}\n\n" +
 		"data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"refusal\"},\"usage\":{\"output_tokens\":1}}\n\n" +
 		"data: {\"type\":\"message_stop\"}\n\n"
-	evs, err := decodeSSE(t, []byte(raw))
+	evs, err := goldenfile.DecodeSSE([]byte(raw), Messages.NewStreamDecoder())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package bedrock
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,20 +17,7 @@ import (
 // tool specs and choice, clamped sampling, and an Anthropic model's
 // thinking through additionalModelRequestFields.
 func TestEncodeRequestGoldens(t *testing.T) {
-	for _, in := range golden.Fixtures(t, "requests", ".ir.json") {
-		t.Run(filepath.Base(in), func(t *testing.T) {
-			raw, _ := os.ReadFile(in)
-			var req ir.Request
-			if err := json.Unmarshal(raw, &req); err != nil {
-				t.Fatal(err)
-			}
-			out, err := Converse.EncodeRequest(&req)
-			if err != nil {
-				t.Fatalf("encode: %v", err)
-			}
-			golden.Compare(t, strings.TrimSuffix(in, ".ir.json")+".out.json", golden.Indent(t, out))
-		})
-	}
+	golden.EncodeRequests(t, "requests", Converse.EncodeRequest)
 }
 
 // Converse answers decode to the golden IR: text, tool calls with JSON

@@ -12,6 +12,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/ from current output")
@@ -117,4 +121,47 @@ func StreamSeeds() [][]byte {
 		out = append(out, seed.Bytes())
 	}
 	return out
+}
+
+// EncodeRequests encodes every IR request testdata/dir/*.ir.json with
+// encode and compares the indented body with the golden *.out.json beside
+// it: the request half of every upstream codec's goldens.
+func EncodeRequests(t *testing.T, dir string, encode func(*ir.Request) ([]byte, error)) {
+	t.Helper()
+	for _, in := range Fixtures(t, dir, ".ir.json") {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			raw, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var req ir.Request
+			if err := json.Unmarshal(raw, &req); err != nil {
+				t.Fatal(err)
+			}
+			out, err := encode(&req)
+			if err != nil {
+				t.Fatalf("encode: %v", err)
+			}
+			Compare(t, strings.TrimSuffix(in, ".ir.json")+".out.json", Indent(t, out))
+		})
+	}
+}
+
+// DecodeSSE runs a whole SSE text through dec, a fresh stream decoder, and
+// returns the IR events it emitted up to the first error.
+func DecodeSSE(raw []byte, dec protocol.StreamDecoder) ([]ir.Event, error) {
+	var evs []ir.Event
+	emit := func(ev ir.Event) error { evs = append(evs, ev); return nil }
+	r := sse.NewReader(bytes.NewReader(raw), 0)
+	defer r.Release()
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		if err := dec.Decode(string(ev.Name), ev.Data, emit); err != nil {
+			return evs, err
+		}
+	}
+	return evs, dec.Finish(emit)
 }
