@@ -112,9 +112,10 @@ func readAnswer(resp *http.Response) ([]byte, error) {
 // upstream's content type (text, srt and vtt transcripts are not JSON).
 func relayPassthrough(c *epCall, ch *routing.Channel, resp *http.Response) error {
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		// A streamed answer (partial images, speech events) is relayed as
-		// it arrives, not held until the end.
-		return relayBinary(c, ch, resp)
+		// A streamed answer (partial images, transcript deltas) is relayed
+		// as it arrives, not held until the end, and billed on the usage
+		// its terminal event reports.
+		return c.relayEventAnswer(resp)
 	}
 	body, err := readAnswer(resp)
 	if err != nil {
@@ -135,53 +136,4 @@ func (c *epCall) answer(contentType string, body []byte, ch charge) {
 	c.w.WriteHeader(http.StatusOK)
 	_, _ = c.w.Write(body)
 	c.settle(ch)
-}
-
-// relayBinary streams an answer (speech audio) to the client as it
-// arrives. The first chunk is read before anything is written, so an
-// upstream that fails at once can still be replaced by the next channel.
-func relayBinary(c *epCall, _ *routing.Channel, resp *http.Response) error {
-	buf := make([]byte, 32<<10)
-	n, err := io.ReadAtLeast(resp.Body, buf, 1)
-	if err != nil && err != io.EOF {
-		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_read_failed", Message: "the upstream answer broke off", Retry: ir.RetryNext, Cause: err}
-	}
-	h := c.w.Header()
-	for _, k := range []string{"Content-Type", "Content-Disposition"} {
-		if v := resp.Header.Get(k); v != "" {
-			h.Set(k, v)
-		}
-	}
-	if h.Get("Content-Type") == "" {
-		h.Set("Content-Type", "application/octet-stream")
-	}
-	c.wrote = true
-	c.w.WriteHeader(http.StatusOK)
-	fl, _ := c.w.(http.Flusher)
-	total := int64(0)
-	for {
-		if n > 0 {
-			if _, werr := c.w.Write(buf[:n]); werr != nil {
-				break // the client left; bill what the upstream produced
-			}
-			total += int64(n)
-			if fl != nil {
-				fl.Flush()
-			}
-		}
-		if err != nil {
-			break
-		}
-		n, err = resp.Body.Read(buf)
-	}
-	if err != nil && err != io.EOF {
-		c.rl.Logger.WarnContext(c.r.Context(), "binary answer ended early", "endpoint", c.ep.name, "channel_id", c.channel.ID, "err", err)
-	}
-	ch := c.ep.bill(c, nil)
-	if ch.detail == nil {
-		ch.detail = map[string]any{}
-	}
-	ch.detail["bytes"] = total
-	c.settle(ch)
-	return nil
 }

@@ -106,19 +106,6 @@ func (c *epCall) relayCompletionStream(resp *http.Response) error {
 	sp := c.rl.Completions
 	s := newSink(c.w, c, false)
 	tally := &streamTally{answer: keptAnswer{sp: sp}}
-	defer tally.answer.release()
-	err := pump(resp.Body, s, &passStep{sp: sp, sink: s, tally: tally, dropUsageOnly: !c.clientWantsUsage()})
-	if err != nil && !c.wrote {
-		return err
-	}
-	if err != nil {
-		c.rl.Logger.WarnContext(c.r.Context(), "stream ended early", "endpoint", c.ep.name, "channel_id", c.channel.ID, "err", err)
-	}
-	s.close()
-	usage := tally.usage
-	if !tally.reported {
-		usage = c.countedUsage(tally.answer.String())
-	}
-	c.settle(tokensPlusCall(c.price, usage))
-	return nil
+	step := &passStep{sp: sp, sink: s, tally: tally, dropUsageOnly: !c.clientWantsUsage()}
+	return c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: tally}, c.promptTokens, c.tokensCharge)
 }

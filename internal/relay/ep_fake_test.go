@@ -117,8 +117,12 @@ func (f *fakeEndpoints) answer(w http.ResponseWriter, s seenRequest) {
 		writeJSONString(w, `{"embeddings":[`+strings.Join(vecs, ",")+`]}`)
 	case strings.HasSuffix(s.path, ":embedContent"):
 		writeJSONString(w, `{"embedding":{"values":[0.5,-0.25]}}`)
+	case strings.HasPrefix(s.path, "/v1/images/") && (s.json("stream").Bool() || s.fields["stream"] == "true"):
+		streamImage(w, strings.TrimSuffix(strings.TrimPrefix(s.path, "/v1/images/"), "s"))
 	case strings.HasPrefix(s.path, "/v1/images/"):
 		answerImages(w, s)
+	case s.path == "/v1/audio/transcriptions" && s.fields["stream"] == "true":
+		streamTranscript(w)
 	case s.path == "/v1/audio/transcriptions" || s.path == "/v1/audio/translations":
 		answerTranscript(w, s.fields["response_format"])
 	case s.path == "/v1/audio/speech":
@@ -181,6 +185,31 @@ func answerTranscript(w http.ResponseWriter, format string) {
 	default:
 		writeJSONString(w, `{"text":"hello world"}`)
 	}
+}
+
+// streamImage answers a streamed image call as the images API does: a
+// partial image, then the completed image with the call's token usage.
+// kind is "generation" or "edit".
+func streamImage(w http.ResponseWriter, kind string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl := w.(http.Flusher)
+	fmt.Fprintf(w, "event: image_%[1]s.partial_image\ndata: {\"type\":\"image_%[1]s.partial_image\",\"b64_json\":\"cGFydA==\",\"partial_image_index\":0}\n\n", kind)
+	fl.Flush()
+	fmt.Fprintf(w, "event: image_%[1]s.completed\ndata: {\"type\":\"image_%[1]s.completed\",\"b64_json\":\"ZnVsbA==\",\"usage\":{\"input_tokens\":100000,\"output_tokens\":200000,\"total_tokens\":300000,\"input_tokens_details\":{\"text_tokens\":100000,\"image_tokens\":0}}}\n\n", kind)
+	fl.Flush()
+}
+
+// streamTranscript answers a streamed transcription: deltas, then the
+// whole text with the call's token usage.
+func streamTranscript(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl := w.(http.Flusher)
+	for _, d := range []string{"hello ", "world"} {
+		fmt.Fprintf(w, "data: {\"type\":\"transcript.text.delta\",\"delta\":%q}\n\n", d)
+		fl.Flush()
+	}
+	fmt.Fprint(w, "data: {\"type\":\"transcript.text.done\",\"text\":\"hello world\",\"usage\":{\"type\":\"tokens\",\"input_tokens\":100000,\"output_tokens\":50000,\"total_tokens\":150000}}\n\n")
+	fl.Flush()
 }
 
 // speechAudio is the fake's audio; sent in several flushed chunks.

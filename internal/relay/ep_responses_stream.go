@@ -24,26 +24,12 @@ func (rc *respCall) relayNativeStream(ch *routing.Channel, resp *http.Response) 
 	s := newSink(rc.w, rc.epCall, false)
 	api := rc.rl.ResponsesAPI
 	tally := &streamTally{answer: keptAnswer{sp: api}}
-	defer tally.answer.release()
 	step := &passStep{sp: api, sink: s, tally: tally, note: func(name string, data []byte) {
 		if api.CreatedEvent(name, data) {
 			rc.remember(ch, api.ResponseID(data))
 		}
 	}}
-	err := pump(resp.Body, s, step)
-	if err != nil && !rc.wrote {
-		return err
-	}
-	if err != nil {
-		rc.rl.Logger.Warn("stream ended early", "endpoint", rc.ep.name, "channel_id", ch.ID, "err", err)
-	}
-	s.close()
-	usage := tally.usage
-	if !tally.reported {
-		usage = ir.Usage{InputTokens: rc.inputTokens(), OutputTokens: countTexts(rc.model, gjson.Result{Type: gjson.String, Str: tally.answer.String()})}
-	}
-	rc.settle(tokensPlusCall(rc.price, usage))
-	return nil
+	return rc.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: tally}, rc.inputTokens, rc.tokensCharge)
 }
 
 // relayConverted answers a Responses call from a chat channel's complete
@@ -80,22 +66,7 @@ func (rc *respCall) relayConvertedStream(codec protocol.UpstreamCodec, events fu
 	enc := rc.dec.NewStreamEncoder(s, rc.model)
 	// A converted stream keeps text, never raw events: no passthrough reader.
 	tally := &streamTally{}
-	err := pumpFrames(resp.Body, events, s, newConvertStep(codec.NewStreamDecoder(), enc, rc.model, rc.inputTokens(), tally))
-	if err != nil && !rc.wrote {
-		return err
-	}
-	if err != nil {
-		rc.rl.Logger.Warn("stream ended early", "endpoint", rc.ep.name, "channel_id", rc.channel.ID, "err", err)
-		_ = enc.Fail("the upstream stream broke off")
-	}
-	s.close()
-	u := tally.usage
-	if u.InputTokens == 0 {
-		u.InputTokens = rc.inputTokens()
-	}
-	if u.OutputTokens == 0 {
-		u.OutputTokens = countTexts(rc.model, gjson.Result{Type: gjson.String, Str: tally.answer.String()})
-	}
-	rc.settle(tokensPlusCall(rc.price, u))
-	return nil
+	step := newConvertStep(codec.NewStreamDecoder(), enc, rc.model, rc.inputTokens(), tally)
+	broken := func() { _ = enc.Fail("the upstream stream broke off") }
+	return rc.relayEvents(streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: broken}, rc.inputTokens, rc.tokensCharge)
 }

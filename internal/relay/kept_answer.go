@@ -67,6 +67,10 @@ func (a *keptAnswer) keepEvent(name string, data []byte) {
 
 func (a *keptAnswer) addText(s string) { a.text = append(a.text, s...) }
 
+// kept reports whether any answer text may be held, so an answer with none
+// is never counted (and the tokenizer never loaded for it).
+func (a *keptAnswer) kept() bool { return len(a.ends) > 0 || len(a.text) > 0 }
+
 // String returns the kept answer text: that of kept events, then the rest.
 func (a *keptAnswer) String() string {
 	var out []byte

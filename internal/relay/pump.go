@@ -131,6 +131,9 @@ type passStep struct {
 	dropUsageOnly bool
 	// note sees every event before it is relayed (nil for none).
 	note func(name string, data []byte)
+	// noText: the answer is never billed by counting its text, so no
+	// event is kept for it.
+	noText bool
 }
 
 func (p *passStep) event(name string, data []byte) error {
@@ -143,7 +146,7 @@ func (p *passStep) event(name string, data []byte) error {
 		if p.dropUsageOnly && p.sp.UsageOnlyEvent(name, data) {
 			return nil
 		}
-	} else if !p.tally.reported {
+	} else if !p.tally.reported && !p.noText {
 		p.tally.answer.keepEvent(name, data)
 	}
 	return p.sink.Event(name, data)

@@ -31,7 +31,10 @@ type sink struct {
 	buf  bytes.Buffer
 	// jsonArray frames events as elements of one JSON array.
 	jsonArray bool
-	started   bool
+	// contentType, when set, makes the answer raw bytes of that type
+	// (written with Raw), with the upstream's Content-Disposition.
+	contentType, disposition string
+	started                  bool
 	// pending is true when events were written since the last flush.
 	pending bool
 	n       int
@@ -67,6 +70,19 @@ func (s *sink) Event(name string, data []byte) error {
 	return s.err
 }
 
+// Raw writes bytes as they are (a binary answer); like Event, they are not
+// sent before the next flush.
+func (s *sink) Raw(data []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	s.start()
+	_, s.err = s.w.Write(data)
+	s.n++
+	s.pending = true
+	return s.err
+}
+
 // start writes the headers once; the content type follows the framing.
 func (s *sink) start() {
 	if s.started {
@@ -75,9 +91,15 @@ func (s *sink) start() {
 	s.started = true
 	s.host.answerStarted()
 	h := s.w.Header()
-	if s.jsonArray {
+	switch {
+	case s.contentType != "":
+		h.Set("Content-Type", s.contentType)
+		if s.disposition != "" {
+			h.Set("Content-Disposition", s.disposition)
+		}
+	case s.jsonArray:
 		h.Set("Content-Type", "application/json")
-	} else {
+	default:
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 		// Proxies such as nginx would otherwise buffer the stream.

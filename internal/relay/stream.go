@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
 
@@ -13,7 +14,6 @@ import (
 func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) protocol.EventReader, resp *http.Response) error {
 	s := newSink(c.w, c, c.sf.jsonArrayStream)
 	tally := &streamTally{answer: keptAnswer{sp: c.sf.codec}}
-	defer tally.answer.release()
 	var step eventStep
 	if up.Format() == c.sf.codec.Format() {
 		step = &passStep{sp: c.sf.codec, sink: s, tally: tally, dropUsageOnly: !c.req.IncludeUsage}
@@ -21,16 +21,11 @@ func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) pro
 		enc := c.sf.codec.NewStreamEncoder(s, protocol.StreamOptions{IncludeUsage: c.req.IncludeUsage})
 		step = newConvertStep(up.NewStreamDecoder(), enc, c.model, c.promptTokens(), tally)
 	}
-	err := pumpFrames(resp.Body, events, s, step)
-	if err != nil && !c.wrote {
-		// Nothing reached the client: the caller may try another channel.
-		return err
-	}
-	s.close()
-	if err != nil {
-		c.rl.Logger.Warn("stream ended early", "channel_id", c.channel.ID, "err", err)
-	}
-	c.usage = tally.usage
-	c.settleUsage(tally.outputText())
-	return nil
+	return c.relayEvents(streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally}, c.promptTokens, c.chatCharge)
+}
+
+// chatCharge is a chat answer's charge: its tokens plus the per-call price.
+func (c *call) chatCharge(u ir.Usage) charge {
+	c.usage = u
+	return charge{usage: u, usd: c.price.CallCost(1)}
 }
