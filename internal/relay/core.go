@@ -397,6 +397,15 @@ func (c *callCore) settle(ch charge) {
 	}
 }
 
+// settleAndRenew settles the current charge of a call that is billed in
+// several charges (realtime: one per response) and reserves amount for the
+// next one.
+func (c *callCore) settleAndRenew(ch charge, amount int64) error {
+	c.settle(ch)
+	c.hold, c.budget = nil, nil
+	return c.reserve(amount)
+}
+
 // fail answers an error in the surface's dialect. An admitted call is
 // refunded exactly once and always leaves an error row in the usage log.
 func (c *callCore) fail(err error) {

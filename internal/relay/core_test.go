@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -114,7 +115,7 @@ func (e *env) assertRefundedOnceWithErrorRow(before int64) {
 	}
 }
 
-func TestRealtimeResponseInterruptedByTheClientIsBilledOnTheOutputDelivered(t *testing.T) {
+func TestRealtimeResponseWhoseUsageNeverComesIsBilledOnTheInputEstimateAndTheOutputDelivered(t *testing.T) {
 	e := newEnv(t)
 	f := &fakeRealtime{}
 	e.realtimeChannel(f)
@@ -133,14 +134,69 @@ func TestRealtimeResponseInterruptedByTheClientIsBilledOnTheOutputDelivered(t *t
 	e.endRealtime()
 
 	out := tokenize.Count("gpt-4o-mini", partialText[0]+partialText[1])
-	want := (out*3 + 5) / 10 // out × 0.60 $/Mtok × 500,000/$ = 0.3 per token, rounded half up
-	if charged := before - e.balance(); charged != int64(want) || want == 0 {
-		t.Fatalf("charged %d, want %d for %d output tokens", charged, want, out)
+	// 1,000 input × 0.15 $/Mtok × 500,000/$ = 75, plus out × 0.3, rounded
+	// half up once.
+	want := (750 + out*3 + 5) / 10
+	if charged := before - e.balance(); charged != int64(want) || out == 0 {
+		t.Fatalf("charged %d, want %d for the reserved input and %d output tokens", charged, want, out)
 	}
 	rows := e.rows(store.LogConsume)
-	if len(rows) != 1 || rows[0].CompletionTokens != out || !strings.Contains(string(rows[0].Other), `"interrupted":true`) {
+	if len(rows) != 1 || rows[0].CompletionTokens != out || rows[0].PromptTokens != realtimeInputEstimate ||
+		!strings.Contains(string(rows[0].Other), `"interrupted":true`) {
 		t.Fatalf("consume rows %+v", rows)
 	}
+}
+
+func TestRealtimeResponseLeftByTheClientIsBilledOnItsLateResponseDone(t *testing.T) {
+	e := newEnv(t)
+	f := &fakeRealtime{}
+	e.realtimeChannel(f)
+	before := e.balance()
+	c, _, err := e.dialRealtime("gpt-4o-mini", bearer(testKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, c, websocket.MessageText, "partial-then-done")
+	readText(t, c)
+	readText(t, c)
+	_ = c.CloseNow() // gone before the response.done
+	deadline := time.Now().Add(5 * time.Second)
+	for len(e.rows(store.LogConsume)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.endRealtime()
+	// 100,000 × 0.15 + 500 × 0.60 per Mtok, × 500,000/$.
+	if charged := before - e.balance(); charged != 7650 {
+		t.Fatalf("charged %d, want 7650 from the upstream's response.done", charged)
+	}
+	rows := e.rows(store.LogConsume)
+	if len(rows) != 1 || rows[0].PromptTokens != 100000 || strings.Contains(string(rows[0].Other), "interrupted") {
+		t.Fatalf("consume rows %+v", rows)
+	}
+}
+
+func TestRealtimeUpgradeThatFailsAfterAdmissionLeavesAnErrorRowAndRefunds(t *testing.T) {
+	e := newEnv(t)
+	f := &fakeRealtime{}
+	e.realtimeChannel(f)
+	before := e.balance()
+	// A WebSocket handshake without a key: admission and the upstream
+	// dial succeed, then the client's upgrade fails.
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/v1/realtime?model=gpt-4o-mini", nil)
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "websocket")
+	req.Header.Set("Sec-WebSocket-Version", "13")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 400 {
+		t.Fatalf("status %d, want the upgrade refused", resp.StatusCode)
+	}
+	e.flush()
+	e.assertRefundedOnceWithErrorRow(before)
 }
 
 func TestQuantitiesPastEveryBoundAreRefusedBeforeAnyUpstreamCall(t *testing.T) {

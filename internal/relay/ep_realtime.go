@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -37,7 +39,21 @@ type rtSession struct {
 	estimate int64
 	// out follows the response in progress (only fromUpstream touches it).
 	out rtOutput
+	// responding is set from a response.created to its response.done: a
+	// client that leaves meanwhile does not end the upstream at once, so
+	// the response can still be billed on its own usage.
+	responding atomic.Bool
+	// clientGone is set once the client can no longer be written to.
+	clientGone atomic.Bool
 }
+
+// realtimeDrain bounds how long a response under way is followed after its
+// client left, waiting for the response.done that bills it.
+const realtimeDrain = 5 * time.Second
+
+// realtimeInputEstimate is the input each response reserves; it is what an
+// interrupted response whose usage never came is billed for its input.
+const realtimeInputEstimate = 1000
 
 // serveRealtime serves GET /v1/realtime?model=…: it authenticates, checks the
 // model, connects to a channel's realtime socket first (so a refusal is
@@ -59,9 +75,13 @@ func (rl *Relay) serveRealtime(w http.ResponseWriter, r *http.Request) {
 		InsecureSkipVerify: true,
 	})
 	if err != nil {
+		// Accept has answered the client itself; the call still ends
+		// through fail, refunded with its error row.
 		_ = s.up.CloseNow()
-		s.refund(nil)
-		s.lease.Release(s.background())
+		s.wrote = true
+		s.fail(&ir.Error{Status: http.StatusBadRequest, Kind: ir.KindInvalidRequest, Code: "websocket_upgrade_failed",
+			Message: "the WebSocket upgrade failed", Cause: err})
+		s.finish()
 		return
 	}
 	client.SetReadLimit(realtimeFrameLimit)
@@ -69,8 +89,10 @@ func (rl *Relay) serveRealtime(w http.ResponseWriter, r *http.Request) {
 	if !rl.sockets.add(s) {
 		_ = client.Close(websocket.StatusServiceRestart, "the gateway is shutting down")
 		_ = s.up.CloseNow()
-		s.refund(nil)
-		s.lease.Release(s.background())
+		s.wrote = true
+		s.fail(&ir.Error{Status: http.StatusServiceUnavailable, Kind: ir.KindOverloaded, Code: "shutting_down",
+			Message: "the gateway is shutting down"})
+		s.finish()
 		return
 	}
 	s.run(r.Context())
@@ -122,7 +144,7 @@ func (s *rtSession) open() error {
 		return missingParam("model")
 	}
 	err = s.admit(exactly(func(price *billing.Price) charge {
-		return charge{usage: ir.Usage{InputTokens: 1000, OutputTokens: 1000}, usd: price.CallCost(1)}
+		return charge{usage: ir.Usage{InputTokens: realtimeInputEstimate, OutputTokens: 1000}, usd: price.CallCost(1)}
 	}))
 	if err != nil {
 		return err
@@ -222,13 +244,25 @@ func (s *rtSession) fromClient(ctx context.Context) {
 		typ, data, err := s.client.Read(ctx)
 		if err != nil {
 			code, reason := closeFrom(err, websocket.StatusGoingAway, "the client went away")
-			_ = s.up.Close(code, reason)
+			s.leave(code, reason)
 			return
 		}
 		if err := s.up.Write(ctx, typ, data); err != nil {
 			return // the upstream side is closing; fromUpstream ends the client
 		}
 	}
+}
+
+// leave ends the upstream side after the client left: at once when no
+// response is under way, else once its response.done was billed or the
+// drain time passed, whichever comes first.
+func (s *rtSession) leave(code websocket.StatusCode, reason string) {
+	s.clientGone.Store(true)
+	if !s.responding.Load() {
+		_ = s.up.Close(code, reason)
+		return
+	}
+	time.AfterFunc(realtimeDrain, func() { _ = s.up.Close(code, reason) })
 }
 
 func (s *rtSession) fromUpstream(ctx context.Context) {
@@ -242,9 +276,11 @@ func (s *rtSession) fromUpstream(ctx context.Context) {
 		// Billing comes before relaying: the upstream produced the output
 		// whether or not the client is still there to receive it.
 		funded := typ != websocket.MessageText || s.bill(data)
-		if err := s.client.Write(ctx, typ, data); err != nil {
-			_ = s.up.Close(websocket.StatusGoingAway, "the client went away")
-			return
+		if s.clientGone.Load() || s.client.Write(ctx, typ, data) != nil {
+			if s.drained() {
+				return
+			}
+			continue
 		}
 		if !funded {
 			_ = s.client.Close(websocket.StatusPolicyViolation, "insufficient quota: the session was closed; top up to continue")
@@ -252,6 +288,20 @@ func (s *rtSession) fromUpstream(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// drained is called for each upstream frame once the client is gone: it
+// reports true (and ends the upstream) when no response is under way any
+// more; otherwise the response is followed until its response.done.
+func (s *rtSession) drained() bool {
+	if s.clientGone.CompareAndSwap(false, true) && s.responding.Load() {
+		time.AfterFunc(realtimeDrain, func() { _ = s.up.CloseNow() })
+	}
+	if s.responding.Load() {
+		return false
+	}
+	_ = s.up.Close(websocket.StatusGoingAway, "the client went away")
+	return true
 }
 
 // closeFrom is the close code and reason to pass on to the other side:

@@ -44,12 +44,13 @@ func (s *rtSession) bill(data []byte) bool {
 		}
 		u, detail := realtimeUsage(ev.Get("response.usage"))
 		detail["response_id"] = ev.Get("response.id").String()
-		s.settle(charge{usage: u, usd: s.price.CallCost(1), detail: detail})
-		s.out, s.hold = rtOutput{}, nil
-		return s.reserve(s.estimate) == nil
+		s.out = rtOutput{}
+		s.responding.Store(false)
+		return s.settleAndRenew(charge{usage: u, usd: s.price.CallCost(1), detail: detail}, s.estimate) == nil
 	case bytes.Contains(data, responseCreatedMarker):
 		if t := gjson.GetBytes(data, "type"); t.Str == "response.created" {
 			s.out = rtOutput{active: true, id: gjson.GetBytes(data, "response.id").String()}
+			s.responding.Store(true)
 		}
 	case s.out.active && bytes.Contains(data, deltaMarker):
 		s.out.add(data)
@@ -73,9 +74,11 @@ func (o *rtOutput) add(data []byte) {
 }
 
 // endSession releases what the session still holds when either side leaves.
-// A response that was under way is billed on the output delivered so far (a
-// client that leaves just before response.done does not get it free); an
-// idle reservation is returned.
+// A response that was under way and whose response.done never came (the
+// drain after the client left ran out, or the upstream broke) is billed on
+// the input its reservation estimated plus the output delivered so far, so
+// leaving early never makes a response cheaper than its reservation's
+// input; an idle reservation is returned.
 func (s *rtSession) endSession() {
 	if s.hold == nil {
 		return
@@ -85,11 +88,11 @@ func (s *rtSession) endSession() {
 		return
 	}
 	out := tokenize.Count(s.model, s.out.text.String())
-	detail := map[string]any{"response_id": s.out.id, "interrupted": true}
+	detail := map[string]any{"response_id": s.out.id, "interrupted": true, "input_estimated": true}
 	if s.out.audioBytes > 0 {
 		detail["output_audio_bytes"] = s.out.audioBytes
 	}
-	s.settle(charge{usage: ir.Usage{OutputTokens: out}, usd: s.price.CallCost(1), detail: detail})
+	s.settle(charge{usage: ir.Usage{InputTokens: realtimeInputEstimate, OutputTokens: out}, usd: s.price.CallCost(1), detail: detail})
 	s.out = rtOutput{}
 }
 

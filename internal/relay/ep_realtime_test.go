@@ -37,6 +37,9 @@ var partialText = []string{strings.Repeat("The quick brown fox jumps over the la
 
 const realtimeDone = `{"type":"response.done","event_id":"ev_1","response":{"id":"resp_rt","object":"realtime.response","status":"completed","usage":{"total_tokens":1500,"input_tokens":1000,"output_tokens":500,"input_token_details":{"cached_tokens":0,"text_tokens":200,"audio_tokens":800},"output_token_details":{"text_tokens":100,"audio_tokens":400}}}}`
 
+// realtimeLateDone reports a large input, as a long conversation has.
+const realtimeLateDone = `{"type":"response.done","response":{"id":"resp_late","status":"completed","usage":{"total_tokens":100500,"input_tokens":100000,"output_tokens":500}}}`
+
 func newFakeRealtime(t *testing.T, f *fakeRealtime) *httptest.Server {
 	f.closed = make(chan websocket.StatusCode, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -90,6 +93,12 @@ func (f *fakeRealtime) serve(ctx context.Context, c *websocket.Conn) {
 			for _, d := range partialText {
 				_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.output_text.delta","response_id":"resp_part","delta":"`+d+`"}`))
 			}
+		case "partial-then-done":
+			// A response whose response.done comes after the client left.
+			_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.created","response":{"id":"resp_late"}}`))
+			_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.output_text.delta","response_id":"resp_late","delta":"Hello"}`))
+			time.Sleep(300 * time.Millisecond)
+			_ = c.Write(ctx, websocket.MessageText, []byte(realtimeLateDone))
 		case "close-me":
 			_ = c.Close(4001, "upstream says bye")
 			f.sawClose(4001)
