@@ -385,6 +385,11 @@ func (c *callCore) settle(ch charge) {
 		c.rl.Logger.ErrorContext(c.r.Context(), "answer could not be priced; charging the reservation", "surface", c.name, "model", c.model, "err", err)
 		amount = c.hold.Reserved
 	}
+	c.settleAt(ch, amount)
+}
+
+// settleAt settles the hold at amount, with ch's usage in the row.
+func (c *callCore) settleAt(ch charge, amount int64) {
 	c.rl.Metrics.settled(c.metricModel(), c.metricChannel(), ch.usage, amount)
 	if c.rl.Tracer.On() {
 		c.traceUsage(ch.usage)

@@ -3,7 +3,6 @@ package relay
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
@@ -119,8 +118,17 @@ func (f *bgFollow) poll(g *bgFollowers) {
 			f.end(g, nil)
 			return
 		}
-		if body, ok := f.fetch(); ok && !isPending(body) {
+		ctx, cancel := context.WithTimeout(context.Background(), f.rc.rl.Options.UpstreamTimeout)
+		body, status := f.fetchFrom(ctx)
+		cancel()
+		switch {
+		case status == http.StatusOK && !isPending(body):
 			f.end(g, body)
+			return
+		case status == http.StatusNotFound:
+			// Gone from the channel (deleted there): it ran, so it is
+			// charged, never refunded.
+			f.chargeReservation(g, "gone")
 			return
 		}
 		if interval < maxBackgroundPoll {
@@ -129,49 +137,39 @@ func (f *bgFollow) poll(g *bgFollowers) {
 	}
 }
 
-// fetch retrieves the response from its channel; false when the channel
-// could not answer (the next poll tries again).
-func (f *bgFollow) fetch() ([]byte, bool) {
-	rl, ch := f.rc.rl, f.channel
-	ctx, cancel := context.WithTimeout(context.Background(), rl.Options.UpstreamTimeout)
-	defer cancel()
-	_, t, err := rl.target(ch, "")
-	if err != nil {
-		return nil, false
-	}
-	req, err := rl.endpoint(ctx, t, http.MethodGet, "/v1/responses/"+url.PathEscape(f.id), http.NoBody, "")
-	if err != nil {
-		return nil, false
-	}
-	resp, err := rl.Client.Do(req)
-	if err != nil {
-		return nil, false
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, false
-	}
-	body, err := readAnswer(resp)
-	return body, err == nil
+// end settles the hold on a terminal response's usage or, when there is
+// none to bill (body nil: it never finished), fails the call: refunded once
+// with its error row, like every failed call.
+func (f *bgFollow) end(g *bgFollowers, body []byte) {
+	f.finish(g, func(rc *respCall) {
+		if body == nil {
+			rc.rl.Logger.WarnContext(rc.r.Context(), "background response never finished; refunding its hold", "response_id", f.id)
+			rc.fail(errBackgroundUnfinished)
+			return
+		}
+		rc.settle(rc.billNative(rc.epCall, body))
+	})
 }
 
-// end settles the hold on a terminal response's usage, or refunds it with an
-// error row when there is none to bill (body nil: it never finished).
-func (f *bgFollow) end(g *bgFollowers, body []byte) {
+// chargeReservation settles a response that ran but whose usage can no
+// longer be read (deleted, or gone from the channel) on its whole
+// reservation.
+func (f *bgFollow) chargeReservation(g *bgFollowers, why string) {
+	f.finish(g, func(rc *respCall) {
+		ch := rc.sizer(rc.price, true)
+		ch.detail = map[string]any{"response_id": f.id, "charged_reservation": why}
+		rc.settleAt(ch, rc.hold.Reserved)
+	})
+}
+
+// finish ends the follow exactly once, whoever gets there first: the
+// follower, a client's retrieval, or a client's delete.
+func (f *bgFollow) finish(g *bgFollowers, settle func(rc *respCall)) {
 	f.once.Do(func() {
 		g.mu.Lock()
 		delete(g.pending, f.id)
 		g.mu.Unlock()
-		rc := f.rc
-		switch {
-		case body == nil:
-			rc.rl.Logger.Warn("background response never finished; refunding its hold", "response_id", f.id)
-			rc.status = http.StatusGatewayTimeout
-			row := rc.logRow(charge{})
-			rc.refund(&row)
-		default:
-			rc.settle(rc.billNative(rc.epCall, body))
-		}
+		settle(f.rc)
 		close(f.settled)
 	})
 }

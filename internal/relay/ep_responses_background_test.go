@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +54,63 @@ func TestRetrievingAFinishedBackgroundResponseSettlesItAtOnce(t *testing.T) {
 	}
 	if rows := e.rows(store.LogConsume); len(rows) != 1 {
 		t.Fatalf("%d consume rows, want 1", len(rows))
+	}
+}
+
+// A background response read to its end through a streamed retrieval and
+// then deleted is billed on its full usage: neither the stream nor the
+// delete lets it go free.
+func TestBackgroundResponseReadAsAStreamThenDeletedIsBilledOnItsFullUsage(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.BackgroundPoll = time.Hour })
+	f := &fakeResponsesAPI{}
+	e.responsesChannel("native", f)
+	before := e.balance()
+	if resp := e.post("/v1/responses", testKey, `{"model":"gpt-4o-mini","input":"Hi","background":true}`); resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	resp := e.do("GET", "/v1/responses/resp_bg?stream=true", testKey)
+	if body := readAll(resp); resp.StatusCode != 200 || !strings.Contains(body, "response.completed") {
+		t.Fatalf("status %d body %s", resp.StatusCode, body)
+	}
+	if resp := e.do("DELETE", "/v1/responses/resp_bg", testKey); resp.StatusCode != 200 {
+		t.Fatalf("delete status %d", resp.StatusCode)
+	}
+	if err := e.relay.Drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if charged := before - e.balance(); charged != chargeFor1000x500 {
+		t.Fatalf("charged %d, want %d from the final usage", charged, chargeFor1000x500)
+	}
+	if rows := e.rows(store.LogConsume); len(rows) != 1 || rows[0].PromptTokens != 1000 || rows[0].CompletionTokens != 500 {
+		t.Fatalf("consume rows %+v", rows)
+	}
+}
+
+// A background response deleted while it still runs has no usage to read
+// any more: it is charged its reservation, never refunded.
+func TestBackgroundResponseDeletedWhileRunningIsChargedItsReservation(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.BackgroundPoll = time.Hour })
+	f := &fakeResponsesAPI{bgPolls: -100} // never finishes
+	e.responsesChannel("native", f)
+	before := e.balance()
+	if resp := e.post("/v1/responses", testKey, `{"model":"gpt-4o-mini","input":"Hi","background":true,"max_output_tokens":1000}`); resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	held := before - e.balance()
+	if resp := e.do("DELETE", "/v1/responses/resp_bg", testKey); resp.StatusCode != 200 {
+		t.Fatalf("delete status %d", resp.StatusCode)
+	}
+	if err := e.relay.Drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if charged := before - e.balance(); charged != held || held == 0 {
+		t.Fatalf("charged %d, want the reservation %d", charged, held)
+	}
+	rows := e.rows(store.LogConsume)
+	if len(rows) != 1 || !strings.Contains(string(rows[0].Other), `"charged_reservation":"deleted"`) {
+		t.Fatalf("consume rows %+v", rows)
+	}
+	if errs := e.rows(store.LogError); len(errs) != 0 {
+		t.Fatalf("error rows %+v: a response that ran is not refunded", errs)
 	}
 }

@@ -24,6 +24,9 @@ type fakeResponsesAPI struct {
 	// bgPolls counts retrievals of the background response; it completes
 	// on the second.
 	bgPolls int
+	// bgDeleted is set once the background response was deleted: it is
+	// gone for every later call.
+	bgDeleted bool
 }
 
 const respUsage = `{"input_tokens":1000,"input_tokens_details":{"cached_tokens":0},"output_tokens":500,"output_tokens_details":{"reasoning_tokens":120},"total_tokens":1500}`
@@ -53,6 +56,19 @@ func newFakeResponsesAPI(t *testing.T, f *fakeResponsesAPI) *httptest.Server {
 			f.stream(w, s.json("model").String(), usage)
 		case r.Method == http.MethodPost && s.path == "/v1/responses" && s.json("background").Bool():
 			writeJSONString(w, strings.Replace(respObject("resp_bg", s.json("model").String(), `,"usage":null`), `"status":"completed"`, `"status":"queued"`, 1))
+		case s.path == "/v1/responses/resp_bg" && f.isDeleted():
+			w.WriteHeader(404)
+			fmt.Fprint(w, `{"error":{"message":"No response found with id 'resp_bg'.","type":"invalid_request_error"}}`)
+		case r.Method == http.MethodDelete && s.path == "/v1/responses/resp_bg":
+			f.mu.Lock()
+			f.bgDeleted = true
+			f.mu.Unlock()
+			writeJSONString(w, `{"id":"resp_bg","object":"response","deleted":true}`)
+		case r.Method == http.MethodGet && s.path == "/v1/responses/resp_bg" && strings.Contains(s.query, "stream=true"):
+			done := fmt.Sprintf(`{"type":"response.completed","sequence_number":2,"response":%s}`, respObject("resp_bg", "m", usage))
+			writeSSE(w,
+				[2]string{"response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":1,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hello there"}`},
+				[2]string{"response.completed", done})
 		case r.Method == http.MethodGet && s.path == "/v1/responses/resp_bg":
 			f.mu.Lock()
 			f.bgPolls++
@@ -98,6 +114,12 @@ func (f *fakeResponsesAPI) last(t *testing.T) seenRequest {
 		t.Fatal("the upstream received nothing")
 	}
 	return f.seen[len(f.seen)-1]
+}
+
+func (f *fakeResponsesAPI) isDeleted() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.bgDeleted
 }
 
 func (f *fakeResponsesAPI) calls() int {

@@ -1,9 +1,7 @@
 package relay
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 
@@ -65,33 +63,15 @@ func (rl *Relay) forwardStoredResponse(w http.ResponseWriter, r *http.Request, s
 			return
 		}
 	}
-	// The index keeps the channel, not which of its keys made the response:
-	// each key is asked in turn until one knows it (keys of one channel may
-	// be different accounts).
-	var resp *http.Response
-	for i := range ch.KeyCount() {
-		_, t, err := rl.target(ch.WithKey(i), "")
-		if err != nil {
-			writeError(w, codec, ir.As(err))
-			return
-		}
-		var body io.Reader = http.NoBody
-		if raw != nil {
-			body = bytes.NewReader(raw)
-		}
-		req, err := rl.endpoint(ctx, t, r.Method, path, body, r.Header.Get("Content-Type"))
-		if err != nil {
-			writeError(w, codec, ir.As(err))
-			return
-		}
-		if resp, err = rl.Client.Do(req); err != nil {
-			writeError(w, codec, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable", Message: "the upstream could not be reached", Cause: err})
-			return
-		}
-		if resp.StatusCode != http.StatusNotFound || i == ch.KeyCount()-1 {
-			break
-		}
-		resp.Body.Close()
+	if r.Method == http.MethodDelete && suffix == "" {
+		// Deleting a background response that is still followed would
+		// leave its follower nothing to read: it is settled first.
+		rl.settleBeforeDelete(ctx, id)
+	}
+	resp, err := rl.storedCallAnyKey(ctx, ch, r.Method, path, raw, r.Header.Get("Content-Type"))
+	if err != nil {
+		writeError(w, codec, ir.As(err))
+		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
@@ -102,44 +82,21 @@ func (rl *Relay) forwardStoredResponse(w http.ResponseWriter, r *http.Request, s
 		writeError(w, codec, e)
 		return
 	}
-	if r.Method == http.MethodGet && suffix == "" && !isEventStream(resp) {
-		// A plain retrieval may be the end of a background response whose
-		// hold is still open: settle it from this answer.
-		body, err := readAnswer(resp)
-		if err != nil {
-			writeError(w, codec, ir.As(err))
-			return
-		}
-		rl.observeResponse(id, body)
-		writeRaw(w, resp.StatusCode, body)
+	if isEventStream(resp) {
+		rl.relayStoredStream(w, r, ch, id, resp)
 		return
 	}
-	copyAnswer(w, resp)
-}
-
-// copyAnswer streams an upstream answer to the client as it arrives (a
-// retrieval with stream=true is an event stream).
-func copyAnswer(w http.ResponseWriter, resp *http.Response) {
-	if ct := resp.Header.Get("Content-Type"); ct != "" {
-		w.Header().Set("Content-Type", ct)
+	body, err := readAnswer(resp)
+	if err != nil {
+		writeError(w, codec, ir.As(err))
+		return
 	}
-	w.WriteHeader(resp.StatusCode)
-	fl, _ := w.(http.Flusher)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return
-			}
-			if fl != nil {
-				fl.Flush()
-			}
-		}
-		if err != nil {
-			return
-		}
+	if r.Method == http.MethodGet && suffix == "" {
+		// A plain retrieval may be the end of a background response whose
+		// hold is still open: settle it from this answer.
+		rl.observeResponse(id, body)
 	}
+	writeRaw(w, resp.StatusCode, body)
 }
 
 // registerResponses mounts the Responses API and the realtime socket.
