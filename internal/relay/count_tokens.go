@@ -9,7 +9,6 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
@@ -20,48 +19,66 @@ import (
 // provider counts tokens answers it; otherwise, or when that channel cannot
 // answer, the gateway counts with its tokenizer. It is never billed.
 func (rl *Relay) messagesCountTokens(w http.ResponseWriter, r *http.Request) {
-	codec := rl.Codecs[protocol.Anthropic]
-	p, raw, ok := rl.keyAndBody(w, r, codec, messagesKey)
-	if !ok {
-		return
+	c := newCore(rl, w, r, "count_tokens", protocol.Anthropic)
+	if err := c.countTokens(); err != nil {
+		c.fail(err)
 	}
-	model := gjson.GetBytes(raw, "model")
-	if model.Type != gjson.String || model.Str == "" {
-		writeError(w, codec, missingParam("model"))
-		return
-	}
-	if !p.Allows(model.Str) {
-		writeError(w, codec, &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "model_not_allowed", Message: "this API key may not use model " + model.Str})
-		return
+}
+
+// countTokens authenticates, reads and checks the model exactly as an
+// admitted call does (on the routing snapshot it pins), then answers from
+// the provider or the tokenizer. Nothing is reserved: counting is free.
+func (c *callCore) countTokens() error {
+	codec := c.rl.Codecs[protocol.Anthropic]
+	raw, err := c.admitCount(messagesKey, func(raw []byte) (string, error) {
+		model := gjson.GetBytes(raw, "model")
+		if model.Type != gjson.String || model.Str == "" {
+			return "", missingParam("model")
+		}
+		return model.Str, nil
+	})
+	if err != nil {
+		return err
 	}
 	req, err := decodeCountBody(codec, raw)
 	if err != nil {
-		writeError(w, codec, ir.As(err))
-		return
+		return err
 	}
-	if body, status, ok := rl.countAtProvider(r, p, model.Str, raw); ok {
-		writeRaw(w, status, body)
-		return
+	if err := c.checkModel(); err != nil {
+		return err
 	}
-	n := max(countPrompt(model.Str, req)-3, 0) // the reply primer is not part of the prompt
-	writeRaw(w, http.StatusOK, []byte(`{"input_tokens":`+strconv.Itoa(n)+`}`))
+	if body, status, ok := c.countAtProvider(raw); ok {
+		writeRaw(c.w, status, body)
+		return nil
+	}
+	n := max(countPrompt(c.model, req)-3, 0) // the reply primer is not part of the prompt
+	writeRaw(c.w, http.StatusOK, []byte(`{"input_tokens":`+strconv.Itoa(n)+`}`))
+	return nil
 }
 
-// keyAndBody authenticates a local call (token counting) and reads its
-// body; false when it answered the client with the error in codec's
-// dialect.
-func (rl *Relay) keyAndBody(w http.ResponseWriter, r *http.Request, codec protocol.Codec, key func(*http.Request) string) (*auth.Principal, []byte, bool) {
-	p, err := rl.Keys.Authenticate(r.Context(), key(r))
+// admitCount authenticates a token-counting call and reads its body and
+// model (model reads it from the body) as every surface does.
+func (c *callCore) admitCount(key func(*http.Request) string, model func(raw []byte) (string, error)) ([]byte, error) {
+	p, err := c.rl.Keys.Authenticate(c.r.Context(), key(c.r))
 	if err != nil {
-		writeError(w, codec, ir.As(err))
-		return nil, nil, false
+		return nil, err
 	}
-	raw, e := readLimited(w, r, rl.Options.BodyLimit)
+	c.principal = p
+	raw, e := readLimited(c.w, c.r, c.rl.Options.BodyLimit)
 	if e != nil {
-		writeError(w, codec, e)
-		return nil, nil, false
+		return nil, e
 	}
-	return p, raw, true
+	if c.model, err = model(raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// checkModel pins the routing snapshot and checks the model on it, after
+// the body was decoded (a malformed body is a 400 first, as on chat).
+func (c *callCore) checkModel() error {
+	c.table = c.rl.Router.Table()
+	return c.rl.modelOn(c.table, c.principal, c.model)
 }
 
 // decodeCountBody reads a count_tokens body with the messages decoder,
@@ -81,8 +98,10 @@ func decodeCountBody(codec protocol.Codec, raw []byte) (*ir.Request, error) {
 // should count: no such channel, or one that failed for its own reasons
 // (unreachable, 5xx, credentials, rate limit). The provider's answer to a
 // malformed request is the client's.
-func (rl *Relay) countAtProvider(r *http.Request, p *auth.Principal, model string, raw []byte) ([]byte, int, bool) {
-	plan := rl.Router.Plan(p.Group, model, 1, rl.hasChatWire)
+func (c *callCore) countAtProvider(raw []byte) ([]byte, int, bool) {
+	rl := c.rl
+	c.filter = rl.hasChatWire
+	plan := c.table.Plan(rl.Router.Health, c.principal.Group, c.model, 1, c.filter)
 	if len(plan) == 0 {
 		return nil, 0, false
 	}
@@ -90,7 +109,7 @@ func (rl *Relay) countAtProvider(r *http.Request, p *auth.Principal, model strin
 	if !ok {
 		return nil, 0, false
 	}
-	a, t, err := rl.target(ch, model)
+	a, t, err := rl.target(ch, c.model)
 	tc, counts := a.(upstream.TokenCounter)
 	if err != nil || !counts || a.Codec(t).Format() != protocol.Anthropic {
 		return nil, 0, false
@@ -99,20 +118,21 @@ func (rl *Relay) countAtProvider(r *http.Request, p *auth.Principal, model strin
 	if err != nil {
 		return nil, 0, false
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), rl.Options.FirstByteTimeout)
+	ctx, cancel := context.WithCancel(c.r.Context())
 	defer cancel()
-	req, err := tc.CountTokens(ctx, t, body, r.Header)
+	req, err := tc.CountTokens(ctx, t, body, c.r.Header)
 	if err != nil {
 		return nil, 0, false
 	}
-	resp, err := rl.Client.Do(req)
+	resp, err := rl.exchange(c.r.Context(), req, ch, cancel)
 	if err != nil {
+		rl.Logger.WarnContext(c.r.Context(), "count_tokens upstream unreachable; counted locally", "channel_id", ch.ID, "key_index", ch.KeyIndex, "err", err)
 		return nil, 0, false
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil || !countAnswerIsClients(resp.StatusCode) {
-		rl.Logger.WarnContext(r.Context(), "count_tokens upstream failed; counted locally", "channel_id", ch.ID, "key_index", ch.KeyIndex, "status", resp.StatusCode)
+		rl.Logger.WarnContext(c.r.Context(), "count_tokens upstream failed; counted locally", "channel_id", ch.ID, "key_index", ch.KeyIndex, "status", resp.StatusCode)
 		return nil, 0, false
 	}
 	return out, resp.StatusCode, true

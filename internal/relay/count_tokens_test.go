@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -114,6 +115,31 @@ func TestCountTokensRefusesBadRequestsInTheMessagesDialect(t *testing.T) {
 			_ = json.NewDecoder(resp.Body).Decode(&out)
 			if resp.StatusCode != tc.status || out.Type != "error" || out.Error.Type == "" {
 				t.Fatalf("status %d, body %+v", resp.StatusCode, out)
+			}
+		})
+	}
+}
+
+// Token counting checks the model like every call: a model no channel of
+// the key's group serves is refused, in each surface's dialect, rather than
+// counted.
+func TestCountTokensRefusesAModelTheKeysGroupIsNotServed(t *testing.T) {
+	e := newEnv(t)
+	cases := []struct {
+		name, path, body, want string
+		header                 map[string]string
+	}{
+		{"messages", "/v1/messages/count_tokens", `{"model":"no-such-model","messages":[{"role":"user","content":"x"}]}`,
+			`"not_found_error"`, map[string]string{"x-api-key": testKey}},
+		{"alternate-native", "/v1beta/models/no-such-model:countTokens", `{"contents":[{"parts":[{"text":"x"}]}]}`,
+			`"NOT_FOUND"`, map[string]string{"x-goog-api-key": testKey}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := e.request(tc.path, tc.header, tc.body)
+			body := readAll(resp)
+			if resp.StatusCode != 404 || !strings.Contains(body, tc.want) {
+				t.Fatalf("status %d body %s", resp.StatusCode, body)
 			}
 		})
 	}

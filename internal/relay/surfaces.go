@@ -86,26 +86,24 @@ func (rl *Relay) altInvoke(w http.ResponseWriter, r *http.Request) {
 	rl.chatHandler(sf).ServeHTTP(w, r)
 }
 
-// countTokens answers :countTokens locally with the gateway's tokenizer; it
-// is free and touches no channel.
+// countTokens answers :countTokens locally with the gateway's tokenizer,
+// after the same authentication and model check as every call; it is free
+// and touches no channel.
 func (rl *Relay) countTokens(w http.ResponseWriter, r *http.Request, model string) {
-	codec := rl.Codecs[protocol.Gemini]
-	p, raw, ok := rl.keyAndBody(w, r, codec, altKey)
-	if !ok {
+	c := newCore(rl, w, r, "count_tokens", protocol.Gemini)
+	raw, err := c.admitCount(altKey, func([]byte) (string, error) { return model, nil })
+	if err != nil {
+		c.fail(err)
 		return
 	}
 	req, err := rl.TokenCounter.DecodeCountTokens(raw)
+	if err == nil {
+		err = c.checkModel()
+	}
 	if err != nil {
-		writeError(w, codec, ir.As(err))
+		c.fail(err)
 		return
 	}
-	if !p.Allows(model) {
-		writeError(w, codec, &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "model_not_allowed", Message: "this API key may not use model " + model})
-		return
-	}
-	n := countPrompt(model, req) - 3 // the reply primer is not part of the prompt here
-	if n < 0 {
-		n = 0
-	}
+	n := max(countPrompt(model, req)-3, 0) // the reply primer is not part of the prompt here
 	writeRaw(w, http.StatusOK, rl.TokenCounter.EncodeCountTokens(n))
 }
