@@ -61,7 +61,7 @@ func (rl *Relay) serveRealtime(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		_ = s.up.CloseNow()
 		s.refund(nil)
-		s.lease.Release(s.background())
+		s.ticket.Release(s.background())
 		return
 	}
 	client.SetReadLimit(realtimeFrameLimit)
@@ -70,7 +70,7 @@ func (rl *Relay) serveRealtime(w http.ResponseWriter, r *http.Request) {
 		_ = client.Close(websocket.StatusServiceRestart, "the gateway is shutting down")
 		_ = s.up.CloseNow()
 		s.refund(nil)
-		s.lease.Release(s.background())
+		s.ticket.Release(s.background())
 		return
 	}
 	s.run(r.Context())
