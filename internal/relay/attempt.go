@@ -19,61 +19,31 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
-// tryChannels is the retry rule every surface shares. Each failure is
-// judged by channel health under the channel's policy (retry_statuses move
-// on, disable_statuses auto-disable and move on, timeouts and resets move
-// on and count towards cooling); any other failure goes back to the
-// client; and once a byte reached the client (wrote) or the client left,
-// no further attempt. exhausted reports that every planned channel failed
-// before the first byte, so a fallback model may be tried.
-//
-// Each attempt uses one key of the channel (pickKey). A failure that took
-// that key out (refused, or cooled by a 429) leaves the channel's other
-// keys usable, so the same channel is tried again with another key, up to
-// retry_count further keys, before the plan moves on.
+// tryChannels is the retry rule every surface shares (routing.Attempts),
+// with the relay's metrics and log on each judged failure and the client's
+// view of the last failure once every channel failed.
 func (rl *Relay) tryChannels(clientCtx context.Context, plan []*routing.Channel, wrote func() bool, attempt func(*routing.Channel) error) (err error, exhausted bool) {
-	var last *ir.Error
-	for _, planned := range plan {
-		for tries := 0; ; tries++ {
-			ch, ok := rl.pickKey(planned)
-			if !ok {
-				break // every key went out since the plan was made
-			}
-			err := attempt(ch)
-			if err == nil {
-				return nil, false
-			}
-			e := ir.As(err)
-			// A provider may echo the key it refused: never pass it on to
-			// the log, the usage row or the client.
-			e.Message = ch.Redact(e.Message)
-			last = e
-			if wrote() || clientCtx.Err() != nil {
-				return e, false
-			}
-			if !rl.Router.Health.Report(ch, ch.KeyIndex, e) {
+	last, exhausted := routing.Attempts{Health: rl.Router.Health, RetryCount: rl.Options.RetryCount, Wrote: wrote,
+		Judged: func(ch *routing.Channel, e *ir.Error, moveOn bool) {
+			if !moveOn {
 				rl.Metrics.attempt("rejected")
-				return e, false
+				return
 			}
 			rl.Metrics.attempt("retried")
 			rl.Logger.WarnContext(clientCtx, "upstream attempt failed", "channel_id", ch.ID, "key_index", ch.KeyIndex, "status", e.Status, "err", e.Message)
-			if tries >= rl.Options.RetryCount || ch.KeyCount() < 2 || rl.Router.Health.Routable(ch.ID, ch.KeyIndex) {
-				break
-			}
-		}
+		}}.Try(clientCtx, plan, attempt)
+	if exhausted {
+		return afterRetries(last), true
 	}
-	return afterRetries(last), true
-}
-
-// pickKey is the channel as one attempt uses it: with one of its usable
-// keys alone in Key and its index in KeyIndex (routing.Channel.PickKey),
-// so the attempt sends that key and health hears about that key.
-func (rl *Relay) pickKey(ch *routing.Channel) (*routing.Channel, bool) {
-	i, _, ok := ch.PickKey(rl.Router.Health)
-	if !ok {
+	if last == nil {
 		return nil, false
 	}
-	return ch.WithKey(i), true
+	return last, false
+}
+
+// pickKey is the channel as one attempt uses it (routing.Health.Pick).
+func (rl *Relay) pickKey(ch *routing.Channel) (*routing.Channel, bool) {
+	return rl.Router.Health.Pick(ch)
 }
 
 // afterRetries turns the last failure into what the client sees once every

@@ -2,21 +2,18 @@ package relay
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"math/big"
 	"net/http"
-	"sort"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
-	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -42,11 +39,9 @@ type callCore struct {
 	model string
 	price *billing.Price
 	hold  *billing.Hold
-	// limits is the traffic control that applies (nil: none); lease and
-	// budget are the call's share of it, ended with the hold.
-	limits   *ratelimit.Plan
-	lease    *ratelimit.Lease
-	budget   *ratelimit.BudgetHold
+	// ticket is the call's standing with traffic control (limits, lease,
+	// budget share), ended with the hold.
+	ticket   admission.Ticket
 	channel  *routing.Channel
 	attempts []attemptRecord
 	// attemptsBuf holds the first attempts without an allocation.
@@ -99,12 +94,11 @@ type charge struct {
 
 // attemptRecord is one upstream attempt, for the usage row's routing
 // explanation (other.attempts).
-type attemptRecord struct {
-	ChannelID int64  `json:"channel_id"`
-	KeyIndex  int    `json:"key_index"`
-	Status    int    `json:"status"`
-	ErrorCode string `json:"error_code,omitempty"`
-	LatencyMS int64  `json:"latency_ms"`
+type attemptRecord = admission.Attempt
+
+// gate is the money seam the relay shares with the task service.
+func (rl *Relay) gate() admission.Gate {
+	return admission.Gate{Billing: rl.Billing, Limits: rl.Limits}
 }
 
 // background is the context for work that must finish even when the client
@@ -139,65 +133,36 @@ func (c *callCore) admit(estimate estimator) error {
 // tokenizer's prompt count), corrected at settlement. The rate-limit
 // headers go on every answer from here on.
 func (c *callCore) limit(estimate estimator) error {
-	if c.rl.Limits == nil {
-		return nil
-	}
-	c.limits = c.rl.Limits.For(ratelimit.Subject{UserID: c.principal.UserID, TokenID: c.principal.TokenID,
-		Group: c.principal.Group, Model: c.model})
-	if c.limits == nil {
-		return nil
-	}
-	var tokens int64
-	if c.limits.CountsTokens() {
+	return c.rl.gate().Limit(c.r.Context(), &c.ticket, c.principal, c.model, c.w.Header(), func() int64 {
 		u := estimate(c.price, true).usage
-		tokens = int64(u.InputTokens) + int64(u.OutputTokens)
-	}
-	lease, err := c.limits.Acquire(c.r.Context(), tokens)
-	if err != nil {
-		c.refusedHeaders(err)
-		return err
-	}
-	c.lease = lease
-	lease.SetHeaders(c.w.Header())
-	return nil
+		return int64(u.InputTokens) + int64(u.OutputTokens)
+	})
 }
 
 // refusedHeaders puts Retry-After and the rate-limit headers on a refusal.
-func (c *callCore) refusedHeaders(err error) {
-	var rf *ratelimit.Refused
-	if errors.As(err, &rf) {
-		rf.SetHeaders(c.w.Header())
-	}
-}
+func (c *callCore) refusedHeaders(err error) { admission.RefusedHeaders(c.w.Header(), err) }
 
 // reserve takes amount under a fresh request key (realtime takes one per
 // response), after holding it against the period budgets that apply.
 func (c *callCore) reserve(amount int64) error {
-	budget, err := c.limits.Hold(c.r.Context(), amount)
+	hold, err := c.rl.gate().Reserve(c.r.Context(), c.background(), &c.ticket, admission.Account(c.principal),
+		c.rl.Billing.NewRequestKey(c.name), amount, c.w.Header())
 	if err != nil {
-		c.refusedHeaders(err)
 		return err
 	}
-	acct := billing.Account{UserID: c.principal.UserID, TokenID: c.principal.TokenID, Group: c.principal.Group}
-	hold, err := c.rl.Billing.Reserve(c.r.Context(), acct, c.rl.Billing.NewRequestKey(c.name), amount)
-	if err != nil {
-		budget.Refund(c.background())
-		return err
-	}
-	c.hold, c.budget = hold, budget
+	c.hold = hold
 	return nil
 }
 
 // refund returns the whole reservation, budgets included; row, when not
 // nil, is written as the error row.
 func (c *callCore) refund(row *store.UsageLog) {
-	c.hold.Refund(c.background(), row)
-	c.budget.Refund(c.background())
+	c.ticket.Refund(c.background(), c.hold, row)
 }
 
 // quota prices a charge with the one pricing function.
 func (c *callCore) quota(ch charge) (int64, error) {
-	return c.rl.Billing.Charge(c.price, ch.usage, ch.usd, c.principal.Group)
+	return c.rl.gate().Quota(c.price, ch.usage, ch.usd, c.principal.Group)
 }
 
 // plan is the routing snapshot's attempt list for the call's model, or the
@@ -368,8 +333,7 @@ func (c *callCore) reserveEstimate(held int64) error {
 // dearest output rate (output or reasoning) of the tier its input reaches,
 // since how much of the output will be reasoning is only known afterwards.
 func (c *callCore) holdQuota(ch charge) (int64, error) {
-	ch.usage = c.price.ReserveUsage(ch.usage)
-	return c.quota(ch)
+	return c.rl.gate().HoldQuota(c.price, ch.usage, ch.usd, c.principal.Group)
 }
 
 // settle charges what was consumed and writes the consume row. It runs even
@@ -394,9 +358,7 @@ func (c *callCore) settleAt(ch charge, amount int64) {
 	if c.rl.Tracer.On() {
 		c.traceUsage(ch.usage)
 	}
-	c.hold.Settle(c.background(), amount, c.logRow(ch))
-	c.budget.Settle(c.background(), amount)
-	c.lease.Settle(c.background(), int64(ch.usage.InputTokens)+int64(ch.usage.OutputTokens))
+	c.ticket.Settle(c.background(), c.hold, amount, c.logRow(ch), int64(ch.usage.InputTokens)+int64(ch.usage.OutputTokens))
 	if c.rl.OnSettle != nil && amount > 0 {
 		c.rl.OnSettle(c.principal.UserID, c.principal.TokenID)
 	}
@@ -407,7 +369,7 @@ func (c *callCore) settleAt(ch charge, amount int64) {
 // next one.
 func (c *callCore) settleAndRenew(ch charge, amount int64) error {
 	c.settle(ch)
-	c.hold, c.budget = nil, nil
+	c.hold, c.ticket.Budget = nil, nil
 	return c.reserve(amount)
 }
 
@@ -431,7 +393,7 @@ func (c *callCore) fail(err error) {
 // finish records the call in the metrics and gives back its concurrency
 // slots.
 func (c *callCore) finish() {
-	c.lease.Release(c.background())
+	c.ticket.Release(c.background())
 	c.rl.Metrics.observe(c.name, c.metricModel(), c.metricChannel(), c.status, time.Since(c.start).Seconds())
 }
 
@@ -453,31 +415,15 @@ func (c *callCore) metricChannel() string {
 	return c.channel.Name
 }
 
-// logOther is the usage row's other: how the call was served, in one shape
-// for every surface (the surface adds its fields through rowOther, and a
-// charge its detail).
-type logOther struct {
-	Endpoint      string          `json:"endpoint,omitempty"`
-	Surface       string          `json:"surface,omitempty"`
-	Stream        bool            `json:"stream"`
-	UpstreamModel string          `json:"upstream_model,omitempty"`
-	CacheRead     int             `json:"cache_read_tokens,omitempty"`
-	CacheWrite    int             `json:"cache_write_tokens,omitempty"`
-	Reasoning     int             `json:"reasoning_tokens,omitempty"`
-	GroupRatio    float64         `json:"group_ratio"`
-	Attempts      []attemptRecord `json:"attempts,omitempty"`
-	// FallbackFrom is the model the client asked for when a fallback
-	// model served (the row's model).
-	FallbackFrom string `json:"fallback_from,omitempty"`
-}
+// logOther is the usage row's other, in the one shape every surface and
+// the task service share (the surface adds its fields through rowOther,
+// and a charge its detail).
+type logOther = admission.Other
 
 // logRow builds the usage row of the call for usage ch.
 func (c *callCore) logRow(ch charge) store.UsageLog {
 	u := ch.usage
-	row := store.UsageLog{UserID: c.principal.UserID, TokenID: c.principal.TokenID, Model: c.model,
-		RequestID:    obs.RequestID(c.r.Context()),
-		PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens,
-		LatencyMS: time.Since(c.start).Milliseconds(), CreatedAt: time.Now().UTC()}
+	row := admission.Row(admission.Account(c.principal), c.model, obs.RequestID(c.r.Context()), u, c.start)
 	o := logOther{Endpoint: c.name, Stream: c.stream, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens,
 		Reasoning: u.ReasoningTokens, GroupRatio: c.rl.Billing.Ratio(c.principal.Group), Attempts: c.attempts,
 		FallbackFrom: c.fallbackFrom}
@@ -495,33 +441,6 @@ func (c *callCore) logRow(ch charge) store.UsageLog {
 	if c.rowOther != nil {
 		c.rowOther(&o)
 	}
-	row.Other = marshalOther(&o, ch.detail)
+	row.Other = admission.MarshalOther(&o, ch.detail)
 	return row
-}
-
-// marshalOther writes o and then the detail keys in a stable order; the
-// struct keeps the common case free of map sorting.
-func marshalOther(o *logOther, detail map[string]any) json.RawMessage {
-	b, _ := json.Marshal(o)
-	if len(detail) == 0 {
-		return b
-	}
-	keys := make([]string, 0, len(detail))
-	for k := range detail {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	b = b[:len(b)-1]
-	for _, k := range keys {
-		v, err := json.Marshal(detail[k])
-		if err != nil {
-			continue
-		}
-		kb, _ := json.Marshal(k)
-		b = append(b, ',')
-		b = append(b, kb...)
-		b = append(b, ':')
-		b = append(b, v...)
-	}
-	return append(b, '}')
 }

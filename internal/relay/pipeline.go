@@ -146,24 +146,13 @@ func (c *call) decode() error {
 // model and that the model is routed for p's group, and returns the model's
 // price: the admission every surface shares before it reserves.
 func (rl *Relay) priceOn(t *routing.Table, p *auth.Principal, model string) (*billing.Price, error) {
-	if err := rl.modelOn(t, p, model); err != nil {
-		return nil, err
-	}
-	return rl.Billing.Price(model)
+	return rl.gate().Price(t, p, model)
 }
 
-// modelOn is the model check of every surface, priced or not (token
-// counting): p may use model, and it is routed for p's group on t.
+// modelOn is the model check of a surface that is not priced (token
+// counting): the same check admission makes before it prices.
 func (rl *Relay) modelOn(t *routing.Table, p *auth.Principal, model string) error {
-	if !p.Allows(model) {
-		return &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "model_not_allowed",
-			Message: "this API key may not use model " + model}
-	}
-	if !t.Serves(p.Group, model) {
-		return &ir.Error{Status: 404, Kind: ir.KindNotFound, Code: "model_not_found", Param: "model",
-			Message: "model " + model + " does not exist or is not available to this key"}
-	}
-	return nil
+	return rl.gate().Model(t, p, model)
 }
 
 // estimate is the reservation: the prompt and the most output the call may

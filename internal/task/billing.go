@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
@@ -147,19 +148,25 @@ func (t *Task) account() billing.Account {
 	return billing.Account{UserID: t.UserID, TokenID: t.TokenID, Group: t.Group}
 }
 
-func (t *Task) logOther(extra map[string]any) json.RawMessage {
-	m := map[string]any{"task_id": t.PublicID, "platform": t.PluginKey, "action": t.Action}
+// usageLog is a task's usage row in the shape every call's row has
+// (admission.Other): the task's own facts go in as detail keys, and the
+// submit's consume row lists the channels tried (attempts).
+func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]any, attempts []admission.Attempt) store.UsageLog {
+	row := admission.Row(t.account(), t.Model, t.BillingKey, ir.Usage{}, time.Time{})
+	row.Type, row.ChannelID, row.Quota = typ, t.ChannelID, quota
+	o := admission.Other{Endpoint: taskEndpoint, UpstreamModel: t.UpstreamModel,
+		GroupRatio: s.d.Billing.Ratio(t.Group), Attempts: attempts}
+	detail := make(map[string]any, len(extra)+3)
 	for k, v := range extra {
-		m[k] = v
+		detail[k] = v
 	}
-	b, _ := json.Marshal(m)
-	return b
+	detail["task_id"], detail["platform"], detail["action"] = t.PublicID, t.PluginKey, t.Action
+	row.Other = admission.MarshalOther(&o, detail)
+	return row
 }
 
-func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]any) store.UsageLog {
-	return store.UsageLog{Type: typ, UserID: t.UserID, TokenID: t.TokenID, ChannelID: t.ChannelID, Model: t.Model,
-		Quota: quota, RequestID: t.BillingKey, Other: t.logOther(extra), CreatedAt: time.Now().UTC()}
-}
+// taskEndpoint names task rows' endpoint in the usage log.
+const taskEndpoint = "task"
 
 // holdOf is the task's hold: the one taken at submit while this process
 // still has it, else restored from the task row (a poller, maybe on
@@ -181,10 +188,10 @@ func (s *Service) settle(ctx context.Context, t *Task, charge int64) error {
 	var row *store.UsageLog
 	switch diff := charge - t.QuotaReserved; {
 	case diff > 0:
-		r := s.usageLog(t, store.LogConsume, diff, map[string]any{"adjustment": true})
+		r := s.usageLog(t, store.LogConsume, diff, map[string]any{"adjustment": true}, nil)
 		row = &r
 	case diff < 0:
-		r := s.usageLog(t, store.LogRefund, -diff, map[string]any{"adjustment": true})
+		r := s.usageLog(t, store.LogRefund, -diff, map[string]any{"adjustment": true}, nil)
 		row = &r
 	}
 	settled, err := s.holdOf(t).SettleNow(ctx, charge, row)
@@ -204,7 +211,7 @@ func (s *Service) settle(ctx context.Context, t *Task, charge int64) error {
 // refund returns a failed task's whole reservation once, with a refund row
 // matching the submit's consume row.
 func (s *Service) refund(ctx context.Context, t *Task, reason string) error {
-	row := s.usageLog(t, store.LogRefund, t.QuotaReserved, map[string]any{"reason": truncate(reason, 200)})
+	row := s.usageLog(t, store.LogRefund, t.QuotaReserved, map[string]any{"reason": truncate(reason, 200)}, nil)
 	refunded, err := s.holdOf(t).RefundNow(ctx, &row)
 	if err != nil {
 		return err

@@ -6,20 +6,30 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
-	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 // submission is one decoded submit, ready for channel selection.
 type submission struct {
-	// limits is the key's traffic-control plan (admitSubmission).
-	limits    *ratelimit.Plan
+	// ticket is the submission's standing with traffic control, taken
+	// through the admission seam chat calls pass too.
+	ticket admission.Ticket
+	// price is the model's price, checked on table, the routing snapshot
+	// the submission pinned.
+	price *billing.Price
+	table *routing.Table
+	// header is the answer's header: rate-limit headers and refusals go
+	// there, as on a chat call.
+	header    http.Header
 	gen       *plugin.Generation
 	plugin    *plugin.Loaded
 	principal *auth.Principal
@@ -36,6 +46,8 @@ type submission struct {
 	channels []*routing.Channel
 	// logExtra is added to the consume row's other (std_image: images).
 	logExtra map[string]any
+	// attempts are the channels tried, for the consume row.
+	attempts []admission.Attempt
 }
 
 // attempt is the state of a submission on one channel.
@@ -62,9 +74,14 @@ func (e *errRetry) Error() string { return e.err.Error() }
 // submit runs a submission through channel selection, billing and the
 // upstream exchange, and persists the accepted task.
 func (s *Service) submit(ctx context.Context, sub *submission) (*submitted, error) {
-	if _, err := s.d.Billing.Price(sub.model); err != nil {
+	if sub.table == nil {
+		sub.table = s.d.Router.Table()
+	}
+	price, err := s.gate().Price(sub.table, sub.principal, sub.model)
+	if err != nil {
 		return nil, err
 	}
+	sub.price = price
 	plan := sub.channels
 	if plan == nil {
 		plan = s.plan(sub)
@@ -73,49 +90,68 @@ func (s *Service) submit(ctx context.Context, sub *submission) (*submitted, erro
 		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "model_not_available",
 			Message: fmt.Sprintf("no available channel serves model %s for this route", sub.model)}
 	}
-	lease, err := s.admitSubmission(ctx, sub)
-	if err != nil {
+	if err := s.gate().Limit(ctx, &sub.ticket, sub.principal, sub.model, sub.header, nil); err != nil {
 		return nil, err
 	}
-	defer lease.Release(context.WithoutCancel(ctx))
+	defer sub.ticket.Release(context.WithoutCancel(ctx))
 	t := &Task{Task: store.Task{PublicID: newPublicID(), PluginKey: sub.plugin.Key, PluginVersion: sub.plugin.Version, Model: sub.model,
 		UserID: sub.principal.UserID, TokenID: sub.principal.TokenID, Group: sub.principal.Group, RetainResult: sub.retain}}
 	t.BillingKey = "task-" + t.PublicID
-	var last *ir.Error
-	reserved := false
-	for _, ch := range plan {
-		at, err := s.prepare(ctx, sub, t, ch)
-		if err != nil {
-			last = ir.As(err)
-			continue
-		}
-		if !reserved {
-			if err := s.reserve(ctx, sub, t, at); err != nil {
-				return nil, err
+	var out *submitted
+	tries := routing.Attempts{Health: s.d.Router.Health, RetryCount: s.opts.RetryCount,
+		Judged: func(ch *routing.Channel, e *ir.Error, moveOn bool) {
+			if moveOn {
+				s.log.WarnContext(ctx, "task submit attempt failed", "channel", ch.ID, "key_index", ch.KeyIndex, "code", e.Code)
 			}
-			reserved = true
-		}
-		out, err := s.exchange(ctx, sub, t, at)
-		var retry *errRetry
-		if errors.As(err, &retry) {
-			last = retry.err
-			s.d.Router.Health.Failed(ch.ID, retry.err.Code)
-			continue
-		}
+		}}
+	last, exhausted := tries.Try(ctx, plan, func(ch *routing.Channel) error {
+		began := time.Now()
+		o, err := s.attemptOn(ctx, sub, t, ch)
+		rec := admission.Attempt{ChannelID: ch.ID, KeyIndex: ch.KeyIndex, Status: http.StatusOK, LatencyMS: time.Since(began).Milliseconds()}
 		if err != nil {
-			s.refundReservation(ctx, t)
-			return nil, err
+			e := ir.As(err)
+			rec.Status, rec.ErrorCode = e.Status, e.Code
 		}
-		s.d.Router.Health.Succeeded(ch.ID)
+		sub.attempts = append(sub.attempts, rec)
+		if err == nil {
+			out = o
+		}
+		return err
+	})
+	if last == nil && !exhausted {
 		return out, nil
 	}
-	if reserved {
-		s.refundReservation(ctx, t)
-	}
+	s.refundReservation(ctx, sub, t)
 	if last == nil {
 		last = &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_error", Message: "every channel failed"}
 	}
 	return nil, last
+}
+
+// attemptOn runs the submission on one channel key: credentials, the
+// reservation (taken once, before the first byte goes upstream) and the
+// exchange. A failure the next channel may mend carries ir.RetryNext
+// (classifySubmitStatus); anything else ends the submission.
+func (s *Service) attemptOn(ctx context.Context, sub *submission, t *Task, ch *routing.Channel) (*submitted, error) {
+	at, err := s.prepare(ctx, sub, t, ch)
+	if err != nil {
+		return nil, err
+	}
+	if t.BillingStatus != BillingHeld {
+		if err := s.reserve(ctx, sub, t, at); err != nil {
+			return nil, err
+		}
+	}
+	out, err := s.exchange(ctx, sub, t, at)
+	var retry *errRetry
+	if errors.As(err, &retry) {
+		return nil, retry.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.d.Router.Health.SucceededKey(ch, ch.KeyIndex)
+	return out, nil
 }
 
 // plan lists the channels to try: those that bind this route's plugin for
@@ -125,7 +161,7 @@ func (s *Service) plan(sub *submission) []*routing.Channel {
 	if len(sub.origins) > 0 {
 		want = sub.origins[0].ChannelID
 	}
-	return s.d.Router.Plan(sub.principal.Group, sub.model, s.opts.RetryCount+1, func(c *routing.Channel) bool {
+	return sub.table.Plan(s.d.Router.Health, sub.principal.Group, sub.model, s.opts.RetryCount+1, func(c *routing.Channel) bool {
 		if want != 0 && c.ID != want {
 			return false
 		}
@@ -139,7 +175,7 @@ func (s *Service) prepare(ctx context.Context, sub *submission, t *Task, ch *rou
 	cr, err := s.credentialsFor(ctx, &ch.Channel, sub.plugin)
 	if err != nil {
 		s.log.Warn("task channel credentials unusable", "channel", ch.ID, "err", err)
-		return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "channel_credentials", Message: "the channel's credentials cannot be used"}
+		return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "channel_credentials", Message: "the channel's credentials cannot be used", Retry: ir.RetryNext}
 	}
 	at := &attempt{ch: ch, cr: cr, model: ch.MapModel(sub.model)}
 	var origins []any
@@ -164,20 +200,15 @@ func (s *Service) reserve(ctx context.Context, sub *submission, t *Task, at *att
 	if err != nil {
 		return err
 	}
-	amount, err := s.chargeFor(l, sub.model, at.model, t.Group, facts)
+	amount, err := s.chargeFor(l, sub.price, sub.model, at.model, t.Group, facts)
 	if err != nil {
 		return err
 	}
-	budget, err := sub.limits.Hold(ctx, amount)
+	h, err := s.gate().Reserve(ctx, context.WithoutCancel(ctx), &sub.ticket, t.account(), t.BillingKey, amount, sub.header)
 	if err != nil {
 		return err
 	}
-	h, err := s.d.Billing.Reserve(ctx, t.account(), t.BillingKey, amount)
-	if err != nil {
-		budget.Refund(context.WithoutCancel(ctx))
-		return err
-	}
-	t.hold, t.budget, t.QuotaReserved, t.BillingStatus = h, budget, amount, BillingHeld
+	t.hold, t.QuotaReserved, t.BillingStatus = h, amount, BillingHeld
 	t.UsageFacts, _ = json.Marshal(facts)
 	return nil
 }
@@ -202,27 +233,23 @@ func (s *Service) submitFacts(ctx context.Context, l *plugin.Loaded, at *attempt
 	return facts, nil
 }
 
-// chargeFor prices facts for a model and group in quota units.
-func (s *Service) chargeFor(l *plugin.Loaded, model, upstreamModel, group string, facts map[string]any) (int64, error) {
-	p, err := s.d.Billing.Price(model)
-	if err != nil {
-		return 0, err
-	}
+// chargeFor prices facts at price for a group in quota units, with the
+// pricing function chat calls use.
+func (s *Service) chargeFor(l *plugin.Loaded, p *billing.Price, model, upstreamModel, group string, facts map[string]any) (int64, error) {
 	cost, err := taskCost(p, l.Manifest.ProfileFor(upstreamModel, model).Schema, facts)
 	if err != nil {
 		return 0, err
 	}
-	return s.d.Billing.Charge(p, ir.Usage{}, cost, group)
+	return s.gate().Quota(p, ir.Usage{}, cost, group)
 }
 
 // refundReservation returns a reservation for a submission that never
 // became a task: no usage-log row, only the ledger's reserve and refund.
-func (s *Service) refundReservation(ctx context.Context, t *Task) {
+func (s *Service) refundReservation(ctx context.Context, sub *submission, t *Task) {
 	if t.BillingStatus != BillingHeld || t.hold == nil {
 		return
 	}
-	t.hold.RefundWith(ctx, nil)
-	t.budget.Refund(ctx)
+	sub.ticket.Refund(context.WithoutCancel(ctx), t.hold, nil)
 	t.BillingStatus = BillingRefunded
 }
 

@@ -177,7 +177,7 @@ func (n *nativeRequest) submission(intent map[string]any, body decodedBody) (*su
 		files = []any{}
 	}
 	retain := rt.RetainResult == nil || *rt.RetainResult
-	return &submission{gen: n.gen, plugin: n.plugin(), principal: n.p, model: model, action: action,
+	return &submission{header: n.w.Header(), gen: n.gen, plugin: n.plugin(), principal: n.p, model: model, action: action,
 		body: intent["requestBody"], headers: requestHeaders(n.r.Header), files: files, resolver: body.Files,
 		origins: origins, retain: retain}, nil
 }
@@ -284,7 +284,6 @@ func (n *nativeRequest) fail(err error) {
 		return
 	}
 	e := ir.As(err)
-	refusalHeaders(n.w.Header(), err)
 	if e.Status >= 500 {
 		n.s.log.WarnContext(n.r.Context(), "native route failed", "path", n.r.URL.Path, "plugin", n.plugin().Key, "code", e.Code, "err", err)
 	}

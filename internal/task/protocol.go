@@ -99,7 +99,6 @@ func (pc *protoCall) fail(err error) {
 		return
 	}
 	e := ir.As(err)
-	refusalHeaders(pc.w.Header(), err)
 	if e.Status >= 500 && e.Code != "task_timeout" {
 		pc.s.log.Warn("host protocol request failed", "protocol", pc.protocol, "model", pc.model, "code", e.Code, "err", err)
 	}
@@ -233,7 +232,7 @@ func groupFailures(cands []*candidate) string {
 
 // choose selects the channel among those bound to the eligible plugins; the
 // channel decides the plugin, whose further channels are the retries.
-func (pc *protoCall) choose(cands []*candidate) (*candidate, []*routing.Channel) {
+func (pc *protoCall) choose(table *routing.Table, cands []*candidate) (*candidate, []*routing.Channel) {
 	byKey := map[string]*candidate{}
 	for _, c := range cands {
 		byKey[c.l.Key] = c
@@ -249,13 +248,13 @@ func (pc *protoCall) choose(cands []*candidate) (*candidate, []*routing.Channel)
 		}
 		return c
 	}
-	first := pc.s.d.Router.Plan(pc.p.Group, pc.model, 1, func(ch *routing.Channel) bool { return owner(ch) != nil })
+	first := table.Plan(pc.s.d.Router.Health, pc.p.Group, pc.model, 1, func(ch *routing.Channel) bool { return owner(ch) != nil })
 	if len(first) == 0 {
 		return nil, nil
 	}
 	c := owner(first[0])
 	plan := []*routing.Channel{first[0]}
-	rest := pc.s.d.Router.Plan(pc.p.Group, pc.model, pc.s.opts.RetryCount+1, func(ch *routing.Channel) bool {
+	rest := table.Plan(pc.s.d.Router.Health, pc.p.Group, pc.model, pc.s.opts.RetryCount+1, func(ch *routing.Channel) bool {
 		return ch.ID != first[0].ID && owner(ch) == c
 	})
 	return c, append(plan, rest[:min(len(rest), pc.s.opts.RetryCount)]...)
@@ -272,7 +271,10 @@ func (pc *protoCall) submit(claimers []*plugin.Loaded, extra map[string]any) (*s
 	if cands, err = pc.eligible(ctx, cands); err != nil {
 		return nil, nil, err
 	}
-	c, plan := pc.choose(cands)
+	// One routing snapshot decides the plugin, plans the retries and
+	// admits the submission, as a chat call pins one.
+	table := pc.s.d.Router.Table()
+	c, plan := pc.choose(table, cands)
 	if c == nil {
 		return nil, nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "model_not_available",
 			Message: fmt.Sprintf("no available channel serves model %s", pc.model)}
@@ -290,7 +292,7 @@ func (pc *protoCall) submit(claimers []*plugin.Loaded, extra map[string]any) (*s
 	if files == nil {
 		files = []any{}
 	}
-	sub := &submission{gen: pc.gen, plugin: c.l, principal: pc.p, model: pc.model, action: action,
+	sub := &submission{header: pc.w.Header(), table: table, gen: pc.gen, plugin: c.l, principal: pc.p, model: pc.model, action: action,
 		body: intent["requestBody"], headers: requestHeaders(pc.r.Header), files: files, resolver: pc.body.Files,
 		origins: c.origins, retain: pc.protocol != manifest.ProtocolImage, channels: plan, logExtra: extra}
 	out, err := pc.s.submit(ctx, sub)

@@ -213,10 +213,14 @@ func (s *Service) completionCharge(ctx context.Context, l *plugin.Loaded, t *Tas
 	}
 	merged := map[string]any{}
 	_ = json.Unmarshal(t.UsageFacts, &merged)
+	var charge int64
 	for k, v := range facts {
 		merged[k] = v
 	}
-	charge, err := s.chargeFor(l, t.Model, t.UpstreamModel, t.Group, merged)
+	price, err := s.d.Billing.Price(t.Model)
+	if err == nil {
+		charge, err = s.chargeFor(l, price, t.Model, t.UpstreamModel, t.Group, merged)
+	}
 	if err != nil {
 		s.log.Warn("completion re-pricing failed; the reserved charge stands", "task", t.PublicID, "err", err)
 		return t.QuotaReserved

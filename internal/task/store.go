@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/billing"
-	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -19,10 +18,6 @@ type Task struct {
 	// hold is the reservation while the submitting process has it; a task
 	// read from the database restores it from BillingKey and QuotaReserved.
 	hold *billing.Hold
-	// budget is the reservation's share of the period budgets while the
-	// submission runs; a task that became one is corrected by
-	// correctBudget when it settles.
-	budget *ratelimit.BudgetHold
 }
 
 // Filter narrows a task listing; zero values do not filter.

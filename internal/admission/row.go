@@ -1,0 +1,85 @@
+package admission
+
+import (
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// Attempt is one upstream attempt, for the usage row's routing explanation
+// (other.attempts).
+type Attempt struct {
+	ChannelID int64  `json:"channel_id"`
+	KeyIndex  int    `json:"key_index"`
+	Status    int    `json:"status"`
+	ErrorCode string `json:"error_code,omitempty"`
+	LatencyMS int64  `json:"latency_ms"`
+}
+
+// Other is the usage row's other: how the call was served, in one shape
+// for every surface. A surface adds its own fields as detail keys.
+type Other struct {
+	Endpoint      string    `json:"endpoint,omitempty"`
+	Surface       string    `json:"surface,omitempty"`
+	Stream        bool      `json:"stream"`
+	UpstreamModel string    `json:"upstream_model,omitempty"`
+	CacheRead     int       `json:"cache_read_tokens,omitempty"`
+	CacheWrite    int       `json:"cache_write_tokens,omitempty"`
+	Reasoning     int       `json:"reasoning_tokens,omitempty"`
+	GroupRatio    float64   `json:"group_ratio"`
+	Attempts      []Attempt `json:"attempts,omitempty"`
+	// FallbackFrom is the model the client asked for when a fallback
+	// model served (the row's model).
+	FallbackFrom string `json:"fallback_from,omitempty"`
+}
+
+// Row is the usage row of acct's call of model with usage u, started at
+// start (zero: no latency); other is filled by MarshalOther.
+func Row(acct billing.Account, model, requestID string, u ir.Usage, start time.Time) store.UsageLog {
+	now := time.Now()
+	row := store.UsageLog{UserID: acct.UserID, TokenID: acct.TokenID, Model: model, RequestID: requestID,
+		PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, CreatedAt: now.UTC()}
+	if !start.IsZero() {
+		row.LatencyMS = now.Sub(start).Milliseconds()
+	}
+	return row
+}
+
+// MarshalOther writes o and then the detail keys in a stable order; the
+// struct keeps the common case free of map sorting. A detail key never
+// replaces one of o's.
+func MarshalOther(o *Other, detail map[string]any) json.RawMessage {
+	b, _ := json.Marshal(o)
+	if len(detail) == 0 {
+		return b
+	}
+	keys := make([]string, 0, len(detail))
+	for k := range detail {
+		if !otherKeys[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	b = b[:len(b)-1]
+	for _, k := range keys {
+		v, err := json.Marshal(detail[k])
+		if err != nil {
+			continue
+		}
+		kb, _ := json.Marshal(k)
+		b = append(b, ',')
+		b = append(b, kb...)
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	return append(b, '}')
+}
+
+// otherKeys are Other's own keys.
+var otherKeys = map[string]bool{"endpoint": true, "surface": true, "stream": true, "upstream_model": true,
+	"cache_read_tokens": true, "cache_write_tokens": true, "reasoning_tokens": true, "group_ratio": true,
+	"attempts": true, "fallback_from": true}

@@ -1,0 +1,78 @@
+package routing
+
+import (
+	"context"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+)
+
+// Attempts is the retry rule every surface shares, chat calls and task
+// submits alike. Each failure is judged by channel health under the
+// channel's policy (retry_statuses move on, disable_statuses auto-disable
+// and move on, timeouts and resets move on and count towards cooling); any
+// other failure goes back to the client; and once a byte reached the
+// client (Wrote) or the client left, no further attempt.
+//
+// Each attempt uses one key of the channel (PickKey). A failure that took
+// that key out (refused, or cooled by a 429) leaves the channel's other
+// keys usable, so the same channel is tried again with another key, up to
+// RetryCount further keys, before the plan moves on.
+type Attempts struct {
+	Health     *Health
+	RetryCount int
+	// Wrote reports that the answer reached the client (nil: never).
+	Wrote func() bool
+	// Judged, when set, hears each failed attempt once health judged it;
+	// moveOn tells whether the loop goes on (metrics, logs).
+	Judged func(ch *Channel, e *ir.Error, moveOn bool)
+}
+
+// Try runs attempt on the plan's channels under the rule. It returns nil
+// once an attempt served; otherwise the failure, with exhausted set when
+// every planned channel failed before the first byte (last is then the
+// last failure, nil when no channel had a usable key), so a fallback may
+// be tried.
+func (a Attempts) Try(ctx context.Context, plan []*Channel, attempt func(*Channel) error) (last *ir.Error, exhausted bool) {
+	for _, planned := range plan {
+		for tries := 0; ; tries++ {
+			ch, ok := a.Health.Pick(planned)
+			if !ok {
+				break // every key went out since the plan was made
+			}
+			err := attempt(ch)
+			if err == nil {
+				return nil, false
+			}
+			e := ir.As(err)
+			// A provider may echo the key it refused: never pass it on to
+			// the log, the usage row or the client.
+			e.Message = ch.Redact(e.Message)
+			last = e
+			if (a.Wrote != nil && a.Wrote()) || ctx.Err() != nil {
+				return e, false
+			}
+			moveOn := a.Health.Report(ch, ch.KeyIndex, e)
+			if a.Judged != nil {
+				a.Judged(ch, e, moveOn)
+			}
+			if !moveOn {
+				return e, false
+			}
+			if tries >= a.RetryCount || ch.KeyCount() < 2 || a.Health.Routable(ch.ID, ch.KeyIndex) {
+				break
+			}
+		}
+	}
+	return last, true
+}
+
+// Pick is the channel as one attempt uses it: with one of its usable keys
+// alone in Key and its index in KeyIndex, so the attempt sends that key
+// and health hears about that key.
+func (h *Health) Pick(ch *Channel) (*Channel, bool) {
+	i, _, ok := ch.PickKey(h)
+	if !ok {
+		return nil, false
+	}
+	return ch.WithKey(i), true
+}
