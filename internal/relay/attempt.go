@@ -72,42 +72,32 @@ func afterRetries(e *ir.Error) *ir.Error {
 	return &out
 }
 
-// attempt runs one channel: encode, exchange with a first-byte deadline,
-// classify, then relay the answer.
-func (c *call) attempt(ch *routing.Channel) error {
-	a, t, err := c.rl.target(ch, c.model)
-	if err != nil {
-		return err
-	}
-	up := a.Codec(t)
-	body, err := c.upstreamBody(up, t.Model)
+// send builds a chat call's upstream request: the client's own bytes when
+// the channel speaks its format, a converted body otherwise.
+func (c *call) send(ctx context.Context, a upstream.Adapter, t upstream.Target, _ *routing.Channel) (*http.Request, func(), error) {
+	body, err := c.upstreamBody(a.Codec(t), t.Model)
 	if err != nil {
 		// The request cannot be expressed in this channel's format; a
 		// channel that speaks the client's format may still serve it, and
 		// when none does the client gets this 400 after the retries.
 		e := ir.As(err)
 		e.Retry = ir.RetryNext
-		return e
+		return nil, nil, e
 	}
-	ctx, cancel := context.WithTimeout(c.r.Context(), c.rl.Options.UpstreamTimeout)
-	defer cancel()
 	req, err := a.Chat(ctx, t, body, c.req.Stream, c.r.Header)
 	if err != nil {
-		return adapterFailed(err)
+		return nil, nil, adapterFailed(err)
 	}
-	resp, err := c.rl.exchange(c.r.Context(), req, ch, cancel)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return adapterError(a, up, resp)
-	}
-	c.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
+	return req, nil, nil
+}
+
+// relay answers a chat call: streamed through the one stream tail, or
+// regular.
+func (c *call) relay(a upstream.Adapter, t upstream.Target, _ *routing.Channel, resp *http.Response) error {
 	if c.req.Stream {
-		return c.relayStream(up, frames(a), resp)
+		return c.relayStream(a.Codec(t), frames(a), resp)
 	}
-	return c.relayRegular(up, resp)
+	return c.relayRegular(a.Codec(t), resp)
 }
 
 // adapterFailed is a request the adapter could not build: an unusable

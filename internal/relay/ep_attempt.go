@@ -15,38 +15,6 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
-func (c *epCall) attempt(ch *routing.Channel) error {
-	a, t, err := c.rl.target(ch, c.model)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(c.r.Context(), c.rl.Options.UpstreamTimeout)
-	defer cancel()
-	send := c.ep.send
-	if send == nil {
-		send = sendOpenAI
-	}
-	req, done, err := send(c, ctx, ch, t)
-	if err != nil {
-		return err
-	}
-	defer done()
-	resp, err := c.rl.exchange(c.r.Context(), req, ch, cancel)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		return adapterError(a, a.Codec(t), resp)
-	}
-	c.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
-	relay := c.ep.relay
-	if relay == nil {
-		relay = relayPassthrough
-	}
-	return relay(c, ch, resp)
-}
-
 func badChannel(err error) error {
 	return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "bad_channel", Message: "the channel's address is not usable", Retry: ir.RetryNext, Cause: err}
 }

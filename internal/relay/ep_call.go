@@ -111,23 +111,31 @@ func (c *epCall) serve() {
 			c.in.form.close()
 		}
 	}()
-	if err := c.run(); err != nil {
-		c.fail(err)
-	}
-	c.finish()
+	c.callCore.serve(c.hooks())
 }
 
 func (c *epCall) codec() protocol.Codec { return c.rl.Codecs[c.ep.dialect] }
 
-func (c *epCall) run() error {
-	p, err := c.rl.Keys.Authenticate(c.r.Context(), keyFor(c.ep.dialect)(c.r))
-	if err != nil {
-		return err
+// hooks are the endpoint's hooks for the one driver.
+func (c *epCall) hooks() *hooks {
+	h := &hooks{
+		authenticate: c.keyAuth(keyFor(c.ep.dialect)),
+		offer:        c.offerToHost,
+		read:         c.readAndValidate,
+		estimate:     c.estimate,
+		filter:       c.ep.capable(c.rl),
+		send:         c.send,
+		relay:        c.relay,
 	}
-	c.principal = p
-	if served, err := c.offerToHost(); served || err != nil {
-		return err
+	if c.ep.noChannel != nil {
+		h.noChannel = func(error) error { return c.ep.noChannel(c) }
 	}
+	return h
+}
+
+// readAndValidate reads the body and the model, and runs the endpoint's
+// own checks.
+func (c *epCall) readAndValidate() error {
 	if err := c.read(); err != nil {
 		return err
 	}
@@ -135,21 +143,29 @@ func (c *epCall) run() error {
 		return err
 	}
 	if c.ep.validate != nil {
-		if err := c.ep.validate(c); err != nil {
-			return err
-		}
+		return c.ep.validate(c)
 	}
-	if err := c.admit(c.estimate); err != nil {
-		return err
+	return nil
+}
+
+// send builds the upstream request the endpoint's way; by default the
+// client's body, model rewritten, to the endpoint's path.
+func (c *epCall) send(ctx context.Context, _ upstream.Adapter, t upstream.Target, ch *routing.Channel) (*http.Request, func(), error) {
+	send := c.ep.send
+	if send == nil {
+		send = sendOpenAI
 	}
-	plan, err := c.plan(c.ep.capable(c.rl))
-	if err != nil {
-		if c.ep.noChannel != nil {
-			return c.ep.noChannel(c)
-		}
-		return err
+	return send(c, ctx, ch, t)
+}
+
+// relay answers the client the endpoint's way; by default the body as it
+// is.
+func (c *epCall) relay(_ upstream.Adapter, _ upstream.Target, ch *routing.Channel, resp *http.Response) error {
+	relay := c.ep.relay
+	if relay == nil {
+		relay = relayPassthrough
 	}
-	return c.attemptAll(plan, c.attempt)
+	return relay(c, ch, resp)
 }
 
 // read takes the body once, within the size limit: JSON (a JSON object is

@@ -126,31 +126,33 @@ func offeredProtocols(r *http.Request) []string {
 	return out
 }
 
-// open authenticates, admits with a small estimate (1,000 tokens each way),
-// which proves the account has quota, and connects to a channel. A failure
-// after admission is refunded with its error row by fail.
+// open runs the one driver up to a connected upstream socket: it
+// authenticates, admits with a small estimate (1,000 tokens each way),
+// which proves the account has quota, and dials a channel under the shared
+// retry rule. A failure after admission is refunded with its error row by
+// fail.
 func (s *rtSession) open() error {
-	r := s.r
-	p, err := s.rl.Keys.Authenticate(r.Context(), realtimeKey(r))
-	if err != nil {
-		return err
-	}
-	s.principal = p
-	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+	return s.drive(&hooks{
+		authenticate: s.keyAuth(realtimeKey),
+		read:         s.read,
+		estimate: exactly(func(price *billing.Price) charge {
+			return charge{usage: ir.Usage{InputTokens: realtimeInputEstimate, OutputTokens: 1000}, usd: price.CallCost(1)}
+		}),
+		filter:  s.rl.realtimeCapable,
+		connect: s.connect,
+	})
+}
+
+// read takes the model from the query of a WebSocket upgrade.
+func (s *rtSession) read() error {
+	if !strings.EqualFold(s.r.Header.Get("Upgrade"), "websocket") {
 		return ir.BadRequest("websocket_required", "GET /v1/realtime takes a WebSocket upgrade")
 	}
-	s.model = r.URL.Query().Get("model")
+	s.model = s.r.URL.Query().Get("model")
 	if s.model == "" {
 		return missingParam("model")
 	}
-	err = s.admit(exactly(func(price *billing.Price) charge {
-		return charge{usage: ir.Usage{InputTokens: realtimeInputEstimate, OutputTokens: 1000}, usd: price.CallCost(1)}
-	}))
-	if err != nil {
-		return err
-	}
-	s.estimate = s.hold.Reserved
-	return s.dial(r)
+	return nil
 }
 
 // realtimeCapable: providers with the OpenAI realtime path (Azure
@@ -159,23 +161,17 @@ func (rl *Relay) realtimeCapable(ch *routing.Channel) bool {
 	return rl.servesPath(ch, "/v1/realtime") && ch.Type != upstream.TypeAzure
 }
 
-// dial connects to the first channel that accepts, under the chat retry
-// rule; nothing has reached the client yet, so every failure may move on.
-func (s *rtSession) dial(r *http.Request) error {
-	plan, err := s.plan(s.rl.realtimeCapable)
+// connect is one attempt: dial the channel's realtime socket. Nothing has
+// reached the client yet, so every failure may move on.
+func (s *rtSession) connect(ch *routing.Channel) error {
+	up, err := s.dialChannel(s.r, ch)
 	if err != nil {
 		return err
 	}
-	return s.attemptAll(plan, func(ch *routing.Channel) error {
-		up, err := s.dialChannel(r, ch)
-		if err != nil {
-			return err
-		}
-		s.up = up
-		s.estimate = s.hold.Reserved // a fallback model may have re-reserved at its price
-		s.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
-		return nil
-	})
+	s.up = up
+	s.estimate = s.hold.Reserved // a fallback model may have re-reserved at its price
+	s.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
+	return nil
 }
 
 func (s *rtSession) dialChannel(r *http.Request, ch *routing.Channel) (*websocket.Conn, error) {

@@ -41,14 +41,11 @@ func (rl *Relay) responsesCompact(w http.ResponseWriter, r *http.Request) {
 func (rl *Relay) serveResponses(w http.ResponseWriter, r *http.Request, compact bool) {
 	rc := &respCall{compact: compact}
 	rc.epCall = rl.newEpCall(rc.endpoint(), w, r)
-	served, err := rc.run()
-	if served {
-		return
-	}
-	if err != nil {
-		rc.fail(err)
-	}
-	rc.finish()
+	h := rc.epCall.hooks()
+	h.authenticate = rc.keyAuth(bearerKey)
+	h.offer, h.read, h.noChannel = rc.offer, rc.read, func(error) error { return rc.noChannel() }
+	h.filter = rc.servable
+	rc.callCore.serve(h)
 	if rc.follow != nil {
 		rl.startFollowing(rc.follow)
 	}
@@ -63,43 +60,36 @@ func (rc *respCall) endpoint() *endpoint {
 	return ep
 }
 
-// run reports served when a task plugin answered the call.
-func (rc *respCall) run() (served bool, err error) {
-	p, err := rc.rl.Keys.Authenticate(rc.r.Context(), bearerKey(rc.r))
-	if err != nil {
-		return false, err
-	}
-	rc.principal = p
+// offer reads the body and lets a task plugin serve the model through the
+// std_responses host protocol.
+func (rc *respCall) offer() (bool, error) {
 	raw, e := readLimited(rc.w, rc.r, rc.rl.Options.BodyLimit)
 	if e != nil {
 		return false, e
 	}
+	rc.in.raw = raw
 	model := gjson.GetBytes(raw, "model").String()
-	if !rc.compact && model != "" && rc.rl.Hosts != nil && rc.rl.Hosts.ServeProtocol(rc.w, rc.r, "std_responses", model, raw) {
-		return true, nil
-	}
+	return !rc.compact && model != "" && rc.rl.Hosts != nil && rc.rl.Hosts.ServeProtocol(rc.w, rc.r, "std_responses", model, raw), nil
+}
+
+// read validates the body offer read and converts it for chat channels.
+func (rc *respCall) read() error {
+	raw := rc.in.raw
 	if !gjson.ValidBytes(raw) || !gjson.ParseBytes(raw).IsObject() {
-		return false, ir.BadRequest("invalid_body", "the request body must be a JSON object")
+		return ir.BadRequest("invalid_body", "the request body must be a JSON object")
 	}
-	rc.in.raw, rc.model = raw, model
+	rc.model = gjson.GetBytes(raw, "model").String()
 	rc.stream = !rc.compact && gjson.GetBytes(raw, "stream").Bool()
-	if model == "" {
-		return false, missingParam("model")
+	if rc.model == "" {
+		return missingParam("model")
 	}
 	if _, err := tokenLimit(raw, "max_output_tokens"); err != nil {
-		return false, err
-	}
-	if err := rc.admit(rc.epCall.estimate); err != nil {
-		return false, err
+		return err
 	}
 	if !rc.compact {
 		rc.dec, rc.decErr = rc.rl.ResponsesAPI.DecodeRequest(raw)
 	}
-	plan, err := rc.plan(rc.servable)
-	if err != nil {
-		return false, rc.noChannel()
-	}
-	return false, rc.attemptAll(plan, rc.attempt)
+	return nil
 }
 
 // servable: native channels always; chat channels only when the request

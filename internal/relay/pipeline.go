@@ -32,37 +32,29 @@ func (rl *Relay) chatHandler(sf surface) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &call{callCore: newCore(rl, w, r, string(sf.codec.Format()), sf.codec.Format()), sf: sf}
 		c.rowOther = c.chatOther
-		if err := c.run(); err != nil {
-			c.fail(err)
-		}
-		c.finish()
+		c.serve(&hooks{
+			// The key (or session) is checked from the headers before the
+			// body is read: an anonymous caller must not make the gateway
+			// take 32 MB first.
+			authenticate: c.authenticate,
+			read:         c.read,
+			estimate:     c.estimate,
+			filter:       rl.hasChatWire,
+			send:         c.send,
+			relay:        c.relay,
+		})
 	})
 }
 
-// run executes the stages in order; each returns a client-safe error.
-func (c *call) run() error {
-	// The key (or session) is checked from the headers before the body is
-	// read: an anonymous caller must not make the gateway take 32 MB first.
-	if err := c.authenticate(); err != nil {
-		return err
-	}
+// read takes the body, applies the playground's group choice and decodes.
+func (c *call) read() error {
 	if err := c.accept(); err != nil {
 		return err
 	}
 	if err := c.chooseGroup(); err != nil {
 		return err
 	}
-	if err := c.decode(); err != nil {
-		return err
-	}
-	if err := c.admit(c.estimate); err != nil {
-		return err
-	}
-	plan, err := c.plan(c.rl.hasChatWire)
-	if err != nil {
-		return err
-	}
-	return c.attemptAll(plan, c.attempt)
+	return c.decode()
 }
 
 // accept reads the body once, within the size limit, so that every attempt
@@ -90,21 +82,11 @@ func readLimited(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *
 	return raw, nil
 }
 
-func (c *call) authenticate() error {
+func (c *call) authenticate() (*auth.Principal, error) {
 	if c.sf.playground {
-		p, err := c.rl.playgroundSession(c.r)
-		if err != nil {
-			return err
-		}
-		c.principal = p
-		return nil
+		return c.rl.playgroundSession(c.r)
 	}
-	p, err := c.rl.Keys.Authenticate(c.r.Context(), c.sf.key(c.r))
-	if err != nil {
-		return err
-	}
-	c.principal = p
-	return nil
+	return c.rl.Keys.Authenticate(c.r.Context(), c.sf.key(c.r))
 }
 
 // chooseGroup applies the playground's group choice, which lives in the

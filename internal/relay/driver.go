@@ -1,0 +1,131 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
+)
+
+// hooks are all a surface gives the one driver, as httputil.ReverseProxy
+// takes a Director, a ModifyResponse and an ErrorHandler: who the caller is,
+// how the request is read, what it reserves, which channels may serve it,
+// how the upstream request is built and how the answer is relayed and
+// billed. No surface writes its own loop over channels, its own attempt or
+// its own settle.
+type hooks struct {
+	// authenticate finds the caller from the request's headers, before
+	// the body is read.
+	authenticate func() (*auth.Principal, error)
+	// offer lets a task plugin take the call over (host protocols); it
+	// reports served when one answered it. Nil offers nothing.
+	offer func() (served bool, err error)
+	// read takes the body once, decodes and validates it, and sets the
+	// call's model.
+	read     func() error
+	estimate estimator
+	filter   func(*routing.Channel) bool
+	// noChannel replaces the answer when no channel can take the call
+	// (nil keeps the core's 503).
+	noChannel func(err error) error
+	// send builds the upstream request for one channel's target; done,
+	// when not nil, runs once the attempt is over.
+	send func(ctx context.Context, a upstream.Adapter, t upstream.Target, ch *routing.Channel) (req *http.Request, done func(), err error)
+	// relay answers the client from a 2xx upstream answer and settles.
+	relay func(a upstream.Adapter, t upstream.Target, ch *routing.Channel, resp *http.Response) error
+	// connect replaces send and relay for a surface whose attempt is not
+	// an HTTP exchange (realtime dials a WebSocket).
+	connect func(ch *routing.Channel) error
+}
+
+// errServed ends a call a task plugin answered: nothing to fail or record.
+var errServed = errors.New("relay: served by a task plugin")
+
+// serve is the one driver: authenticate → offer → read → admit → plan →
+// attempt every planned channel under the shared retry rule; any error is
+// failed (refunded once, error row, error in the surface's dialect), and
+// every call is finished.
+func (c *callCore) serve(h *hooks) {
+	err := c.drive(h)
+	if errors.Is(err, errServed) {
+		return
+	}
+	if err != nil {
+		c.fail(err)
+	}
+	c.finish()
+}
+
+// drive runs the stages up to the attempts; a surface that lives on after
+// them (realtime) calls it directly.
+func (c *callCore) drive(h *hooks) error {
+	p, err := h.authenticate()
+	if err != nil {
+		return err
+	}
+	c.principal = p
+	if h.offer != nil {
+		served, err := h.offer()
+		if err != nil {
+			return err
+		}
+		if served {
+			return errServed
+		}
+	}
+	if err := h.read(); err != nil {
+		return err
+	}
+	if err := c.admit(h.estimate); err != nil {
+		return err
+	}
+	plan, err := c.plan(h.filter)
+	if err != nil {
+		if h.noChannel != nil {
+			return h.noChannel(err)
+		}
+		return err
+	}
+	attempt := h.connect
+	if attempt == nil {
+		attempt = func(ch *routing.Channel) error { return c.attempt(ch, h) }
+	}
+	return c.attemptAll(plan, attempt)
+}
+
+// attempt is the one attempt body: build the request for the channel's
+// target, exchange it under the first-byte deadline, turn a non-2xx answer
+// into the provider's error (which health judges), and relay a 2xx one.
+func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
+	a, t, err := c.rl.target(ch, c.model)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.r.Context(), c.rl.Options.UpstreamTimeout)
+	defer cancel()
+	req, done, err := h.send(ctx, a, t, ch)
+	if err != nil {
+		return err
+	}
+	if done != nil {
+		defer done()
+	}
+	resp, err := c.rl.exchange(c.r.Context(), req, ch, cancel)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return adapterError(a, a.Codec(t), resp)
+	}
+	c.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
+	return h.relay(a, t, ch, resp)
+}
+
+// keyAuth authenticates with the API key key finds in the request.
+func (c *callCore) keyAuth(key func(*http.Request) string) func() (*auth.Principal, error) {
+	return func() (*auth.Principal, error) { return c.rl.Keys.Authenticate(c.r.Context(), key(c.r)) }
+}
