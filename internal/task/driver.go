@@ -98,13 +98,13 @@ func (s *Service) submit(ctx context.Context, sub *submission) (*submitted, erro
 		UserID: sub.principal.UserID, TokenID: sub.principal.TokenID, Group: sub.principal.Group, RetainResult: sub.retain}}
 	t.BillingKey = "task-" + t.PublicID
 	var out *submitted
-	tries := routing.Attempts{Health: s.d.Router.Health, RetryCount: s.opts.RetryCount,
-		Judged: func(ch *routing.Channel, e *ir.Error, moveOn bool) {
-			if moveOn {
-				s.log.WarnContext(ctx, "task submit attempt failed", "channel", ch.ID, "key_index", ch.KeyIndex, "code", e.Code)
-			}
-		}}
-	last, exhausted := tries.Try(ctx, plan, func(ch *routing.Channel) error {
+	tries := routing.Attempts{Health: s.d.Router.Health, RetryCount: s.opts.RetryCount}
+	judged := func(ch *routing.Channel, e *ir.Error, moveOn bool) {
+		if moveOn {
+			s.log.WarnContext(ctx, "task submit attempt failed", "channel", ch.ID, "key_index", ch.KeyIndex, "code", e.Code)
+		}
+	}
+	last, exhausted := tries.Try(ctx, plan, nil, func(ch *routing.Channel) error {
 		began := time.Now()
 		o, err := s.attemptOn(ctx, sub, t, ch)
 		rec := admission.Attempt{ChannelID: ch.ID, KeyIndex: ch.KeyIndex, Status: http.StatusOK, LatencyMS: time.Since(began).Milliseconds()}
@@ -117,7 +117,7 @@ func (s *Service) submit(ctx context.Context, sub *submission) (*submitted, erro
 			out = o
 		}
 		return err
-	})
+	}, judged)
 	if last == nil && !exhausted {
 		return out, nil
 	}
