@@ -23,15 +23,15 @@ import (
 // with the relay's metrics and log on each judged failure and the client's
 // view of the last failure once every channel failed.
 func (rl *Relay) tryChannels(clientCtx context.Context, plan []*routing.Channel, wrote func() bool, attempt func(*routing.Channel) error) (err error, exhausted bool) {
-	last, exhausted := routing.Attempts{Health: rl.Router.Health, RetryCount: rl.Options.RetryCount, Wrote: wrote,
-		Judged: func(ch *routing.Channel, e *ir.Error, moveOn bool) {
+	last, exhausted := routing.Attempts{Health: rl.Router.Health, RetryCount: rl.Options.RetryCount}.Try(clientCtx, plan, wrote, attempt,
+		func(ch *routing.Channel, e *ir.Error, moveOn bool) {
 			if !moveOn {
 				rl.Metrics.attempt("rejected")
 				return
 			}
 			rl.Metrics.attempt("retried")
 			rl.Logger.WarnContext(clientCtx, "upstream attempt failed", "channel_id", ch.ID, "key_index", ch.KeyIndex, "status", e.Status, "err", e.Message)
-		}}.Try(clientCtx, plan, attempt)
+		})
 	if exhausted {
 		return afterRetries(last), true
 	}

@@ -11,7 +11,7 @@ import (
 // channel's policy (retry_statuses move on, disable_statuses auto-disable
 // and move on, timeouts and resets move on and count towards cooling); any
 // other failure goes back to the client; and once a byte reached the
-// client (Wrote) or the client left, no further attempt.
+// client or the client left, no further attempt.
 //
 // Each attempt uses one key of the channel (PickKey). A failure that took
 // that key out (refused, or cooled by a 429) leaves the channel's other
@@ -20,19 +20,20 @@ import (
 type Attempts struct {
 	Health     *Health
 	RetryCount int
-	// Wrote reports that the answer reached the client (nil: never).
-	Wrote func() bool
-	// Judged, when set, hears each failed attempt once health judged it;
-	// moveOn tells whether the loop goes on (metrics, logs).
-	Judged func(ch *Channel, e *ir.Error, moveOn bool)
 }
 
-// Try runs attempt on the plan's channels under the rule. It returns nil
-// once an attempt served; otherwise the failure, with exhausted set when
-// every planned channel failed before the first byte (last is then the
-// last failure, nil when no channel had a usable key), so a fallback may
-// be tried.
-func (a Attempts) Try(ctx context.Context, plan []*Channel, attempt func(*Channel) error) (last *ir.Error, exhausted bool) {
+// Try runs attempt on the plan's channels under the rule. wrote reports
+// that the answer reached the client (nil: never); judged, when set, hears
+// each failed attempt once health judged it, moveOn telling whether the
+// loop goes on (metrics, logs). Neither is kept, so closures passed here
+// stay on the caller's stack.
+//
+// It returns nil once an attempt served; otherwise the failure, with
+// exhausted set when every planned channel failed before the first byte
+// (last is then the last failure, nil when no channel had a usable key),
+// so a fallback may be tried.
+func (a Attempts) Try(ctx context.Context, plan []*Channel, wrote func() bool, attempt func(*Channel) error,
+	judged func(ch *Channel, e *ir.Error, moveOn bool)) (last *ir.Error, exhausted bool) {
 	for _, planned := range plan {
 		for tries := 0; ; tries++ {
 			ch, ok := a.Health.Pick(planned)
@@ -48,12 +49,12 @@ func (a Attempts) Try(ctx context.Context, plan []*Channel, attempt func(*Channe
 			// the log, the usage row or the client.
 			e.Message = ch.Redact(e.Message)
 			last = e
-			if (a.Wrote != nil && a.Wrote()) || ctx.Err() != nil {
+			if (wrote != nil && wrote()) || ctx.Err() != nil {
 				return e, false
 			}
 			moveOn := a.Health.Report(ch, ch.KeyIndex, e)
-			if a.Judged != nil {
-				a.Judged(ch, e, moveOn)
+			if judged != nil {
+				judged(ch, e, moveOn)
 			}
 			if !moveOn {
 				return e, false

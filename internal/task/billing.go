@@ -154,7 +154,7 @@ func (t *Task) account() billing.Account {
 func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]any, attempts []admission.Attempt) store.UsageLog {
 	row := admission.Row(t.account(), t.Model, t.BillingKey, ir.Usage{}, time.Time{})
 	row.Type, row.ChannelID, row.Quota = typ, t.ChannelID, quota
-	o := admission.Other{Endpoint: taskEndpoint, UpstreamModel: t.UpstreamModel,
+	o := admission.Other{Surface: taskSurface, UpstreamModel: t.UpstreamModel,
 		GroupRatio: s.d.Billing.Ratio(t.Group), Attempts: attempts}
 	detail := make(map[string]any, len(extra)+3)
 	for k, v := range extra {
@@ -165,8 +165,8 @@ func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]an
 	return row
 }
 
-// taskEndpoint names task rows' endpoint in the usage log.
-const taskEndpoint = "task"
+// taskSurface names task rows' surface in the usage log, as chat rows name theirs.
+const taskSurface = "task"
 
 // holdOf is the task's hold: the one taken at submit while this process
 // still has it, else restored from the task row (a poller, maybe on

@@ -46,8 +46,10 @@ type submission struct {
 	channels []*routing.Channel
 	// logExtra is added to the consume row's other (std_image: images).
 	logExtra map[string]any
-	// attempts are the channels tried, for the consume row.
-	attempts []admission.Attempt
+	// attempts are the channels tried, for the consume row; attemptStart
+	// is when the one under way began (the row is written inside it).
+	attempts     []admission.Attempt
+	attemptStart time.Time
 }
 
 // attempt is the state of a submission on one channel.
@@ -98,16 +100,16 @@ func (s *Service) submit(ctx context.Context, sub *submission) (*submitted, erro
 		UserID: sub.principal.UserID, TokenID: sub.principal.TokenID, Group: sub.principal.Group, RetainResult: sub.retain}}
 	t.BillingKey = "task-" + t.PublicID
 	var out *submitted
-	tries := routing.Attempts{Health: s.d.Router.Health, RetryCount: s.opts.RetryCount,
-		Judged: func(ch *routing.Channel, e *ir.Error, moveOn bool) {
-			if moveOn {
-				s.log.WarnContext(ctx, "task submit attempt failed", "channel", ch.ID, "key_index", ch.KeyIndex, "code", e.Code)
-			}
-		}}
-	last, exhausted := tries.Try(ctx, plan, func(ch *routing.Channel) error {
-		began := time.Now()
+	tries := routing.Attempts{Health: s.d.Router.Health, RetryCount: s.opts.RetryCount}
+	judged := func(ch *routing.Channel, e *ir.Error, moveOn bool) {
+		if moveOn {
+			s.log.WarnContext(ctx, "task submit attempt failed", "channel", ch.ID, "key_index", ch.KeyIndex, "code", e.Code)
+		}
+	}
+	last, exhausted := tries.Try(ctx, plan, nil, func(ch *routing.Channel) error {
+		sub.attemptStart = time.Now()
 		o, err := s.attemptOn(ctx, sub, t, ch)
-		rec := admission.Attempt{ChannelID: ch.ID, KeyIndex: ch.KeyIndex, Status: http.StatusOK, LatencyMS: time.Since(began).Milliseconds()}
+		rec := sub.attemptRecord(ch)
 		if err != nil {
 			e := ir.As(err)
 			rec.Status, rec.ErrorCode = e.Status, e.Code
@@ -117,7 +119,7 @@ func (s *Service) submit(ctx context.Context, sub *submission) (*submitted, erro
 			out = o
 		}
 		return err
-	})
+	}, judged)
 	if last == nil && !exhausted {
 		return out, nil
 	}
@@ -126,6 +128,19 @@ func (s *Service) submit(ctx context.Context, sub *submission) (*submitted, erro
 		last = &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_error", Message: "every channel failed"}
 	}
 	return nil, last
+}
+
+// attemptRecord is the attempt under way on ch as the usage row lists it,
+// served unless the caller says otherwise.
+func (sub *submission) attemptRecord(ch *routing.Channel) admission.Attempt {
+	return admission.Attempt{ChannelID: ch.ID, KeyIndex: ch.KeyIndex, Status: http.StatusOK,
+		LatencyMS: time.Since(sub.attemptStart).Milliseconds()}
+}
+
+// servedAttempts is the attempts list of a consume row written inside the
+// attempt that served on ch: the earlier ones and this one.
+func (sub *submission) servedAttempts(ch *routing.Channel) []admission.Attempt {
+	return append(sub.attempts[:len(sub.attempts):len(sub.attempts)], sub.attemptRecord(ch))
 }
 
 // attemptOn runs the submission on one channel key: credentials, the

@@ -196,7 +196,7 @@ func (s *Service) accept(ctx context.Context, sub *submission, t *Task, at *atte
 	// From here the task row, not this process, owns the hold: the consume
 	// row and the hand-over are one item, so the sweep after a crash
 	// either finds the hold still this node's (and no row) or leaves it.
-	row := s.usageLog(t, store.LogConsume, t.QuotaReserved, sub.logExtra, sub.attempts)
+	row := s.usageLog(t, store.LogConsume, t.QuotaReserved, sub.logExtra, sub.servedAttempts(at.ch))
 	t.hold.Keep(&row)
 	out := &submitted{task: t, data: data}
 	if imm != nil && terminal(imm.status) {
