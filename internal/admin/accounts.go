@@ -60,8 +60,8 @@ var (
 )
 
 // secondFactor is the login's second step for a user whose password was
-// right. A wrong code counts as a failed sign-in for the throttle, so codes
-// cannot be guessed faster than passwords.
+// right. The sign-in attempt was counted before the password was checked,
+// so codes (and recovery codes) cannot be guessed faster than passwords.
 func (a *API) secondFactor(r *http.Request, u *store.User, code string) error {
 	st := a.d.Accounts.Store
 	if st == nil {
@@ -79,7 +79,6 @@ func (a *API) secondFactor(r *http.Request, u *store.User, code string) error {
 		return err
 	}
 	if !ok {
-		a.loginFailed(r, u.Username)
 		return errBadCode
 	}
 	return nil
@@ -110,10 +109,9 @@ func (a *API) register(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	// Registration is throttled like sign-in: every attempt counts against
 	// the client's address, so one client cannot mint accounts in bulk or
 	// probe which usernames exist faster than it could guess passwords.
-	if err := a.throttled(w, r, username); err != nil {
+	if err := a.attempt(w, r, a.d.Throttle, username); err != nil {
 		return err
 	}
-	a.loginFailed(r, username)
 	u := &store.User{Username: username, Role: store.RoleUser, Group: reg.Group(), Status: store.StatusEnabled}
 	if u.PasswordHash, err = auth.HashPassword(password); err != nil {
 		return err

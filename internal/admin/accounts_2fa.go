@@ -71,9 +71,9 @@ func (a *API) totpEnable(w http.ResponseWriter, r *http.Request, p *auth.Princip
 		return err
 	}
 	if !ok {
-		a.loginFailed(r, p.Username)
 		return badField("code", "is not the current code of the secret from setup (or setup was not started)")
 	}
+	a.attemptSucceeded(r, a.d.Throttle, p.Username)
 	writeJSON(w, http.StatusOK, map[string]any{"enabled": true, "recovery_codes": codes})
 	return nil
 }
@@ -88,9 +88,9 @@ func (a *API) totpDisable(w http.ResponseWriter, r *http.Request, p *auth.Princi
 		return err
 	}
 	if !ok {
-		a.loginFailed(r, p.Username)
 		return badField("code", "is not a current code or unused recovery code (or two-factor sign-in is off)")
 	}
+	a.attemptSucceeded(r, a.d.Throttle, p.Username)
 	if err := a.d.Accounts.Store.DisableTOTP(r.Context(), p.UserID); err != nil {
 		return err
 	}
@@ -126,5 +126,5 @@ func (a *API) userCode(w http.ResponseWriter, r *http.Request, p *auth.Principal
 	if err != nil {
 		return "", err
 	}
-	return code, a.throttled(w, r, p.Username)
+	return code, a.attempt(w, r, a.d.Throttle, p.Username)
 }
