@@ -251,3 +251,23 @@ func TestARightPasswordWithoutItsCodeCountsTowardTheThrottle(t *testing.T) {
 		}
 	}
 }
+
+// An administrator's own second factor comes off only with a code, even
+// through the route administrators use for others.
+func TestAnAdministratorCannotResetItsOwnSecondFactorWithoutACode(t *testing.T) {
+	g := testkit.Start(t, testkit.WithRootToken(rootToken), testkit.WithUsers(
+		config.SeedUser{Username: "hank", Password: "hank-password", Role: "admin"}))
+	secret, _ := enable2FA(t, g, g.Login(t, "hank", "hank-password"))
+	hank := call(t, g, "POST", "/api/auth/login", map[string]string{"username": "hank", "password": "hank-password",
+		"code": code(t, secret, time.Now())}, "").session()
+	me := call(t, g, "GET", "/api/auth/me", nil, "", hank)
+	if a := call(t, g, "DELETE", "/api/users/"+itoa(num(me.body["id"]))+"/2fa", nil, "", hank); a.status != http.StatusForbidden {
+		t.Fatalf("an admin removed its own second factor without a code: %d %s", a.status, a.raw)
+	}
+	if a := call(t, g, "GET", "/api/auth/2fa", nil, "", hank); a.body["enabled"] != true {
+		t.Fatalf("the second factor is off: %s", a.raw)
+	}
+	if a := call(t, g, "DELETE", "/api/users/"+itoa(num(me.body["id"]))+"/2fa", nil, rootToken); a.status != 200 {
+		t.Fatalf("root resetting an admin's second factor: %d %s", a.status, a.raw)
+	}
+}

@@ -106,6 +106,11 @@ func (a *API) resetTOTP(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err != nil {
 		return err
 	}
+	// Oneself needs a code, as at /api/auth/2fa/disable: otherwise whoever
+	// holds a stolen session of an administrator drops its second factor.
+	if p.UserID != 0 && p.UserID == u.ID {
+		return forbidden("turn your own two-factor sign-in off with POST /api/auth/2fa/disable and a code")
+	}
 	if !mayManage(p, u) {
 		return forbidden("only root may change a user with role %s", u.Role)
 	}
