@@ -44,6 +44,7 @@ func (a *API) routeAccounts(mux *http.ServeMux) {
 
 // startSession signs u in on this response.
 func (a *API) startSession(w http.ResponseWriter, r *http.Request, u *store.User) error {
+	noteTarget(r.Context(), u.ID)
 	token, exp, err := a.d.Sessions.Start(r.Context(), u.ID)
 	if err != nil {
 		return err
@@ -122,11 +123,19 @@ func (a *API) register(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 		}
 		return err
 	}
-	accounts.NoteTarget(r.Context(), strconv.FormatInt(u.ID, 10))
+	noteTarget(r.Context(), u.ID)
 	if err := a.startSession(w, r, u); err != nil {
 		return err
 	}
 	return a.writeUser(w, r, http.StatusOK, u)
+}
+
+// noteTarget tells the audit log the id of the record a call acted on
+// when its path does not name it: a creation, or the caller's own account.
+func noteTarget(ctx context.Context, id int64) {
+	if id != 0 {
+		accounts.NoteTarget(ctx, strconv.FormatInt(id, 10))
+	}
 }
 
 // createAccount creates a self-registered user and gives it the initial

@@ -10,10 +10,11 @@ import (
 
 // sessionUser is the signed-in user behind p; the root token has no user
 // and so no second factor.
-func (a *API) sessionUser(p *auth.Principal) error {
+func (a *API) sessionUser(r *http.Request, p *auth.Principal) error {
 	if p.UserID == 0 {
 		return badRequest("sign in as a user; the root token has no account to protect")
 	}
+	noteTarget(r.Context(), p.UserID)
 	return nil
 }
 
@@ -33,7 +34,7 @@ func readCode(w http.ResponseWriter, r *http.Request) (string, error) {
 }
 
 func (a *API) totpStatus(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := a.sessionUser(p); err != nil {
+	if err := a.sessionUser(r, p); err != nil {
 		return err
 	}
 	st, err := a.d.Accounts.Store.TOTPStatus(r.Context(), p.UserID)
@@ -47,7 +48,7 @@ func (a *API) totpStatus(w http.ResponseWriter, r *http.Request, p *auth.Princip
 // totpSetup makes a new secret. It is shown in this answer only; it is kept
 // sealed until enable confirms it, and never returned again.
 func (a *API) totpSetup(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := a.sessionUser(p); err != nil {
+	if err := a.sessionUser(r, p); err != nil {
 		return err
 	}
 	setup, err := a.d.Accounts.Store.BeginTOTP(r.Context(), p.UserID, p.Username)
@@ -124,7 +125,7 @@ func (a *API) resetTOTP(w http.ResponseWriter, r *http.Request, p *auth.Principa
 // userCode reads the code a signed-in user sends to turn two-factor sign-in
 // on or off, under the same throttle as sign-in: a code is a password too.
 func (a *API) userCode(w http.ResponseWriter, r *http.Request, p *auth.Principal) (string, error) {
-	if err := a.sessionUser(p); err != nil {
+	if err := a.sessionUser(r, p); err != nil {
 		return "", err
 	}
 	code, err := readCode(w, r)

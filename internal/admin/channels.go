@@ -305,6 +305,7 @@ func (a *API) createChannel(w http.ResponseWriter, r *http.Request, _ *auth.Prin
 	if err := a.d.Store.Channels().Create(r.Context(), c); err != nil {
 		return err
 	}
+	noteTarget(r.Context(), c.ID)
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}

@@ -192,6 +192,7 @@ func (a *API) changePassword(w http.ResponseWriter, r *http.Request, _ *auth.Pri
 	if u.PasswordHash, err = auth.HashPassword(newPw); err != nil {
 		return err
 	}
+	noteTarget(r.Context(), u.ID)
 	if err := a.d.Store.Users().Update(r.Context(), u); err != nil {
 		return err
 	}

@@ -221,6 +221,7 @@ func (a *API) createUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err := a.d.Store.Users().Create(r.Context(), u); err != nil {
 		return err
 	}
+	noteTarget(r.Context(), u.ID)
 	if err := a.saveLimits(r.Context(), store.SubjectUser, u.ID, in.limits, in.limitsSent); err != nil {
 		return err
 	}
