@@ -85,10 +85,6 @@ func (a *API) secondFactor(r *http.Request, u *store.User, code string) error {
 	return nil
 }
 
-// minRegisterPassword is the shortest password a self-registered account
-// may choose; administrators setting passwords are trusted to choose.
-const minRegisterPassword = 8
-
 func (a *API) register(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
 	reg := a.d.Accounts.Registration
 	if !reg.Enabled {
@@ -101,8 +97,8 @@ func (a *API) register(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err := checkName("username", username, 64); err != nil {
 		return err
 	}
-	if len(password) < minRegisterPassword || len(password) > 72 {
-		return badField("password", "must be %d to 72 bytes", minRegisterPassword)
+	if err := firstErr(checkPasswordLen("password", password), a.refuseDemoPassword("password", password)); err != nil {
+		return err
 	}
 	if strings.EqualFold(password, username) {
 		return badField("password", "must not be the username")

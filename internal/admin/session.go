@@ -112,7 +112,28 @@ func (a *API) checkLogin(ctx context.Context, username, password string) (*store
 	if !auth.CheckPassword(u.PasswordHash, password) || u.Status != store.StatusEnabled {
 		return nil, nil
 	}
+	if password == auth.DemoPassword && !a.d.Demo {
+		return nil, nil // published in the README: only the demo takes it
+	}
 	return u, nil
+}
+
+// checkPasswordLen is the length every password must have (CONTRACT §16):
+// at least auth.MinPasswordLen bytes, and at most 72, all bcrypt reads.
+func checkPasswordLen(field, pw string) error {
+	if len(pw) < auth.MinPasswordLen || len(pw) > 72 {
+		return badField(field, "must be %d to 72 bytes", auth.MinPasswordLen)
+	}
+	return nil
+}
+
+// refuseDemoPassword keeps the demo's published password off every
+// gateway that is not the demo.
+func (a *API) refuseDemoPassword(field, pw string) error {
+	if pw == auth.DemoPassword && !a.d.Demo {
+		return badField(field, "is the demo's published password; choose another")
+	}
+	return nil
 }
 
 // attempt counts one guess of a secret as account on th before the secret
@@ -173,8 +194,8 @@ func (a *API) changePassword(w http.ResponseWriter, r *http.Request, _ *auth.Pri
 	if err := firstErr(getString(f, "old", &oldPw), getString(f, "new", &newPw)); err != nil {
 		return err
 	}
-	if newPw == "" || len(newPw) > 72 {
-		return badField("new", "must be 1 to 72 bytes")
+	if err := firstErr(checkPasswordLen("new", newPw), a.refuseDemoPassword("new", newPw)); err != nil {
+		return err
 	}
 	// The old password is guessed through a stolen session as easily as
 	// through the login form, so the same throttle applies.
