@@ -25,9 +25,6 @@ type Config struct {
 	Redis             string  `yaml:"redis"`
 	RootToken         string  `yaml:"root_token"`
 	RootPassword      string  `yaml:"root_password"`
-	// Demo is set by `turnpike demo`, the one mode that accepts the demo's
-	// published key and password.
-	Demo bool `yaml:"-"`
 	ServerAddress     string  `yaml:"server_address"`
 	TaskPublicAddress string  `yaml:"task_public_address"`
 	CryptoSecret      string  `yaml:"crypto_secret"`
@@ -63,6 +60,9 @@ type Config struct {
 	Notify Notify `yaml:"notify"`
 
 	GeneratedSecret bool `yaml:"-"`
+	// Demo is set by `turnpike demo`, the one mode that accepts the demo's
+	// published key and password.
+	Demo bool `yaml:"-"`
 
 	Seed `yaml:",inline"`
 }
