@@ -233,18 +233,29 @@ func outcomeOf(status int) string {
 // nameKeyed are the collections whose records are named, not numbered.
 var nameKeyed = map[string]bool{"models": true, "groups": true}
 
-// TargetOf finds the record a path acts on: its first numeric segment
-// (/api/users/7/quota → 7), or the name under a name-keyed collection
-// (/api/models/gpt-4o → gpt-4o).
+// pluginPaths are the segments under /api/plugin/task that are not a
+// plugin's key.
+var pluginPaths = map[string]bool{"dry-run": true, "marketplace": true}
+
+// TargetOf finds the record a path acts on: the name under a name-keyed
+// collection (/api/models/org/model → org/model), a task plugin's key
+// (/api/plugin/task/acme/activate → acme; one of its versions → acme@1.2), else its first numeric segment
+// (/api/users/7/quota → 7).
 func TargetOf(path string) string {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
+	if len(segs) >= 3 && nameKeyed[segs[1]] {
+		return strings.Join(segs[2:], "/")
+	}
+	if len(segs) >= 4 && segs[1] == "plugin" && segs[2] == "task" && !pluginPaths[segs[3]] {
+		if len(segs) >= 6 && segs[4] == "versions" {
+			return segs[3] + "@" + segs[5]
+		}
+		return segs[3]
+	}
 	for _, s := range segs {
 		if isDigits(s) {
 			return s
 		}
-	}
-	if len(segs) >= 3 && nameKeyed[segs[1]] {
-		return segs[2]
 	}
 	return ""
 }

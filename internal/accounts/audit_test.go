@@ -77,3 +77,34 @@ func TestAuditRecordsStateChangingCallsWithoutSecrets(t *testing.T) {
 		t.Fatalf("a user read the audit log: %d", a.status)
 	}
 }
+
+// Every state-changing call that names or creates a record says which
+// (CONTRACT §12): a creation records the new id, not "".
+func TestAuditRecordsTheTargetOfCreations(t *testing.T) {
+	g := startMoney(t)
+	user := call(t, g, "POST", "/api/users", map[string]any{"username": "frank", "password": "frank-secret-pw"}, rootToken)
+	token := call(t, g, "POST", "/api/tokens", map[string]any{"name": "k"}, "", g.Login(t, "dave", "dave-password"))
+	channel := call(t, g, "POST", "/api/channels", map[string]any{"name": "c", "type": 1, "key": "sk-upstream-secret",
+		"base_url": "https://api.example.com", "models": []string{"gpt-4o"}}, rootToken)
+	for _, a := range []answer{user, token, channel} {
+		if a.status != 200 {
+			t.Fatalf("create: %d %s", a.status, a.raw)
+		}
+	}
+	all := call(t, g, "GET", "/api/audit?method=POST&page_size=100", nil, rootToken)
+	targets := map[string]string{}
+	for _, it := range all.body["items"].([]any) {
+		e := it.(map[string]any)
+		if e["status"] == float64(200) {
+			targets[e["path"].(string)], _ = e["target_id"].(string)
+		}
+	}
+	for path, a := range map[string]answer{"/api/users": user, "/api/tokens": token, "/api/channels": channel} {
+		if want := itoa(num(a.body["id"])); targets[path] != want {
+			t.Errorf("%s recorded target_id %q, want the new id %s", path, targets[path], want)
+		}
+	}
+	if targets["/api/auth/login"] == "" {
+		t.Errorf("a sign-in records no target (the account): %s", all.raw)
+	}
+}

@@ -42,7 +42,10 @@ func FuzzParseRedemptionCode(f *testing.F) {
 func TestTargetOfNamesTheRecordAPathActsOn(t *testing.T) {
 	for path, want := range map[string]string{
 		"/api/users/7/quota": "7", "/api/tokens/12": "12", "/api/models/gpt-4o": "gpt-4o",
-		"/api/groups/vip": "vip", "/api/auth/login": "", "/api/users": "", "/api/plugin/task/acme/versions/3": "3",
+		"/api/groups/vip": "vip", "/api/auth/login": "", "/api/users": "", "/api/plugin/task/acme/versions/3": "acme@3",
+		"/api/models/meta/llama-3-70b": "meta/llama-3-70b", "/api/models/qwen/2024": "qwen/2024",
+		"/api/plugin/task/acme-video/activate": "acme-video", "/api/plugin/task/dry-run": "",
+		"/api/plugin/task/marketplace/install": "", "/api/auth/2fa/enable": "",
 	} {
 		if got := TargetOf(path); got != want {
 			t.Errorf("%s: %q, want %q", path, got, want)

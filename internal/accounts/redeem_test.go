@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/accounts"
+	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
 )
@@ -149,4 +150,38 @@ func TestRedemptionCodesAreForAdministrators(t *testing.T) {
 	if len(codes) != 3 || codes[0] == codes[1] {
 		t.Fatalf("codes: %v", codes)
 	}
+}
+
+// Redemption guesses are counted before a code is looked at, per user, in
+// a scope of their own: a burst gets at most the limit of lookups, and the
+// guesser's sign-in is not held up by them.
+func TestParallelRedemptionGuessesAreThrottledApartFromSignIn(t *testing.T) {
+	g := startMoney(t)
+	dave := g.Login(t, "dave", "dave-password")
+	const n = 30
+	limit := int(auth.DefaultThrottleLimits.PerAccount)
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = call(t, g, "POST", "/api/user/redeem", map[string]string{"code": accounts.NewRedemptionCode()}, "", dave).status
+		}()
+	}
+	wg.Wait()
+	looked := 0
+	for _, s := range statuses {
+		switch s {
+		case http.StatusBadRequest:
+			looked++
+		case http.StatusTooManyRequests:
+		default:
+			t.Fatalf("unexpected status %d among %v", s, statuses)
+		}
+	}
+	if looked > limit || looked == 0 {
+		t.Fatalf("%d of %d guesses were looked up, want 1 to %d", looked, n, limit)
+	}
+	g.Login(t, "dave", "dave-password")
 }

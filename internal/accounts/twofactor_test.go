@@ -1,14 +1,18 @@
 package accounts_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
+	"golang.org/x/crypto/bcrypt"
 
+	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
@@ -174,5 +178,96 @@ func TestAnAdministratorCanTurnOffALockedOutUsersSecondFactor(t *testing.T) {
 	}
 	if a := call(t, g, "POST", "/api/auth/login", map[string]string{"username": "gina", "password": "gina-password"}, ""); a.status != 200 {
 		t.Fatalf("password alone after the reset: %d %s", a.status, a.raw)
+	}
+}
+
+// Once the password is known, a parallel burst of wrong codes gets at most
+// the account's limit of code checks; the rest are refused before any
+// check. Without this a six-digit code falls to enough parallel guesses.
+func TestParallelWrongCodesAfterTheRightPasswordCheckAtMostTheLimit(t *testing.T) {
+	g := testkit.Start(t, testkit.WithUsers(config.SeedUser{Username: "alice", Password: "alice-password", Role: "user"}))
+	enable2FA(t, g, g.Login(t, "alice", "alice-password"))
+	// At the default bcrypt cost every request of the burst reaches the
+	// throttle before the first one's code is checked.
+	ctx := t.Context()
+	u, err := g.App.Store.Users().GetByUsername(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := bcrypt.GenerateFromPassword([]byte("alice-password"), bcrypt.DefaultCost)
+	u.PasswordHash = string(h)
+	if err := g.App.Store.Users().Update(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	limit := int(auth.DefaultThrottleLimits.PerAccount)
+	statuses := make([]int, n)
+	codes := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := call(t, g, "POST", "/api/auth/login", map[string]string{"username": "alice", "password": "alice-password",
+				"code": fmt.Sprintf("%06d", 100000+i)}, "")
+			statuses[i] = a.status
+			if e, ok := a.body["error"].(map[string]any); ok {
+				codes[i], _ = e["code"].(string)
+			}
+		}()
+	}
+	wg.Wait()
+	checked := 0
+	for i, s := range statuses {
+		switch {
+		case s == http.StatusUnauthorized && codes[i] == "invalid_two_factor_code":
+			checked++
+		case s == http.StatusTooManyRequests:
+		default:
+			t.Fatalf("attempt %d: %d %s", i, s, codes[i])
+		}
+	}
+	if checked > limit {
+		t.Fatalf("%d wrong codes were checked; at most %d may be", checked, limit)
+	}
+}
+
+// A right password without its code answers two_factor_required, which a
+// wrong one does not; so it counts toward the throttle like a wrong one,
+// and the difference cannot be asked for without limit.
+func TestARightPasswordWithoutItsCodeCountsTowardTheThrottle(t *testing.T) {
+	g := testkit.Start(t, testkit.WithUsers(config.SeedUser{Username: "alice", Password: "alice-password", Role: "user"}))
+	enable2FA(t, g, g.Login(t, "alice", "alice-password"))
+	limit := int(auth.DefaultThrottleLimits.PerAccount)
+	for i := range limit {
+		a := call(t, g, "POST", "/api/auth/login", map[string]string{"username": "alice", "password": "alice-password"}, "")
+		if a.status != http.StatusUnauthorized || !strings.Contains(a.raw, "two_factor_required") {
+			t.Fatalf("attempt %d: %d %s", i, a.status, a.raw)
+		}
+	}
+	for _, pw := range []string{"alice-password", "wrong-password"} {
+		if a := call(t, g, "POST", "/api/auth/login", map[string]string{"username": "alice", "password": pw}, ""); a.status != http.StatusTooManyRequests {
+			t.Fatalf("password %q past the limit: %d %s", pw, a.status, a.raw)
+		}
+	}
+}
+
+// An administrator's own second factor comes off only with a code, even
+// through the route administrators use for others.
+func TestAnAdministratorCannotResetItsOwnSecondFactorWithoutACode(t *testing.T) {
+	g := testkit.Start(t, testkit.WithRootToken(rootToken), testkit.WithUsers(
+		config.SeedUser{Username: "hank", Password: "hank-password", Role: "admin"}))
+	secret, _ := enable2FA(t, g, g.Login(t, "hank", "hank-password"))
+	hank := call(t, g, "POST", "/api/auth/login", map[string]string{"username": "hank", "password": "hank-password",
+		"code": code(t, secret, time.Now())}, "").session()
+	me := call(t, g, "GET", "/api/auth/me", nil, "", hank)
+	if a := call(t, g, "DELETE", "/api/users/"+itoa(num(me.body["id"]))+"/2fa", nil, "", hank); a.status != http.StatusForbidden {
+		t.Fatalf("an admin removed its own second factor without a code: %d %s", a.status, a.raw)
+	}
+	if a := call(t, g, "GET", "/api/auth/2fa", nil, "", hank); a.body["enabled"] != true {
+		t.Fatalf("the second factor is off: %s", a.raw)
+	}
+	if a := call(t, g, "DELETE", "/api/users/"+itoa(num(me.body["id"]))+"/2fa", nil, rootToken); a.status != 200 {
+		t.Fatalf("root resetting an admin's second factor: %d %s", a.status, a.raw)
 	}
 }

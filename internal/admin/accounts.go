@@ -44,6 +44,7 @@ func (a *API) routeAccounts(mux *http.ServeMux) {
 
 // startSession signs u in on this response.
 func (a *API) startSession(w http.ResponseWriter, r *http.Request, u *store.User) error {
+	noteTarget(r.Context(), u.ID)
 	token, exp, err := a.d.Sessions.Start(r.Context(), u.ID)
 	if err != nil {
 		return err
@@ -60,8 +61,8 @@ var (
 )
 
 // secondFactor is the login's second step for a user whose password was
-// right. A wrong code counts as a failed sign-in for the throttle, so codes
-// cannot be guessed faster than passwords.
+// right. The sign-in attempt was counted before the password was checked,
+// so codes (and recovery codes) cannot be guessed faster than passwords.
 func (a *API) secondFactor(r *http.Request, u *store.User, code string) error {
 	st := a.d.Accounts.Store
 	if st == nil {
@@ -79,15 +80,10 @@ func (a *API) secondFactor(r *http.Request, u *store.User, code string) error {
 		return err
 	}
 	if !ok {
-		a.loginFailed(r, u.Username)
 		return errBadCode
 	}
 	return nil
 }
-
-// minRegisterPassword is the shortest password a self-registered account
-// may choose; administrators setting passwords are trusted to choose.
-const minRegisterPassword = 8
 
 func (a *API) register(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
 	reg := a.d.Accounts.Registration
@@ -101,8 +97,8 @@ func (a *API) register(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err := checkName("username", username, 64); err != nil {
 		return err
 	}
-	if len(password) < minRegisterPassword || len(password) > 72 {
-		return badField("password", "must be %d to 72 bytes", minRegisterPassword)
+	if err := firstErr(checkPasswordLen("password", password), a.refuseDemoPassword("password", password)); err != nil {
+		return err
 	}
 	if strings.EqualFold(password, username) {
 		return badField("password", "must not be the username")
@@ -110,10 +106,9 @@ func (a *API) register(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	// Registration is throttled like sign-in: every attempt counts against
 	// the client's address, so one client cannot mint accounts in bulk or
 	// probe which usernames exist faster than it could guess passwords.
-	if err := a.throttled(w, r, username); err != nil {
+	if err := a.attempt(w, r, a.d.Throttle, username); err != nil {
 		return err
 	}
-	a.loginFailed(r, username)
 	u := &store.User{Username: username, Role: store.RoleUser, Group: reg.Group(), Status: store.StatusEnabled}
 	if u.PasswordHash, err = auth.HashPassword(password); err != nil {
 		return err
@@ -124,11 +119,19 @@ func (a *API) register(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 		}
 		return err
 	}
-	accounts.NoteTarget(r.Context(), strconv.FormatInt(u.ID, 10))
+	noteTarget(r.Context(), u.ID)
 	if err := a.startSession(w, r, u); err != nil {
 		return err
 	}
 	return a.writeUser(w, r, http.StatusOK, u)
+}
+
+// noteTarget tells the audit log the id of the record a call acted on
+// when its path does not name it: a creation, or the caller's own account.
+func noteTarget(ctx context.Context, id int64) {
+	if id != 0 {
+		accounts.NoteTarget(ctx, strconv.FormatInt(id, 10))
+	}
 }
 
 // createAccount creates a self-registered user and gives it the initial

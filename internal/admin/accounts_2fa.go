@@ -10,10 +10,11 @@ import (
 
 // sessionUser is the signed-in user behind p; the root token has no user
 // and so no second factor.
-func (a *API) sessionUser(p *auth.Principal) error {
+func (a *API) sessionUser(r *http.Request, p *auth.Principal) error {
 	if p.UserID == 0 {
 		return badRequest("sign in as a user; the root token has no account to protect")
 	}
+	noteTarget(r.Context(), p.UserID)
 	return nil
 }
 
@@ -33,7 +34,7 @@ func readCode(w http.ResponseWriter, r *http.Request) (string, error) {
 }
 
 func (a *API) totpStatus(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := a.sessionUser(p); err != nil {
+	if err := a.sessionUser(r, p); err != nil {
 		return err
 	}
 	st, err := a.d.Accounts.Store.TOTPStatus(r.Context(), p.UserID)
@@ -47,7 +48,7 @@ func (a *API) totpStatus(w http.ResponseWriter, r *http.Request, p *auth.Princip
 // totpSetup makes a new secret. It is shown in this answer only; it is kept
 // sealed until enable confirms it, and never returned again.
 func (a *API) totpSetup(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := a.sessionUser(p); err != nil {
+	if err := a.sessionUser(r, p); err != nil {
 		return err
 	}
 	setup, err := a.d.Accounts.Store.BeginTOTP(r.Context(), p.UserID, p.Username)
@@ -71,9 +72,9 @@ func (a *API) totpEnable(w http.ResponseWriter, r *http.Request, p *auth.Princip
 		return err
 	}
 	if !ok {
-		a.loginFailed(r, p.Username)
 		return badField("code", "is not the current code of the secret from setup (or setup was not started)")
 	}
+	a.attemptSucceeded(r, a.d.Throttle, p.Username)
 	writeJSON(w, http.StatusOK, map[string]any{"enabled": true, "recovery_codes": codes})
 	return nil
 }
@@ -88,9 +89,9 @@ func (a *API) totpDisable(w http.ResponseWriter, r *http.Request, p *auth.Princi
 		return err
 	}
 	if !ok {
-		a.loginFailed(r, p.Username)
 		return badField("code", "is not a current code or unused recovery code (or two-factor sign-in is off)")
 	}
+	a.attemptSucceeded(r, a.d.Throttle, p.Username)
 	if err := a.d.Accounts.Store.DisableTOTP(r.Context(), p.UserID); err != nil {
 		return err
 	}
@@ -106,6 +107,11 @@ func (a *API) resetTOTP(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err != nil {
 		return err
 	}
+	// Oneself needs a code, as at /api/auth/2fa/disable: otherwise whoever
+	// holds a stolen session of an administrator drops its second factor.
+	if p.UserID != 0 && p.UserID == u.ID {
+		return forbidden("turn your own two-factor sign-in off with POST /api/auth/2fa/disable and a code")
+	}
 	if !mayManage(p, u) {
 		return forbidden("only root may change a user with role %s", u.Role)
 	}
@@ -119,12 +125,12 @@ func (a *API) resetTOTP(w http.ResponseWriter, r *http.Request, p *auth.Principa
 // userCode reads the code a signed-in user sends to turn two-factor sign-in
 // on or off, under the same throttle as sign-in: a code is a password too.
 func (a *API) userCode(w http.ResponseWriter, r *http.Request, p *auth.Principal) (string, error) {
-	if err := a.sessionUser(p); err != nil {
+	if err := a.sessionUser(r, p); err != nil {
 		return "", err
 	}
 	code, err := readCode(w, r)
 	if err != nil {
 		return "", err
 	}
-	return code, a.throttled(w, r, p.Username)
+	return code, a.attempt(w, r, a.d.Throttle, p.Username)
 }

@@ -88,6 +88,12 @@ func (a *API) redeem(w http.ResponseWriter, r *http.Request, p *auth.Principal) 
 	if err := getString(f, "code", &raw); err != nil {
 		return err
 	}
+	// Guesses are counted before the code is looked at, per user and per
+	// address, apart from sign-in so they cannot lock the user out.
+	th, account := a.d.Throttle.Scoped("redeem"), strconv.FormatInt(p.UserID, 10)
+	if err := a.attempt(w, r, th, account); err != nil {
+		return err
+	}
 	code, err := accounts.ParseRedemptionCode(raw)
 	if err != nil {
 		return errRedeem
@@ -100,6 +106,7 @@ func (a *API) redeem(w http.ResponseWriter, r *http.Request, p *auth.Principal) 
 	if err != nil {
 		return err
 	}
+	a.attemptSucceeded(r, th, account)
 	accounts.NoteTarget(r.Context(), strconv.FormatInt(id, 10))
 	bal, err := a.d.Billing.TopUp(r.Context(), p.UserID, quota, fmt.Sprintf("redemption code %d", id))
 	if err != nil {

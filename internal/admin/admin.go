@@ -61,6 +61,8 @@ type Deps struct {
 	// SeedMarks keeps which seed entries were applied (Seed); nil applies
 	// every entry at every start.
 	SeedMarks SeedMarks
+	// Demo accepts the demo's published password (`turnpike demo` only).
+	Demo bool
 }
 
 // NotifySettings is where alerts go, kept in the database.

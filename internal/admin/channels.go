@@ -63,7 +63,7 @@ func (a *API) channelView(c *store.Channel) channelView {
 	keys := routing.SplitKeys(c.Type, c.Key)
 	v := channelView{ID: c.ID, Name: c.Name, Type: c.Type, TypeName: upstream.TypeName(c.Type), BaseURL: c.BaseURL,
 		KeyMasked: maskKeys(keys), Models: c.Models, Groups: c.Groups, Priority: c.Priority, Weight: c.Weight,
-		ModelMapping: c.ModelMapping, Settings: c.Settings, Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		ModelMapping: c.ModelMapping, Settings: maskedSettings(c.Settings), Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 	if v.Models == nil {
 		v.Models = []string{}
 	}
@@ -133,7 +133,11 @@ func maskKeys(keys []string) string {
 // redact removes the channel's keys from text that may quote one, such as
 // an upstream error echoing the credential it rejected.
 func redact(text string, c *store.Channel) string {
-	for _, key := range append([]string{c.Key}, routing.SplitKeys(c.Type, c.Key)...) {
+	secrets := append([]string{c.Key}, routing.SplitKeys(c.Type, c.Key)...)
+	for _, v := range headerValues(c.Settings) {
+		secrets = append(secrets, v)
+	}
+	for _, key := range secrets {
 		if len(key) >= 4 {
 			text = strings.ReplaceAll(text, key, maskSecret(key))
 		}
@@ -305,6 +309,7 @@ func (a *API) createChannel(w http.ResponseWriter, r *http.Request, _ *auth.Prin
 	if err := a.d.Store.Channels().Create(r.Context(), c); err != nil {
 		return err
 	}
+	noteTarget(r.Context(), c.ID)
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}
@@ -321,10 +326,11 @@ func (a *API) patchChannel(w http.ResponseWriter, r *http.Request, p *auth.Princ
 	if err != nil {
 		return err
 	}
-	before, oldKeys := c.BaseURL, routing.SplitKeys(c.Type, c.Key)
+	before, oldKeys, oldHeaders := c.BaseURL, routing.SplitKeys(c.Type, c.Key), headerValues(c.Settings)
 	if err := applyChannel(f, c); err != nil {
 		return err
 	}
+	keptHeaders := keepHeaders(f, oldHeaders, c)
 	a.d.fillPluginBaseURL(c)
 	if err := checkChannel(c); err != nil {
 		return err
@@ -337,9 +343,12 @@ func (a *API) patchChannel(w http.ResponseWriter, r *http.Request, p *auth.Princ
 	if err != nil {
 		return err
 	}
-	if !f.has("key") && p.Role != store.RoleRoot && !sameOrigin(before, c.BaseURL) {
+	if moved := p.Role != store.RoleRoot && !sameOrigin(before, c.BaseURL); moved && !f.has("key") {
 		return badField("key", "is required when base_url moves the channel to another host: "+
 			"a stored key is only ever sent to the host it was given for")
+	} else if moved && keptHeaders {
+		return badField("settings.headers", "values are required again when base_url moves the channel to another host "+
+			"(send {} to drop them): stored header values are only ever sent to the host they were given for")
 	}
 	if err := a.d.Store.Channels().Update(r.Context(), c); err != nil {
 		return err

@@ -57,7 +57,9 @@ func (a *API) login(w http.ResponseWriter, r *http.Request, _ *auth.Principal) e
 	if err != nil {
 		return err
 	}
-	if err := a.throttled(w, r, username); err != nil {
+	// Every attempt counts before bcrypt, whatever its outcome: a wrong
+	// password, a right one without its second factor, a wrong code.
+	if err := a.attempt(w, r, a.d.Throttle, username); err != nil {
 		return err
 	}
 	u, err := a.checkLogin(r.Context(), username, password)
@@ -65,15 +67,12 @@ func (a *API) login(w http.ResponseWriter, r *http.Request, _ *auth.Principal) e
 		return err
 	}
 	if u == nil {
-		a.loginFailed(r, username)
 		return errBadLogin
 	}
 	if err := a.secondFactor(r, u, code); err != nil {
 		return err
 	}
-	if err := a.d.Throttle.Succeeded(r.Context(), username); err != nil {
-		a.log.Warn("sign-in throttle: cannot clear the account's count", "err", err)
-	}
+	a.attemptSucceeded(r, a.d.Throttle, username)
 	if err := a.startSession(w, r, u); err != nil {
 		return err
 	}
@@ -113,14 +112,38 @@ func (a *API) checkLogin(ctx context.Context, username, password string) (*store
 	if !auth.CheckPassword(u.PasswordHash, password) || u.Status != store.StatusEnabled {
 		return nil, nil
 	}
+	if password == auth.DemoPassword && !a.d.Demo {
+		return nil, nil // published in the README: only the demo takes it
+	}
 	return u, nil
 }
 
-// throttled answers 429 before any password is checked when the account
-// or the client's address has failed too often. A throttle that cannot
-// count (Redis down) lets the sign-in through rather than lock everyone out.
-func (a *API) throttled(w http.ResponseWriter, r *http.Request, username string) error {
-	wait, err := a.d.Throttle.Blocked(r.Context(), username, r)
+// checkPasswordLen is the length every password must have (CONTRACT §16):
+// at least auth.MinPasswordLen bytes, and at most 72, all bcrypt reads.
+func checkPasswordLen(field, pw string) error {
+	if len(pw) < auth.MinPasswordLen || len(pw) > 72 {
+		return badField(field, "must be %d to 72 bytes", auth.MinPasswordLen)
+	}
+	return nil
+}
+
+// refuseDemoPassword keeps the demo's published password off every
+// gateway that is not the demo.
+func (a *API) refuseDemoPassword(field, pw string) error {
+	if pw == auth.DemoPassword && !a.d.Demo {
+		return badField(field, "is the demo's published password; choose another")
+	}
+	return nil
+}
+
+// attempt counts one guess of a secret as account on th before the secret
+// is checked, and answers 429 once the account or the client's address is
+// past its limit. Counting first, atomically, is what bounds a parallel
+// burst: a peek before a slow bcrypt lets every request of it through. A
+// throttle that cannot count (Redis down) lets the attempt through rather
+// than lock everyone out.
+func (a *API) attempt(w http.ResponseWriter, r *http.Request, th *auth.LoginThrottle, account string) error {
+	wait, err := th.Attempt(r.Context(), account, r)
 	if err != nil {
 		a.log.Warn("sign-in throttle unavailable", "err", err)
 		return nil
@@ -131,12 +154,13 @@ func (a *API) throttled(w http.ResponseWriter, r *http.Request, username string)
 	secs := int64(math.Ceil(wait.Seconds()))
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	return errorf(http.StatusTooManyRequests, "too_many_attempts",
-		"too many failed sign-ins; try again in %d seconds", secs)
+		"too many failed attempts; try again in %d seconds", secs)
 }
 
-func (a *API) loginFailed(r *http.Request, username string) {
-	if err := a.d.Throttle.Failed(r.Context(), username, r); err != nil {
-		a.log.Warn("sign-in throttle: cannot count a failure", "err", err)
+// attemptSucceeded clears the account's count after the right secret.
+func (a *API) attemptSucceeded(r *http.Request, th *auth.LoginThrottle, account string) {
+	if err := th.Succeeded(r.Context(), account, r); err != nil {
+		a.log.Warn("sign-in throttle: cannot clear the account's count", "err", err)
 	}
 }
 
@@ -170,12 +194,12 @@ func (a *API) changePassword(w http.ResponseWriter, r *http.Request, _ *auth.Pri
 	if err := firstErr(getString(f, "old", &oldPw), getString(f, "new", &newPw)); err != nil {
 		return err
 	}
-	if newPw == "" || len(newPw) > 72 {
-		return badField("new", "must be 1 to 72 bytes")
+	if err := firstErr(checkPasswordLen("new", newPw), a.refuseDemoPassword("new", newPw)); err != nil {
+		return err
 	}
 	// The old password is guessed through a stolen session as easily as
 	// through the login form, so the same throttle applies.
-	if err := a.throttled(w, r, p.Username); err != nil {
+	if err := a.attempt(w, r, a.d.Throttle, p.Username); err != nil {
 		return err
 	}
 	u, err := a.checkLogin(r.Context(), p.Username, oldPw)
@@ -183,12 +207,13 @@ func (a *API) changePassword(w http.ResponseWriter, r *http.Request, _ *auth.Pri
 		return err
 	}
 	if u == nil {
-		a.loginFailed(r, p.Username)
 		return badField("old", "is not the current password")
 	}
+	a.attemptSucceeded(r, a.d.Throttle, p.Username)
 	if u.PasswordHash, err = auth.HashPassword(newPw); err != nil {
 		return err
 	}
+	noteTarget(r.Context(), u.ID)
 	if err := a.d.Store.Users().Update(r.Context(), u); err != nil {
 		return err
 	}

@@ -1,13 +1,18 @@
 package admin
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 // login signs in through the API and returns the session cookie's value.
@@ -129,5 +134,63 @@ func TestFailedSignInsAreThrottled(t *testing.T) {
 			}
 			assertErrorShape(t, r)
 		})
+	}
+}
+
+// A parallel burst of wrong passwords for one account, spread over several
+// addresses, gets at most the account's limit of password checks; the rest
+// are refused with 429 before bcrypt. A peek-then-count throttle let all
+// of them be checked.
+func TestParallelWrongPasswordsCheckAtMostTheLimit(t *testing.T) {
+	e := newEnv(t)
+	slowHash(t, e.d.Store, "alice", "alice-pass")
+	const n = 150
+	limit := int(auth.DefaultThrottleLimits.PerAccount)
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := httptest.NewRequest("POST", "/api/auth/login",
+				strings.NewReader(`{"username":"alice","password":"guess`+strconv.Itoa(i)+`"}`))
+			req.RemoteAddr = "198.51.100." + strconv.Itoa(1+i%5) + ":4000"
+			statuses[i] = newRecorder(e, req).Code
+		}()
+	}
+	wg.Wait()
+	checked, refused := 0, 0
+	for _, s := range statuses {
+		switch s {
+		case http.StatusUnauthorized:
+			checked++
+		case http.StatusTooManyRequests:
+			refused++
+		default:
+			t.Fatalf("unexpected status %d", s)
+		}
+	}
+	if checked > limit || checked+refused != n {
+		t.Fatalf("%d wrong passwords were checked and %d refused; at most %d may be checked", checked, refused, limit)
+	}
+}
+
+// slowHash gives name a password hash at bcrypt's default cost, so each
+// check takes long enough that a burst of parallel sign-ins all reach the
+// throttle before any of them is counted by a throttle that counts after.
+func slowHash(t *testing.T, st store.Store, name, pw string) {
+	t.Helper()
+	ctx := context.Background()
+	u, err := st.Users().GetByUsername(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.PasswordHash = string(h)
+	if err := st.Users().Update(ctx, u); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -273,6 +273,7 @@ func (a *API) createToken(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	if err := a.d.Store.Tokens().Create(r.Context(), t); err != nil {
 		return err
 	}
+	noteTarget(r.Context(), t.ID)
 	if err := a.saveLimits(r.Context(), store.SubjectToken, t.ID, in.limits, in.limitsSent); err != nil {
 		return err
 	}

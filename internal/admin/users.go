@@ -172,8 +172,10 @@ func (in *userInput) check() error {
 			return err
 		}
 	}
-	if f.has("password") && (in.password == "" || len(in.password) > 72) {
-		return badField("password", "must be 1 to 72 bytes")
+	if f.has("password") {
+		if err := checkPasswordLen("password", in.password); err != nil {
+			return err
+		}
 	}
 	if f.has("role") {
 		if err := checkRole(in.role); err != nil {
@@ -194,6 +196,9 @@ func (in *userInput) check() error {
 func (a *API) createUser(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	in, err := readUserInput(w, r, ratelimit.Limits{})
 	if err != nil {
+		return err
+	}
+	if err := a.refuseDemoPassword("password", in.password); err != nil {
 		return err
 	}
 	if !in.f.has("username") || !in.f.has("password") {
@@ -221,6 +226,7 @@ func (a *API) createUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err := a.d.Store.Users().Create(r.Context(), u); err != nil {
 		return err
 	}
+	noteTarget(r.Context(), u.ID)
 	if err := a.saveLimits(r.Context(), store.SubjectUser, u.ID, in.limits, in.limitsSent); err != nil {
 		return err
 	}
@@ -241,6 +247,9 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	}
 	in, err := readUserInput(w, r, a.currentLimits(store.SubjectUser, u.ID))
 	if err != nil {
+		return err
+	}
+	if err := a.refuseDemoPassword("password", in.password); err != nil {
 		return err
 	}
 	if !mayManage(p, u) {

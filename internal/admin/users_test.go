@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -168,16 +169,16 @@ func TestUserScenarios(t *testing.T) {
 			body: `{"username":"carol","password":"carol-pass","quota":500,"group":"vip"}`, status: 200,
 			want: map[string]any{"username": "carol", "role": "user", "group": "vip", "quota": 500}},
 		{name: "a duplicate username is 409", who: "admin", method: "POST", path: "/api/users",
-			body: `{"username":"carol","password":"x"}`, status: 409},
+			body: `{"username":"carol","password":"long-enough"}`, status: 409},
 		{name: "a user without a password is 400", who: "admin", method: "POST", path: "/api/users", body: `{"username":"dave"}`, status: 400},
-		{name: "a negative starting quota is 400", who: "admin", method: "POST", path: "/api/users", body: `{"username":"dave","password":"p","quota":-5}`, status: 400},
-		{name: "a fractional quota is 400 naming the field", who: "admin", method: "POST", path: "/api/users", body: `{"username":"dave","password":"p","quota":1.5}`, status: 400,
+		{name: "a negative starting quota is 400", who: "admin", method: "POST", path: "/api/users", body: `{"username":"dave","password":"long-enough","quota":-5}`, status: 400},
+		{name: "a fractional quota is 400 naming the field", who: "admin", method: "POST", path: "/api/users", body: `{"username":"dave","password":"long-enough","quota":1.5}`, status: 400,
 			want: map[string]any{"error.message": "quota must be an integer"}},
-		{name: "an unknown role is 400", who: "admin", method: "POST", path: "/api/users", body: `{"username":"dave","password":"p","role":"god"}`, status: 400},
-		{name: "an unknown field is 400", who: "admin", method: "POST", path: "/api/users", body: `{"username":"dave","password":"p","used_quota":3}`, status: 400},
-		{name: "an admin cannot create an admin", who: "admin", method: "POST", path: "/api/users", body: `{"username":"dave","password":"p","role":"admin"}`, status: 403},
-		{name: "an admin cannot create a root", who: "admin", method: "POST", path: "/api/users", body: `{"username":"dave","password":"p","role":"root"}`, status: 403},
-		{name: "root creates an admin", who: "root", method: "POST", path: "/api/users", body: `{"username":"dave","password":"p","role":"admin"}`, status: 200,
+		{name: "an unknown role is 400", who: "admin", method: "POST", path: "/api/users", body: `{"username":"dave","password":"long-enough","role":"god"}`, status: 400},
+		{name: "an unknown field is 400", who: "admin", method: "POST", path: "/api/users", body: `{"username":"dave","password":"long-enough","used_quota":3}`, status: 400},
+		{name: "an admin cannot create an admin", who: "admin", method: "POST", path: "/api/users", body: `{"username":"dave","password":"long-enough","role":"admin"}`, status: 403},
+		{name: "an admin cannot create a root", who: "admin", method: "POST", path: "/api/users", body: `{"username":"dave","password":"long-enough","role":"root"}`, status: 403},
+		{name: "root creates an admin", who: "root", method: "POST", path: "/api/users", body: `{"username":"dave","password":"long-enough","role":"admin"}`, status: 200,
 			want: map[string]any{"role": "admin"}},
 		{name: "an admin cannot modify root", who: "admin", method: "PATCH", path: "/api/users/{root}", body: `{"group":"vip"}`, status: 403},
 		{name: "an admin cannot modify another admin", who: "admin", method: "PATCH", path: "/api/users/{admin2}", body: `{"group":"vip"}`, status: 403},
@@ -232,4 +233,39 @@ func TestQuotaChangesAreVisibleAtOnceAndLedgered(t *testing.T) {
 		{name: "the top-ups are in the usage log", who: "admin", method: "GET", path: "/api/logs?type=topup&user_id={alice}", status: 200,
 			check: wantTotal(4)},
 	})
+}
+
+// CONTRACT §16: every password is at least 8 characters, and the demo's
+// published password is accepted only by the demo.
+func TestPasswordsAreAtLeastEightAndNeverTheDemos(t *testing.T) {
+	e := newEnv(t)
+	e.run([]scenario{
+		{name: "a 1-character password for a new user is refused", who: "root", method: "POST", path: "/api/users",
+			body: `{"username":"dave","password":"a"}`, status: 400, want: map[string]any{"error.code": "invalid_field"}},
+		{name: "a 7-character password is refused", who: "admin", method: "PATCH", path: "/api/users/{alice}",
+			body: `{"password":"1234567"}`, status: 400},
+		{name: "8 characters are enough", who: "admin", method: "PATCH", path: "/api/users/{bob}",
+			body: `{"password":"12345678"}`, status: 200},
+		{name: "one's own new password is held to it too", who: "alice", method: "POST", path: "/api/auth/password",
+			body: `{"old":"alice-pass","new":"short"}`, status: 400},
+		{name: "the demo's password is refused for a user", who: "root", method: "POST", path: "/api/users",
+			body: `{"username":"demo","password":"demo-password"}`, status: 400},
+	})
+	// A database that came from a demo run holds the password; serve
+	// refuses it anyway, the demo takes it.
+	u, err := e.d.Store.Users().Get(context.Background(), e.ids["bob"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.PasswordHash = fixtureHash(auth.DemoPassword)
+	if err := e.d.Store.Users().Update(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.do("", "POST", "/api/auth/login", `{"username":"bob","password":"demo-password"}`); r.status != 401 {
+		t.Fatalf("serve signed in with the demo's password: %d %s", r.status, r.raw)
+	}
+	e.api.d.Demo = true
+	if r := e.do("", "POST", "/api/auth/login", `{"username":"bob","password":"demo-password"}`); r.status != 200 {
+		t.Fatalf("the demo refused its own password: %d %s", r.status, r.raw)
+	}
 }

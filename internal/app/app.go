@@ -83,6 +83,9 @@ type App struct {
 // the root user on first start and applies the seed section.
 func New(ctx context.Context, cfg config.Config, logOut io.Writer) (*App, error) {
 	a := &App{Config: cfg, Log: newLogger(cfg.LogLevel, logOut)}
+	for _, w := range cfg.Warnings() {
+		a.Log.Warn(w)
+	}
 	if a.Config.CryptoSecret == "" {
 		a.Config.CryptoSecret = randomHex(32)
 		a.Config.GeneratedSecret = true
@@ -150,6 +153,9 @@ func (a *App) buildServices(balances billing.Balances) {
 		Help: "Ledger entries whose fresh idempotency key was found already recorded (each one logged at error level)."},
 		func() float64 { return float64(w.Conflicts()) }))
 	a.Keys = auth.NewKeys(a.Store, 10*time.Second)
+	if cfg.Demo {
+		a.Keys.AllowDemoKey()
+	}
 	a.Sessions = auth.NewSessions(a.Store.Sessions(), a.Config.CryptoSecret, 7*24*time.Hour)
 	a.Router = routing.NewRouter(routing.NewHealth(a.sql.Health(), a.Log))
 	a.registry.MustRegister(channelStates{a.Router})
@@ -164,7 +170,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
 		TypeClaimed:   func(t int) bool { return a.plugins.Current().ClaimsType(t) },
 		Limits:        a.Limits, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
-		Accounts: a.accountDeps(),
+		Accounts: a.accountDeps(), Demo: cfg.Demo,
 	}
 	a.Admin = admin.New(a.adminDeps)
 	a.changes = newChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)

@@ -60,6 +60,7 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 	defer stop()
 	var d *demoUpstream
 	if demo {
+		cfg.Demo = true
 		if d, err = startDemo(&cfg); err != nil {
 			fmt.Fprintln(stderr, "turnpike:", err)
 			return 1

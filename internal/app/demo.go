@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/demo"
 )
@@ -14,9 +15,9 @@ import (
 // The demo's credentials are fixed so the README can show them; demo mode
 // is for trying the gateway, not for production.
 const (
-	demoUser     = "demo"
-	demoPassword = "demo-password"
-	demoKey      = "sk-turnpike-demo-key"
+	demoUser     = auth.DemoUser
+	demoPassword = auth.DemoPassword
+	demoKey      = auth.DemoKey
 	demoModel    = "demo-chat"
 )
 

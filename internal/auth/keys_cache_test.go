@@ -54,3 +54,26 @@ func TestTheKeyCacheStaysBoundedUnderAFloodOfWrongKeys(t *testing.T) {
 		t.Fatalf("%d keys cached, want at most %d", n, unknownKeysCached)
 	}
 }
+
+// The demo's published key opens nothing on a gateway that is not the
+// demo, even when a token with that key is in its database (CONTRACT §16).
+func TestTheDemoKeyIsRefusedOutsideTheDemo(t *testing.T) {
+	ctx := context.Background()
+	k, st := keysOverSQLite(t)
+	u := &store.User{Username: "demo", PasswordHash: "h", Role: store.RoleUser, Group: "default", Status: store.StatusEnabled}
+	if err := st.Users().Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	tok := &store.Token{UserID: u.ID, Name: "demo-key", KeyHash: HashKey(DemoKey), KeyMasked: MaskKey(DemoKey), Quota: -1, Models: []string{}, Status: store.StatusEnabled}
+	if err := st.Tokens().Create(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Authenticate(ctx, DemoKey); err == nil {
+		t.Fatal("serve accepted the demo's published key")
+	}
+	demo := NewKeys(st, time.Minute)
+	demo.AllowDemoKey()
+	if _, err := demo.Authenticate(ctx, DemoKey); err != nil {
+		t.Fatalf("the demo refused its own key: %v", err)
+	}
+}

@@ -85,6 +85,8 @@ type Keys struct {
 	// invalidation is not cached after it, so a change announced by
 	// another node cannot be hidden by a read that raced with it.
 	gen atomic.Uint64
+	// demo accepts the demo's published key (AllowDemoKey).
+	demo bool
 }
 
 type cached struct {
@@ -125,6 +127,9 @@ var (
 func (k *Keys) Authenticate(ctx context.Context, key string) (*Principal, error) {
 	if key == "" {
 		return nil, errMissingKey
+	}
+	if key == DemoKey && !k.demo {
+		return nil, errBadKey
 	}
 	h := HashKey(key)
 	now := k.now()

@@ -29,20 +29,8 @@ func NewMemoryCounter() *MemoryCounter {
 
 var _ Counter = (*MemoryCounter)(nil)
 
-// Peek implements Counter.
-func (c *MemoryCounter) Peek(_ context.Context, key string) (int64, time.Duration, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.now()
-	w, ok := c.m[key]
-	if !ok || !now.Before(w.ends) {
-		return 0, 0, nil
-	}
-	return w.n, w.ends.Sub(now), nil
-}
-
-// Add implements Counter.
-func (c *MemoryCounter) Add(_ context.Context, key string, d time.Duration) error {
+// Incr implements Counter.
+func (c *MemoryCounter) Incr(_ context.Context, key string, d time.Duration) (int64, time.Duration, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
@@ -55,6 +43,16 @@ func (c *MemoryCounter) Add(_ context.Context, key string, d time.Duration) erro
 		c.m[key] = w
 	}
 	w.n++
+	return w.n, w.ends.Sub(now), nil
+}
+
+// Decr implements Counter.
+func (c *MemoryCounter) Decr(_ context.Context, key string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w, ok := c.m[key]; ok && w.n > 0 && c.now().Before(w.ends) {
+		w.n--
+	}
 	return nil
 }
 

@@ -2,7 +2,7 @@ package auth
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,34 +21,40 @@ func NewRedisCounter(rdb redis.UniversalClient) *RedisCounter {
 
 var _ Counter = (*RedisCounter)(nil)
 
-// addScript increments and starts the window on the first failure in one
-// step, so a crash between the two cannot leave a counter that never ends.
-var addScript = redis.NewScript(`
+// incrScript increments and starts the window on the first attempt in one
+// step, so a crash between the two cannot leave a counter that never ends,
+// and answers the count with the window's rest.
+var incrScript = redis.NewScript(`
 local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return n`)
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {n, ttl}`)
 
-// Peek implements Counter.
-func (c *RedisCounter) Peek(ctx context.Context, key string) (int64, time.Duration, error) {
-	pipe := c.rdb.Pipeline()
-	get := pipe.Get(ctx, c.prefix+key)
-	ttl := pipe.PTTL(ctx, c.prefix+key)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return 0, 0, err
-	}
-	n, err := get.Int64()
-	if errors.Is(err, redis.Nil) {
-		return 0, 0, nil
-	}
+// decrScript takes one back without going below zero or creating a key.
+var decrScript = redis.NewScript(`
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n > 0 then redis.call('DECR', KEYS[1]) end
+return 0`)
+
+// Incr implements Counter.
+func (c *RedisCounter) Incr(ctx context.Context, key string, window time.Duration) (int64, time.Duration, error) {
+	v, err := incrScript.Run(ctx, c.rdb, []string{c.prefix + key}, window.Milliseconds()).Int64Slice()
 	if err != nil {
 		return 0, 0, err
 	}
-	return n, max(ttl.Val(), 0), nil
+	if len(v) != 2 {
+		return 0, 0, fmt.Errorf("throttle counter: unexpected answer %v", v)
+	}
+	return v[0], time.Duration(v[1]) * time.Millisecond, nil
 }
 
-// Add implements Counter.
-func (c *RedisCounter) Add(ctx context.Context, key string, window time.Duration) error {
-	return addScript.Run(ctx, c.rdb, []string{c.prefix + key}, window.Milliseconds()).Err()
+// Decr implements Counter.
+func (c *RedisCounter) Decr(ctx context.Context, key string) error {
+	return decrScript.Run(ctx, c.rdb, []string{c.prefix + key}).Err()
 }
 
 // Reset implements Counter.

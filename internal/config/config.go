@@ -60,6 +60,9 @@ type Config struct {
 	Notify Notify `yaml:"notify"`
 
 	GeneratedSecret bool `yaml:"-"`
+	// Demo is set by `turnpike demo`, the one mode that accepts the demo's
+	// published key and password.
+	Demo bool `yaml:"-"`
 
 	Seed `yaml:",inline"`
 }
@@ -207,6 +210,9 @@ func (c *Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		errs = append(errs, fmt.Sprintf("listen %q is not host:port", c.Listen))
 	}
+	if n := len(c.RootToken); n > 0 && n < MinRootToken {
+		errs = append(errs, fmt.Sprintf("root_token (TURNPIKE_ROOT_TOKEN) is %d characters; it must be at least %d (a long random string)", n, MinRootToken))
+	}
 	if c.QuotaPerUSD <= 0 {
 		errs = append(errs, "quota_per_usd must be positive")
 	}
@@ -244,6 +250,22 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// MinRootToken is the shortest root token a gateway starts with;
+// GoodRootToken the length below which it warns (CONTRACT §16).
+const (
+	MinRootToken  = 8
+	GoodRootToken = 16
+)
+
+// Warnings are settings that work but should be changed.
+func (c *Config) Warnings() []string {
+	var out []string
+	if n := len(c.RootToken); n >= MinRootToken && n < GoodRootToken {
+		out = append(out, fmt.Sprintf("root_token (TURNPIKE_ROOT_TOKEN) is %d characters; use at least %d random ones, it grants everything", n, GoodRootToken))
+	}
+	return out
 }
 
 // PollInterval is TaskPollInterval as a duration.

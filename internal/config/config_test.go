@@ -30,12 +30,12 @@ func TestLoadWithNothingGivesContractDefaults(t *testing.T) {
 }
 
 func TestEnvironmentWinsOverFile(t *testing.T) {
-	p := writeFile(t, "listen: ':4000'\nroot_token: file\ntask_poll_interval_seconds: 2\n")
-	c, err := Load(p, env(map[string]string{"TURNPIKE_ROOT_TOKEN": "env", "TASK_POLL_INTERVAL_SECONDS": "0.2"}))
+	p := writeFile(t, "listen: ':4000'\nroot_token: file-root-token\ntask_poll_interval_seconds: 2\n")
+	c, err := Load(p, env(map[string]string{"TURNPIKE_ROOT_TOKEN": "env-root-token", "TASK_POLL_INTERVAL_SECONDS": "0.2"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != ":4000" || c.RootToken != "env" || c.TaskPollInterval != 0.2 {
+	if c.Listen != ":4000" || c.RootToken != "env-root-token" || c.TaskPollInterval != 0.2 {
 		t.Fatalf("got %+v", c)
 	}
 }
@@ -171,5 +171,38 @@ func TestAccountSettingsComeFromYAMLAndEnvironment(t *testing.T) {
 		return map[string]string{"TURNPIKE_REGISTRATION_ENABLED": "maybe"}[k]
 	}); err == nil {
 		t.Error("a non-boolean TURNPIKE_REGISTRATION_ENABLED was accepted")
+	}
+}
+
+// CONTRACT §16: a root token shorter than 8 characters is refused at
+// start, one shorter than 16 is warned about.
+func TestShortRootTokensAreRefusedOrWarnedAbout(t *testing.T) {
+	cases := []struct {
+		token          string
+		refused, warns bool
+	}{
+		{"a", true, false},
+		{"1234567", true, false},
+		{"12345678", false, true},
+		{"fifteen-chars!!", false, true},
+		{"a-root-token-of-24-chars", false, false},
+		{"", false, false}, // no root token: the API takes sessions only
+	}
+	for _, tc := range cases {
+		t.Run(tc.token, func(t *testing.T) {
+			c, err := Load("", env(map[string]string{"TURNPIKE_ROOT_TOKEN": tc.token}))
+			if (err != nil) != tc.refused {
+				t.Fatalf("Load: %v, want refused=%v", err, tc.refused)
+			}
+			if err != nil {
+				if !strings.Contains(err.Error(), "root_token") {
+					t.Fatalf("the refusal must name the setting: %v", err)
+				}
+				return
+			}
+			if w := c.Warnings(); (len(w) > 0) != tc.warns {
+				t.Fatalf("warnings %v, want some=%v", w, tc.warns)
+			}
+		})
 	}
 }

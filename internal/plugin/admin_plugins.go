@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"errors"
+	"github.com/turnpike-gw/turnpike/internal/accounts"
 	"net/http"
 
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
@@ -19,12 +20,13 @@ func (a *AdminAPI) upload(w http.ResponseWriter, r *http.Request, c *call) error
 
 // store runs an upload or install and answers 200 with the result, for a
 // new version and for one already stored (unchanged tells them apart).
-func (a *AdminAPI) store(w http.ResponseWriter, _ *http.Request, c *call, run func() (*UploadResult, error)) error {
+func (a *AdminAPI) store(w http.ResponseWriter, r *http.Request, c *call, run func() (*UploadResult, error)) error {
 	res, err := run()
 	if err != nil {
 		return err
 	}
 	c.key, c.version = res.Key, res.Version
+	accounts.NoteTarget(r.Context(), res.Key)
 	if res.HeldBack {
 		c.detail = "held back by a conflict: " + res.Problems.Error()
 	}

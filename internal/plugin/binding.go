@@ -6,8 +6,8 @@ import (
 	"os"
 	"slices"
 
+	"github.com/turnpike-gw/turnpike/internal/providers"
 	"github.com/turnpike-gw/turnpike/internal/store"
-	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // DefaultBaseURL is the baseUrl of key's active version, or "" when the key
@@ -63,7 +63,7 @@ func bindsKey(c *store.Channel, key string, owned []int, models []string) bool {
 // (a Gemini channel listing only the plugin's Veo models), so it carries no
 // chat model a key could be meant for.
 func legacyBindAllowed(c *store.Channel, key string, pluginModels []string) bool {
-	if !upstream.HoldsChatKey(c.Type) || settingString(c.Settings, "task_plugin_key") == key {
+	if !providers.HoldsChatKey(c.Type) || settingString(c.Settings, "task_plugin_key") == key {
 		return true
 	}
 	if len(c.Models) == 0 {

@@ -83,3 +83,13 @@ func validateCommon(settings map[string]any) error {
 	}
 	return nil
 }
+
+// HoldsChatKey reports whether channels of type t carry a chat provider's
+// key: every type with a chat adapter, derived from the catalog so that a
+// type gaining an adapter is covered the day it does. A task plugin that
+// lists such a type in channelTypes is only given a channel of it when an
+// administrator says so on that channel.
+func HoldsChatKey(t int) bool {
+	_, ok := For(t)
+	return ok
+}

@@ -67,3 +67,28 @@ func TestNoOwnAdapterShadowsABuiltinOne(t *testing.T) {
 		}
 	}
 }
+
+// Every type the catalog has a chat adapter for holds a chat key, so a
+// task plugin listing it gets its channels only with consent; a hand-kept
+// list missed Ali (17) and MiniMax (35) when they gained adapters.
+func TestEveryChatAdapterTypeHoldsAChatKey(t *testing.T) {
+	for typ := 0; typ < 1000; typ++ {
+		_, chat := For(typ)
+		if HoldsChatKey(typ) != chat {
+			t.Errorf("type %d: HoldsChatKey = %v, but it has a chat adapter: %v", typ, HoldsChatKey(typ), chat)
+		}
+		if chat && upstream.IsTaskCarrier(typ) {
+			t.Errorf("type %d is both a chat adapter and a task carrier", typ)
+		}
+	}
+	for _, typ := range []int{upstream.TypeAli, upstream.TypeMiniMax, upstream.TypeOpenAI, upstream.TypeVertex, upstream.TypeAWS, upstream.TypeCohere} {
+		if !HoldsChatKey(typ) {
+			t.Errorf("type %d carries a chat key", typ)
+		}
+	}
+	for _, typ := range []int{upstream.TypeSunoAPI, upstream.TypeKling, upstream.TypeTaskPlugin} {
+		if HoldsChatKey(typ) {
+			t.Errorf("task carrier %d holds no chat key", typ)
+		}
+	}
+}

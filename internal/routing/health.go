@@ -245,24 +245,21 @@ func judge(p *Policy, e *ir.Error) (verdict, bool) {
 	return stop, p.Retries(s)
 }
 
-// saysAccountRefused recognises an upstream error that says the balance or
-// the key is invalid under a status that does not (OpenAI answers an empty
-// balance with 429 insufficient_quota, Gemini a bad key with 400). Codes
-// first; the message only for the few phrasings providers use.
+// saysAccountRefused recognises an upstream error whose structured code or
+// type says the balance or the key is invalid under a status that does not
+// (OpenAI answers an empty balance with 429 insufficient_quota). Only those
+// fields count, never the message: a 400 may echo the client's own input
+// ("encoding_format":"invalid api key"), and any key holder could then
+// take a channel out of service by sending that text.
 func saysAccountRefused(e *ir.Error) bool {
 	switch strings.ToLower(e.Code) {
 	case "insufficient_quota", "invalid_api_key", "api_key_invalid", "account_deactivated",
 		"billing_not_active", "billing_hard_limit_reached", "insufficient_balance":
 		return true
 	}
-	m := strings.ToLower(e.Message)
-	for _, phrase := range []string{"insufficient balance", "insufficient_quota", "credit balance is too low",
-		"invalid api key", "incorrect api key", "api key not valid", "invalid x-api-key", "account has been deactivated"} {
-		if strings.Contains(m, phrase) {
-			return true
-		}
-	}
-	return false
+	// The OpenAI decoder sets this kind only from the error's type or code
+	// field on a 429, never from its message.
+	return e.UpstreamStatus == 429 && e.Kind == ir.KindQuota
 }
 
 // Report feeds one failed attempt into the key's state and tells the

@@ -94,7 +94,13 @@ func TestJudgeFollowsTheChannelPolicy(t *testing.T) {
 		{"a custom disable status refuses", custom, &ir.Error{UpstreamStatus: 418}, refused, true},
 		{"a 401 outside a custom disable list goes back to the client", custom, &ir.Error{UpstreamStatus: 401}, stop, false},
 		{"a 429 saying the balance is gone refuses", def, &ir.Error{UpstreamStatus: 429, Code: "insufficient_quota"}, refused, true},
-		{"a 400 saying the key is invalid refuses", def, &ir.Error{UpstreamStatus: 400, Message: "API key not valid. Please pass a valid API key."}, refused, true},
+		{"a 429 whose type says the balance is gone refuses", def, &ir.Error{UpstreamStatus: 429, Kind: ir.KindQuota}, refused, true},
+		{"a 400 the decoder found a bad key in (Gemini API_KEY_INVALID) refuses", def, &ir.Error{UpstreamStatus: 400, Retry: ir.RetryNextAndCool, Message: "API key not valid. Please pass a valid API key."}, refused, true},
+		{"a 400 with a bad-key code refuses", def, &ir.Error{UpstreamStatus: 400, Code: "invalid_api_key"}, refused, true},
+		{"a 400 echoing the client's 'invalid api key' goes back to the client", def, &ir.Error{UpstreamStatus: 400, Kind: ir.KindInvalidRequest, Retry: ir.RetryNever,
+			Message: `Invalid value for 'encoding_format': 'invalid api key'. Supported values are: 'float' and 'base64'.`}, stop, false},
+		{"a 400 echoing 'insufficient balance' goes back to the client", def, &ir.Error{UpstreamStatus: 400, Message: "unknown field: insufficient balance"}, stop, false},
+		{"a 429 rate limit mentioning insufficient_quota in its message only throttles", def, &ir.Error{UpstreamStatus: 429, Kind: ir.KindRateLimit, Message: "input was: insufficient_quota"}, throttled, true},
 		{"a plain 400 goes back to the client", def, &ir.Error{UpstreamStatus: 400, Message: "bad messages"}, stop, false},
 		{"a timeout is a failure that moves on", def, &ir.Error{Status: 504, Kind: ir.KindTimeout, Retry: ir.RetryNext}, failure, true},
 		{"a refused conversion moves on without blame", def, &ir.Error{Status: 400, Retry: ir.RetryNext}, next, true},
@@ -186,5 +192,26 @@ func TestAResetIsSeenByTheOtherNodeAndLaterFailuresStillCount(t *testing.T) {
 	b.Sync(context.Background())
 	if b.Routable(1, 0) {
 		t.Fatal("a second auto-disable after the reset was lost")
+	}
+}
+
+// A key holder controls what a 400 echoes back; two such answers must not
+// take both keys of a channel out of service.
+func TestAClientEchoedPhraseCannotAutoDisableKeys(t *testing.T) {
+	h := NewHealth(nil, nil)
+	c := &Channel{Channel: store.Channel{ID: 7, Name: "c"}, Policy: DefaultPolicy()}
+	echo := &ir.Error{Status: 400, UpstreamStatus: 400, Kind: ir.KindInvalidRequest, Retry: ir.RetryNever,
+		Message: `Invalid value for 'encoding_format': 'invalid api key'`}
+	for key := 0; key < 2; key++ {
+		if h.Report(c, key, echo) {
+			t.Fatalf("key %d: a client's bad input moved on to another channel", key)
+		}
+		if st := h.Status(c.ID, key); st.State != StateHealthy {
+			t.Fatalf("key %d is %s (%s) after a 400 that echoed the client", key, st.State, st.Reason)
+		}
+	}
+	h.Report(c, 1, &ir.Error{Status: 401, UpstreamStatus: 401, Retry: ir.RetryNextAndCool, Message: "no"})
+	if st := h.Status(c.ID, 1); st.State != StateAutoDisabled {
+		t.Fatalf("a 401 left key 1 %s, want auto_disabled", st.State)
 	}
 }
