@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -63,6 +65,7 @@ func TestVertexOAuthExchangesAServiceAccountAndCachesTheToken(t *testing.T) {
 	}
 	der, _ := x509.MarshalPKCS8PrivateKey(key)
 	var calls atomic.Int32
+	var scopes sync.Map // scope claim → true
 	tokenSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		_ = r.ParseForm()
@@ -71,6 +74,15 @@ func TestVertexOAuthExchangesAServiceAccountAndCachesTheToken(t *testing.T) {
 			w.WriteHeader(400)
 			return
 		}
+		var claims struct {
+			Iss, Scope string
+		}
+		raw, _ := base64.RawURLEncoding.DecodeString(parts[1])
+		if json.Unmarshal(raw, &claims) != nil || claims.Iss != "svc@p.iam.test" {
+			w.WriteHeader(400)
+			return
+		}
+		scopes.Store(claims.Scope, true)
 		_, _ = w.Write([]byte(`{"access_token":"ya29.token","expires_in":3600}`))
 	}))
 	defer tokenSrv.Close()
@@ -93,6 +105,19 @@ func TestVertexOAuthExchangesAServiceAccountAndCachesTheToken(t *testing.T) {
 	}
 	if calls.Load() != 1 {
 		t.Errorf("token endpoint called %d times, want 1 (cached)", calls.Load())
+	}
+	if _, ok := scopes.Load("https://www.googleapis.com/auth/cloud-platform"); !ok {
+		t.Error("the grant did not ask for the cloud-platform scope")
+	}
+	// A key naming its own scope (a vendor's API behind a Google-style
+	// grant) is exchanged for that scope.
+	scoped, _ := json.Marshal(map[string]string{"client_email": "svc@p.iam.test", "token_uri": tokenSrv.URL, "scope": "https://vendor.test/api",
+		"private_key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))})
+	if _, err := s.credentialsFor(context.Background(), &store.Channel{Type: 41, Key: string(scoped)}, loadedWithAuth(manifest.AuthOAuth2JWT)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := scopes.Load("https://vendor.test/api"); !ok {
+		t.Error("the key's own scope did not reach the token endpoint")
 	}
 	_, err = s.credentialsFor(context.Background(), &store.Channel{Key: "not json"}, loadedWithAuth(manifest.AuthOAuth2JWT))
 	if err == nil || strings.Contains(err.Error(), "not json") {

@@ -94,7 +94,6 @@ type Service struct {
 	store  *Store
 	log    *slog.Logger
 	client *http.Client
-	tokens tokenCache
 	poller *Poller
 }
 

@@ -123,11 +123,15 @@ func tokenSource(sa *serviceAccount, client *http.Client) oauth2.TokenSource {
 		hc.Timeout = tokenTimeout
 	}
 	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
+	scope := strings.TrimSpace(sa.Scope)
+	if scope == "" {
+		scope = cloudPlatformScope
+	}
 	cfg := &jwt.Config{
 		Email:        sa.ClientEmail,
 		PrivateKey:   []byte(sa.PrivateKey),
 		PrivateKeyID: sa.PrivateKeyID,
-		Scopes:       []string{cloudPlatformScope},
+		Scopes:       []string{scope},
 		TokenURL:     sa.TokenURI,
 	}
 	return oauth2.ReuseTokenSourceWithExpiry(nil, nonEmpty{cfg.TokenSource(ctx)}, earlyRefresh)
@@ -143,6 +147,24 @@ func (s nonEmpty) Token() (*oauth2.Token, error) {
 		err = errors.New("the token endpoint's answer has no access_token")
 	}
 	return t, err
+}
+
+// ServiceAccountToken is the access token of a service-account JSON key
+// and the key's project_id, from the same cached token source Vertex AI
+// channels use (one exchange per key and client until shortly before the
+// token expires). Task plugins with Google-style OAuth take their
+// credentials from here. Errors never quote the key or the token
+// endpoint's answer.
+func ServiceAccountToken(ctx context.Context, key string, client *http.Client) (token, project string, err error) {
+	a, err := accounts.get(key, client)
+	if err != nil {
+		return "", "", err
+	}
+	tok, err := a.token(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	return tok, a.project, nil
 }
 
 // token returns the account's access token, waiting for an exchange no

@@ -33,6 +33,9 @@ type serviceAccount struct {
 	PrivateKey   string `json:"private_key"`
 	ClientEmail  string `json:"client_email"`
 	TokenURI     string `json:"token_uri"`
+	// Scope is an OAuth scope other than Vertex AI's, for task plugins
+	// whose vendor takes a Google-style JWT grant for its own API.
+	Scope string `json:"scope"`
 }
 
 // keyError refuses a channel key; its message says what is wrong and never
