@@ -61,6 +61,11 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 	var d *demoUpstream
 	if demo {
 		cfg.Demo = true
+		// The demo's records (its published key and password) must not land
+		// in the database serve uses, unless the operator named one.
+		if cfg.Database == config.Defaults().Database {
+			cfg.Database = demoDatabase
+		}
 		if d, err = startDemo(&cfg); err != nil {
 			fmt.Fprintln(stderr, "turnpike:", err)
 			return 1

@@ -19,6 +19,7 @@ const (
 	demoPassword = auth.DemoPassword
 	demoKey      = auth.DemoKey
 	demoModel    = "demo-chat"
+	demoDatabase = "sqlite:./data/demo.db"
 )
 
 type demoUpstream struct {
