@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 	"strconv"
 	"strings"
@@ -195,6 +196,6 @@ func (a *API) listAudit(w http.ResponseWriter, r *http.Request, _ *auth.Principa
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, newList(items, total))
+	apijson.Write(w, http.StatusOK, newList(items, total))
 	return nil
 }

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"errors"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
@@ -41,7 +42,7 @@ func (a *API) totpStatus(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, st)
+	apijson.Write(w, http.StatusOK, st)
 	return nil
 }
 
@@ -58,7 +59,7 @@ func (a *API) totpSetup(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, setup)
+	apijson.Write(w, http.StatusOK, setup)
 	return nil
 }
 
@@ -75,7 +76,7 @@ func (a *API) totpEnable(w http.ResponseWriter, r *http.Request, p *auth.Princip
 		return badField("code", "is not the current code of the secret from setup (or setup was not started)")
 	}
 	a.attemptSucceeded(r, a.d.Throttle, p.Username)
-	writeJSON(w, http.StatusOK, map[string]any{"enabled": true, "recovery_codes": codes})
+	apijson.Write(w, http.StatusOK, map[string]any{"enabled": true, "recovery_codes": codes})
 	return nil
 }
 
@@ -95,7 +96,7 @@ func (a *API) totpDisable(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	if err := a.d.Accounts.Store.DisableTOTP(r.Context(), p.UserID); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"enabled": false})
+	apijson.Write(w, http.StatusOK, map[string]bool{"enabled": false})
 	return nil
 }
 
@@ -118,7 +119,7 @@ func (a *API) resetTOTP(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err := a.d.Accounts.Store.DisableTOTP(r.Context(), u.ID); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"enabled": false})
+	apijson.Write(w, http.StatusOK, map[string]bool{"enabled": false})
 	return nil
 }
 

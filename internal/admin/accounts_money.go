@@ -3,6 +3,7 @@ package admin
 import (
 	"errors"
 	"fmt"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 	"strconv"
 
@@ -53,7 +54,7 @@ func (a *API) createRedemptions(w http.ResponseWriter, r *http.Request, p *auth.
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string][]string{"codes": codes})
+	apijson.Write(w, http.StatusOK, map[string][]string{"codes": codes})
 	return nil
 }
 
@@ -66,7 +67,7 @@ func (a *API) listRedemptions(w http.ResponseWriter, r *http.Request, _ *auth.Pr
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, newList(items, total))
+	apijson.Write(w, http.StatusOK, newList(items, total))
 	return nil
 }
 
@@ -115,6 +116,6 @@ func (a *API) redeem(w http.ResponseWriter, r *http.Request, p *auth.Principal) 
 		}
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]int64{"quota": quota, "balance": bal})
+	apijson.Write(w, http.StatusOK, map[string]int64{"quota": quota, "balance": bal})
 	return nil
 }

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 	"slices"
 	"strconv"
@@ -62,6 +63,6 @@ func (a *API) upstreamModels(w http.ResponseWriter, r *http.Request, _ *auth.Pri
 	if models == nil {
 		models = []string{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"models": models})
+	apijson.Write(w, http.StatusOK, map[string]any{"models": models})
 	return nil
 }

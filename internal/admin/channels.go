@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"encoding/json"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 	"net/url"
 	"slices"
@@ -166,7 +167,7 @@ func (a *API) listChannels(w http.ResponseWriter, r *http.Request, _ *auth.Princ
 	for i := range chans {
 		views = append(views, a.channelView(&chans[i]))
 	}
-	writeJSON(w, http.StatusOK, newList(views, total))
+	apijson.Write(w, http.StatusOK, newList(views, total))
 	return nil
 }
 
@@ -175,7 +176,7 @@ func (a *API) getChannel(w http.ResponseWriter, r *http.Request, _ *auth.Princip
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a.channelView(c))
+	apijson.Write(w, http.StatusOK, a.channelView(c))
 	return nil
 }
 
@@ -313,7 +314,7 @@ func (a *API) createChannel(w http.ResponseWriter, r *http.Request, _ *auth.Prin
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a.channelView(c))
+	apijson.Write(w, http.StatusOK, a.channelView(c))
 	return nil
 }
 
@@ -378,7 +379,7 @@ func (a *API) patchChannel(w http.ResponseWriter, r *http.Request, p *auth.Princ
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a.channelView(c))
+	apijson.Write(w, http.StatusOK, a.channelView(c))
 	return nil
 }
 
@@ -448,7 +449,7 @@ func (a *API) deleteChannel(w http.ResponseWriter, r *http.Request, _ *auth.Prin
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, deleted{ID: id, Deleted: true})
+	apijson.Write(w, http.StatusOK, deleted{ID: id, Deleted: true})
 	return nil
 }
 
@@ -490,6 +491,6 @@ func (a *API) testChannel(w http.ResponseWriter, r *http.Request, _ *auth.Princi
 	if err != nil {
 		res.Error = redact(err.Error(), c)
 	}
-	writeJSON(w, http.StatusOK, res)
+	apijson.Write(w, http.StatusOK, res)
 	return nil
 }

@@ -1,9 +1,9 @@
 package admin
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -59,24 +59,8 @@ func classify(err error, what string) *apiError {
 	return errorf(http.StatusInternalServerError, "internal_error", "the request could not be completed; see the server log")
 }
 
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 func writeError(w http.ResponseWriter, e *apiError) {
-	var b errorBody
-	b.Error.Code, b.Error.Message = e.Code, e.Message
-	writeJSON(w, e.Status, b)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	apijson.WriteError(w, e.Status, apijson.Error{Code: e.Code, Message: e.Message})
 }
 
 // list is the shape of every paged listing.

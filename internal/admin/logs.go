@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
@@ -34,7 +35,7 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request, p *auth.Principal
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, newList(logs, total))
+	apijson.Write(w, http.StatusOK, newList(logs, total))
 	return nil
 }
 
@@ -57,7 +58,7 @@ func (a *API) getLog(w http.ResponseWriter, r *http.Request, p *auth.Principal) 
 	if !p.AtLeast(store.RoleAdmin) && l.UserID != p.UserID {
 		return notFound("log")
 	}
-	writeJSON(w, http.StatusOK, l)
+	apijson.Write(w, http.StatusOK, l)
 	return nil
 }
 
@@ -78,6 +79,6 @@ func (a *API) listLedger(w http.ResponseWriter, r *http.Request, _ *auth.Princip
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, newList(entries, total))
+	apijson.Write(w, http.StatusOK, newList(entries, total))
 	return nil
 }

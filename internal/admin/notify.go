@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 	"strings"
 
@@ -43,7 +44,7 @@ func (a *API) getNotify(w http.ResponseWriter, r *http.Request, _ *auth.Principa
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, viewNotify(n))
+	apijson.Write(w, http.StatusOK, viewNotify(n))
 	return nil
 }
 
@@ -86,6 +87,6 @@ func (a *API) putNotify(w http.ResponseWriter, r *http.Request, _ *auth.Principa
 	if err := a.d.Notify.SetSettings(r.Context(), n); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, viewNotify(n))
+	apijson.Write(w, http.StatusOK, viewNotify(n))
 	return nil
 }

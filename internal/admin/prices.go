@@ -3,6 +3,7 @@ package admin
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"math"
 	"net/http"
 	"slices"
@@ -38,7 +39,7 @@ func (a *API) listPrices(w http.ResponseWriter, r *http.Request, _ *auth.Princip
 		return err
 	}
 	sort.Slice(prices, func(i, j int) bool { return prices[i].Name < prices[j].Name })
-	writeJSON(w, http.StatusOK, newList(pageOf(prices, page), len(prices)))
+	apijson.Write(w, http.StatusOK, newList(pageOf(prices, page), len(prices)))
 	return nil
 }
 
@@ -47,7 +48,7 @@ func (a *API) getPrice(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, p)
+	apijson.Write(w, http.StatusOK, p)
 	return nil
 }
 
@@ -248,7 +249,7 @@ func (a *API) putPrice(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, saved)
+	apijson.Write(w, http.StatusOK, saved)
 	return nil
 }
 
@@ -259,7 +260,7 @@ func (a *API) deletePrice(w http.ResponseWriter, r *http.Request, _ *auth.Princi
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"name": r.PathValue("name"), "deleted": true})
+	apijson.Write(w, http.StatusOK, map[string]any{"name": r.PathValue("name"), "deleted": true})
 	return nil
 }
 
@@ -277,7 +278,7 @@ func (a *API) listGroups(w http.ResponseWriter, r *http.Request, _ *auth.Princip
 	for _, g := range pageOf(groups, page) {
 		views = append(views, a.groupView(g))
 	}
-	writeJSON(w, http.StatusOK, newList(views, len(groups)))
+	apijson.Write(w, http.StatusOK, newList(views, len(groups)))
 	return nil
 }
 
@@ -299,7 +300,7 @@ func (a *API) getGroup(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a.groupView(*g))
+	apijson.Write(w, http.StatusOK, a.groupView(*g))
 	return nil
 }
 
@@ -341,7 +342,7 @@ func (a *API) putGroup(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a.groupView(g))
+	apijson.Write(w, http.StatusOK, a.groupView(g))
 	return nil
 }
 
@@ -353,6 +354,6 @@ func (a *API) deleteGroup(w http.ResponseWriter, r *http.Request, _ *auth.Princi
 	if err := a.reload(r.Context()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"name": r.PathValue("name"), "deleted": true})
+	apijson.Write(w, http.StatusOK, map[string]any{"name": r.PathValue("name"), "deleted": true})
 	return nil
 }

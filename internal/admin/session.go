@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"math"
 	"net/http"
 	"strconv"
@@ -15,7 +16,7 @@ import (
 
 // status also tells the console how to sign in and how to show money.
 func (a *API) status(w http.ResponseWriter, _ *http.Request, _ *auth.Principal) error {
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": a.d.Version,
+	apijson.Write(w, http.StatusOK, map[string]any{"status": "ok", "version": a.d.Version,
 		"quota_per_usd": a.d.Billing.QuotaPerUSD(), "registration": a.d.Accounts.Registration.Enabled,
 		"oidc": a.d.Accounts.OIDC != nil})
 	return nil
@@ -28,7 +29,7 @@ func (a *API) healthz(w http.ResponseWriter, r *http.Request, _ *auth.Principal)
 		a.log.Warn("health check: database does not answer", "err", err)
 		return errorf(http.StatusServiceUnavailable, "database_unavailable", "the database does not answer")
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	apijson.Write(w, http.StatusOK, map[string]string{"status": "ok"})
 	return nil
 }
 
@@ -174,7 +175,7 @@ func (a *API) logout(w http.ResponseWriter, r *http.Request, _ *auth.Principal) 
 	}
 	http.SetCookie(w, &http.Cookie{Name: auth.SessionCookie, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, Secure: a.d.Secure, SameSite: http.SameSiteLaxMode})
-	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
+	apijson.Write(w, http.StatusOK, map[string]bool{"success": true})
 	return nil
 }
 
@@ -220,7 +221,7 @@ func (a *API) changePassword(w http.ResponseWriter, r *http.Request, _ *auth.Pri
 	if err := a.d.Sessions.EndAll(r.Context(), u.ID, sess.IDHash); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
+	apijson.Write(w, http.StatusOK, map[string]bool{"success": true})
 	return nil
 }
 
@@ -234,7 +235,7 @@ func (a *API) me(w http.ResponseWriter, r *http.Request, p *auth.Principal) erro
 	} else {
 		u, err = a.d.Store.Users().GetByUsername(r.Context(), store.RoleRoot)
 		if errors.Is(err, store.ErrNotFound) {
-			writeJSON(w, http.StatusOK, userView{Username: store.RoleRoot, Role: store.RoleRoot, Status: store.StatusEnabled})
+			apijson.Write(w, http.StatusOK, userView{Username: store.RoleRoot, Role: store.RoleRoot, Status: store.StatusEnabled})
 			return nil
 		}
 	}

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 	"strconv"
 	"time"
@@ -120,7 +121,7 @@ func (a *API) listTokens(w http.ResponseWriter, r *http.Request, p *auth.Princip
 		}
 		views = append(views, v)
 	}
-	writeJSON(w, http.StatusOK, newList(views, total))
+	apijson.Write(w, http.StatusOK, newList(views, total))
 	return nil
 }
 
@@ -139,7 +140,7 @@ func (a *API) getToken(w http.ResponseWriter, r *http.Request, p *auth.Principal
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, v)
+	apijson.Write(w, http.StatusOK, v)
 	return nil
 }
 
@@ -283,7 +284,7 @@ func (a *API) createToken(w http.ResponseWriter, r *http.Request, p *auth.Princi
 		return err
 	}
 	v.Key = key // the only time the whole key leaves the server
-	writeJSON(w, http.StatusOK, v)
+	apijson.Write(w, http.StatusOK, v)
 	return nil
 }
 
@@ -324,7 +325,7 @@ func (a *API) patchToken(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, v)
+	apijson.Write(w, http.StatusOK, v)
 	return nil
 }
 
@@ -367,6 +368,6 @@ func (a *API) deleteToken(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	a.d.Billing.Balances().Forget(0, t.ID)
 	a.forgetLimits(r.Context(), store.SubjectToken, strconv.FormatInt(t.ID, 10))
 	a.d.Keys.Invalidate()
-	writeJSON(w, http.StatusOK, deleted{ID: t.ID, Deleted: true})
+	apijson.Write(w, http.StatusOK, deleted{ID: t.ID, Deleted: true})
 	return nil
 }

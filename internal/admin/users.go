@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 	"strconv"
 	"time"
@@ -52,7 +53,7 @@ func (a *API) writeUser(w http.ResponseWriter, r *http.Request, status int, u *s
 	if err != nil {
 		return err
 	}
-	writeJSON(w, status, v)
+	apijson.Write(w, status, v)
 	return nil
 }
 
@@ -112,7 +113,7 @@ func (a *API) listUsers(w http.ResponseWriter, r *http.Request, _ *auth.Principa
 		}
 		views = append(views, v)
 	}
-	writeJSON(w, http.StatusOK, newList(views, total))
+	apijson.Write(w, http.StatusOK, newList(views, total))
 	return nil
 }
 
@@ -360,7 +361,7 @@ func (a *API) deleteUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	a.d.Billing.Balances().Forget(u.ID, 0)
 	a.forgetLimits(r.Context(), store.SubjectUser, strconv.FormatInt(u.ID, 10))
 	a.d.Keys.Invalidate()
-	writeJSON(w, http.StatusOK, deleted{ID: u.ID, Deleted: true})
+	apijson.Write(w, http.StatusOK, deleted{ID: u.ID, Deleted: true})
 	return nil
 }
 
@@ -394,7 +395,7 @@ func (a *API) userQuota(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]int64{"quota": bal})
+	apijson.Write(w, http.StatusOK, map[string]int64{"quota": bal})
 	return nil
 }
 

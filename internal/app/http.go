@@ -3,10 +3,14 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -68,7 +72,7 @@ func accept(log *slog.Logger, tracer *obs.Tracer, next http.Handler) http.Handle
 				}
 				log.ErrorContext(r.Context(), "handler panicked", "path", r.URL.Path, "panic", v)
 				if !rec.wrote {
-					http.Error(rec, `{"error":{"message":"internal error","type":"api_error","code":"internal_error"}}`, http.StatusInternalServerError)
+					panicAnswer(rec, r)
 				}
 			}
 			if span != nil {
@@ -80,6 +84,19 @@ func accept(log *slog.Logger, tracer *obs.Tracer, next http.Handler) http.Handle
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// panicAnswer is the 500 of a handler that panicked, as JSON in the
+// surface's dialect (http.Error would label it text/plain).
+func panicAnswer(w http.ResponseWriter, r *http.Request) {
+	const msg = "the request could not be completed; see the server log"
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		apijson.WriteError(w, http.StatusInternalServerError, apijson.Error{Code: "internal_error", Message: msg})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = w.Write(openai.Chat.EncodeError(&ir.Error{Status: 500, Kind: ir.KindInternal, Code: "internal_error", Message: msg}))
 }
 
 type statusRecorder struct {

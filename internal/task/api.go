@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 	"slices"
 	"strconv"
@@ -186,5 +187,5 @@ func (s *Service) apiPrincipal(r *http.Request) (*auth.Principal, bool) {
 }
 
 func writeAPIError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+	apijson.WriteError(w, status, apijson.Error{Code: code, Message: msg})
 }

@@ -2,9 +2,9 @@ package task
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"io"
 	"net/http"
 	"net/url"
@@ -297,15 +297,12 @@ func (n *nativeRequest) fail(err error) {
 	writeOpenAIError(n.w, e)
 }
 
+// writeJSON answers a value the gateway or a plugin rendered; one that is
+// not JSON becomes an error in the surface's dialect.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	if apijson.Write(w, status, v) != nil {
 		writeOpenAIError(w, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "render_failed", Message: "the plugin rendered a value that is not JSON"})
-		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
 }
 
 func writeOpenAIError(w http.ResponseWriter, e *ir.Error) {
