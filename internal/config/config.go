@@ -143,7 +143,11 @@ func integer(name string, dst func(*Config) *int) func(*Config, string) error {
 	}
 }
 
-var envVars = []envVar{
+// envVars is every setting's environment name: the main table, then the
+// accounts section's.
+var envVars = append(mainEnvVars[:len(mainEnvVars):len(mainEnvVars)], accountEnvVars...)
+
+var mainEnvVars = []envVar{
 	{"TURNPIKE_LISTEN", str(func(c *Config) *string { return &c.Listen })},
 	{"TURNPIKE_DATABASE", str(func(c *Config) *string { return &c.Database })},
 	{"TURNPIKE_REDIS", str(func(c *Config) *string { return &c.Redis })},

@@ -2,6 +2,7 @@ package jsrt
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/dlclark/regexp2"
@@ -34,11 +35,11 @@ const (
 	regexpMatchTimeout = time.Second
 )
 
-func init() {
-	// regexp2 reads its default when a pattern is compiled, and sobek is its
-	// only user in this binary.
-	regexp2.DefaultMatchTimeout = regexpMatchTimeout
-}
+// boundRegexpMatches sets regexp2's match timeout, the first time a pool is
+// made rather than when the package is imported. Sobek compiles patterns
+// with regexp2's package default and has no option of its own, so the
+// setting is process-wide; sobek is regexp2's only user in this binary.
+var boundRegexpMatches = sync.OnceFunc(func() { regexp2.DefaultMatchTimeout = regexpMatchTimeout })
 
 // limitsScript wraps the built-ins that can allocate without bound, or
 // recurse natively without bound, in one call. The originals stay reachable
