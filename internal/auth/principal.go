@@ -56,19 +56,6 @@ func rank(role string) int {
 	return 0
 }
 
-type ctxKey struct{}
-
-// With stores the principal in ctx.
-func With(ctx context.Context, p *Principal) context.Context {
-	return context.WithValue(ctx, ctxKey{}, p)
-}
-
-// From returns the principal stored by With, or nil.
-func From(ctx context.Context) *Principal {
-	p, _ := ctx.Value(ctxKey{}).(*Principal)
-	return p
-}
-
 // Keys authenticates API keys with a short-lived cache in front of the store.
 type Keys struct {
 	st  store.Store

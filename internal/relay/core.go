@@ -139,9 +139,6 @@ func (c *callCore) limit(estimate estimator) error {
 	})
 }
 
-// refusedHeaders puts Retry-After and the rate-limit headers on a refusal.
-func (c *callCore) refusedHeaders(err error) { admission.RefusedHeaders(c.w.Header(), err) }
-
 // reserve takes amount under a fresh request key (realtime takes one per
 // response), after holding it against the period budgets that apply.
 func (c *callCore) reserve(amount int64) error {

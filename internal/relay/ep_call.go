@@ -114,8 +114,6 @@ func (c *epCall) serve() {
 	c.callCore.serve(c.hooks())
 }
 
-func (c *epCall) codec() protocol.Codec { return c.rl.Codecs[c.ep.dialect] }
-
 // hooks are the endpoint's hooks for the one driver.
 func (c *epCall) hooks() *hooks {
 	h := &hooks{

@@ -113,14 +113,6 @@ type streamTally struct {
 	answer   keptAnswer
 }
 
-// outputText returns the answer text to count, nil when usage was reported.
-func (t *streamTally) outputText() func() string {
-	if t.reported {
-		return nil
-	}
-	return t.answer.String
-}
-
 // passStep relays events untouched, reading usage as they pass.
 type passStep struct {
 	sp    protocol.StreamPassthrough
