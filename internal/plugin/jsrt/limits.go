@@ -35,8 +35,9 @@ const (
 	regexpMatchTimeout = time.Second
 )
 
-// boundRegexpMatches sets regexp2's match timeout, the first time a pool is
-// made rather than when the package is imported. Sobek compiles patterns
+// boundRegexpMatches sets regexp2's match timeout the first time a plugin
+// is compiled or a pool made (both run plugin code), rather than when the
+// package is imported. Sobek compiles patterns
 // with regexp2's package default and has no option of its own, so the
 // setting is process-wide; sobek is regexp2's only user in this binary.
 var boundRegexpMatches = sync.OnceFunc(func() { regexp2.DefaultMatchTimeout = regexpMatchTimeout })
