@@ -35,8 +35,8 @@ const (
 	regexpMatchTimeout = time.Second
 )
 
-// boundRegexpMatches sets regexp2's match timeout the first time a plugin
-// is compiled or a pool made (both run plugin code), rather than when the
+// boundRegexpMatches sets regexp2's match timeout before the first runtime
+// is made (newVM, the one place plugin code runs), rather than when the
 // package is imported. Sobek compiles patterns
 // with regexp2's package default and has no option of its own, so the
 // setting is process-wide; sobek is regexp2's only user in this binary.

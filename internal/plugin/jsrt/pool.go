@@ -69,7 +69,6 @@ type Pool struct {
 
 // NewPool creates a pool for prog. No runtime is created until the first call.
 func NewPool(prog *Program, opts PoolOptions) *Pool {
-	boundRegexpMatches()
 	if opts.Size <= 0 {
 		opts.Size = DefaultPoolSize
 	}
