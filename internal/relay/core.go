@@ -179,6 +179,13 @@ func (c *callCore) planFor(model string) []*routing.Channel {
 	return c.table.Plan(c.rl.Router.Health, c.principal.Group, model, c.rl.Options.RetryCount+1, c.filter)
 }
 
+// plannable says whether some channel passing filter could serve the model
+// on the call's pinned snapshot, so a no-channel answer is judged on the
+// same table the plan was made from.
+func (c *callCore) plannable(filter func(*routing.Channel) bool) bool {
+	return len(c.table.Plan(c.rl.Router.Health, c.principal.Group, c.model, 1, filter)) > 0
+}
+
 // attemptAll tries the planned channels under the retry rule every surface
 // shares (tryChannels), recording each attempt for the usage row. When
 // every channel failed before the first byte, the model's fallbacks are

@@ -195,8 +195,40 @@ func TestRealtimeUpgradeThatFailsAfterAdmissionLeavesAnErrorRowAndRefunds(t *tes
 	if resp.StatusCode < 400 {
 		t.Fatalf("status %d, want the upgrade refused", resp.StatusCode)
 	}
-	e.flush()
+	e.awaitErrorRow()
 	e.assertRefundedOnceWithErrorRow(before)
+}
+
+// A session that connects once shutdown has begun is admitted and dialled,
+// then refused on the upgraded socket: it still ends through fail, refunded
+// with its error row.
+func TestRealtimeSessionRefusedAtShutdownLeavesAnErrorRowAndRefunds(t *testing.T) {
+	e := newEnv(t)
+	f := &fakeRealtime{}
+	e.realtimeChannel(f)
+	e.endRealtime() // shutdown has begun: new sessions are refused
+	before := e.balance()
+	c, _, err := e.dialRealtime("gpt-4o-mini", bearer(testKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _, err = c.Read(ctx)
+	if websocket.CloseStatus(err) != websocket.StatusServiceRestart {
+		t.Fatalf("read %v, want the service-restart close", err)
+	}
+	e.awaitErrorRow()
+	e.assertRefundedOnceWithErrorRow(before)
+}
+
+// awaitErrorRow waits briefly for an error row a session writes after its
+// client has already been answered.
+func (e *env) awaitErrorRow() {
+	waitFor(e.t, func() bool {
+		e.flush()
+		return len(e.rows(store.LogError)) > 0
+	})
 }
 
 func TestQuantitiesPastEveryBoundAreRefusedBeforeAnyUpstreamCall(t *testing.T) {

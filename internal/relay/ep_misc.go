@@ -124,7 +124,7 @@ func supportsSearch(ch *routing.Channel) bool {
 // all cooling down (try later).
 func noSearchChannel(c *epCall) error {
 	chat := func(ch *routing.Channel) bool { return c.rl.servesPath(ch, "/v1/chat/completions") }
-	if len(c.rl.Router.Plan(c.principal.Group, c.model, 1, chat)) > 0 {
+	if c.plannable(chat) {
 		return &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "search_not_supported", Param: "model",
 			Message: "no channel serving model " + c.model + " supports search"}
 	}

@@ -105,7 +105,7 @@ func (rc *respCall) servable(ch *routing.Channel) bool {
 // noChannel tells a request only native channels could serve (a client
 // error naming what needs them) from channels that are all cooling down.
 func (rc *respCall) noChannel() error {
-	if len(rc.rl.Router.Plan(rc.principal.Group, rc.model, 1, rc.rl.chatResponses)) > 0 {
+	if rc.plannable(rc.rl.chatResponses) {
 		if rc.compact {
 			return &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "unsupported", Param: "model",
 				Message: "the channel serving model " + rc.model + " speaks only chat and cannot compact responses"}

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +113,35 @@ func TestBackgroundResponseDeletedWhileRunningIsChargedItsReservation(t *testing
 	}
 	if errs := e.rows(store.LogError); len(errs) != 0 {
 		t.Fatalf("error rows %+v: a response that ran is not refunded", errs)
+	}
+}
+
+// A streamed retrieval holds no charge of its own: it reaches the client
+// whole, ends cleanly, and bills nothing by itself (the follower's response
+// is billed once, on the usage the stream showed).
+func TestStreamedRetrievalEndsCleanlyAndBillsOnlyTheFollowedResponse(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.BackgroundPoll = time.Hour })
+	f := &fakeResponsesAPI{}
+	e.responsesChannel("native", f)
+	before := e.balance()
+	if resp := e.post("/v1/responses", testKey, `{"model":"gpt-4o-mini","input":"Hi","background":true}`); resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	for i := 0; i < 2; i++ {
+		resp := e.do("GET", "/v1/responses/resp_bg?stream=true", testKey)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || !strings.Contains(string(body), "response.completed") {
+			t.Fatalf("retrieval %d: status %d err %v body %s", i, resp.StatusCode, err, body)
+		}
+	}
+	if err := e.relay.Drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if charged := before - e.balance(); charged != chargeFor1000x500 {
+		t.Fatalf("charged %d, want %d once from the final usage", charged, chargeFor1000x500)
+	}
+	if rows := e.rows(store.LogConsume); len(rows) != 1 {
+		t.Fatalf("%d consume rows, want 1", len(rows))
 	}
 }

@@ -95,7 +95,10 @@ func (rl *Relay) relayStoredStream(w http.ResponseWriter, r *http.Request, ch *r
 			rl.observeResponse(id, final)
 		}
 	}}
-	_ = c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: step.tally}, nil, c.tokensCharge)
+	// The core holds nothing and has no price: its settle is a no-op, and
+	// the bill only carries the usage (the follower's charge is priced).
+	_ = c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: step.tally}, nil,
+		func(u ir.Usage) charge { return charge{usage: u} })
 }
 
 // terminalResponse is the response object of a Responses stream's terminal
