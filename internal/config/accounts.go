@@ -88,27 +88,26 @@ func boolean(name string, dst func(*Config) *bool) func(*Config, string) error {
 	}
 }
 
-// The accounts settings are appended here so that the main table stays
-// as it was.
-func init() {
-	envVars = append(envVars,
-		envVar{"TURNPIKE_REGISTRATION_ENABLED", boolean("TURNPIKE_REGISTRATION_ENABLED", func(c *Config) *bool { return &c.Registration.Enabled })},
-		envVar{"TURNPIKE_REGISTRATION_DEFAULT_GROUP", str(func(c *Config) *string { return &c.Registration.DefaultGroup })},
-		envVar{"TURNPIKE_REGISTRATION_INITIAL_QUOTA", func(c *Config, v string) error {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				return fmt.Errorf("config: TURNPIKE_REGISTRATION_INITIAL_QUOTA must be an integer, got %q", v)
-			}
-			c.Registration.InitialQuota = n
-			return nil
-		}},
-		envVar{"TURNPIKE_OIDC_ISSUER", str(func(c *Config) *string { return &c.OIDC.Issuer })},
-		envVar{"TURNPIKE_OIDC_CLIENT_ID", str(func(c *Config) *string { return &c.OIDC.ClientID })},
-		envVar{"TURNPIKE_OIDC_CLIENT_SECRET", str(func(c *Config) *string { return &c.OIDC.ClientSecret })},
-		envVar{"TURNPIKE_OIDC_SCOPES", func(c *Config, v string) error {
-			c.OIDC.Scopes = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
-			return nil
-		}},
-		envVar{"TURNPIKE_OIDC_USERNAME_CLAIM", str(func(c *Config) *string { return &c.OIDC.UsernameClaim })},
-	)
+// accountsEnvVars are the accounts settings, kept beside their types;
+// envVars is the one table Load reads, built at package initialisation
+// without an init function.
+var accountsEnvVars = []envVar{
+	{"TURNPIKE_REGISTRATION_ENABLED", boolean("TURNPIKE_REGISTRATION_ENABLED", func(c *Config) *bool { return &c.Registration.Enabled })},
+	{"TURNPIKE_REGISTRATION_DEFAULT_GROUP", str(func(c *Config) *string { return &c.Registration.DefaultGroup })},
+	{"TURNPIKE_REGISTRATION_INITIAL_QUOTA", func(c *Config, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("config: TURNPIKE_REGISTRATION_INITIAL_QUOTA must be an integer, got %q", v)
+		}
+		c.Registration.InitialQuota = n
+		return nil
+	}},
+	{"TURNPIKE_OIDC_ISSUER", str(func(c *Config) *string { return &c.OIDC.Issuer })},
+	{"TURNPIKE_OIDC_CLIENT_ID", str(func(c *Config) *string { return &c.OIDC.ClientID })},
+	{"TURNPIKE_OIDC_CLIENT_SECRET", str(func(c *Config) *string { return &c.OIDC.ClientSecret })},
+	{"TURNPIKE_OIDC_SCOPES", func(c *Config, v string) error {
+		c.OIDC.Scopes = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
+		return nil
+	}},
+	{"TURNPIKE_OIDC_USERNAME_CLAIM", str(func(c *Config) *string { return &c.OIDC.UsernameClaim })},
 }

@@ -143,7 +143,10 @@ func integer(name string, dst func(*Config) *int) func(*Config, string) error {
 	}
 }
 
-var envVars = []envVar{
+// envVars is every setting Load reads from the environment.
+var envVars = append(coreEnvVars[:len(coreEnvVars):len(coreEnvVars)], accountsEnvVars...)
+
+var coreEnvVars = []envVar{
 	{"TURNPIKE_LISTEN", str(func(c *Config) *string { return &c.Listen })},
 	{"TURNPIKE_DATABASE", str(func(c *Config) *string { return &c.Database })},
 	{"TURNPIKE_REDIS", str(func(c *Config) *string { return &c.Redis })},

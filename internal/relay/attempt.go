@@ -225,5 +225,3 @@ func (c *call) normalizedPassthrough(codec protocol.Codec, model string) ([]byte
 	}
 	return codec.PassthroughBody(body, model, c.req.Stream)
 }
-
-func isTaskOnly(t int) bool { return upstream.IsTaskOnly(t) }

@@ -15,10 +15,6 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
-func badChannel(err error) error {
-	return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "bad_channel", Message: "the channel's address is not usable", Retry: ir.RetryNext, Cause: err}
-}
-
 // sendOpenAI sends the client's body to the endpoint's path on an
 // OpenAI-compatible channel, with only the model rewritten.
 func sendOpenAI(c *epCall, ctx context.Context, _ *routing.Channel, t upstream.Target) (*http.Request, func(), error) {

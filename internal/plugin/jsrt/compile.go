@@ -58,6 +58,7 @@ func Compile(name, source string) (*Program, error) {
 
 // compile is Compile with an explicit bound on the module's top-level run.
 func compile(name, source string, evalTimeout time.Duration) (prog *Program, err error) {
+	boundRegexpMatches()
 	if name == "" {
 		name = "plugin.js"
 	}

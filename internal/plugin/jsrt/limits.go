@@ -2,6 +2,7 @@ package jsrt
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/dlclark/regexp2"
@@ -34,11 +35,17 @@ const (
 	regexpMatchTimeout = time.Second
 )
 
-func init() {
-	// regexp2 reads its default when a pattern is compiled, and sobek is its
-	// only user in this binary.
-	regexp2.DefaultMatchTimeout = regexpMatchTimeout
+// boundRegexpMatches sets regexp2's match timeout before the first runtime
+// exists. Sobek compiles patterns with regexp2's default and offers no
+// per-pattern or per-runtime option, so the bound has to be the package
+// default; it is set here, on the path that builds a runtime, rather than at
+// import, so that importing jsrt changes nothing and only a process that runs
+// plugins gets the bound. Sobek is regexp2's only user in this binary.
+func boundRegexpMatches() {
+	regexpBoundOnce.Do(func() { regexp2.DefaultMatchTimeout = regexpMatchTimeout })
 }
+
+var regexpBoundOnce sync.Once
 
 // limitsScript wraps the built-ins that can allocate without bound, or
 // recurse natively without bound, in one call. The originals stay reachable

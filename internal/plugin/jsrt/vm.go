@@ -56,6 +56,7 @@ const lockdownScript = `(function () {
 // newVM builds a runtime, installs the host globals and evaluates the module;
 // the evaluation is interrupted when ctx ends.
 func newVM(ctx context.Context, prog *Program, env *hostEnv) (v *vm, err error) {
+	boundRegexpMatches()
 	rt := sobek.New()
 	defer func() {
 		if r := recover(); r != nil {
