@@ -1,11 +1,11 @@
 package admin
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -59,24 +59,14 @@ func classify(err error, what string) *apiError {
 	return errorf(http.StatusInternalServerError, "internal_error", "the request could not be completed; see the server log")
 }
 
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
+// writeError answers e in the /api error envelope.
 func writeError(w http.ResponseWriter, e *apiError) {
-	var b errorBody
-	b.Error.Code, b.Error.Message = e.Code, e.Message
-	writeJSON(w, e.Status, b)
+	apijson.Error(w, e.Status, e.Code, e.Message)
 }
 
+// writeJSON answers v as /api JSON; the admin handlers call it by this name.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	apijson.Write(w, status, v)
 }
 
 // list is the shape of every paged listing.

@@ -1,14 +1,16 @@
 package app
 
 import (
-	"fmt"
 	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
 )
 
 // browserGuard keeps other web pages from acting with a signed-in user's
@@ -93,12 +95,12 @@ func originOf(addr string) string {
 // refuse answers in the surface's error dialect: the admin API's for /api,
 // the OpenAI one for the playground.
 func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
 	if strings.HasPrefix(r.URL.Path, "/pg/") {
-		fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error","param":null,"code":%q}}`, msg, code)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(status)
+		_, _ = w.Write(openai.Chat.EncodeError(&ir.Error{Status: status, Kind: ir.KindInvalidRequest, Code: code, Message: msg}))
 		return
 	}
-	fmt.Fprintf(w, `{"error":{"code":%q,"message":%q}}`, code, msg)
+	apijson.Error(w, status, code, msg)
 }

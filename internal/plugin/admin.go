@@ -1,12 +1,12 @@
 package plugin
 
 import (
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -141,14 +141,6 @@ func (a *AdminAPI) audit(r *http.Request, c *call, outcome string, took time.Dur
 		"outcome", outcome, "detail", c.detail, "took_ms", took.Milliseconds())
 }
 
-type problemBody struct {
-	Error struct {
-		Code     string      `json:"code"`
-		Message  string      `json:"message"`
-		Problems interface{} `json:"problems,omitempty"`
-	} `json:"error"`
-}
-
 // render writes err and returns it as an *Error. Unknown errors become a
 // 500 whose cause stays in the log.
 func (a *AdminAPI) render(w http.ResponseWriter, r *http.Request, err error) *Error {
@@ -164,18 +156,10 @@ func (a *AdminAPI) render(w http.ResponseWriter, r *http.Request, err error) *Er
 		a.log.Error("task plugin admin request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		e = errorf(http.StatusInternalServerError, "internal_error", "the request could not be completed; see the server log")
 	}
-	var b problemBody
-	b.Error.Code, b.Error.Message = e.Code, e.Message
+	d := apijson.Detail{Code: e.Code, Message: e.Message}
 	if len(e.Problems) > 0 {
-		b.Error.Problems = e.Problems
+		d.Problems = e.Problems
 	}
-	writeJSON(w, e.Status, b)
+	apijson.WriteError(w, e.Status, d)
 	return e
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -13,7 +14,7 @@ func (a *AdminAPI) listSources(w http.ResponseWriter, r *http.Request, _ *call) 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": list, "total": len(list)})
+	apijson.Write(w, http.StatusOK, map[string]any{"items": list, "total": len(list)})
 	return nil
 }
 
@@ -33,7 +34,7 @@ func (a *AdminAPI) addSource(w http.ResponseWriter, r *http.Request, c *call) er
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s)
+	apijson.Write(w, http.StatusOK, s)
 	return nil
 }
 
@@ -48,7 +49,7 @@ func (a *AdminAPI) deleteSource(w http.ResponseWriter, r *http.Request, c *call)
 	} else if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"url": u, "deleted": true})
+	apijson.Write(w, http.StatusOK, map[string]any{"url": u, "deleted": true})
 	return nil
 }
 
@@ -57,7 +58,7 @@ func (a *AdminAPI) catalogue(w http.ResponseWriter, r *http.Request, _ *call) er
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": len(items), "errors": errs})
+	apijson.Write(w, http.StatusOK, map[string]any{"items": items, "total": len(items), "errors": errs})
 	return nil
 }
 

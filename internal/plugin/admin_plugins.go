@@ -3,6 +3,7 @@ package plugin
 import (
 	"errors"
 	"github.com/turnpike-gw/turnpike/internal/accounts"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
@@ -30,7 +31,7 @@ func (a *AdminAPI) store(w http.ResponseWriter, r *http.Request, c *call, run fu
 	if res.HeldBack {
 		c.detail = "held back by a conflict: " + res.Problems.Error()
 	}
-	writeJSON(w, http.StatusOK, res)
+	apijson.Write(w, http.StatusOK, res)
 	return nil
 }
 
@@ -107,7 +108,7 @@ func (a *AdminAPI) list(w http.ResponseWriter, r *http.Request, _ *call) error {
 		v.Meta = nil
 		items = append(items, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": len(items)})
+	apijson.Write(w, http.StatusOK, map[string]any{"items": items, "total": len(items)})
 	return nil
 }
 
@@ -139,7 +140,7 @@ func (a *AdminAPI) detail(w http.ResponseWriter, r *http.Request, c *call) error
 		v.Meta, v.Summary = l.Manifest, nil
 	}
 	v.Summary = nil
-	writeJSON(w, http.StatusOK, v)
+	apijson.Write(w, http.StatusOK, v)
 	return nil
 }
 
@@ -163,7 +164,7 @@ func (a *AdminAPI) source(w http.ResponseWriter, r *http.Request, c *call) error
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"key": c.key, "version": c.version, "sha256": v.SHA256, "source": src})
+	apijson.Write(w, http.StatusOK, map[string]any{"key": c.key, "version": c.version, "sha256": v.SHA256, "source": src})
 	return nil
 }
 
@@ -216,7 +217,7 @@ func (a *AdminAPI) writeState(w http.ResponseWriter, r *http.Request, key string
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, res)
+	apijson.Write(w, http.StatusOK, res)
 	return nil
 }
 
@@ -224,7 +225,7 @@ func (a *AdminAPI) deletePlugin(w http.ResponseWriter, r *http.Request, c *call)
 	if err := a.reg.Delete(r.Context(), c.key); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"key": c.key, "deleted": true})
+	apijson.Write(w, http.StatusOK, map[string]any{"key": c.key, "deleted": true})
 	return nil
 }
 
@@ -232,6 +233,6 @@ func (a *AdminAPI) deleteVersion(w http.ResponseWriter, r *http.Request, c *call
 	if err := a.reg.DeleteVersion(r.Context(), c.key, c.version); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"key": c.key, "version": c.version, "deleted": true})
+	apijson.Write(w, http.StatusOK, map[string]any{"key": c.key, "version": c.version, "deleted": true})
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"github.com/turnpike-gw/turnpike/internal/plugin/jsrt"
 )
 
@@ -41,7 +42,7 @@ func (a *AdminAPI) dryRun(w http.ResponseWriter, r *http.Request, c *call) error
 			out["result"] = result
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	apijson.Write(w, http.StatusOK, out)
 	return nil
 }
 
@@ -117,6 +118,6 @@ func (a *AdminAPI) runtimeStatus(w http.ResponseWriter, r *http.Request, _ *call
 	} else {
 		out["database_revision"] = rev
 	}
-	writeJSON(w, http.StatusOK, out)
+	apijson.Write(w, http.StatusOK, out)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -139,13 +140,13 @@ func adminTask(t *Task) map[string]any {
 func (s *Service) adminTasks(w http.ResponseWriter, r *http.Request) {
 	p, ok := s.apiPrincipal(r)
 	if !ok {
-		writeAPIError(w, http.StatusUnauthorized, "unauthorized", "sign in, or send the root token as a Bearer token")
+		apijson.Error(w, http.StatusUnauthorized, "unauthorized", "sign in, or send the root token as a Bearer token")
 		return
 	}
 	q := r.URL.Query()
 	f := Filter{Status: q.Get("status"), Platform: q.Get("platform"), Model: q.Get("model")}
 	if f.Status != "" && !slices.Contains(knownStatuses, f.Status) {
-		writeAPIError(w, http.StatusBadRequest, "invalid_status",
+		apijson.Error(w, http.StatusBadRequest, "invalid_status",
 			"status must be one of "+strings.Join(knownStatuses, ", "))
 		return
 	}
@@ -156,20 +157,20 @@ func (s *Service) adminTasks(w http.ResponseWriter, r *http.Request) {
 	}
 	page := pageOf(r)
 	if pageTooLarge(page) {
-		writeAPIError(w, http.StatusBadRequest, "invalid_request", "page must be at most 1000000")
+		apijson.Error(w, http.StatusBadRequest, "invalid_request", "page must be at most 1000000")
 		return
 	}
 	ts, total, err := s.store.List(r.Context(), f, page)
 	if err != nil {
 		s.log.Error("listing tasks failed", "err", err)
-		writeAPIError(w, http.StatusInternalServerError, "internal_error", "the request could not be completed; see the server log")
+		apijson.Error(w, http.StatusInternalServerError, "internal_error", "the request could not be completed; see the server log")
 		return
 	}
 	items := make([]any, 0, len(ts))
 	for _, t := range ts {
 		items = append(items, adminTask(t))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": total})
+	apijson.Write(w, http.StatusOK, map[string]any{"items": items, "total": total})
 }
 
 // apiPrincipal authenticates /api like the admin API.
@@ -183,8 +184,4 @@ func (s *Service) apiPrincipal(r *http.Request) (*auth.Principal, bool) {
 		}
 	}
 	return nil, false
-}
-
-func writeAPIError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
 }

@@ -2,7 +2,6 @@ package task
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
@@ -297,15 +297,12 @@ func (n *nativeRequest) fail(err error) {
 	writeOpenAIError(n.w, e)
 }
 
+// writeJSON answers v on a /v1 task surface; a value that is not JSON
+// becomes an error in the OpenAI dialect, which these surfaces speak.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	if err := apijson.Encode(w, status, v); err != nil {
 		writeOpenAIError(w, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "render_failed", Message: "the plugin rendered a value that is not JSON"})
-		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
 }
 
 func writeOpenAIError(w http.ResponseWriter, e *ir.Error) {
