@@ -10,7 +10,6 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
-	"github.com/turnpike-gw/turnpike/internal/plugin/jsrt"
 )
 
 // maxUpstreamBody caps what the host reads of one upstream answer.
@@ -74,11 +73,11 @@ func call(ctx context.Context, l *plugin.Loaded, hook string, args ...any) (any,
 
 // hookMessage is the readable, scrubbed text of a hook failure.
 func hookMessage(err error, secrets []string) string {
-	var he *jsrt.HookError
+	var he *plugin.HookError
 	if errors.As(err, &he) {
 		return scrub(he.Message, secrets...)
 	}
-	if errors.Is(err, jsrt.ErrHookTimeout) {
+	if errors.Is(err, plugin.ErrHookTimeout) {
 		return "the plugin took too long to answer"
 	}
 	var de *descriptorError

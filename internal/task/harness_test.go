@@ -18,8 +18,6 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
-	"github.com/turnpike-gw/turnpike/internal/plugin/jsrt"
-	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
@@ -45,18 +43,12 @@ func loadPlugin(t testing.TB, name string) *plugin.Loaded {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog, err := jsrt.Compile(name, string(src))
+	l, err := plugin.LoadSource(name, string(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex := prog.Exports()
-	m, probs := manifest.Validate(manifest.Exports{Meta: ex.Meta, Functions: ex.Functions, Names: ex.ExportNames})
-	if len(probs) > 0 {
-		t.Fatalf("%s: %v", name, probs)
-	}
-	pool := jsrt.NewPool(prog, jsrt.PoolOptions{})
-	t.Cleanup(pool.Close)
-	return &plugin.Loaded{Key: m.Key, Version: m.Version, Manifest: m, Pool: pool, Enabled: true, Source: string(src)}
+	t.Cleanup(l.Pool.Close)
+	return l
 }
 
 // env is the task pipeline on a real SQLite file, with a user "alice"

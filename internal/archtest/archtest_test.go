@@ -1,0 +1,94 @@
+package archtest
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestTheRepositoryFollowsTheMap checks the real import graph.
+func TestTheRepositoryFollowsTheMap(t *testing.T) {
+	graph := listGraph(t)
+	if len(graph) < 20 {
+		t.Fatalf("go list reported only %d packages", len(graph))
+	}
+	for _, v := range Check(Rules, graph) {
+		t.Errorf("%s", v)
+	}
+}
+
+// listGraph asks go list for every package's imports, without building.
+func listGraph(t *testing.T) []Package {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-e", "-f",
+		`{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`,
+		Module+"...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var graph []Package
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Split(strings.ReplaceAll(sc.Text(), Module, ""), "|")
+		if len(f) != 3 {
+			t.Fatalf("unexpected go list line %q", sc.Text())
+		}
+		graph = append(graph, Package{Path: f[0], Imports: strings.Fields(f[1]), TestImports: strings.Fields(f[2])})
+	}
+	return graph
+}
+
+// TestForbiddenImportsAreCaught proves each kind of rule fails on a graph
+// that breaks it and passes on one that keeps it.
+func TestForbiddenImportsAreCaught(t *testing.T) {
+	clean := []Package{
+		{Path: "internal/app", Imports: []string{"internal/relay", "internal/admin", "internal/task", "internal/store/sqlstore", "internal/plugin"}},
+		{Path: "internal/relay", Imports: []string{"internal/ir", "internal/protocol/openai"}, TestImports: []string{"internal/store/sqlstore"}},
+		{Path: "internal/protocol/openai", Imports: []string{"internal/ir", "internal/protocol", "encoding/json"}},
+		{Path: "internal/plugin", Imports: []string{"internal/plugin/jsrt"}},
+		{Path: "internal/ir", Imports: []string{"errors"}},
+		{Path: "internal/task/egress", Imports: []string{"internal/task"}},
+	}
+	if v := Check(Rules, clean); len(v) != 0 {
+		t.Fatalf("a graph that keeps the map was refused: %v", v)
+	}
+	cases := []struct {
+		name string
+		add  Package
+		want string
+	}{
+		{"codec imports routing", Package{Path: "internal/protocol/gemini", Imports: []string{"internal/ir", "internal/routing"}}, "codecs translate"},
+		{"leaf imports config", Package{Path: "internal/ir", Imports: []string{"internal/config"}}, "ir is a leaf"},
+		{"relay imported outside app", Package{Path: "internal/admin", Imports: []string{"internal/relay"}}, "only app wires the relay"},
+		{"task subpackage imported outside app", Package{Path: "internal/relay", Imports: []string{"internal/task/records"}}, "only app wires the task service"},
+		{"admin imported by a test outside app", Package{Path: "internal/billing", TestImports: []string{"internal/admin"}}, "only app wires the admin API"},
+		{"sqlstore imported by a service", Package{Path: "internal/billing", Imports: []string{"internal/store/sqlstore"}}, "only app knows which store"},
+		{"jsrt imported outside plugin", Package{Path: "internal/task", Imports: []string{"internal/plugin/jsrt"}}, "only plugin runs JavaScript"},
+		{"jsrt imported by another package's tests", Package{Path: "internal/task", TestImports: []string{"internal/plugin/jsrt"}}, "only plugin runs JavaScript"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			graph := append(append([]Package(nil), clean...), c.add)
+			v := Check(Rules, graph)
+			if len(v) != 1 || v[0].Rule != ruleNamed(t, c.want) {
+				t.Fatalf("violations %v, want one of rule %q", v, c.want)
+			}
+		})
+	}
+}
+
+func ruleNamed(t *testing.T, prefix string) string {
+	t.Helper()
+	for _, r := range Rules {
+		if strings.HasPrefix(r.Name, prefix) {
+			return r.Name
+		}
+	}
+	t.Fatalf("no rule named %q", prefix)
+	return ""
+}
