@@ -59,7 +59,7 @@ func baselineHandler(b *testing.B) http.Handler {
 }
 
 func benchHandler(b *testing.B, h http.Handler, mode Mode) {
-	body := phase{mode: mode}.body()
+	body := (&phase{mode: mode}).body()
 	call := func() *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+BenchKey)

@@ -51,6 +51,7 @@ func RunChild(role string, args []string, stdin io.Reader, stdout, stderr io.Wri
 	dir := fs.String("dir", "", "directory for the gateway database")
 	chunks := fs.Int("chunks", 20, "content chunks per streamed answer")
 	delay := fs.Duration("delay", 0, "pause before each chunk of a paced stream")
+	slowDelay := fs.Duration("slow-delay", 0, "pause before each chunk of a slow stream")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -64,7 +65,9 @@ func RunChild(role string, args []string, stdin io.Reader, stdout, stderr io.Wri
 	var err error
 	switch role {
 	case roleUpstream:
-		err = serveHandler(ctx, NewUpstream(*chunks, *delay).Handler(), ready)
+		up := NewUpstream(*chunks, *delay)
+		up.SlowDelay = *slowDelay
+		err = serveHandler(ctx, up.Handler(), ready)
 	case roleProxy:
 		var u *url.URL
 		if u, err = url.Parse(*upstream); err == nil {

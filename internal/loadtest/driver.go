@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -26,6 +27,10 @@ const (
 	// StreamPaced is a streamed chat call whose upstream pauses before each
 	// chunk, to show whether the proxy delays chunks.
 	StreamPaced Mode = "stream-paced"
+	// ManyStreams holds many slow streams open at once (the upstream pauses
+	// Options.ManyDelay before each chunk), to show the cost of each open
+	// stream in memory and CPU.
+	ManyStreams Mode = "many-streams"
 )
 
 // contentMarker is the text of every content chunk of the fake upstream.
@@ -44,6 +49,10 @@ type phase struct {
 	requests int
 	chunks   int
 	delay    time.Duration
+	// abortPercent of the streamed calls disconnect after half their
+	// content chunks, as real clients do.
+	abortPercent int
+	calls        atomic.Int64
 }
 
 // sample is what one worker observed.
@@ -53,12 +62,13 @@ type sample struct {
 	// compared with when the upstream sent it (request start + i × delay).
 	lags     []time.Duration
 	errors   int
+	aborted  int
 	firstErr string
 }
 
 // run drives the phase with closed-loop workers, each with its own
 // connection, until the duration or the request count is reached.
-func (p phase) run(ctx context.Context) sample {
+func (p *phase) run(ctx context.Context) sample {
 	tr := &http.Transport{MaxIdleConnsPerHost: p.conns, MaxConnsPerHost: p.conns, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: time.Minute}
@@ -90,6 +100,7 @@ func (p phase) run(ctx context.Context) sample {
 		all.latencies = append(all.latencies, s.latencies...)
 		all.lags = append(all.lags, s.lags...)
 		all.errors += s.errors
+		all.aborted += s.aborted
 		if all.firstErr == "" {
 			all.firstErr = s.firstErr
 		}
@@ -97,8 +108,10 @@ func (p phase) run(ctx context.Context) sample {
 	return all
 }
 
-func (p phase) body() []byte {
+func (p *phase) body() []byte {
 	switch p.mode {
+	case ManyStreams:
+		return fmt.Appendf(nil, `{"model":%q,"messages":[{"role":"user","content":"Say hello in a few words."}],"stream":true,"stream_options":{"include_usage":true}}`, BenchModel+SlowSuffix)
 	case Stream:
 		return fmt.Appendf(nil, `{"model":%q,"messages":[{"role":"user","content":"Say hello in a few words."}],"stream":true,"stream_options":{"include_usage":true}}`, BenchModel)
 	case StreamPaced:
@@ -108,7 +121,7 @@ func (p phase) body() []byte {
 }
 
 // once makes one call and records its latency, or the error.
-func (p phase) once(ctx context.Context, client *http.Client, body []byte, s *sample) {
+func (p *phase) once(ctx context.Context, client *http.Client, body []byte, s *sample) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url+"/v1/chat/completions", bytes.NewReader(body))
 	if err != nil {
 		s.fail(err)
@@ -130,9 +143,17 @@ func (p phase) once(ctx context.Context, client *http.Client, body []byte, s *sa
 		s.fail(fmt.Errorf("status %d: %s", resp.StatusCode, strings.TrimSpace(string(msg))))
 		return
 	}
-	if p.mode == Regular {
+	switch {
+	case p.mode == Regular:
 		err = readAnswer(resp.Body)
-	} else {
+	case abortsCall(p.calls.Add(1), p.abortPercent):
+		// Leaving after half the chunks closes the connection under the
+		// proxy mid-stream; the call counts as aborted, not as completed.
+		if err = readChunks(resp.Body, p.chunks/2); err == nil {
+			s.aborted++
+			return
+		}
+	default:
 		err = p.readStream(resp.Body, start, s)
 	}
 	if err != nil {
@@ -155,7 +176,7 @@ func readAnswer(r io.Reader) error {
 
 // readStream reads a stream to its end, checking that every content chunk
 // arrived, and for paced streams records each chunk's lag.
-func (p phase) readStream(r io.Reader, start time.Time, s *sample) error {
+func (p *phase) readStream(r io.Reader, start time.Time, s *sample) error {
 	seen := 0
 	err := readSSE(r, func(payload []byte) {
 		if !bytes.Contains(payload, contentMarker) {
@@ -178,6 +199,37 @@ func (p phase) readStream(r io.Reader, start time.Time, s *sample) error {
 		return fmt.Errorf("stream carried %d content chunks, want %d", seen, p.chunks)
 	}
 	return nil
+}
+
+// abortsCall reports whether call n (from 1) of a phase is one of the
+// percent in a hundred that disconnect; the aborts are spread evenly, so
+// any run of 100 calls holds exactly percent of them.
+func abortsCall(n int64, percent int) bool {
+	if percent <= 0 || n <= 0 {
+		return false
+	}
+	return n*int64(percent)/100 > (n-1)*int64(percent)/100
+}
+
+// readChunks reads a stream until n content chunks have arrived.
+func readChunks(r io.Reader, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	seen := 0
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxEventLine)
+	for sc.Scan() {
+		if bytes.HasPrefix(sc.Bytes(), []byte("data:")) && bytes.Contains(sc.Bytes(), contentMarker) {
+			if seen++; seen == n {
+				return nil
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("stream ended after %d content chunks, before the %d to abort at", seen, n)
 }
 
 func (s *sample) fail(err error) {

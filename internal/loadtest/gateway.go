@@ -32,7 +32,7 @@ func GatewayConfig(dir, upstreamURL string) config.Config {
 	cfg.CryptoSecret = "bench-crypto-secret-not-for-production"
 	unlimited := int64(-1)
 	weight := 1
-	models := []string{BenchModel, BenchModel + PacedSuffix}
+	models := []string{BenchModel, BenchModel + PacedSuffix, BenchModel + SlowSuffix}
 	cfg.Seed = config.Seed{
 		Groups: map[string]float64{"default": 1},
 		Users:  []config.SeedUser{{Username: benchUser, Password: "bench-password", Role: "user", Group: "default", Quota: 1 << 60}},

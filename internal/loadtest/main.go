@@ -79,8 +79,11 @@ func parseFlags(args []string, stderr io.Writer) (Options, string, error) {
 	fs.DurationVar(&o.ChunkDelay, "chunk-delay", 5*time.Millisecond, "upstream pause before each chunk in the stream-paced mode")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the gateway process to this file")
 	fs.IntVar(&o.Rounds, "rounds", 1, "measure each baseline-then-gateway pair this many times and report the medians")
+	fs.IntVar(&o.ManyConns, "many-conns", 1000, "concurrent streams of the many-streams mode")
+	fs.DurationVar(&o.ManyDelay, "many-delay", 50*time.Millisecond, "upstream pause before each chunk in the many-streams mode")
+	fs.IntVar(&o.AbortPercent, "abort-percent", 10, "percent of stream and stream-paced calls the client abandons halfway")
 	conns := fs.String("conns", "1,50", "comma-separated connection counts")
-	modes := fs.String("modes", "regular,stream,stream-paced", "comma-separated modes: regular, stream, stream-paced")
+	modes := fs.String("modes", "regular,stream,stream-paced", "comma-separated modes: regular, stream, stream-paced, many-streams")
 	markdown := fs.String("markdown", "", "append the result table to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, "", err
@@ -91,6 +94,9 @@ func parseFlags(args []string, stderr io.Writer) (Options, string, error) {
 	}
 	if err == nil && (o.Chunks <= 0 || o.Rounds <= 0 || o.Duration <= 0 && o.Requests <= 0) {
 		err = fmt.Errorf("-chunks, -rounds and -duration (or -requests) must be positive")
+	}
+	if err == nil && (o.ManyConns <= 0 || o.ManyConns > 1000 || o.ManyDelay <= 0 || o.AbortPercent < 0 || o.AbortPercent > 100) {
+		err = fmt.Errorf("-many-conns must be 1 to 1000, -many-delay positive and -abort-percent 0 to 100")
 	}
 	if err == nil {
 		o.Self, err = os.Executable()
@@ -118,7 +124,7 @@ func parseModes(s string) ([]Mode, error) {
 	var out []Mode
 	for _, f := range strings.Split(s, ",") {
 		m := Mode(strings.TrimSpace(f))
-		if m != Regular && m != Stream && m != StreamPaced {
+		if m != Regular && m != Stream && m != StreamPaced && m != ManyStreams {
 			return nil, fmt.Errorf("-modes: unknown mode %q", f)
 		}
 		out = append(out, m)

@@ -97,6 +97,15 @@ func TestParseFlags(t *testing.T) {
 					t.Errorf("got %+v, markdown %q", o, markdown)
 				}
 			}},
+		{name: "many streams default to 1000 connections 50 ms apart, with a tenth of streams aborted",
+			args: []string{"-modes", "many-streams"}, check: func(t *testing.T, o Options, _ string) {
+				if len(o.Modes) != 1 || o.Modes[0] != ManyStreams || o.ManyConns != 1000 || o.ManyDelay != 50*time.Millisecond || o.AbortPercent != 10 {
+					t.Errorf("got %+v", o)
+				}
+			}},
+		{name: "more than 1000 many-streams connections are refused", args: []string{"-many-conns", "1001"}, wantErr: true},
+		{name: "an abort share over 100 percent is refused", args: []string{"-abort-percent", "101"}, wantErr: true},
+		{name: "a zero many-streams delay is refused", args: []string{"-many-delay", "0s"}, wantErr: true},
 		{name: "an unknown mode is refused", args: []string{"-modes", "regular,batch"}, wantErr: true},
 		{name: "a zero connection count is refused", args: []string{"-conns", "0"}, wantErr: true},
 		{name: "a huge connection count is refused", args: []string{"-conns", "100000"}, wantErr: true},

@@ -36,6 +36,13 @@ type Options struct {
 	// ChunkDelay the upstream's pause before each in paced streams.
 	Chunks     int
 	ChunkDelay time.Duration
+	// ManyConns is the concurrency of the many-streams mode (which ignores
+	// Conns), and ManyDelay its upstream's pause before each chunk.
+	ManyConns int
+	ManyDelay time.Duration
+	// AbortPercent of the calls of the stream and stream-paced modes
+	// disconnect halfway through the stream.
+	AbortPercent int
 	// CPUProfile, if set, is where the gateway child writes a CPU profile.
 	CPUProfile string
 	// Log receives the children's diagnostics and progress lines.
@@ -50,6 +57,9 @@ type Result struct {
 	// Round numbers the repeats of a phase from 1.
 	Round    int
 	Requests int
+	// Aborted counts the calls the client left mid-stream on purpose; they
+	// are not in Requests.
+	Aborted  int
 	Errors   int
 	FirstErr string
 	Elapsed  time.Duration
@@ -91,7 +101,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	up, err := startChild(o.Self, roleUpstream, []string{"-chunks", fmt.Sprint(o.Chunks), "-delay", o.ChunkDelay.String()}, nil, o.Log)
+	up, err := startChild(o.Self, roleUpstream, []string{"-chunks", fmt.Sprint(o.Chunks), "-delay", o.ChunkDelay.String(), "-slow-delay", o.ManyDelay.String()}, nil, o.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +122,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	defer targets[1].stop()
 	var results []Result
 	for _, mode := range o.Modes {
-		for _, conns := range o.Conns {
+		for _, conns := range phaseConns(o, mode) {
 			// Baseline and gateway run back to back so each pair sees the
 			// same machine conditions; rounds alternate the two, so a slow
 			// spell of a shared machine lands in one pair, not one target.
@@ -123,8 +133,8 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 						return results, err
 					}
 					r.Round = round
-					fmt.Fprintf(o.Log, "%-8s %-12s %3d conns: %8.0f req/s  p50 %-9s  CPU %s/req\n",
-						r.Target, r.Mode, r.Conns, r.RPS(), fmtDur(r.P50), fmtDur(r.CPUPerRequest()))
+					fmt.Fprintf(o.Log, "%-8s %-12s %3d conns: %8.0f req/s  p50 %-9s  CPU %s/req  %d aborted  RSS %.0f MB\n",
+						r.Target, r.Mode, r.Conns, r.RPS(), fmtDur(r.P50), fmtDur(r.CPUPerRequest()), r.Aborted, float64(r.RSS)/(1<<20))
 					results = append(results, r)
 				}
 			}
@@ -133,14 +143,33 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	return results, failures(results)
 }
 
+// phaseConns is the concurrencies mode is measured at.
+func phaseConns(o Options, mode Mode) []int {
+	if mode == ManyStreams {
+		return []int{o.ManyConns}
+	}
+	return o.Conns
+}
+
+func newPhase(o Options, url, name string, mode Mode, conns int) *phase {
+	p := &phase{target: name, url: url, mode: mode, conns: conns, chunks: o.Chunks, delay: o.ChunkDelay,
+		duration: o.Duration, requests: o.Requests}
+	switch mode {
+	case ManyStreams:
+		p.delay = o.ManyDelay
+	case Stream, StreamPaced:
+		p.abortPercent = o.AbortPercent
+	}
+	return p
+}
+
 func measure(ctx context.Context, o Options, t *child, name string, mode Mode, conns int) (Result, error) {
-	p := phase{target: name, url: t.URL, mode: mode, conns: conns, chunks: o.Chunks, delay: o.ChunkDelay}
 	if o.Warmup > 0 {
-		warm := p
+		warm := newPhase(o, t.URL, name, mode, conns)
 		warm.duration, warm.requests = o.Warmup, 0
 		warm.run(ctx)
 	}
-	p.duration, p.requests = o.Duration, o.Requests
+	p := newPhase(o, t.URL, name, mode, conns)
 	before, err := ProcessCPU(t.pid())
 	if err != nil {
 		return Result{}, fmt.Errorf("read CPU of %s: %w", name, err)
@@ -161,7 +190,7 @@ func measure(ctx context.Context, o Options, t *child, name string, mode Mode, c
 	}
 	lat, lags := sortedCopy(s.latencies), sortedCopy(s.lags)
 	return Result{
-		Target: name, Mode: mode, Conns: conns, Requests: len(lat), Errors: s.errors, FirstErr: s.firstErr,
+		Target: name, Mode: mode, Conns: conns, Requests: len(lat), Aborted: s.aborted, Errors: s.errors, FirstErr: s.firstErr,
 		Elapsed: elapsed, P50: percentile(lat, 0.5), P99: percentile(lat, 0.99), CPU: after - before,
 		LagP50: percentile(lags, 0.5), LagP99: percentile(lags, 0.99), RSS: rss,
 	}, nil

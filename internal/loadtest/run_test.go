@@ -114,3 +114,54 @@ func TestMainExitCodes(t *testing.T) {
 		})
 	}
 }
+
+func TestAbortsCallSpreadsTheShareEvenly(t *testing.T) {
+	cases := []struct {
+		percent    int
+		calls      int64
+		wantAborts int
+	}{
+		{0, 1000, 0},
+		{10, 100, 10},
+		{10, 1000, 100},
+		{7, 1000, 70},
+		{100, 50, 50},
+		{33, 300, 99},
+	}
+	for _, tc := range cases {
+		got, run := 0, 0
+		for n := int64(1); n <= tc.calls; n++ {
+			if abortsCall(n, tc.percent) {
+				got++
+				run = 0
+			} else if run++; tc.percent > 0 && run > 100/tc.percent {
+				t.Errorf("%d%%: %d calls in a row without an abort at call %d", tc.percent, run, n)
+			}
+		}
+		if got != tc.wantAborts {
+			t.Errorf("%d%% of %d calls: %d aborts, want %d", tc.percent, tc.calls, got, tc.wantAborts)
+		}
+	}
+}
+
+func TestManyStreamsAndAbortedStreamsRunWithoutErrors(t *testing.T) {
+	results := runChildren(t, Options{Requests: 40, Conns: []int{4}, Modes: []Mode{Stream, ManyStreams},
+		Chunks: 6, ChunkDelay: time.Millisecond, ManyConns: 8, ManyDelay: 2 * time.Millisecond, AbortPercent: 25})
+	if len(results) != 4 {
+		t.Fatalf("got %d results, want 2 modes × 2 targets", len(results))
+	}
+	for _, r := range results {
+		name := fmt.Sprintf("%s/%s/%d", r.Target, r.Mode, r.Conns)
+		wantAborted, wantConns := 10, 4
+		if r.Mode == ManyStreams {
+			wantAborted, wantConns = 0, 8
+		}
+		if r.Errors != 0 || r.Aborted != wantAborted || r.Requests != 40-wantAborted || r.Conns != wantConns {
+			t.Errorf("%s: %d completed, %d aborted, %d errors at %d conns; want %d, %d, 0 at %d",
+				name, r.Requests, r.Aborted, r.Errors, r.Conns, 40-wantAborted, wantAborted, wantConns)
+		}
+		if r.RSS <= 0 {
+			t.Errorf("%s: no RSS reported", name)
+		}
+	}
+}

@@ -16,13 +16,18 @@ import (
 // the bare proxy and the gateway forward unchanged.
 const PacedSuffix = "-paced"
 
+// SlowSuffix marks a model whose streamed answers the fake upstream paces
+// with its slow delay, for the many-streams mode.
+const SlowSuffix = "-slow"
+
 // Upstream is a fast OpenAI-compatible chat endpoint. Its answers are
 // precomputed so that its own CPU cost stays small next to the proxy's.
 type Upstream struct {
 	// Chunks is the number of content chunks in a streamed answer.
 	Chunks int
-	// Delay is the pause before each content chunk of a paced stream.
-	Delay time.Duration
+	// Delay is the pause before each content chunk of a paced stream, and
+	// SlowDelay that of a slow one.
+	Delay, SlowDelay time.Duration
 
 	regular []byte
 	chunk   []byte
@@ -69,8 +74,11 @@ func (u *Upstream) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var delay time.Duration
-	if strings.HasSuffix(gjson.GetBytes(body, "model").String(), PacedSuffix) {
+	switch model := gjson.GetBytes(body, "model").String(); {
+	case strings.HasSuffix(model, PacedSuffix):
 		delay = u.Delay
+	case strings.HasSuffix(model, SlowSuffix):
+		delay = u.SlowDelay
 	}
 	u.stream(w, r, delay)
 }

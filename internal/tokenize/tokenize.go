@@ -8,37 +8,58 @@ import (
 	"strings"
 	"sync"
 
-	tiktoken "github.com/pkoukk/tiktoken-go"
-	loader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/dlclark/regexp2"
+	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
 
 var perMsgOH = 3 // tokens the chat format adds per message
 
+// The pre-tokenizer patterns of the two encodings, as OpenAI publishes them.
+const (
+	o200kPattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
+		`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
+		`|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	cl100kPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+)
+
 // encoding is one BPE table, loaded the first time a model needs it: most
-// traffic only ever needs o200k, and each table costs megabytes of heap.
+// traffic only ever needs o200k, and nothing is parsed until a count is asked.
 type encoding struct {
-	name string
-	once sync.Once
-	enc  *tiktoken.Tiktoken
+	name    string
+	pattern string
+	once    sync.Once
+	enc     *encoder
 }
 
 var (
-	loaderOnce sync.Once
-	o200k      = &encoding{name: "o200k_base"}
-	cl100k     = &encoding{name: "cl100k_base"}
+	o200k  = &encoding{name: "o200k_base", pattern: o200kPattern}
+	cl100k = &encoding{name: "cl100k_base", pattern: cl100kPattern}
 )
 
-func (e *encoding) get() *tiktoken.Tiktoken {
-	e.once.Do(func() {
-		loaderOnce.Do(func() { tiktoken.SetBpeLoader(loader.NewOfflineLoader()) })
-		e.enc, _ = tiktoken.GetEncoding(e.name) // nil: Count falls back to bytes/4
-	})
+func (e *encoding) get() *encoder {
+	e.once.Do(func() { e.enc, _ = e.load() }) // nil: Count falls back to bytes/4
 	return e.enc
+}
+
+func (e *encoding) load() (*encoder, error) {
+	file, err := assets.Assets.ReadFile(e.name + ".tiktoken")
+	if err != nil {
+		return nil, err
+	}
+	table, err := newRankTable(file)
+	if err != nil {
+		return nil, err
+	}
+	split, err := regexp2.Compile(e.pattern, regexp2.None)
+	if err != nil {
+		return nil, err
+	}
+	return &encoder{table: table, split: split}, nil
 }
 
 // encodingFor picks the encoding the model family uses; models of other
 // vendors get o200k, the closest public approximation.
-func encodingFor(model string) *tiktoken.Tiktoken {
+func encodingFor(model string) *encoder {
 	m := strings.ToLower(model)
 	if strings.HasPrefix(m, "gpt-4-") || m == "gpt-4" || strings.HasPrefix(m, "gpt-3.5") || strings.HasPrefix(m, "text-embedding") {
 		return cl100k.get()
@@ -56,7 +77,7 @@ func Count(model, text string) int {
 	if enc == nil {
 		return (len(text) + 3) / 4
 	}
-	return len(enc.EncodeOrdinary(text))
+	return enc.count(text)
 }
 
 // Messages counts a chat prompt: each message's texts plus the per-message
