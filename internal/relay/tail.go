@@ -39,7 +39,12 @@ func (c *callCore) relayEvents(t streamTail, input func() int, bill func(ir.Usag
 	if err != nil && !c.wrote {
 		return err
 	}
-	if err != nil {
+	switch {
+	case err != nil && c.r.Context().Err() != nil:
+		// The client left, which cancelled the upstream read: not the
+		// upstream's fault, and nobody is there to tell.
+		c.rl.Logger.DebugContext(c.r.Context(), "client left mid-stream", "surface", c.name, "channel_id", c.channelID())
+	case err != nil:
 		c.rl.Logger.WarnContext(c.r.Context(), "stream ended early", "surface", c.name, "channel_id", c.channelID(), "err", err)
 		if t.broken != nil {
 			t.broken()
