@@ -225,4 +225,3 @@ func (c *call) normalizedPassthrough(codec protocol.Codec, model string) ([]byte
 	}
 	return codec.PassthroughBody(body, model, c.req.Stream)
 }
-
