@@ -59,11 +59,29 @@ func (s *Service) RestoreHold(acct Account, key string, reserved int64) *Hold {
 	return &Hold{s: s, acct: acct, key: key, Reserved: reserved}
 }
 
+// quotaError is the client's error for a reservation that failed. A
+// balance that cannot be read or moved (Redis or the database away, the
+// live balances being rebuilt) is a 503 the client may retry, never a 500:
+// the call was refused rather than admitted on a balance nobody could
+// check.
 func quotaError(err error) error {
 	if errors.Is(err, ErrInsufficientUser) || errors.Is(err, ErrInsufficientToken) {
 		return &ir.Error{Status: 402, Kind: ir.KindQuota, Code: "insufficient_quota", Message: err.Error() + " for this request", Cause: err}
 	}
-	return err
+	var ie *ir.Error
+	if errors.As(err, &ie) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	var se *storeError
+	if errors.As(err, &se) {
+		if errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "store_unavailable",
+			Message: "the gateway cannot read balances right now; retry shortly", Cause: err}
+	}
+	return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "redis_unavailable",
+		Message: "the gateway cannot check balances right now; retry shortly", Cause: err}
 }
 
 // entry is the hold's ledger entry of a kind; its key is <hold key>:<kind>.

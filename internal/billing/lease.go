@@ -59,11 +59,15 @@ func (s *Service) RunLeases(ctx context.Context, lease time.Duration) {
 	defer renew.Stop()
 	sweep := time.NewTicker(max(lease/2, time.Millisecond))
 	defer sweep.Stop()
+	heal := time.NewTicker(healEvery)
+	defer heal.Stop()
 	s.sweepLogged(ctx)
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-heal.C:
+			s.heal(ctx)
 		case <-renew.C:
 			if err := s.TakeLease(ctx, lease); err != nil && ctx.Err() == nil {
 				s.writer.log.Warn("billing lease not renewed", "node", s.node, "err", err)
@@ -71,6 +75,22 @@ func (s *Service) RunLeases(ctx context.Context, lease time.Duration) {
 		case <-sweep.C:
 			s.sweepLogged(ctx)
 		}
+	}
+}
+
+// healEvery is how often a node retries ending a live-balance epoch it
+// left unequal to the ledger, so the repair does not wait for traffic.
+const healEvery = time.Second
+
+// healer is implemented by shared balances that a failed move can leave
+// unequal to the ledger until they are rebuilt (see redis_epoch.go).
+type healer interface {
+	Heal(ctx context.Context) error
+}
+
+func (s *Service) heal(ctx context.Context) {
+	if h, ok := s.balances.(healer); ok {
+		_ = h.Heal(ctx) // retried on the next tick; the failure was logged when marked
 	}
 }
 
