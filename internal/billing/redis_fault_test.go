@@ -309,4 +309,3 @@ func asIR(err error, target **ir.Error) bool {
 	}
 	return ok
 }
-
