@@ -41,15 +41,16 @@ func (s *Service) Reserve(ctx context.Context, acct Account, key string, amount 
 	if amount < 0 {
 		amount = 0
 	}
-	if err := s.moveFor(ctx, acct, key+":"+store.LedgerReserve, -amount, false); err != nil {
-		return nil, quotaError(err)
-	}
 	h := &Hold{s: s, acct: acct, key: key, Reserved: amount}
 	now := time.Now().UTC()
-	s.writer.Item(store.BillingItem{
+	it := store.BillingItem{
 		Entry: h.entry(store.LedgerReserve, -amount, 0),
 		Open:  &store.Hold{Key: key, Owner: s.node, UserID: acct.UserID, TokenID: acct.TokenID, Amount: amount, CreatedAt: now},
-	})
+	}
+	if err := s.moveFor(ctx, acct, &it, -amount, false); err != nil {
+		return nil, quotaError(err)
+	}
+	s.writer.Item(it)
 	return h, nil
 }
 
@@ -111,12 +112,16 @@ func (h *Hold) SettleWith(ctx context.Context, charge int64, log *store.UsageLog
 		return false
 	}
 	diff := charge - h.Reserved
-	if err := h.s.moveFor(ctx, h.acct, h.key+":"+store.LedgerSettle, -diff, true); err != nil {
-		// The balance was loaded when reserving, so only an account deleted
-		// meanwhile lands here; the ledger row still records the charge.
+	// The journaled item is what makes an answered call charged even if
+	// this process dies before its writer stores it: the sweep of a lapsed
+	// node writes it instead of refunding the hold.
+	it := store.BillingItem{Entry: h.entry(store.LedgerSettle, -diff, charge), Log: log, Close: h.key}
+	if err := h.s.moveFor(ctx, h.acct, &it, -diff, true); err != nil {
+		// The ledger row still records the charge; shared balances that
+		// missed the move are rebuilt from the ledger (see redis_epoch.go).
 		h.s.writer.log.Warn("settle could not adjust the live balance", "key", h.key, "err", err)
 	}
-	h.s.writer.Item(store.BillingItem{Entry: h.entry(store.LedgerSettle, -diff, charge), Log: log, Close: h.key})
+	h.s.writer.Item(it)
 	return true
 }
 
@@ -137,10 +142,11 @@ func (h *Hold) RefundWith(ctx context.Context, log *store.UsageLog) bool {
 	if !h.ended.CompareAndSwap(false, true) {
 		return false
 	}
-	if err := h.s.moveFor(ctx, h.acct, h.key+":"+store.LedgerRefund, h.Reserved, true); err != nil {
+	it := store.BillingItem{Entry: h.entry(store.LedgerRefund, h.Reserved, 0), Log: log, Close: h.key}
+	if err := h.s.moveFor(ctx, h.acct, &it, h.Reserved, true); err != nil {
 		h.s.writer.log.Warn("refund could not adjust the live balance", "key", h.key, "err", err)
 	}
-	h.s.writer.Item(store.BillingItem{Entry: h.entry(store.LedgerRefund, h.Reserved, 0), Log: log, Close: h.key})
+	h.s.writer.Item(it)
 	return true
 }
 

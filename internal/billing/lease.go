@@ -110,11 +110,20 @@ func (s *Service) sweepLogged(ctx context.Context) {
 // live balances move in step (see Balances.Committed). It returns how many
 // holds this call released.
 //
-// With shared (Redis) balances it then reconciles the journals of lapsed
+// With shared (Redis) balances it first writes what the journals of lapsed
+// nodes hold (see replayJournals), so that a call a dead node had answered
+// is charged rather than released, and then reconciles the journals of lapsed
 // nodes (see Journal), so a move made in Redis whose ledger entry died
 // with its node is given back there too.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	now, err := s.now(ctx)
+	if err != nil {
+		return 0, err
+	}
+	replayed, err := s.replayJournals(ctx, now)
+	if replayed > 0 {
+		s.writer.log.Info("billing sweep wrote calls a lapsed node had answered but not stored", "settles", replayed)
+	}
 	if err != nil {
 		return 0, err
 	}

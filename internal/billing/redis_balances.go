@@ -168,7 +168,7 @@ func b2s(b bool) string {
 }
 
 func (r *redisBalances) Take(ctx context.Context, userID, tokenID, amount int64, force bool) error {
-	return r.runMove(ctx, userID, tokenID, func(ep string) (int, error) {
+	return r.runMove(ctx, userID, tokenID, force, func(ep string) (int, error) {
 		keys := []string{r.userKey(ep, userID), r.tokenKey(ep, tokenID), r.epochKey()}
 		return takeScript.Run(ctx, r.rdb, keys, amount, b2s(force), b2s(tokenID != 0), ep).Int()
 	})
@@ -180,8 +180,19 @@ const moveAttempts = 5
 
 // runMove runs a balance script in the current epoch, following a lost
 // epoch and loading a balance Redis does not hold yet from the database,
-// and trying again: the one retry rule of every move.
-func (r *redisBalances) runMove(ctx context.Context, userID, tokenID int64, run func(epoch string) (int, error)) error {
+// and trying again: the one retry rule of every move. A forced move is
+// recorded in the ledger whatever happens here, so when it fails in Redis
+// the epoch is marked dirty and rebuilt from the ledger.
+func (r *redisBalances) runMove(ctx context.Context, userID, tokenID int64, force bool, run func(epoch string) (int, error)) error {
+	err := r.tryMove(ctx, userID, tokenID, run)
+	var se *storeError
+	if err != nil && force && !errors.Is(err, errRebuilding) && !errors.As(err, &se) {
+		r.markDirty(r.current(), err)
+	}
+	return err
+}
+
+func (r *redisBalances) tryMove(ctx context.Context, userID, tokenID int64, run func(epoch string) (int, error)) error {
 	for attempt := 0; attempt < moveAttempts; attempt++ {
 		ep, err := r.epoch(ctx)
 		if err != nil {
@@ -396,9 +407,14 @@ var _ Journal = (*redisBalances)(nil)
 func (r *redisBalances) journalKey(ep, node string) string { return r.space(ep) + "journal:" + node }
 func (r *redisBalances) journalSet(ep string) string       { return r.space(ep) + "journals" }
 
-func (r *redisBalances) MoveFor(ctx context.Context, node, entryKey string, userID, tokenID, delta int64, force bool) error {
+// A journal record is "<user> <key> <delta>", then " <item>" when the
+// move carries its encoded billing item.
+func (r *redisBalances) MoveFor(ctx context.Context, node, entryKey string, item []byte, userID, tokenID, delta int64, force bool) error {
 	record := strconv.FormatInt(userID, 10) + " " + strconv.FormatInt(tokenID, 10) + " " + strconv.FormatInt(delta, 10)
-	return r.runMove(ctx, userID, tokenID, func(ep string) (int, error) {
+	if len(item) > 0 {
+		record += " " + string(item)
+	}
+	return r.runMove(ctx, userID, tokenID, force, func(ep string) (int, error) {
 		keys := []string{r.userKey(ep, userID), r.tokenKey(ep, tokenID), r.journalKey(ep, node), r.journalSet(ep), r.epochKey()}
 		return moveScript.Run(ctx, r.rdb, keys, delta, b2s(force), b2s(tokenID != 0), entryKey, record, node, ep).Int()
 	})
@@ -418,6 +434,24 @@ func (r *redisBalances) Nodes(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	return r.rdb.SMembers(ctx, r.journalSet(ep)).Result()
+}
+
+func (r *redisBalances) Pending(ctx context.Context, node string) (map[string][]byte, error) {
+	ep, err := r.epoch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := r.rdb.HGetAll(ctx, r.journalKey(ep, node)).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(recs))
+	for k, rec := range recs {
+		if f := strings.SplitN(rec, " ", 4); len(f) == 4 {
+			out[k] = []byte(f[3])
+		}
+	}
+	return out, nil
 }
 
 func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(context.Context, []string) (map[string]bool, error)) (int, error) {
@@ -446,13 +480,13 @@ func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(
 	undone := 0
 	for k, rec := range recs {
 		var userID, tokenID, delta int64
-		f := strings.Fields(rec)
-		if len(f) == 3 {
+		f := strings.SplitN(rec, " ", 4)
+		if len(f) >= 3 {
 			userID, _ = strconv.ParseInt(f[0], 10, 64)
 			tokenID, _ = strconv.ParseInt(f[1], 10, 64)
 			delta, _ = strconv.ParseInt(f[2], 10, 64)
 		}
-		undo := !have[k] && len(f) == 3
+		undo := !have[k] && len(f) >= 3
 		n, err := undoScript.Run(ctx, r.rdb, []string{jk, r.userKey(ep, userID), r.tokenKey(ep, tokenID), r.epochKey()},
 			k, b2s(undo), delta, b2s(tokenID != 0), ep).Int()
 		if err != nil {
