@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -56,9 +57,11 @@ func factories(t *testing.T) []balancesFactory {
 		if err := rdb.Ping(context.Background()).Err(); err != nil {
 			t.Fatalf("TURNPIKE_TEST_REDIS is set but Redis does not answer: %v", err)
 		}
-		b := &redisBalances{rdb: rdb, st: st, prefix: "turnpike:test:" + t.Name() + ":"}
+		b := newRedisBalances(rdb, st)
+		b.root = "turnpike:test:" + t.Name() + ":"
+		b.ep.pause = 20 * time.Millisecond // a fresh epoch; no earlier moves to wait for
 		t.Cleanup(func() {
-			keys, _ := rdb.Keys(context.Background(), b.prefix+"*").Result()
+			keys, _ := rdb.Keys(context.Background(), b.root+"*").Result()
 			if len(keys) > 0 {
 				rdb.Del(context.Background(), keys...)
 			}
