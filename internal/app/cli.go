@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/turnpike-gw/turnpike/internal/config"
@@ -15,33 +16,44 @@ import (
 const usage = `Usage: turnpike [command] [--config FILE]
 
 Commands:
-  serve     run the gateway (the default)
-  demo      run the gateway with a built-in demo upstream, channel, user and key
-  version   print the version
+  serve          run the gateway (the default)
+  demo           run the gateway with a built-in demo upstream, channel, user and key
+  help           list the commands (also --help, -h)
+  version        print the version, commit and commit date (also --version)
   plugin check FILE
-            validate a task plugin offline and list every problem
+                 validate a task plugin offline and list every problem
 `
 
 // Main runs the command line and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	cmd := "serve"
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+	if len(args) > 0 && args[0] != "" && (args[0][0] != '-' || isTopLevelFlag(args[0])) {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
-	case "version":
-		fmt.Fprintln(stdout, "turnpike", Version)
+	case "version", "--version", "-version":
+		printVersion(stdout, Version, readBuildVCS(debug.ReadBuildInfo))
 		return 0
 	case "plugin":
 		return pluginCommand(args, stdout, stderr)
 	case "serve", "demo":
 		return runServer(cmd == "demo", args, stdout, stderr, getenv)
-	case "help", "-h", "--help":
+	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
 	fmt.Fprintf(stderr, "turnpike: unknown command %q\n\n%s", cmd, usage)
 	return 2
+}
+
+// isTopLevelFlag reports the flags that name a command of their own rather
+// than an option of serve, so "turnpike --help" is not a flag error.
+func isTopLevelFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "-version", "--version":
+		return true
+	}
+	return false
 }
 
 func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
