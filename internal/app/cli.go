@@ -20,6 +20,11 @@ Commands:
   demo           run the gateway with a built-in demo upstream, channel, user and key
   help           list the commands (also --help, -h)
   version        print the version, commit and commit date (also --version)
+  config check   validate the configuration and seed, connect to the database and
+                 Redis, and list every problem; exit 1 on any
+  migrate        apply the database schema migrations and exit
+  healthcheck [--url URL]
+                 exit 0 when URL/healthz answers 200 (default: the listen address)
   plugin check FILE
                  validate a task plugin offline and list every problem
 `
@@ -34,6 +39,12 @@ func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) i
 	case "version", "--version", "-version":
 		printVersion(stdout, Version, readBuildVCS(debug.ReadBuildInfo))
 		return 0
+	case "config":
+		return configCommand(args, stdout, stderr, getenv)
+	case "migrate":
+		return migrateCommand(args, stdout, stderr, getenv)
+	case "healthcheck":
+		return healthcheckCommand(args, stdout, stderr, getenv)
 	case "plugin":
 		return pluginCommand(args, stdout, stderr)
 	case "serve", "demo":
