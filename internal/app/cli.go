@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
@@ -22,6 +23,10 @@ Commands:
   version        print the version, commit and commit date (also --version)
   config check   validate the configuration and seed, connect to the database and
                  Redis, and list every problem; exit 1 on any
+  user create --username U --role R [--password-stdin]
+                 create a user; without --password-stdin a password is generated and printed
+  user reset-password U [--password-stdin]
+                 set a new password (generated when not given) and end the user's sessions
   migrate        apply the database schema migrations and exit
   healthcheck [--url URL]
                  exit 0 when URL/healthz answers 200 (default: the listen address)
@@ -41,6 +46,8 @@ func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) i
 		return 0
 	case "config":
 		return configCommand(args, stdout, stderr, getenv)
+	case "user":
+		return userCommand(args, os.Stdin, stdout, stderr, getenv)
 	case "migrate":
 		return migrateCommand(args, stdout, stderr, getenv)
 	case "healthcheck":
