@@ -114,7 +114,9 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 		_ = a.shutdown()
 		return startFailed(ctx, stderr, err)
 	}
+	announced := false
 	err = a.Serve(ctx, func(addr string) {
+		announced = true
 		fmt.Fprintf(stdout, "turnpike %s listening on %s\n", Version, a.Config.Address())
 		if rootPassword != "" {
 			fmt.Fprintf(stdout, "created user root with password %s (shown once)\n", rootPassword)
@@ -124,6 +126,11 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 		}
 	})
 	if err != nil {
+		// Root exists now, so a later start will not create it again: a start
+		// that fails here (the port is taken) must still show its password.
+		if !announced && rootPassword != "" {
+			fmt.Fprintf(stdout, "created user root with password %s (shown once)\n", rootPassword)
+		}
 		fmt.Fprintln(stderr, "turnpike:", err)
 		return 1
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -84,5 +86,26 @@ func TestVersionReadsTheBuildsVCSSettings(t *testing.T) {
 				t.Fatalf("got %q, want %q", out.String(), tc.want)
 			}
 		})
+	}
+}
+
+func TestRootPasswordIsShownWhenThePortIsTaken(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	env := envOf(map[string]string{
+		"TURNPIKE_DATABASE": "sqlite:" + filepath.Join(t.TempDir(), "first.db"),
+		"TURNPIKE_LISTEN":   taken.Addr().String(),
+		"CRYPTO_SECRET":     strings.Repeat("ab", 32),
+	})
+	var out, errOut bytes.Buffer
+	code := Main([]string{"serve"}, &out, &errOut, env)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (the port is taken): %s", code, errOut.String())
+	}
+	if !shownPassword.MatchString(out.String()) || !strings.Contains(out.String(), "created user root") {
+		t.Fatalf("root was created but its password not shown: stdout %q, stderr %q", out.String(), errOut.String())
 	}
 }
