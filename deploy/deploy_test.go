@@ -136,3 +136,78 @@ func TestDockerfileBuildsTheStaticGatewayAsNonRoot(t *testing.T) {
 		t.Errorf("the image does not run as a non-root user: %v", user)
 	}
 }
+
+func TestContainersAreProbedWithTheHealthcheckCommand(t *testing.T) {
+	df, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^HEALTHCHECK .*\n?.*turnpike", "healthcheck"`).Match(df) {
+		t.Error("the Dockerfile has no HEALTHCHECK running turnpike healthcheck")
+	}
+	raw, err := os.ReadFile("compose.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Services map[string]struct {
+			Healthcheck struct {
+				Test []string `yaml:"test"`
+			} `yaml:"healthcheck"`
+			DependsOn map[string]struct {
+				Condition string `yaml:"condition"`
+			} `yaml:"depends_on"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range nodes {
+		test := strings.Join(c.Services[name].Healthcheck.Test, " ")
+		if !strings.HasSuffix(test, "turnpike healthcheck") {
+			t.Errorf("%s: healthcheck %q, want turnpike healthcheck", name, test)
+		}
+		if c.Services["lb"].DependsOn[name].Condition != "service_healthy" {
+			t.Errorf("the balancer does not wait for %s to be healthy", name)
+		}
+	}
+}
+
+func TestNginxKeepsNodesUpThroughAProviderOutageAndMetricsPrivate(t *testing.T) {
+	raw, err := os.ReadFile("nginx.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(raw)
+	next := regexp.MustCompile(`(?m)^\s*proxy_next_upstream\s+([^;]*);`).FindAllStringSubmatch(conf, -1)
+	if len(next) == 0 {
+		t.Fatal("no proxy_next_upstream: a dead node's requests would fail")
+	}
+	for _, m := range next {
+		if strings.Contains(m[1], "http_5") {
+			t.Errorf("proxy_next_upstream %q counts the gateway's provider-failure answers as a dead node", m[1])
+		}
+	}
+	if !regexp.MustCompile(`location = /metrics\s*\{\s*(return 40[34]|deny all)`).MatchString(conf) {
+		t.Error("/metrics is reachable through the public balancer")
+	}
+}
+
+func TestTheBuildContextLeavesOutLocalState(t *testing.T) {
+	for _, file := range []string{"../.dockerignore", "Dockerfile.dockerignore"} {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(raw), "\n")
+		for _, want := range []string{".git", "**/data", "**/node_modules"} {
+			found := false
+			for _, l := range lines {
+				found = found || strings.TrimSpace(l) == want
+			}
+			if !found {
+				t.Errorf("%s does not exclude %s", file, want)
+			}
+		}
+	}
+}

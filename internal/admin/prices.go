@@ -347,6 +347,13 @@ func (a *API) putGroup(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 }
 
 func (a *API) deleteGroup(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+	use, err := a.d.Store.Groups().InUse(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	if !use.Empty() {
+		return groupInUse(r.PathValue("name"), use)
+	}
 	if err := a.d.Store.Groups().Delete(r.Context(), r.PathValue("name")); err != nil {
 		return err
 	}
@@ -356,4 +363,21 @@ func (a *API) deleteGroup(w http.ResponseWriter, r *http.Request, _ *auth.Princi
 	}
 	apijson.Write(w, http.StatusOK, map[string]any{"name": r.PathValue("name"), "deleted": true})
 	return nil
+}
+
+// groupInUse refuses to delete a group that would leave users billing at an
+// unknown ratio and channels serving nobody, and says what to move first.
+func groupInUse(name string, use store.GroupUse) *apiError {
+	var parts []string
+	if use.UserN > 0 {
+		more := ""
+		if use.UserN > len(use.Users) {
+			more = ", …"
+		}
+		parts = append(parts, fmt.Sprintf("%d user(s) (%s%s) holding %d API key(s)", use.UserN, strings.Join(use.Users, ", "), more, use.KeyN))
+	}
+	if len(use.Channels) > 0 {
+		parts = append(parts, fmt.Sprintf("%d channel(s) (%s)", len(use.Channels), strings.Join(use.Channels, ", ")))
+	}
+	return errorf(http.StatusConflict, "group_in_use", "group %q is still used by %s; move them to another group first", name, strings.Join(parts, " and "))
 }

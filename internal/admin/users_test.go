@@ -231,7 +231,9 @@ func TestQuotaChangesAreVisibleAtOnceAndLedgered(t *testing.T) {
 			}},
 		{name: "a user cannot read the ledger", who: "alice", method: "GET", path: "/api/ledger", status: 403},
 		{name: "the top-ups are in the usage log", who: "admin", method: "GET", path: "/api/logs?type=topup&user_id={alice}", status: 200,
-			check: wantTotal(4)},
+			check: wantTotal(3)},
+		{name: "the removal is an adjustment, not a top-up", who: "admin", method: "GET", path: "/api/logs?type=adjust&user_id={alice}", status: 200,
+			check: wantTotal(1)},
 	})
 }
 

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/turnpike-gw/turnpike/internal/config"
@@ -15,33 +17,61 @@ import (
 const usage = `Usage: turnpike [command] [--config FILE]
 
 Commands:
-  serve     run the gateway (the default)
-  demo      run the gateway with a built-in demo upstream, channel, user and key
-  version   print the version
+  serve          run the gateway (the default)
+  demo           run the gateway with a built-in demo upstream, channel, user and key
+  help           list the commands (also --help, -h)
+  version        print the version, commit and commit date (also --version)
+  config check   validate the configuration and seed, connect to the database and
+                 Redis, and list every problem; exit 1 on any
+  user create --username U --role R [--password-stdin]
+                 create a user; without --password-stdin a password is generated and printed
+  user reset-password U [--password-stdin]
+                 set a new password (generated when not given) and end the user's sessions
+  migrate        apply the database schema migrations and exit
+  healthcheck [--url URL]
+                 exit 0 when URL/healthz answers 200 (default: the listen address)
   plugin check FILE
-            validate a task plugin offline and list every problem
+                 validate a task plugin offline and list every problem
 `
 
 // Main runs the command line and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	cmd := "serve"
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+	if len(args) > 0 && args[0] != "" && (args[0][0] != '-' || isTopLevelFlag(args[0])) {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
-	case "version":
-		fmt.Fprintln(stdout, "turnpike", Version)
+	case "version", "--version", "-version":
+		printVersion(stdout, Version, readBuildVCS(debug.ReadBuildInfo))
 		return 0
+	case "config":
+		return configCommand(args, stdout, stderr, getenv)
+	case "user":
+		return userCommand(args, os.Stdin, stdout, stderr, getenv)
+	case "migrate":
+		return migrateCommand(args, stdout, stderr, getenv)
+	case "healthcheck":
+		return healthcheckCommand(args, stdout, stderr, getenv)
 	case "plugin":
 		return pluginCommand(args, stdout, stderr)
 	case "serve", "demo":
 		return runServer(cmd == "demo", args, stdout, stderr, getenv)
-	case "help", "-h", "--help":
+	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
 	fmt.Fprintf(stderr, "turnpike: unknown command %q\n\n%s", cmd, usage)
 	return 2
+}
+
+// isTopLevelFlag reports the flags that name a command of their own rather
+// than an option of serve, so "turnpike --help" is not a flag error.
+func isTopLevelFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "-version", "--version":
+		return true
+	}
+	return false
 }
 
 func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -84,7 +114,9 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 		_ = a.shutdown()
 		return startFailed(ctx, stderr, err)
 	}
+	announced := false
 	err = a.Serve(ctx, func(addr string) {
+		announced = true
 		fmt.Fprintf(stdout, "turnpike %s listening on %s\n", Version, a.Config.Address())
 		if rootPassword != "" {
 			fmt.Fprintf(stdout, "created user root with password %s (shown once)\n", rootPassword)
@@ -94,6 +126,11 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 		}
 	})
 	if err != nil {
+		// Root exists now, so a later start will not create it again: a start
+		// that fails here (the port is taken) must still show its password.
+		if !announced && rootPassword != "" {
+			fmt.Fprintf(stdout, "created user root with password %s (shown once)\n", rootPassword)
+		}
 		fmt.Fprintln(stderr, "turnpike:", err)
 		return 1
 	}

@@ -162,9 +162,16 @@ func (s *Service) TopUp(ctx context.Context, userID, delta int64, note string) (
 	key := s.NewRequestKey("topup")
 	s.writer.Item(store.BillingItem{
 		Entry: &store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: userID, Delta: delta, CreatedAt: time.Now().UTC()},
-		Log: &store.UsageLog{Type: store.LogTopUp, UserID: userID, Quota: delta, RequestID: key,
+		Log: &store.UsageLog{Type: quotaLogType(delta), UserID: userID, Quota: delta, RequestID: key,
 			Other: noteJSON(note), CreatedAt: time.Now().UTC()}})
 	return bal, nil
+}
+
+func quotaLogType(delta int64) string {
+	if delta < 0 {
+		return store.LogAdjust
+	}
+	return store.LogTopUp
 }
 
 // AdjustToken adds delta to a limited key's balance and records it.

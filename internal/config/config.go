@@ -251,10 +251,16 @@ func (c *Config) Validate() error {
 		errs = append(errs, err.Error())
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
+		return Problems(errs)
 	}
 	return nil
 }
+
+// Problems are every invalid setting Validate found, so config check can
+// list them one a line instead of stopping at the first.
+type Problems []string
+
+func (p Problems) Error() string { return "config: " + strings.Join(p, "; ") }
 
 // MinRootToken is the shortest root token a gateway starts with;
 // GoodRootToken the length below which it warns (CONTRACT §16).

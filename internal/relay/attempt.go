@@ -135,7 +135,7 @@ func (rl *Relay) exchange(clientCtx context.Context, req *http.Request, ch *rout
 			Message: fmt.Sprintf("the upstream sent nothing within %s", timeout), Retry: ir.RetryNext, Cause: err}
 	}
 	return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
-		Message: "the upstream could not be reached", Retry: ir.RetryNext, Cause: classifyNetErr(err)}
+		Message: "the upstream could not be reached: " + unreachableCause(err), Retry: ir.RetryNext, Cause: classifyNetErr(err)}
 }
 
 func classifyNetErr(err error) error {

@@ -132,7 +132,7 @@ func timeExchange(rl *Relay, req *http.Request, codec protocol.UpstreamCodec) (t
 	start := time.Now()
 	resp, err := rl.Client.Do(req)
 	if err != nil {
-		return 0, errors.New("the upstream could not be reached")
+		return 0, errors.New("the upstream could not be reached: " + unreachableCause(err))
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))

@@ -136,6 +136,9 @@ const (
 	LogRefund  = "refund"
 	LogError   = "error"
 	LogTopUp   = "topup"
+	// LogAdjust is a quota change that takes units away (a negative
+	// delta): not money in, so not a topup in the books.
+	LogAdjust = "adjust"
 )
 
 // UsageLog is one row of the usage log shown to users.

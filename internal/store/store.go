@@ -97,7 +97,25 @@ type GroupRepo interface {
 	Upsert(ctx context.Context, g Group) error
 	List(ctx context.Context) ([]Group, error)
 	Delete(ctx context.Context, name string) error
+	// InUse names what still uses the group, so deleting it can be refused.
+	InUse(ctx context.Context, name string) (GroupUse, error)
 }
+
+// GroupUse is what still refers to a group: users in it (and the API keys
+// they hold, which bill at the group's ratio) and channels serving it. Names
+// are capped at GroupUseNames each; the counts are complete.
+type GroupUse struct {
+	Users    []string `json:"users"`
+	UserN    int      `json:"user_count"`
+	KeyN     int      `json:"key_count"`
+	Channels []string `json:"channels"`
+}
+
+// GroupUseNames is how many names GroupUse lists of each kind.
+const GroupUseNames = 10
+
+// Empty reports that nothing uses the group.
+func (u GroupUse) Empty() bool { return u.UserN == 0 && u.KeyN == 0 && len(u.Channels) == 0 }
 
 // TokenRepo stores API keys. Quota and UsedQuota change only through
 // LedgerRepo.Apply.

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -47,4 +48,49 @@ func (r groupRepo) List(ctx context.Context) ([]store.Group, error) {
 
 func (r groupRepo) Delete(ctx context.Context, name string) error {
 	return r.s.execOne(ctx, r.s.db, "delete group", "DELETE FROM user_groups WHERE name = ?", name)
+}
+
+func (r groupRepo) InUse(ctx context.Context, name string) (store.GroupUse, error) {
+	use := store.GroupUse{Users: []string{}, Channels: []string{}}
+	q := r.s.Rebind("SELECT COUNT(*) FROM users WHERE grp = ?")
+	if err := r.s.db.QueryRowContext(ctx, q, name).Scan(&use.UserN); err != nil {
+		return use, wrap(err, "group users")
+	}
+	q = r.s.Rebind("SELECT COUNT(*) FROM tokens t JOIN users u ON u.id = t.user_id WHERE u.grp = ?")
+	if err := r.s.db.QueryRowContext(ctx, q, name).Scan(&use.KeyN); err != nil {
+		return use, wrap(err, "group keys")
+	}
+	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(fmt.Sprintf("SELECT username FROM users WHERE grp = ? ORDER BY username LIMIT %d", store.GroupUseNames)), name)
+	if err != nil {
+		return use, wrap(err, "group users")
+	}
+	if use.Users, err = collect(rows, func(row interface{ Scan(...any) error }) (string, error) {
+		var n string
+		return n, row.Scan(&n)
+	}); err != nil {
+		return use, wrap(err, "group users")
+	}
+	// group_list is an encoded list; channels are few, so filter here.
+	rows, err = r.s.db.QueryContext(ctx, "SELECT name, group_list FROM channels ORDER BY name")
+	if err != nil {
+		return use, wrap(err, "group channels")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ch, list string
+		if err := rows.Scan(&ch, &list); err != nil {
+			return use, wrap(err, "group channels")
+		}
+		groups, err := decodeList(list)
+		if err != nil {
+			return use, wrap(err, "group channels")
+		}
+		for _, g := range groups {
+			if g == name {
+				use.Channels = append(use.Channels, ch)
+				break
+			}
+		}
+	}
+	return use, wrap(rows.Err(), "group channels")
 }

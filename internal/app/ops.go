@@ -1,0 +1,147 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
+)
+
+// checkTimeout bounds each outside service a command waits for, so a
+// firewalled address fails the command instead of hanging it.
+const checkTimeout = 5 * time.Second
+
+// configFlags parses the --config flag every operating command shares and
+// loads the configuration the way serve does.
+func configFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("turnpike "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs, fs.String("config", "", "YAML configuration file")
+}
+
+// configCommand runs "config check": it lists every problem with the
+// configuration, the seed, the database and Redis, one a line.
+func configCommand(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 0 || args[0] != "check" {
+		fmt.Fprint(stderr, "usage: turnpike config check [--config FILE]\n")
+		return 2
+	}
+	fs, cfgPath := configFlags("config check", stderr)
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	problems := checkConfig(context.Background(), *cfgPath, getenv)
+	for _, p := range problems {
+		fmt.Fprintln(stdout, "problem:", p)
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(stdout, "%d problem(s) found\n", len(problems))
+		return 1
+	}
+	fmt.Fprintln(stdout, "configuration, database and redis are fine")
+	return 0
+}
+
+func checkConfig(ctx context.Context, path string, getenv func(string) string) []string {
+	cfg, err := config.Load(path, getenv)
+	var problems []string
+	var listed config.Problems
+	switch {
+	case errors.As(err, &listed):
+		// Settings are all read; the outside services can still be tried.
+		problems = append(problems, listed...)
+	case err != nil:
+		// The file or an environment value could not be read at all.
+		return []string{err.Error()}
+	}
+	problems = append(problems, cfg.Warnings()...)
+	dbCtx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	if err := sqlstore.Check(dbCtx, cfg.Database); err != nil {
+		problems = append(problems, "database: "+err.Error())
+	}
+	if cfg.Redis != "" {
+		if err := checkRedis(ctx, cfg.Redis); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	return problems
+}
+
+func checkRedis(ctx context.Context, raw string) error {
+	rdb, where, err := newRedis(raw)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	return pingRedis(ctx, rdb, where)
+}
+
+// migrateCommand applies the schema migrations and exits; opening the store
+// is what migrates it, as in serve.
+func migrateCommand(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs, cfgPath := configFlags("migrate", stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := config.Load(*cfgPath, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "turnpike:", err)
+		return 1
+	}
+	st, err := sqlstore.OpenStore(context.Background(), cfg.Database)
+	if err != nil {
+		fmt.Fprintln(stderr, "turnpike: migrate:", err)
+		return 1
+	}
+	st.Close()
+	fmt.Fprintln(stdout, "database schema is up to date")
+	return 0
+}
+
+// healthcheckCommand is for container healthchecks: images carry no curl.
+func healthcheckCommand(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs, cfgPath := configFlags("healthcheck", stderr)
+	base := fs.String("url", "", "the gateway's base address (default from listen)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *base == "" {
+		cfg, err := config.Load(*cfgPath, getenv)
+		if err != nil {
+			fmt.Fprintln(stderr, "turnpike:", err)
+			return 1
+		}
+		*base = localAddress(cfg.Listen)
+	}
+	target := strings.TrimRight(*base, "/") + "/healthz"
+	client := &http.Client{Timeout: checkTimeout}
+	resp, err := client.Get(target)
+	if err != nil {
+		fmt.Fprintln(stderr, "turnpike: healthcheck:", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "turnpike: healthcheck: %s answered %d\n", target, resp.StatusCode)
+		return 1
+	}
+	fmt.Fprintln(stdout, "ok")
+	return 0
+}
+
+// localAddress is where this host reaches the listen address; server_address
+// is ignored because it names the public side, often behind a proxy.
+func localAddress(listen string) string {
+	c := config.Config{Listen: listen}
+	return c.Address()
+}

@@ -1,0 +1,48 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"runtime/debug"
+)
+
+// buildVCS is the commit a binary was built from and that commit's date.
+// Builds without VCS stamping (-buildvcs=false, go run outside a checkout,
+// a tarball) carry neither, so both may be empty.
+type buildVCS struct {
+	revision, time string
+	modified       bool
+}
+
+func readBuildVCS(read func() (*debug.BuildInfo, bool)) buildVCS {
+	var v buildVCS
+	info, ok := read()
+	if !ok || info == nil {
+		return v
+	}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.revision = s.Value
+		case "vcs.time":
+			v.time = s.Value
+		case "vcs.modified":
+			v.modified = s.Value == "true"
+		}
+	}
+	return v
+}
+
+// printVersion writes one line an operator can paste into a bug report.
+func printVersion(w io.Writer, version string, v buildVCS) {
+	commit, date := v.revision, v.time
+	if commit == "" {
+		commit = "unknown"
+	} else if v.modified {
+		commit += " (modified)"
+	}
+	if date == "" {
+		date = "unknown"
+	}
+	fmt.Fprintf(w, "turnpike %s commit %s date %s\n", version, commit, date)
+}
