@@ -188,11 +188,8 @@ func chatOn(t *testing.T, url, key string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(resp.Body)
+	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode >= 500 {
-		t.Logf("chat on %s: %d %s", url, resp.StatusCode, b)
-	}
 	return resp.StatusCode
 }
 

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -57,11 +56,9 @@ func factories(t *testing.T) []balancesFactory {
 		if err := rdb.Ping(context.Background()).Err(); err != nil {
 			t.Fatalf("TURNPIKE_TEST_REDIS is set but Redis does not answer: %v", err)
 		}
-		b := newRedisBalances(rdb, st)
-		b.root = "turnpike:test:" + t.Name() + ":"
-		b.ep.pause = 20 * time.Millisecond // a fresh epoch; no earlier moves to wait for
+		b := &redisBalances{rdb: rdb, st: st, prefix: "turnpike:test:" + t.Name() + ":"}
 		t.Cleanup(func() {
-			keys, _ := rdb.Keys(context.Background(), b.root+"*").Result()
+			keys, _ := rdb.Keys(context.Background(), b.prefix+"*").Result()
 			if len(keys) > 0 {
 				rdb.Del(context.Background(), keys...)
 			}

@@ -41,16 +41,15 @@ func (s *Service) Reserve(ctx context.Context, acct Account, key string, amount 
 	if amount < 0 {
 		amount = 0
 	}
-	h := &Hold{s: s, acct: acct, key: key, Reserved: amount}
-	now := time.Now().UTC()
-	it := store.BillingItem{
-		Entry: h.entry(store.LedgerReserve, -amount, 0),
-		Open:  &store.Hold{Key: key, Owner: s.node, UserID: acct.UserID, TokenID: acct.TokenID, Amount: amount, CreatedAt: now},
-	}
-	if err := s.moveFor(ctx, acct, &it, -amount, false); err != nil {
+	if err := s.moveFor(ctx, acct, key+":"+store.LedgerReserve, -amount, false); err != nil {
 		return nil, quotaError(err)
 	}
-	s.writer.Item(it)
+	h := &Hold{s: s, acct: acct, key: key, Reserved: amount}
+	now := time.Now().UTC()
+	s.writer.Item(store.BillingItem{
+		Entry: h.entry(store.LedgerReserve, -amount, 0),
+		Open:  &store.Hold{Key: key, Owner: s.node, UserID: acct.UserID, TokenID: acct.TokenID, Amount: amount, CreatedAt: now},
+	})
 	return h, nil
 }
 
@@ -60,29 +59,11 @@ func (s *Service) RestoreHold(acct Account, key string, reserved int64) *Hold {
 	return &Hold{s: s, acct: acct, key: key, Reserved: reserved}
 }
 
-// quotaError is the client's error for a reservation that failed. A
-// balance that cannot be read or moved (Redis or the database away, the
-// live balances being rebuilt) is a 503 the client may retry, never a 500:
-// the call was refused rather than admitted on a balance nobody could
-// check.
 func quotaError(err error) error {
 	if errors.Is(err, ErrInsufficientUser) || errors.Is(err, ErrInsufficientToken) {
 		return &ir.Error{Status: 402, Kind: ir.KindQuota, Code: "insufficient_quota", Message: err.Error() + " for this request", Cause: err}
 	}
-	var ie *ir.Error
-	if errors.As(err, &ie) || errors.Is(err, context.Canceled) {
-		return err
-	}
-	var se *storeError
-	if errors.As(err, &se) {
-		if errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "store_unavailable",
-			Message: "the gateway cannot read balances right now; retry shortly", Cause: err}
-	}
-	return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "redis_unavailable",
-		Message: "the gateway cannot check balances right now; retry shortly", Cause: err}
+	return err
 }
 
 // entry is the hold's ledger entry of a kind; its key is <hold key>:<kind>.
@@ -112,16 +93,12 @@ func (h *Hold) SettleWith(ctx context.Context, charge int64, log *store.UsageLog
 		return false
 	}
 	diff := charge - h.Reserved
-	// The journaled item is what makes an answered call charged even if
-	// this process dies before its writer stores it: the sweep of a lapsed
-	// node writes it instead of refunding the hold.
-	it := store.BillingItem{Entry: h.entry(store.LedgerSettle, -diff, charge), Log: log, Close: h.key}
-	if err := h.s.moveFor(ctx, h.acct, &it, -diff, true); err != nil {
-		// The ledger row still records the charge; shared balances that
-		// missed the move are rebuilt from the ledger (see redis_epoch.go).
+	if err := h.s.moveFor(ctx, h.acct, h.key+":"+store.LedgerSettle, -diff, true); err != nil {
+		// The balance was loaded when reserving, so only an account deleted
+		// meanwhile lands here; the ledger row still records the charge.
 		h.s.writer.log.Warn("settle could not adjust the live balance", "key", h.key, "err", err)
 	}
-	h.s.writer.Item(it)
+	h.s.writer.Item(store.BillingItem{Entry: h.entry(store.LedgerSettle, -diff, charge), Log: log, Close: h.key})
 	return true
 }
 
@@ -142,11 +119,10 @@ func (h *Hold) RefundWith(ctx context.Context, log *store.UsageLog) bool {
 	if !h.ended.CompareAndSwap(false, true) {
 		return false
 	}
-	it := store.BillingItem{Entry: h.entry(store.LedgerRefund, h.Reserved, 0), Log: log, Close: h.key}
-	if err := h.s.moveFor(ctx, h.acct, &it, h.Reserved, true); err != nil {
+	if err := h.s.moveFor(ctx, h.acct, h.key+":"+store.LedgerRefund, h.Reserved, true); err != nil {
 		h.s.writer.log.Warn("refund could not adjust the live balance", "key", h.key, "err", err)
 	}
-	h.s.writer.Item(it)
+	h.s.writer.Item(store.BillingItem{Entry: h.entry(store.LedgerRefund, h.Reserved, 0), Log: log, Close: h.key})
 	return true
 }
 

@@ -2,8 +2,6 @@ package billing
 
 import (
 	"context"
-	"encoding/json"
-	"sort"
 	"strings"
 	"time"
 
@@ -29,14 +27,9 @@ import (
 //   - both stored: the journal entries are simply dropped.
 type Journal interface {
 	// MoveFor moves the user's and (limited) key's balance by delta for the
-	// ledger entry entryKey and records it in node's journal, atomically,
-	// with item (the encoded billing item that carries the entry and its
-	// usage row; may be nil). A negative delta without force fails when it
-	// does not fit.
-	MoveFor(ctx context.Context, node, entryKey string, item []byte, userID, tokenID, delta int64, force bool) error
-	// Pending returns the encoded billing items of node's journal records
-	// that carry one, by entry key.
-	Pending(ctx context.Context, node string) (map[string][]byte, error)
+	// ledger entry entryKey and records it in node's journal, atomically.
+	// A negative delta without force fails when it does not fit.
+	MoveFor(ctx context.Context, node, entryKey string, userID, tokenID, delta int64, force bool) error
 	// Written drops journal records whose entries the database has taken.
 	Written(ctx context.Context, node string, entryKeys []string) error
 	// Nodes lists the nodes that have journal records.
@@ -74,20 +67,14 @@ func (s *Service) now(ctx context.Context) (time.Time, error) {
 	return time.Now(), nil
 }
 
-// moveFor moves the live balance by delta for the ledger entry of item:
-// journaled with the item when the balances are shared (even a move of
-// zero, so that the sweep can write the item should this node die before
-// its writer does), as before otherwise.
-func (s *Service) moveFor(ctx context.Context, acct Account, item *store.BillingItem, delta int64, force bool) error {
-	if j, ok := s.balances.(Journal); ok {
-		enc, err := json.Marshal(item)
-		if err != nil {
-			return err
-		}
-		return j.MoveFor(ctx, s.node, item.Entry.Key, enc, acct.UserID, acct.TokenID, delta, force)
-	}
+// moveFor moves the live balance by delta for the ledger entry entryKey:
+// journaled when the balances are shared, as before otherwise.
+func (s *Service) moveFor(ctx context.Context, acct Account, entryKey string, delta int64, force bool) error {
 	if delta == 0 {
 		return nil
+	}
+	if j, ok := s.balances.(Journal); ok {
+		return j.MoveFor(ctx, s.node, entryKey, acct.UserID, acct.TokenID, delta, force)
 	}
 	if delta < 0 {
 		return s.balances.Take(ctx, acct.UserID, acct.TokenID, -delta, force)
@@ -195,82 +182,4 @@ func cutKind(key string) (hold, kind string, ok bool) {
 		return "", "", false
 	}
 	return key[:i], key[i+1:], true
-}
-
-// replayJournals writes the billing items journaled by nodes whose lease
-// lapsed: the reserves first, then the settles and refunds, each end
-// written only if its hold is still open, so it happens once however many
-// nodes sweep. The live moves were made with the journal records, so none
-// is made here. A call the dead node had answered is then charged with its
-// usage row; a hold that was never ended is left for the release that
-// follows. It returns how many settles it wrote.
-func (s *Service) replayJournals(ctx context.Context, now time.Time) (int, error) {
-	j, ok := s.balances.(Journal)
-	if !ok {
-		return 0, nil
-	}
-	lc, ok := s.writer.st.(LeaseChecker)
-	if !ok {
-		return 0, nil
-	}
-	nodes, err := j.Nodes(ctx)
-	if err != nil {
-		return 0, err
-	}
-	settles := 0
-	for _, node := range nodes {
-		if node == s.node {
-			continue
-		}
-		if lapsed, err := lc.LeaseLapsed(ctx, node, now); err != nil || !lapsed {
-			if err != nil {
-				return settles, err
-			}
-			continue
-		}
-		n, err := s.replayNode(ctx, j, node)
-		settles += n
-		if err != nil {
-			return settles, err
-		}
-	}
-	return settles, nil
-}
-
-func (s *Service) replayNode(ctx context.Context, j Journal, node string) (int, error) {
-	pend, err := j.Pending(ctx, node)
-	if err != nil || len(pend) == 0 {
-		return 0, err
-	}
-	items := make([]store.BillingItem, 0, len(pend))
-	for key, enc := range pend {
-		var it store.BillingItem
-		if err := json.Unmarshal(enc, &it); err != nil || it.Entry == nil || it.Entry.Key != key {
-			s.writer.log.Error("billing journal record not readable; its move will be given back", "node", node, "entry", key)
-			continue
-		}
-		items = append(items, it)
-	}
-	// A hold must be open before its end is written.
-	sort.Slice(items, func(a, b int) bool {
-		ra, rb := items[a].Open != nil, items[b].Open != nil
-		if ra != rb {
-			return ra
-		}
-		return items[a].Entry.Key < items[b].Entry.Key
-	})
-	settles := 0
-	for start := 0; start < len(items); start += sweepBatch {
-		batch := items[start:min(start+sweepBatch, len(items))]
-		written, err := s.commit(ctx, batch, make([]Move, len(batch)))
-		if err != nil {
-			return settles, err
-		}
-		for i, ok := range written {
-			if ok && batch[i].Entry.Kind == store.LedgerSettle {
-				settles++
-			}
-		}
-	}
-	return settles, nil
 }

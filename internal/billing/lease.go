@@ -59,15 +59,11 @@ func (s *Service) RunLeases(ctx context.Context, lease time.Duration) {
 	defer renew.Stop()
 	sweep := time.NewTicker(max(lease/2, time.Millisecond))
 	defer sweep.Stop()
-	heal := time.NewTicker(healEvery)
-	defer heal.Stop()
 	s.sweepLogged(ctx)
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-heal.C:
-			s.heal(ctx)
 		case <-renew.C:
 			if err := s.TakeLease(ctx, lease); err != nil && ctx.Err() == nil {
 				s.writer.log.Warn("billing lease not renewed", "node", s.node, "err", err)
@@ -75,22 +71,6 @@ func (s *Service) RunLeases(ctx context.Context, lease time.Duration) {
 		case <-sweep.C:
 			s.sweepLogged(ctx)
 		}
-	}
-}
-
-// healEvery is how often a node retries ending a live-balance epoch it
-// left unequal to the ledger, so the repair does not wait for traffic.
-const healEvery = time.Second
-
-// healer is implemented by shared balances that a failed move can leave
-// unequal to the ledger until they are rebuilt (see redis_epoch.go).
-type healer interface {
-	Heal(ctx context.Context) error
-}
-
-func (s *Service) heal(ctx context.Context) {
-	if h, ok := s.balances.(healer); ok {
-		_ = h.Heal(ctx) // retried on the next tick; the failure was logged when marked
 	}
 }
 
@@ -110,20 +90,11 @@ func (s *Service) sweepLogged(ctx context.Context) {
 // live balances move in step (see Balances.Committed). It returns how many
 // holds this call released.
 //
-// With shared (Redis) balances it first writes what the journals of lapsed
-// nodes hold (see replayJournals), so that a call a dead node had answered
-// is charged rather than released, and then reconciles the journals of lapsed
+// With shared (Redis) balances it then reconciles the journals of lapsed
 // nodes (see Journal), so a move made in Redis whose ledger entry died
 // with its node is given back there too.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	now, err := s.now(ctx)
-	if err != nil {
-		return 0, err
-	}
-	replayed, err := s.replayJournals(ctx, now)
-	if replayed > 0 {
-		s.writer.log.Info("billing sweep wrote calls a lapsed node had answered but not stored", "settles", replayed)
-	}
 	if err != nil {
 		return 0, err
 	}

@@ -3,8 +3,6 @@ package billing
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"net"
 	"strconv"
 	"strings"
 
@@ -14,34 +12,19 @@ import (
 )
 
 // redisBalances keeps live balances in Redis so that several gateway nodes
-// share them. Redis is a cache of the ledger: each balance is loaded from
-// the database the first time any node needs it in the current epoch (SET
-// NX, so the first loader wins; see redis_epoch.go for what happens when
-// Redis forgets) and changed only by the scripts below, which check and
-// move user and key balances in one atomic step.
+// share them. Each balance is loaded from the database the first time any
+// node needs it (SET NX, so the first loader wins) and changed only by the
+// scripts below, which check and move user and key balances in one atomic
+// step.
 type redisBalances struct {
-	rdb  redis.UniversalClient
-	st   store.Store
-	root string // the gateway's key prefix
-	ep   epochState
-	lg   *slog.Logger
+	rdb    redis.UniversalClient
+	st     store.Store
+	prefix string
 }
 
 // NewRedisBalances returns multi-node balances in Redis backed by st.
 func NewRedisBalances(rdb redis.UniversalClient, st store.Store) Balances {
-	return newRedisBalances(rdb, st)
-}
-
-func newRedisBalances(rdb redis.UniversalClient, st store.Store) *redisBalances {
-	return &redisBalances{rdb: rdb, st: st, root: RedisKeyPrefix(rdb),
-		ep: epochState{pause: defaultRebuildPause, wait: defaultRebuildWait}}
-}
-
-func (r *redisBalances) log() *slog.Logger {
-	if r.lg != nil {
-		return r.lg
-	}
-	return slog.Default()
+	return &redisBalances{rdb: rdb, st: st, prefix: RedisKeyPrefix(rdb) + "balance:"}
 }
 
 // RedisKeyPrefix is the prefix of the gateway's Redis keys. On Redis
@@ -58,7 +41,7 @@ func RedisKeyPrefix(rdb redis.UniversalClient) string {
 // unlimitedMark is stored for keys without a quota of their own.
 const unlimitedMark = "unlimited"
 
-// Results of the take script besides 0 (done) and the epoch results.
+// Results of the take script besides 0 (done).
 const (
 	rNoUser     = -1
 	rNoToken    = -2
@@ -66,10 +49,8 @@ const (
 	rShortToken = -4
 )
 
-// takeScript: KEYS user, token, epoch; ARGV amount, force (0/1), hasToken
-// (0/1), epoch id.
+// takeScript: KEYS user, token; ARGV amount, force (0/1), hasToken (0/1).
 var takeScript = redis.NewScript(`
-if redis.call('GET', KEYS[3]) ~= ARGV[4] then return -5 end
 local u = redis.call('GET', KEYS[1])
 if not u then return -1 end
 local amount = tonumber(ARGV[1])
@@ -86,78 +67,36 @@ if t and t ~= 'unlimited' then redis.call('DECRBY', KEYS[2], amount) end
 return 0
 `)
 
-// Statuses of the add script.
-const (
-	addDone      = 0
-	addMissing   = 1
-	addUnlimited = 2
-	addLost      = 5
-)
-
-// addScript: KEYS key, epoch; ARGV delta, epoch id. It returns {status,
-// new value}; an unlimited key is left alone.
+// addScript: KEYS key; ARGV delta. Returns the new value, or nil when the
+// key is not loaded; an unlimited key is left alone and reported as -1.
 var addScript = redis.NewScript(`
-if redis.call('GET', KEYS[2]) ~= ARGV[2] then return {5, 0} end
 local v = redis.call('GET', KEYS[1])
-if not v then return {1, 0} end
-if v == 'unlimited' then return {2, -1} end
-return {0, redis.call('INCRBY', KEYS[1], ARGV[1])}
+if not v then return nil end
+if v == 'unlimited' then return -1 end
+return redis.call('INCRBY', KEYS[1], ARGV[1])
 `)
 
-func (r *redisBalances) space(epoch string) string { return r.root + "balance:" + epoch + ":" }
-func (r *redisBalances) userKey(epoch string, id int64) string {
-	return r.space(epoch) + "u:" + strconv.FormatInt(id, 10)
-}
-func (r *redisBalances) tokenKey(epoch string, id int64) string {
-	return r.space(epoch) + "t:" + strconv.FormatInt(id, 10)
-}
-
-// storeError marks a failure to read a balance from the database, so that
-// callers can tell a database outage from a Redis one.
-type storeError struct{ err error }
-
-func (e *storeError) Error() string {
-	return "billing: balance not read from the database: " + e.err.Error()
-}
-func (e *storeError) Unwrap() error { return e.err }
+func (r *redisBalances) userKey(id int64) string  { return r.prefix + "u:" + strconv.FormatInt(id, 10) }
+func (r *redisBalances) tokenKey(id int64) string { return r.prefix + "t:" + strconv.FormatInt(id, 10) }
 
 func (r *redisBalances) loadUser(ctx context.Context, id int64) error {
-	return r.load(ctx, func(ep string) string { return r.userKey(ep, id) }, func() (any, error) {
-		u, err := r.st.Users().Get(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		return u.Quota, nil
-	})
-}
-
-func (r *redisBalances) loadToken(ctx context.Context, id int64) error {
-	return r.load(ctx, func(ep string) string { return r.tokenKey(ep, id) }, func() (any, error) {
-		t, err := r.st.Tokens().Get(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if t.Quota == -1 { // an overdrawn limited key stays limited
-			return unlimitedMark, nil
-		}
-		return t.Quota, nil
-	})
-}
-
-// load stores a balance read from the database once the epoch's gate is
-// open; the read comes after the wait, so it sees every move of an epoch
-// that was lost. An epoch that changed meanwhile is left to the caller's
-// next try.
-func (r *redisBalances) load(ctx context.Context, key func(string) string, read func() (any, error)) error {
-	ep, err := r.ready(ctx)
+	u, err := r.st.Users().Get(ctx, id)
 	if err != nil {
 		return err
 	}
-	v, err := read()
+	return r.rdb.SetNX(ctx, r.userKey(id), u.Quota, 0).Err()
+}
+
+func (r *redisBalances) loadToken(ctx context.Context, id int64) error {
+	t, err := r.st.Tokens().Get(ctx, id)
 	if err != nil {
-		return &storeError{err: err}
+		return err
 	}
-	return loadScript.Run(ctx, r.rdb, []string{key(ep), r.epochKey(), r.gateKey()}, ep, v).Err()
+	var v any = t.Quota
+	if t.Quota == -1 { // an overdrawn limited key stays limited
+		v = unlimitedMark
+	}
+	return r.rdb.SetNX(ctx, r.tokenKey(id), v, 0).Err()
 }
 
 func b2s(b bool) string {
@@ -168,39 +107,18 @@ func b2s(b bool) string {
 }
 
 func (r *redisBalances) Take(ctx context.Context, userID, tokenID, amount int64, force bool) error {
-	return r.runMove(ctx, userID, tokenID, force, func(ep string) (int, error) {
-		keys := []string{r.userKey(ep, userID), r.tokenKey(ep, tokenID), r.epochKey()}
-		return takeScript.Run(ctx, r.rdb, keys, amount, b2s(force), b2s(tokenID != 0), ep).Int()
+	keys := []string{r.userKey(userID), r.tokenKey(tokenID)}
+	return r.runMove(ctx, userID, tokenID, func() (int, error) {
+		return takeScript.Run(ctx, r.rdb, keys, amount, b2s(force), b2s(tokenID != 0)).Int()
 	})
 }
 
-// moveAttempts bounds the tries of one move: a lost epoch, then a missing
-// user and a missing key, then the move.
-const moveAttempts = 5
-
-// runMove runs a balance script in the current epoch, following a lost
-// epoch and loading a balance Redis does not hold yet from the database,
-// and trying again: the one retry rule of every move. A forced move is
-// recorded in the ledger whatever happens here, so when it fails in Redis
-// the epoch is marked dirty and rebuilt from the ledger.
-func (r *redisBalances) runMove(ctx context.Context, userID, tokenID int64, force bool, run func(epoch string) (int, error)) error {
-	err := r.tryMove(ctx, userID, tokenID, run)
-	var se *storeError
-	if err != nil && force && !errors.Is(err, errRebuilding) && !errors.As(err, &se) {
-		r.markDirty(r.current(), err)
-	}
-	return err
-}
-
-func (r *redisBalances) tryMove(ctx context.Context, userID, tokenID int64, run func(epoch string) (int, error)) error {
-	for attempt := 0; attempt < moveAttempts; attempt++ {
-		ep, err := r.epoch(ctx)
+// runMove runs a balance script, loading a balance Redis does not hold yet
+// from the database and trying again: the one retry rule of every move.
+func (r *redisBalances) runMove(ctx context.Context, userID, tokenID int64, run func() (int, error)) error {
+	for attempt := 0; attempt < 3; attempt++ {
+		res, err := run()
 		if err != nil {
-			return err
-		}
-		res, err := run(ep)
-		if err != nil {
-			r.failed(ep, err)
 			return err
 		}
 		switch res {
@@ -210,8 +128,6 @@ func (r *redisBalances) tryMove(ctx context.Context, userID, tokenID int64, run 
 			return ErrInsufficientUser
 		case rShortToken:
 			return ErrInsufficientToken
-		case rLostEpoch:
-			_, _, err = r.look(ctx)
 		case rNoUser:
 			err = r.loadUser(ctx, userID)
 		case rNoToken:
@@ -221,17 +137,7 @@ func (r *redisBalances) tryMove(ctx context.Context, userID, tokenID int64, run 
 			return err
 		}
 	}
-	return errRebuilding
-}
-
-// failed marks the epoch dirty after a script failed in a way that leaves
-// open whether it ran. A refused connection cannot have run it.
-func (r *redisBalances) failed(ep string, err error) {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return
-	}
-	r.markDirty(ep, err)
+	return errors.New("billing: balance could not be loaded into redis")
 }
 
 func (r *redisBalances) Give(ctx context.Context, userID, tokenID, amount int64) error {
@@ -245,53 +151,29 @@ func (r *redisBalances) Give(ctx context.Context, userID, tokenID, amount int64)
 	return err
 }
 
-// add runs the add script, loading the balance first when it is missing
-// (loaded) or leaving it missing (!loaded). It returns the new value and
-// the script's status.
-func (r *redisBalances) add(ctx context.Context, key func(string) string, delta int64, load func() error) (int64, int64, error) {
-	for attempt := 0; attempt < moveAttempts; attempt++ {
-		ep, err := r.epoch(ctx)
-		if err != nil {
-			return 0, 0, err
+// add runs the add script, loading the balance first when it is missing.
+func (r *redisBalances) add(ctx context.Context, key string, delta int64, load func() error) (int64, error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		v, err := addScript.Run(ctx, r.rdb, []string{key}, delta).Int64()
+		if err == nil {
+			return v, nil
 		}
-		res, err := addScript.Run(ctx, r.rdb, []string{key(ep), r.epochKey()}, delta, ep).Int64Slice()
-		if err != nil {
-			if delta != 0 {
-				r.failed(ep, err)
-			}
-			return 0, 0, err
+		if !errors.Is(err, redis.Nil) {
+			return 0, err
 		}
-		if len(res) != 2 {
-			return 0, 0, errors.New("billing: unexpected add script answer")
-		}
-		switch res[0] {
-		case addLost:
-			_, _, err = r.look(ctx)
-		case addMissing:
-			if load == nil {
-				return 0, addMissing, nil
-			}
-			err = load()
-		default:
-			return res[1], res[0], nil
-		}
-		if err != nil {
-			return 0, 0, err
+		if err := load(); err != nil {
+			return 0, err
 		}
 	}
-	return 0, 0, errRebuilding
+	return 0, errors.New("billing: balance could not be loaded into redis")
 }
 
 func (r *redisBalances) AddUser(ctx context.Context, userID, delta int64) (int64, error) {
-	v, _, err := r.add(ctx, func(ep string) string { return r.userKey(ep, userID) }, delta,
-		func() error { return r.loadUser(ctx, userID) })
-	return v, err
+	return r.add(ctx, r.userKey(userID), delta, func() error { return r.loadUser(ctx, userID) })
 }
 
 func (r *redisBalances) AddToken(ctx context.Context, tokenID, delta int64) (int64, error) {
-	v, _, err := r.add(ctx, func(ep string) string { return r.tokenKey(ep, tokenID) }, delta,
-		func() error { return r.loadToken(ctx, tokenID) })
-	return v, err
+	return r.add(ctx, r.tokenKey(tokenID), delta, func() error { return r.loadToken(ctx, tokenID) })
 }
 
 func (r *redisBalances) User(ctx context.Context, userID int64) (int64, error) {
@@ -299,25 +181,24 @@ func (r *redisBalances) User(ctx context.Context, userID int64) (int64, error) {
 }
 
 func (r *redisBalances) Token(ctx context.Context, tokenID int64) (int64, bool, error) {
-	v, status, err := r.add(ctx, func(ep string) string { return r.tokenKey(ep, tokenID) }, 0,
-		func() error { return r.loadToken(ctx, tokenID) })
+	v, err := r.AddToken(ctx, tokenID, 0)
 	if err != nil {
 		return 0, false, err
 	}
-	return v, status != addUnlimited, nil
+	v2, err := r.rdb.Get(ctx, r.tokenKey(tokenID)).Result()
+	if err == nil && v2 == unlimitedMark {
+		return -1, false, nil
+	}
+	return v, true, err
 }
 
 func (r *redisBalances) Forget(userID, tokenID int64) {
 	ctx := context.Background()
-	ep := r.current()
-	if ep == "" {
-		return // nothing was loaded by this node's view; the next use loads
-	}
 	if userID != 0 {
-		r.rdb.Del(ctx, r.userKey(ep, userID))
+		r.rdb.Del(ctx, r.userKey(userID))
 	}
 	if tokenID != 0 {
-		r.rdb.Del(ctx, r.tokenKey(ep, tokenID))
+		r.rdb.Del(ctx, r.tokenKey(tokenID))
 	}
 }
 
@@ -333,11 +214,11 @@ func (r *redisBalances) Committed(ctx context.Context, write func() ([]Move, err
 		return err
 	}
 	for _, mv := range moves {
-		if err := r.addLoaded(ctx, mv.UserID, false, mv.Delta); err != nil {
+		if err := r.addLoaded(ctx, r.userKey(mv.UserID), mv.Delta); err != nil {
 			return err
 		}
 		if mv.TokenID != 0 {
-			if err := r.addLoaded(ctx, mv.TokenID, true, mv.Delta); err != nil {
+			if err := r.addLoaded(ctx, r.tokenKey(mv.TokenID), mv.Delta); err != nil {
 				return err
 			}
 		}
@@ -346,22 +227,20 @@ func (r *redisBalances) Committed(ctx context.Context, write func() ([]Move, err
 }
 
 // addLoaded adds delta to a balance Redis holds and leaves a missing one
-// missing.
-func (r *redisBalances) addLoaded(ctx context.Context, id int64, token bool, delta int64) error {
-	key := func(ep string) string { return r.userKey(ep, id) }
-	if token {
-		key = func(ep string) string { return r.tokenKey(ep, id) }
+// missing (the add script answers nil for it).
+func (r *redisBalances) addLoaded(ctx context.Context, key string, delta int64) error {
+	err := addScript.Run(ctx, r.rdb, []string{key}, delta).Err()
+	if errors.Is(err, redis.Nil) {
+		return nil
 	}
-	_, _, err := r.add(ctx, key, delta, nil)
 	return err
 }
 
-// moveScript: KEYS user, token, journal, journal set, epoch; ARGV delta,
-// force (0/1), hasToken (0/1), entry key, journal record, node, epoch id.
-// It moves the user and (limited) key by delta and records the move in the
-// node's journal, all or nothing; results as takeScript's.
+// moveScript: KEYS user, token, journal, journal set; ARGV delta, force
+// (0/1), hasToken (0/1), entry key, journal record, node. It moves the user
+// and (limited) key by delta and records the move in the node's journal,
+// all or nothing; results as takeScript's.
 var moveScript = redis.NewScript(`
-if redis.call('GET', KEYS[5]) ~= ARGV[7] then return -5 end
 local u = redis.call('GET', KEYS[1])
 if not u then return -1 end
 local t = false
@@ -381,15 +260,12 @@ redis.call('SADD', KEYS[4], ARGV[6])
 return 0
 `)
 
-// undoScript: KEYS journal, user, token, epoch; ARGV entry key, undo
-// (0/1), delta, hasToken (0/1), epoch id. It removes the journal record
-// and, when asked and the record was still there, takes its move back from
-// the balances Redis holds (a balance not loaded reads the database, which
-// never had the move). A journal of an epoch that ended is left alone: its
-// balances were rebuilt from the ledger. Returns 1 when it removed the
-// record.
+// undoScript: KEYS journal, user, token; ARGV entry key, undo (0/1),
+// delta, hasToken (0/1). It removes the journal record and, when asked and
+// the record was still there, takes its move back from the balances Redis
+// holds (a balance not loaded reads the database, which never had the
+// move). Returns 1 when it removed the record.
 var undoScript = redis.NewScript(`
-if redis.call('GET', KEYS[4]) ~= ARGV[5] then return 0 end
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 if ARGV[2] == '1' then
   local d = tonumber(ARGV[3])
@@ -404,62 +280,27 @@ return 1
 
 var _ Journal = (*redisBalances)(nil)
 
-func (r *redisBalances) journalKey(ep, node string) string { return r.space(ep) + "journal:" + node }
-func (r *redisBalances) journalSet(ep string) string       { return r.space(ep) + "journals" }
+func (r *redisBalances) journalKey(node string) string { return r.prefix + "journal:" + node }
+func (r *redisBalances) journalSet() string            { return r.prefix + "journals" }
 
-// A journal record is "<user> <key> <delta>", then " <item>" when the
-// move carries its encoded billing item.
-func (r *redisBalances) MoveFor(ctx context.Context, node, entryKey string, item []byte, userID, tokenID, delta int64, force bool) error {
+func (r *redisBalances) MoveFor(ctx context.Context, node, entryKey string, userID, tokenID, delta int64, force bool) error {
+	keys := []string{r.userKey(userID), r.tokenKey(tokenID), r.journalKey(node), r.journalSet()}
 	record := strconv.FormatInt(userID, 10) + " " + strconv.FormatInt(tokenID, 10) + " " + strconv.FormatInt(delta, 10)
-	if len(item) > 0 {
-		record += " " + string(item)
-	}
-	return r.runMove(ctx, userID, tokenID, force, func(ep string) (int, error) {
-		keys := []string{r.userKey(ep, userID), r.tokenKey(ep, tokenID), r.journalKey(ep, node), r.journalSet(ep), r.epochKey()}
-		return moveScript.Run(ctx, r.rdb, keys, delta, b2s(force), b2s(tokenID != 0), entryKey, record, node, ep).Int()
+	return r.runMove(ctx, userID, tokenID, func() (int, error) {
+		return moveScript.Run(ctx, r.rdb, keys, delta, b2s(force), b2s(tokenID != 0), entryKey, record, node).Int()
 	})
 }
 
 func (r *redisBalances) Written(ctx context.Context, node string, entryKeys []string) error {
-	ep := r.current()
-	if ep == "" {
-		return nil
-	}
-	return r.rdb.HDel(ctx, r.journalKey(ep, node), entryKeys...).Err()
+	return r.rdb.HDel(ctx, r.journalKey(node), entryKeys...).Err()
 }
 
 func (r *redisBalances) Nodes(ctx context.Context) ([]string, error) {
-	ep, err := r.epoch(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.rdb.SMembers(ctx, r.journalSet(ep)).Result()
-}
-
-func (r *redisBalances) Pending(ctx context.Context, node string) (map[string][]byte, error) {
-	ep, err := r.epoch(ctx)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := r.rdb.HGetAll(ctx, r.journalKey(ep, node)).Result()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string][]byte, len(recs))
-	for k, rec := range recs {
-		if f := strings.SplitN(rec, " ", 4); len(f) == 4 {
-			out[k] = []byte(f[3])
-		}
-	}
-	return out, nil
+	return r.rdb.SMembers(ctx, r.journalSet()).Result()
 }
 
 func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(context.Context, []string) (map[string]bool, error)) (int, error) {
-	ep, err := r.epoch(ctx)
-	if err != nil {
-		return 0, err
-	}
-	jk := r.journalKey(ep, node)
+	jk := r.journalKey(node)
 	recs, err := r.rdb.HGetAll(ctx, jk).Result()
 	if err != nil {
 		return 0, err
@@ -467,7 +308,7 @@ func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(
 	if len(recs) == 0 {
 		// Nothing pending: forget the node (a record it adds later, were
 		// it alive after all, puts it back).
-		return 0, r.rdb.SRem(ctx, r.journalSet(ep), node).Err()
+		return 0, r.rdb.SRem(ctx, r.journalSet(), node).Err()
 	}
 	keys := make([]string, 0, len(recs))
 	for k := range recs {
@@ -480,15 +321,15 @@ func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(
 	undone := 0
 	for k, rec := range recs {
 		var userID, tokenID, delta int64
-		f := strings.SplitN(rec, " ", 4)
-		if len(f) >= 3 {
+		f := strings.Fields(rec)
+		if len(f) == 3 {
 			userID, _ = strconv.ParseInt(f[0], 10, 64)
 			tokenID, _ = strconv.ParseInt(f[1], 10, 64)
 			delta, _ = strconv.ParseInt(f[2], 10, 64)
 		}
-		undo := !have[k] && len(f) >= 3
-		n, err := undoScript.Run(ctx, r.rdb, []string{jk, r.userKey(ep, userID), r.tokenKey(ep, tokenID), r.epochKey()},
-			k, b2s(undo), delta, b2s(tokenID != 0), ep).Int()
+		undo := !have[k] && len(f) == 3
+		n, err := undoScript.Run(ctx, r.rdb, []string{jk, r.userKey(userID), r.tokenKey(tokenID)},
+			k, b2s(undo), delta, b2s(tokenID != 0)).Int()
 		if err != nil {
 			return undone, err
 		}
