@@ -288,8 +288,9 @@ func TestRedisLosingItsDataUnderLoadKeepsTheBooksExact(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			const reserve = 100
-			// Users 0–1 have credit for about 40 calls each; 2–3 plenty.
-			st, accts := seedFaultAccounts(t, []int64{4000, 4000, 1 << 30, 1 << 30}, 1<<40)
+			// Users 0–1 have credit for about 40 calls each (a call costs 50 on
+			// average); 2–3 plenty.
+			st, accts := seedFaultAccounts(t, []int64{2000, 2000, 1 << 30, 1 << 30}, 1<<40)
 			nodes := []*faultNode{newFaultNode(t, ctx, st, rr), newFaultNode(t, ctx, st, rr)}
 			var stop atomic.Bool
 			var wg sync.WaitGroup
@@ -331,7 +332,12 @@ func TestRedisLosingItsDataUnderLoadKeepsTheBooksExact(t *testing.T) {
 			fault.do(rr)
 			time.Sleep(400 * time.Millisecond)
 			fault.do(rr)
-			time.Sleep(400 * time.Millisecond)
+			// Run on until the users with little credit ran out (slow
+			// machines, -race), so the overspend bound is exercised.
+			for end := time.Now().Add(10 * time.Second); refused.Load() == 0 && time.Now().Before(end); {
+				time.Sleep(50 * time.Millisecond)
+			}
+			time.Sleep(200 * time.Millisecond)
 			stop.Store(true)
 			wg.Wait()
 			lowest := checkBooks(t, st, nodes, accts)
