@@ -220,8 +220,17 @@ func (s *Service) commit(ctx context.Context, items []store.BillingItem, moves [
 	if !ok {
 		return nil, errNoBatchWriter
 	}
+	// A node that has not adopted the epoch in force yet (it just started)
+	// would find its live move stale and drop it, while the balances it
+	// should move are loaded already: adopt first.
+	if r, ok := s.balances.(*redisBalances); ok && r.cur() == "" {
+		if err := s.resync(ctx); err != nil {
+			return nil, err
+		}
+	}
 	// Under s.moves: a rebuild must not fall between the database write
-	// and the live move (see Service.moves).
+	// and the live move (see Service.moves); a new epoch needs this node's
+	// acknowledgement, so balances of it are loaded after this write.
 	s.moves.RLock()
 	defer s.moves.RUnlock()
 	var written []bool

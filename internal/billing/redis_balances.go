@@ -294,9 +294,10 @@ func (r *redisBalances) Forget(userID, tokenID int64) {
 // movement. A node loading that very balance at the same instant may read
 // the database just before the commit and then SET NX the old value: the
 // window is one Redis round trip between the commit and the move, and is
-// not closed. A stale epoch moves nothing: no balance of the coming epoch
-// is loaded before this node has flushed and acknowledged (epoch.go), so
-// the load reads this commit.
+// not closed. A stale epoch moves nothing: the caller adopted an epoch
+// before writing (Service.commit), and no balance of a later one is loaded
+// before this node has acknowledged it (epoch.go), so that load reads this
+// commit.
 func (r *redisBalances) Committed(ctx context.Context, write func() ([]Move, error)) error {
 	moves, err := write()
 	if err != nil {

@@ -352,3 +352,38 @@ func TestRedisLosingItsDataUnderLoadKeepsTheBooksExact(t *testing.T) {
 		})
 	}
 }
+
+// A node that just started (it has not adopted the epoch in force yet)
+// sweeps a dead node's holds: the release it writes moves the live
+// balances already loaded, instead of being dropped as stale.
+func TestAFreshNodesSweepMovesBalancesLoadedBeforeIt(t *testing.T) {
+	rr := startOwnRedis(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, accts := seedFaultAccounts(t, []int64{1000}, 500)
+	a := accts[0]
+	dead := newFaultNode(t, ctx, st, rr)
+	if _, err := dead.svc.Reserve(ctx, Account{UserID: a.user, TokenID: a.token}, "in-flight", 300); err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.svc.TakeLease(ctx, -time.Second); err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(st, quietLog(), 20*time.Millisecond, 256)
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
+	fresh := NewService(NewRedisBalances(rr.client(), st), w, 500000)
+	if err := fresh.TakeLease(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := fresh.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep released %d (%v), want the dead node's hold", n, err)
+	}
+	for _, n := range []*Service{fresh, dead.svc} {
+		if u, err := n.Balances().User(ctx, a.user); err != nil || u != 1000 {
+			t.Fatalf("live user balance %d (%v) after the release, want 1000", u, err)
+		}
+	}
+}
