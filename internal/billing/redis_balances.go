@@ -469,12 +469,6 @@ func (r *redisBalances) reconcile(ctx context.Context, node string, stored func(
 		if err := r.storeAnswered(ctx, node, recs, have, write); err != nil {
 			return 0, err
 		}
-		// Another node sweeping the same journal may have stored a settle
-		// this one found already ended: ask the database again, so a move
-		// it holds is never undone.
-		if have, err = stored(ctx, keys); err != nil {
-			return 0, err
-		}
 	}
 	undone := 0
 	for k, jr := range recs {
