@@ -14,8 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/turnpike-gw/turnpike/internal/config"
-	"github.com/turnpike-gw/turnpike/internal/store"
-	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
 // ownRedisServer is a redis-server the test starts itself, without
@@ -150,60 +148,4 @@ func TestRedisOutageAnswers503InEveryDialectAndRecovers(t *testing.T) {
 	if err != nil || live != alice.Quota {
 		t.Fatalf("live balance %d (%v), ledger %d", live, err, alice.Quota)
 	}
-}
-
-// Calls a node answered are charged even when it is killed (SIGKILL) the
-// moment the last answer left, before its writer stored their settles:
-// the surviving node's sweep writes each journaled settle and usage row
-// instead of refunding the hold, so every answered call has its consume
-// row, no call is released, and the books (live on the survivor =
-// database = ledger = rows) agree to the unit.
-func TestAnsweredCallsAreChargedWhenTheirNodeIsKilledRightAfter(t *testing.T) {
-	pg := os.Getenv("TURNPIKE_TEST_POSTGRES")
-	if pg == "" {
-		t.Skip("set TURNPIKE_TEST_POSTGRES to run two gateway processes on one database")
-	}
-	if testing.Short() {
-		t.Skip("builds and kills the real binary")
-	}
-	rs := startOwnRedisServer(t)
-	dsn := freshPostgresSchema(t, pg)
-	bin := buildGateway(t)
-	up := clusterUpstream(t)
-	dir := t.TempDir()
-	cfgPath := writeCrashConfig(t, dir, dir+"/unused.db", up.URL)
-	env := []string{"TURNPIKE_DATABASE=" + dsn, "TURNPIKE_REDIS=" + rs.url()}
-	a := startGateway(t, bin, cfgPath, env...)
-	b := startGateway(t, bin, cfgPath, env...)
-
-	const calls = 24
-	codes := make(chan int, calls)
-	for range calls {
-		go func() { codes <- chatOn(t, a.url, "sk-crash-bob-limited") }()
-	}
-	answered := 0
-	for range calls {
-		if <-codes == 200 {
-			answered++
-		}
-	}
-	a.kill() // the writer stores every 100 ms: the last settles are still queued
-	st, err := sqlstore.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	waitNoOpenHolds(t, st, 10*time.Second)
-	bob, err := st.Users().GetByUsername(context.Background(), "bob")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := totals(t, st, bob.ID, 0)
-	rows := allLogs(t, st, store.LogFilter{Type: store.LogConsume, UserID: bob.ID})
-	if answered != calls || len(rows) != answered || s.released != 0 {
-		t.Fatalf("%d of %d calls answered, %d consume rows, %d released: answered calls must be charged",
-			answered, calls, len(rows), s.released)
-	}
-	checkBooks(t, st, b.url)
-	b.stop(t)
 }
