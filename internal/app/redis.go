@@ -62,21 +62,20 @@ func newRedis(raw string) (redis.UniversalClient, string, error) {
 	return nil, "", fmt.Errorf("redis address %q: unknown scheme %q", redact(raw), scheme)
 }
 
-// failFast shortens the go-redis defaults the address did not set: five
-// dial attempts 100 ms apart and a 5 s dial timeout per command made every
-// call wait seconds for its 503 while Redis was down, and kept the pool
-// behind its dial backoff after Redis came back. A call now learns within
-// about a second that Redis is away; reconnecting is go-redis's own probe
-// (once a second once the pool saw as many dial failures as it has
-// connections).
-func failFast(dialerRetries *int, dial, read, write *time.Duration) {
+// failFast shortens the go-redis dial defaults the address did not set:
+// five dial attempts 100 ms apart and a 5 s dial timeout made every call
+// wait seconds for its 503 while Redis was down. Read and write timeouts
+// stay at go-redis's 3 s: go-redis retries a command that timed out, and
+// a balance script run twice moves the balance twice, so a shorter read
+// timeout under load turned slow answers into double charges.
+// Reconnecting is go-redis's own probe (once a second once the pool saw as
+// many dial failures as it has connections).
+func failFast(dialerRetries *int, dial, _, _ *time.Duration) {
 	if *dialerRetries == 0 {
 		*dialerRetries = 1
 	}
-	for _, d := range []*time.Duration{dial, read, write} {
-		if *d == 0 {
-			*d = time.Second
-		}
+	if *dial == 0 {
+		*dial = time.Second
 	}
 }
 
