@@ -24,11 +24,7 @@ import (
 //     undone in Redis; the database never had it;
 //   - reserve stored, end lost: the database sweep refunds the open hold
 //     (and moves Redis with it), and the journal undoes the lost end's move;
-//   - both stored: the journal entries are simply dropped;
-//   - settle lost (the call was answered): its record carries the settle's
-//     entry and usage row, and the sweep writes them (with the reserve, if
-//     that was lost too) before releasing holds, so the call is charged and
-//     its moves stay. Only calls never answered are given back.
+//   - both stored: the journal entries are simply dropped.
 type Journal interface {
 	// MoveFor moves the user's and (limited) key's balance by delta for the
 	// ledger entry entryKey and records it in node's journal, atomically.
