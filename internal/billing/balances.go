@@ -78,7 +78,7 @@ func (m *memBalances) user(ctx context.Context, id int64) (*atomic.Int64, error)
 	defer m.loading.RUnlock()
 	u, err := m.st.Users().Get(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, storeUnavailable(err)
 	}
 	b := new(atomic.Int64)
 	b.Store(u.Quota)
@@ -97,7 +97,7 @@ func (m *memBalances) token(ctx context.Context, id int64) (*tokenBalance, error
 	defer m.loading.RUnlock()
 	t, err := m.st.Tokens().Get(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, storeUnavailable(err)
 	}
 	// Only -1 means unlimited: a limited key that a forced settle took
 	// below zero is still limited after a restart.

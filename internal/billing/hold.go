@@ -41,8 +41,27 @@ func (s *Service) Reserve(ctx context.Context, acct Account, key string, amount 
 	if amount < 0 {
 		amount = 0
 	}
+	for attempt := 0; ; attempt++ {
+		h, err := s.reserve(ctx, acct, key, amount)
+		if !errors.Is(err, errStaleEpoch) {
+			return h, quotaError(err)
+		}
+		if attempt > 0 {
+			return nil, errRebuilding
+		}
+		if err := s.resync(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// reserve makes the live move and queues its entry under s.moves (see
+// Service.moves).
+func (s *Service) reserve(ctx context.Context, acct Account, key string, amount int64) (*Hold, error) {
+	s.moves.RLock()
+	defer s.moves.RUnlock()
 	if err := s.moveFor(ctx, acct, key+":"+store.LedgerReserve, -amount, false); err != nil {
-		return nil, quotaError(err)
+		return nil, err
 	}
 	h := &Hold{s: s, acct: acct, key: key, Reserved: amount}
 	now := time.Now().UTC()
@@ -60,6 +79,9 @@ func (s *Service) RestoreHold(acct Account, key string, reserved int64) *Hold {
 }
 
 func quotaError(err error) error {
+	if err == nil {
+		return nil
+	}
 	if errors.Is(err, ErrInsufficientUser) || errors.Is(err, ErrInsufficientToken) {
 		return &ir.Error{Status: 402, Kind: ir.KindQuota, Code: "insufficient_quota", Message: err.Error() + " for this request", Cause: err}
 	}
@@ -93,13 +115,30 @@ func (h *Hold) SettleWith(ctx context.Context, charge int64, log *store.UsageLog
 		return false
 	}
 	diff := charge - h.Reserved
-	if err := h.s.moveFor(ctx, h.acct, h.key+":"+store.LedgerSettle, -diff, true); err != nil {
-		// The balance was loaded when reserving, so only an account deleted
-		// meanwhile lands here; the ledger row still records the charge.
-		h.s.writer.log.Warn("settle could not adjust the live balance", "key", h.key, "err", err)
-	}
-	h.s.writer.Item(store.BillingItem{Entry: h.entry(store.LedgerSettle, -diff, charge), Log: log, Close: h.key})
+	h.end(ctx, store.LedgerSettle, -diff, store.BillingItem{Entry: h.entry(store.LedgerSettle, -diff, charge), Log: log, Close: h.key})
 	return true
+}
+
+// end moves the live balance for the hold's end and queues its item, both
+// under s.moves. The item is queued whatever the move did: the ledger is
+// the truth. A move Redis could not make (it lost the balances, or did not
+// answer) leaves the live balances to a rebuild from the ledger, which
+// flushes this item first.
+func (h *Hold) end(ctx context.Context, kind string, delta int64, it store.BillingItem) {
+	s := h.s
+	s.moves.RLock()
+	err := s.moveFor(ctx, h.acct, h.key+":"+kind, delta, true)
+	s.writer.Item(it)
+	s.moves.RUnlock()
+	switch {
+	case errors.Is(err, errStaleEpoch):
+		if err := s.resync(ctx); err != nil {
+			s.writer.log.Warn("live balances not rebuilt yet; the watcher retries", "key", h.key, "err", err)
+		}
+	case err != nil:
+		// An account deleted meanwhile, or Redis away (a rebuild follows).
+		s.writer.log.Warn(kind+" could not adjust the live balance", "key", h.key, "err", err)
+	}
 }
 
 // Refund returns the whole reservation. log, when not nil, is written as an
@@ -119,10 +158,7 @@ func (h *Hold) RefundWith(ctx context.Context, log *store.UsageLog) bool {
 	if !h.ended.CompareAndSwap(false, true) {
 		return false
 	}
-	if err := h.s.moveFor(ctx, h.acct, h.key+":"+store.LedgerRefund, h.Reserved, true); err != nil {
-		h.s.writer.log.Warn("refund could not adjust the live balance", "key", h.key, "err", err)
-	}
-	h.s.writer.Item(store.BillingItem{Entry: h.entry(store.LedgerRefund, h.Reserved, 0), Log: log, Close: h.key})
+	h.end(ctx, store.LedgerRefund, h.Reserved, store.BillingItem{Entry: h.entry(store.LedgerRefund, h.Reserved, 0), Log: log, Close: h.key})
 	return true
 }
 
@@ -180,6 +216,19 @@ func (s *Service) commit(ctx context.Context, items []store.BillingItem, moves [
 	if !ok {
 		return nil, errNoBatchWriter
 	}
+	// A node that has not adopted the epoch in force yet (it just started)
+	// would find its live move stale and drop it, while the balances it
+	// should move are loaded already: adopt first.
+	if r, ok := s.balances.(*redisBalances); ok && r.cur() == "" {
+		if err := s.resync(ctx); err != nil {
+			return nil, err
+		}
+	}
+	// Under s.moves: a rebuild must not fall between the database write
+	// and the live move (see Service.moves); a new epoch needs this node's
+	// acknowledgement, so balances of it are loaded after this write.
+	s.moves.RLock()
+	defer s.moves.RUnlock()
 	var written []bool
 	err := s.balances.Committed(ctx, func() ([]Move, error) {
 		var err error

@@ -59,6 +59,7 @@ func (s *Service) RunLeases(ctx context.Context, lease time.Duration) {
 	defer renew.Stop()
 	sweep := time.NewTicker(max(lease/2, time.Millisecond))
 	defer sweep.Stop()
+	go s.watchEpoch(ctx)
 	s.sweepLogged(ctx)
 	for {
 		select {

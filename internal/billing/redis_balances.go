@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -16,15 +17,35 @@ import (
 // node needs it (SET NX, so the first loader wins) and changed only by the
 // scripts below, which check and move user and key balances in one atomic
 // step.
+//
+// Redis is a cache of the ledger and may forget everything at any moment
+// (FLUSHALL, a restart without persistence, a failover to an empty
+// replica). So every balance key is named after an epoch, a random value
+// kept under one key, and every script first checks that the epoch it was
+// given is still the one stored: a Redis that lost its data has none, and
+// the very next script of every node answers rStale instead of moving a
+// balance that is gone. A new epoch is only set once every live node has
+// written its queued ledger entries to the database (see epoch.go), so a
+// balance loaded in it reads a database that holds every move made before.
 type redisBalances struct {
 	rdb    redis.UniversalClient
 	st     store.Store
 	prefix string
+	epoch  atomic.Pointer[string] // the epoch this node adopted; "" before the first
+	// dirty is set when a move failed in a way that leaves unknown whether
+	// Redis made it (or a forced move, whose ledger entry is written anyway,
+	// could not be made): the balances are rebuilt once Redis answers.
+	dirty atomic.Bool
+	// onStale, set by the Service, rebuilds after Redis lost its data; reads
+	// outside a move (User, Token) call it and try again.
+	onStale func(context.Context) error
 }
 
 // NewRedisBalances returns multi-node balances in Redis backed by st.
 func NewRedisBalances(rdb redis.UniversalClient, st store.Store) Balances {
-	return &redisBalances{rdb: rdb, st: st, prefix: RedisKeyPrefix(rdb) + "balance:"}
+	r := &redisBalances{rdb: rdb, st: st, prefix: RedisKeyPrefix(rdb) + "balance:"}
+	r.epoch.Store(new(string))
+	return r
 }
 
 // RedisKeyPrefix is the prefix of the gateway's Redis keys. On Redis
@@ -47,56 +68,80 @@ const (
 	rNoToken    = -2
 	rShortUser  = -3
 	rShortToken = -4
+	rStale      = -5
 )
 
-// takeScript: KEYS user, token; ARGV amount, force (0/1), hasToken (0/1).
-var takeScript = redis.NewScript(`
-local u = redis.call('GET', KEYS[1])
+// errStaleEpoch: Redis no longer holds the epoch this node moves in, so
+// the balances it would move are gone; the Service rebuilds and retries.
+var errStaleEpoch = errors.New("billing: redis lost the live balances")
+
+// epochCheck opens every script: KEYS[1] the epoch key, ARGV[1] the
+// node's epoch.
+const epochCheck = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -5 end
+`
+
+// takeScript: KEYS epoch, user, token; ARGV epoch, amount, force (0/1),
+// hasToken (0/1).
+var takeScript = redis.NewScript(epochCheck + `
+local u = redis.call('GET', KEYS[2])
 if not u then return -1 end
-local amount = tonumber(ARGV[1])
-local force = ARGV[2] == '1'
+local amount = tonumber(ARGV[2])
+local force = ARGV[3] == '1'
 local t = false
-if ARGV[3] == '1' then
-  t = redis.call('GET', KEYS[2])
+if ARGV[4] == '1' then
+  t = redis.call('GET', KEYS[3])
   if not t then return -2 end
 end
 if not force and tonumber(u) < amount then return -3 end
 if t and t ~= 'unlimited' and not force and tonumber(t) < amount then return -4 end
-redis.call('DECRBY', KEYS[1], amount)
-if t and t ~= 'unlimited' then redis.call('DECRBY', KEYS[2], amount) end
+redis.call('DECRBY', KEYS[2], amount)
+if t and t ~= 'unlimited' then redis.call('DECRBY', KEYS[3], amount) end
 return 0
 `)
 
-// addScript: KEYS key; ARGV delta. Returns the new value, or nil when the
-// key is not loaded; an unlimited key is left alone and reported as -1.
+// addScript: KEYS epoch, key; ARGV epoch, delta. Returns {1, new value},
+// {0, 0} when the key is not loaded, or {-5, 0} when the epoch is stale; an
+// unlimited key is left alone and reported as -1.
 var addScript = redis.NewScript(`
-local v = redis.call('GET', KEYS[1])
-if not v then return nil end
-if v == 'unlimited' then return -1 end
-return redis.call('INCRBY', KEYS[1], ARGV[1])
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-5, 0} end
+local v = redis.call('GET', KEYS[2])
+if not v then return {0, 0} end
+if v == 'unlimited' then return {1, -1} end
+return {1, redis.call('INCRBY', KEYS[2], ARGV[2])}
 `)
 
-func (r *redisBalances) userKey(id int64) string  { return r.prefix + "u:" + strconv.FormatInt(id, 10) }
-func (r *redisBalances) tokenKey(id int64) string { return r.prefix + "t:" + strconv.FormatInt(id, 10) }
-
-func (r *redisBalances) loadUser(ctx context.Context, id int64) error {
-	u, err := r.st.Users().Get(ctx, id)
-	if err != nil {
-		return err
+func (r *redisBalances) epochKey() string { return r.prefix + "epoch" }
+func (r *redisBalances) cur() string {
+	if e := r.epoch.Load(); e != nil {
+		return *e
 	}
-	return r.rdb.SetNX(ctx, r.userKey(id), u.Quota, 0).Err()
+	return ""
+}
+func (r *redisBalances) userKey(e string, id int64) string {
+	return r.prefix + e + ":u:" + strconv.FormatInt(id, 10)
+}
+func (r *redisBalances) tokenKey(e string, id int64) string {
+	return r.prefix + e + ":t:" + strconv.FormatInt(id, 10)
 }
 
-func (r *redisBalances) loadToken(ctx context.Context, id int64) error {
+func (r *redisBalances) loadUser(ctx context.Context, e string, id int64) error {
+	u, err := r.st.Users().Get(ctx, id)
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	return redisUnavailable(r.rdb.SetNX(ctx, r.userKey(e, id), u.Quota, 0).Err())
+}
+
+func (r *redisBalances) loadToken(ctx context.Context, e string, id int64) error {
 	t, err := r.st.Tokens().Get(ctx, id)
 	if err != nil {
-		return err
+		return storeUnavailable(err)
 	}
 	var v any = t.Quota
 	if t.Quota == -1 { // an overdrawn limited key stays limited
 		v = unlimitedMark
 	}
-	return r.rdb.SetNX(ctx, r.tokenKey(id), v, 0).Err()
+	return redisUnavailable(r.rdb.SetNX(ctx, r.tokenKey(e, id), v, 0).Err())
 }
 
 func b2s(b bool) string {
@@ -107,19 +152,21 @@ func b2s(b bool) string {
 }
 
 func (r *redisBalances) Take(ctx context.Context, userID, tokenID, amount int64, force bool) error {
-	keys := []string{r.userKey(userID), r.tokenKey(tokenID)}
-	return r.runMove(ctx, userID, tokenID, func() (int, error) {
-		return takeScript.Run(ctx, r.rdb, keys, amount, b2s(force), b2s(tokenID != 0)).Int()
+	return r.runMove(ctx, userID, tokenID, func(e string) (int, error) {
+		keys := []string{r.epochKey(), r.userKey(e, userID), r.tokenKey(e, tokenID)}
+		return takeScript.Run(ctx, r.rdb, keys, e, amount, b2s(force), b2s(tokenID != 0)).Int()
 	})
 }
 
 // runMove runs a balance script, loading a balance Redis does not hold yet
 // from the database and trying again: the one retry rule of every move.
-func (r *redisBalances) runMove(ctx context.Context, userID, tokenID int64, run func() (int, error)) error {
-	for attempt := 0; attempt < 3; attempt++ {
-		res, err := run()
+func (r *redisBalances) runMove(ctx context.Context, userID, tokenID int64, run func(e string) (int, error)) error {
+	e := r.cur()
+	for attempt := 0; attempt < 4; attempt++ {
+		res, err := run(e)
 		if err != nil {
-			return err
+			r.dirty.Store(true)
+			return redisUnavailable(err)
 		}
 		switch res {
 		case 0:
@@ -128,10 +175,15 @@ func (r *redisBalances) runMove(ctx context.Context, userID, tokenID int64, run 
 			return ErrInsufficientUser
 		case rShortToken:
 			return ErrInsufficientToken
+		case rStale:
+			if r.onStale != nil {
+				return errStaleEpoch
+			}
+			e, err = r.adoptAlone(ctx)
 		case rNoUser:
-			err = r.loadUser(ctx, userID)
+			err = r.loadUser(ctx, e, userID)
 		case rNoToken:
-			err = r.loadToken(ctx, tokenID)
+			err = r.loadToken(ctx, e, tokenID)
 		}
 		if err != nil {
 			return err
@@ -152,16 +204,29 @@ func (r *redisBalances) Give(ctx context.Context, userID, tokenID, amount int64)
 }
 
 // add runs the add script, loading the balance first when it is missing.
-func (r *redisBalances) add(ctx context.Context, key string, delta int64, load func() error) (int64, error) {
-	for attempt := 0; attempt < 3; attempt++ {
-		v, err := addScript.Run(ctx, r.rdb, []string{key}, delta).Int64()
-		if err == nil {
-			return v, nil
+func (r *redisBalances) add(ctx context.Context, key func(e string) string, delta int64, load func(e string) error) (int64, error) {
+	e := r.cur()
+	for attempt := 0; attempt < 4; attempt++ {
+		res, err := addScript.Run(ctx, r.rdb, []string{r.epochKey(), key(e)}, e, delta).Int64Slice()
+		if err != nil {
+			if delta != 0 {
+				r.dirty.Store(true)
+			}
+			return 0, redisUnavailable(err)
 		}
-		if !errors.Is(err, redis.Nil) {
-			return 0, err
+		switch res[0] {
+		case 1:
+			return res[1], nil
+		case rStale:
+			if r.onStale != nil {
+				return 0, errStaleEpoch
+			}
+			if e, err = r.adoptAlone(ctx); err != nil {
+				return 0, err
+			}
+			continue
 		}
-		if err := load(); err != nil {
+		if err := load(e); err != nil {
 			return 0, err
 		}
 	}
@@ -169,36 +234,57 @@ func (r *redisBalances) add(ctx context.Context, key string, delta int64, load f
 }
 
 func (r *redisBalances) AddUser(ctx context.Context, userID, delta int64) (int64, error) {
-	return r.add(ctx, r.userKey(userID), delta, func() error { return r.loadUser(ctx, userID) })
+	return r.add(ctx, func(e string) string { return r.userKey(e, userID) }, delta,
+		func(e string) error { return r.loadUser(ctx, e, userID) })
 }
 
 func (r *redisBalances) AddToken(ctx context.Context, tokenID, delta int64) (int64, error) {
-	return r.add(ctx, r.tokenKey(tokenID), delta, func() error { return r.loadToken(ctx, tokenID) })
+	return r.add(ctx, func(e string) string { return r.tokenKey(e, tokenID) }, delta,
+		func(e string) error { return r.loadToken(ctx, e, tokenID) })
+}
+
+// read runs a read outside any move, rebuilding once when Redis lost its
+// data, so an operator never sees a balance that is not the ledger's.
+func (r *redisBalances) read(ctx context.Context, f func() (int64, error)) (int64, error) {
+	v, err := f()
+	if errors.Is(err, errStaleEpoch) && r.onStale != nil {
+		if err := r.onStale(ctx); err != nil {
+			return 0, err
+		}
+		v, err = f()
+	}
+	if errors.Is(err, errStaleEpoch) {
+		return 0, errRebuilding
+	}
+	return v, err
 }
 
 func (r *redisBalances) User(ctx context.Context, userID int64) (int64, error) {
-	return r.AddUser(ctx, userID, 0)
+	return r.read(ctx, func() (int64, error) { return r.AddUser(ctx, userID, 0) })
 }
 
 func (r *redisBalances) Token(ctx context.Context, tokenID int64) (int64, bool, error) {
-	v, err := r.AddToken(ctx, tokenID, 0)
+	v, err := r.read(ctx, func() (int64, error) { return r.AddToken(ctx, tokenID, 0) })
 	if err != nil {
 		return 0, false, err
 	}
-	v2, err := r.rdb.Get(ctx, r.tokenKey(tokenID)).Result()
-	if err == nil && v2 == unlimitedMark {
-		return -1, false, nil
+	if v == -1 {
+		v2, err := r.rdb.Get(ctx, r.tokenKey(r.cur(), tokenID)).Result()
+		if err == nil && v2 == unlimitedMark {
+			return -1, false, nil
+		}
 	}
-	return v, true, err
+	return v, true, nil
 }
 
 func (r *redisBalances) Forget(userID, tokenID int64) {
 	ctx := context.Background()
+	e := r.cur()
 	if userID != 0 {
-		r.rdb.Del(ctx, r.userKey(userID))
+		r.rdb.Del(ctx, r.userKey(e, userID))
 	}
 	if tokenID != 0 {
-		r.rdb.Del(ctx, r.tokenKey(tokenID))
+		r.rdb.Del(ctx, r.tokenKey(e, tokenID))
 	}
 }
 
@@ -207,18 +293,22 @@ func (r *redisBalances) Forget(userID, tokenID int64) {
 // movement. A node loading that very balance at the same instant may read
 // the database just before the commit and then SET NX the old value: the
 // window is one Redis round trip between the commit and the move, and is
-// not closed.
+// not closed. A stale epoch moves nothing: the caller adopted an epoch
+// before writing (Service.commit), and no balance of a later one is loaded
+// before this node has acknowledged it (epoch.go), so that load reads this
+// commit.
 func (r *redisBalances) Committed(ctx context.Context, write func() ([]Move, error)) error {
 	moves, err := write()
 	if err != nil {
 		return err
 	}
+	e := r.cur()
 	for _, mv := range moves {
-		if err := r.addLoaded(ctx, r.userKey(mv.UserID), mv.Delta); err != nil {
+		if err := r.addLoaded(ctx, e, r.userKey(e, mv.UserID), mv.Delta); err != nil {
 			return err
 		}
 		if mv.TokenID != 0 {
-			if err := r.addLoaded(ctx, r.tokenKey(mv.TokenID), mv.Delta); err != nil {
+			if err := r.addLoaded(ctx, e, r.tokenKey(e, mv.TokenID), mv.Delta); err != nil {
 				return err
 			}
 		}
@@ -227,52 +317,52 @@ func (r *redisBalances) Committed(ctx context.Context, write func() ([]Move, err
 }
 
 // addLoaded adds delta to a balance Redis holds and leaves a missing one
-// missing (the add script answers nil for it).
-func (r *redisBalances) addLoaded(ctx context.Context, key string, delta int64) error {
-	err := addScript.Run(ctx, r.rdb, []string{key}, delta).Err()
-	if errors.Is(err, redis.Nil) {
-		return nil
+// (or one of a lost epoch) missing.
+func (r *redisBalances) addLoaded(ctx context.Context, e, key string, delta int64) error {
+	err := addScript.Run(ctx, r.rdb, []string{r.epochKey(), key}, e, delta).Err()
+	if err != nil {
+		r.dirty.Store(true)
 	}
-	return err
+	return redisUnavailable(err)
 }
 
-// moveScript: KEYS user, token, journal, journal set; ARGV delta, force
-// (0/1), hasToken (0/1), entry key, journal record, node. It moves the user
-// and (limited) key by delta and records the move in the node's journal,
-// all or nothing; results as takeScript's.
-var moveScript = redis.NewScript(`
-local u = redis.call('GET', KEYS[1])
+// moveScript: KEYS epoch, user, token, journal, journal set; ARGV epoch,
+// delta, force (0/1), hasToken (0/1), entry key, journal record, node. It
+// moves the user and (limited) key by delta and records the move in the
+// node's journal, all or nothing; results as takeScript's.
+var moveScript = redis.NewScript(epochCheck + `
+local u = redis.call('GET', KEYS[2])
 if not u then return -1 end
 local t = false
-if ARGV[3] == '1' then
-  t = redis.call('GET', KEYS[2])
+if ARGV[4] == '1' then
+  t = redis.call('GET', KEYS[3])
   if not t then return -2 end
 end
-local d = tonumber(ARGV[1])
-if d < 0 and ARGV[2] ~= '1' then
+local d = tonumber(ARGV[2])
+if d < 0 and ARGV[3] ~= '1' then
   if tonumber(u) < -d then return -3 end
   if t and t ~= 'unlimited' and tonumber(t) < -d then return -4 end
 end
-redis.call('INCRBY', KEYS[1], d)
-if t and t ~= 'unlimited' then redis.call('INCRBY', KEYS[2], d) end
-redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
-redis.call('SADD', KEYS[4], ARGV[6])
+redis.call('INCRBY', KEYS[2], d)
+if t and t ~= 'unlimited' then redis.call('INCRBY', KEYS[3], d) end
+redis.call('HSET', KEYS[4], ARGV[5], ARGV[6])
+redis.call('SADD', KEYS[5], ARGV[7])
 return 0
 `)
 
-// undoScript: KEYS journal, user, token; ARGV entry key, undo (0/1),
-// delta, hasToken (0/1). It removes the journal record and, when asked and
-// the record was still there, takes its move back from the balances Redis
-// holds (a balance not loaded reads the database, which never had the
-// move). Returns 1 when it removed the record.
-var undoScript = redis.NewScript(`
-if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
-if ARGV[2] == '1' then
-  local d = tonumber(ARGV[3])
-  if redis.call('GET', KEYS[2]) then redis.call('INCRBY', KEYS[2], -d) end
-  if ARGV[4] == '1' then
-    local t = redis.call('GET', KEYS[3])
-    if t and t ~= 'unlimited' then redis.call('INCRBY', KEYS[3], -d) end
+// undoScript: KEYS epoch, journal, user, token; ARGV epoch, entry key,
+// undo (0/1), delta, hasToken (0/1). It removes the journal record and,
+// when asked and the record was still there, takes its move back from the
+// balances Redis holds (a balance not loaded reads the database, which
+// never had the move). Returns 1 when it removed the record.
+var undoScript = redis.NewScript(epochCheck + `
+if redis.call('HDEL', KEYS[2], ARGV[2]) == 0 then return 0 end
+if ARGV[3] == '1' then
+  local d = tonumber(ARGV[4])
+  if redis.call('GET', KEYS[3]) then redis.call('INCRBY', KEYS[3], -d) end
+  if ARGV[5] == '1' then
+    local t = redis.call('GET', KEYS[4])
+    if t and t ~= 'unlimited' then redis.call('INCRBY', KEYS[4], -d) end
   end
 end
 return 1
@@ -280,27 +370,30 @@ return 1
 
 var _ Journal = (*redisBalances)(nil)
 
-func (r *redisBalances) journalKey(node string) string { return r.prefix + "journal:" + node }
-func (r *redisBalances) journalSet() string            { return r.prefix + "journals" }
+// Journals belong to an epoch like the balances they record moves of: a
+// journal of a lost epoch describes balances that no longer exist.
+func (r *redisBalances) journalKey(e, node string) string { return r.prefix + e + ":journal:" + node }
+func (r *redisBalances) journalSet(e string) string       { return r.prefix + e + ":journals" }
 
 func (r *redisBalances) MoveFor(ctx context.Context, node, entryKey string, userID, tokenID, delta int64, force bool) error {
-	keys := []string{r.userKey(userID), r.tokenKey(tokenID), r.journalKey(node), r.journalSet()}
 	record := strconv.FormatInt(userID, 10) + " " + strconv.FormatInt(tokenID, 10) + " " + strconv.FormatInt(delta, 10)
-	return r.runMove(ctx, userID, tokenID, func() (int, error) {
-		return moveScript.Run(ctx, r.rdb, keys, delta, b2s(force), b2s(tokenID != 0), entryKey, record, node).Int()
+	return r.runMove(ctx, userID, tokenID, func(e string) (int, error) {
+		keys := []string{r.epochKey(), r.userKey(e, userID), r.tokenKey(e, tokenID), r.journalKey(e, node), r.journalSet(e)}
+		return moveScript.Run(ctx, r.rdb, keys, e, delta, b2s(force), b2s(tokenID != 0), entryKey, record, node).Int()
 	})
 }
 
 func (r *redisBalances) Written(ctx context.Context, node string, entryKeys []string) error {
-	return r.rdb.HDel(ctx, r.journalKey(node), entryKeys...).Err()
+	return r.rdb.HDel(ctx, r.journalKey(r.cur(), node), entryKeys...).Err()
 }
 
 func (r *redisBalances) Nodes(ctx context.Context) ([]string, error) {
-	return r.rdb.SMembers(ctx, r.journalSet()).Result()
+	return r.rdb.SMembers(ctx, r.journalSet(r.cur())).Result()
 }
 
 func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(context.Context, []string) (map[string]bool, error)) (int, error) {
-	jk := r.journalKey(node)
+	e := r.cur()
+	jk := r.journalKey(e, node)
 	recs, err := r.rdb.HGetAll(ctx, jk).Result()
 	if err != nil {
 		return 0, err
@@ -308,7 +401,7 @@ func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(
 	if len(recs) == 0 {
 		// Nothing pending: forget the node (a record it adds later, were
 		// it alive after all, puts it back).
-		return 0, r.rdb.SRem(ctx, r.journalSet(), node).Err()
+		return 0, r.rdb.SRem(ctx, r.journalSet(e), node).Err()
 	}
 	keys := make([]string, 0, len(recs))
 	for k := range recs {
@@ -328,10 +421,13 @@ func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(
 			delta, _ = strconv.ParseInt(f[2], 10, 64)
 		}
 		undo := !have[k] && len(f) == 3
-		n, err := undoScript.Run(ctx, r.rdb, []string{jk, r.userKey(userID), r.tokenKey(tokenID)},
-			k, b2s(undo), delta, b2s(tokenID != 0)).Int()
+		n, err := undoScript.Run(ctx, r.rdb, []string{r.epochKey(), jk, r.userKey(e, userID), r.tokenKey(e, tokenID)},
+			e, k, b2s(undo), delta, b2s(tokenID != 0)).Int()
 		if err != nil {
 			return undone, err
+		}
+		if n == rStale {
+			return undone, errStaleEpoch
 		}
 		if undo && n == 1 {
 			undone++

@@ -3,8 +3,10 @@ package billing
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +30,14 @@ type Service struct {
 	writer      *Writer
 	quotaPerUSD int64
 	table       atomic.Pointer[priceTable]
+
+	// moves is held shared by every live move together with the queuing of
+	// its ledger entry, and exclusively by a rebuild (epoch.go) while it
+	// flushes the writer, so no entry of a move made before the rebuild
+	// reaches the database after it.
+	moves sync.RWMutex
+	rbMu  sync.Mutex
+	rb    *rebuild
 }
 
 type priceTable struct {
@@ -43,6 +53,9 @@ func NewService(b Balances, w *Writer, quotaPerUSD int64) *Service {
 	s := &Service{node: newNodeID(), balances: b, writer: w, quotaPerUSD: quotaPerUSD}
 	if w != nil {
 		w.setOnWritten(s.written)
+	}
+	if r, ok := b.(*redisBalances); ok {
+		r.onStale = s.resync
 	}
 	s.table.Store(&priceTable{prices: map[string]*Price{}, ratios: map[string]float64{}})
 	return s
@@ -155,7 +168,9 @@ func (s *Service) NewRequestKey(prefix string) string {
 
 // TopUp adds delta (may be negative) to a user's balance and records it.
 func (s *Service) TopUp(ctx context.Context, userID, delta int64, note string) (int64, error) {
-	bal, err := s.balances.AddUser(ctx, userID, delta)
+	s.moves.RLock()
+	defer s.moves.RUnlock()
+	bal, err := s.retryStale(ctx, func() (int64, error) { return s.balances.AddUser(ctx, userID, delta) })
 	if err != nil {
 		return 0, err
 	}
@@ -176,7 +191,9 @@ func quotaLogType(delta int64) string {
 
 // AdjustToken adds delta to a limited key's balance and records it.
 func (s *Service) AdjustToken(ctx context.Context, userID, tokenID, delta int64) (int64, error) {
-	bal, err := s.balances.AddToken(ctx, tokenID, delta)
+	s.moves.RLock()
+	defer s.moves.RUnlock()
+	bal, err := s.retryStale(ctx, func() (int64, error) { return s.balances.AddToken(ctx, tokenID, delta) })
 	if err != nil {
 		return 0, err
 	}
@@ -188,4 +205,26 @@ func (s *Service) AdjustToken(ctx context.Context, userID, tokenID, delta int64)
 func noteJSON(note string) json.RawMessage {
 	b, _ := json.Marshal(map[string]string{"note": note})
 	return b
+}
+
+// retryStale runs an administrative move, rebuilding once when Redis lost
+// the balances. s.moves is held shared by the caller and is let go while
+// the rebuild runs (which needs it exclusively); the move is then made in
+// the new epoch.
+func (s *Service) retryStale(ctx context.Context, move func() (int64, error)) (int64, error) {
+	v, err := move()
+	if !errors.Is(err, errStaleEpoch) {
+		return v, err
+	}
+	s.moves.RUnlock()
+	rerr := s.resync(ctx)
+	s.moves.RLock()
+	if rerr != nil {
+		return 0, rerr
+	}
+	v, err = move()
+	if errors.Is(err, errStaleEpoch) {
+		return 0, errRebuilding
+	}
+	return v, err
 }

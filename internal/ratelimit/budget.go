@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -43,8 +44,7 @@ func (p *Plan) Hold(ctx context.Context, amount int64) (*BudgetHold, error) {
 			_, _ = p.s.be.budgetAdd(ctx, h.keys[j], -amount)
 		}
 		if err != nil {
-			return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "budget_unavailable",
-				Message: "the gateway cannot check the period budget right now", Cause: err}
+			return nil, budgetUnavailable(err)
 		}
 		p.s.refused("budget")
 		left := max(b.limit-used, 0)
@@ -111,3 +111,23 @@ func (p *Plan) Adjust(ctx context.Context, heldAt time.Time, held, charge int64)
 		}
 	}
 }
+
+// budgetUnavailable refuses a call whose budget cannot be checked: a
+// budget is money, never spent blind. The code names what is away: Redis
+// (redis_unavailable) or the database the period is loaded from
+// (store_unavailable).
+func budgetUnavailable(err error) error {
+	code := "redis_unavailable"
+	var se *storeErr
+	if errors.As(err, &se) {
+		code = "store_unavailable"
+	}
+	return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: code,
+		Message: "the gateway cannot check the period budget right now; retry shortly", Cause: err}
+}
+
+// storeErr marks a failure to read a period's spending from the database.
+type storeErr struct{ err error }
+
+func (e *storeErr) Error() string { return e.err.Error() }
+func (e *storeErr) Unwrap() error { return e.err }

@@ -170,7 +170,7 @@ func (b *memBackend) budgetTake(ctx context.Context, key string, limit, amount i
 		// the other subjects of the shard.
 		used, err := load(ctx)
 		if err != nil {
-			return 0, false, err
+			return 0, false, &storeErr{err}
 		}
 		s.mu.Lock()
 		if s.budgets[key] == nil {

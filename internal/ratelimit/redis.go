@@ -153,7 +153,7 @@ func (b *redisBackend) budgetTake(ctx context.Context, key string, limit, amount
 		}
 		used, err := load(ctx)
 		if err != nil {
-			return 0, false, err
+			return 0, false, &storeErr{err}
 		}
 		// The first node to load the period wins; later ones count on it.
 		// expire may come from a test's clock; a day of slack keeps the

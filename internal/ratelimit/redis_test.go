@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"net"
 	"os"
 	"strconv"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -68,5 +71,35 @@ func TestRedisCountsTokensConcurrencyAndBudgetsLikeMemory(t *testing.T) {
 	h.Settle(ctx, 30)
 	if st, err := s.Period(ctx, store.SubjectToken, id); err != nil || st.Used != 30 {
 		t.Fatalf("period %+v %v", st, err)
+	}
+}
+
+// Without Redis, rate limits admit the call uncounted (the limiter must not
+// take the gateway down) while budgets, which are money, refuse it with a
+// 503 redis_unavailable that every dialect renders — never a plain error,
+// which a client would see as a 500.
+func TestRedisAwayAdmitsUncountedButRefusesBudgetsWith503(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing answers there now
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1})
+	t.Cleanup(func() { rdb.Close() })
+	s := New(&fakeRepo{spent: map[string]int64{}}, rdb, nil)
+	set(t, s, store.SubjectToken, "7", Limits{Rate: Rate{RPM: 1, Concurrency: 1}, PeriodQuota: 100, Period: Day})
+	ctx := context.Background()
+	sub := Subject{TokenID: 7}
+	for range 3 { // over the RPM limit, were it counted
+		lease, err := s.For(sub).Acquire(ctx, 10)
+		if err != nil || lease != nil {
+			t.Fatalf("acquire without Redis: lease %v, %v; want admitted uncounted", lease, err)
+		}
+	}
+	_, err = s.For(sub).Hold(ctx, 10)
+	var ie *ir.Error
+	if !errors.As(err, &ie) || ie.Status != 503 || ie.Code != "redis_unavailable" {
+		t.Fatalf("budget hold without Redis: %v; want a 503 redis_unavailable", err)
 	}
 }

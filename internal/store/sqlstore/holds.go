@@ -216,6 +216,25 @@ func (s *Store) LeaseLapsed(ctx context.Context, node string, now time.Time) (bo
 	return until < now.UnixMilli(), nil
 }
 
+// LiveNodes lists the nodes whose lease has not ended at now
+// (billing.LiveLeases).
+func (s *Store) LiveNodes(ctx context.Context, now time.Time) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, s.Rebind("SELECT node_id FROM billing_nodes WHERE lease_until >= ?"), now.UnixMilli())
+	if err != nil {
+		return nil, wrap(err, "list live nodes")
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, wrap(err, "list live nodes")
+		}
+		out = append(out, n)
+	}
+	return out, wrap(rows.Err(), "list live nodes")
+}
+
 // EntryKinds returns the kind of each ledger entry among keys that exists
 // (billing.LedgerKinds).
 func (s *Store) EntryKinds(ctx context.Context, keys []string) (map[string]string, error) {
