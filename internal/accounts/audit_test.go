@@ -86,7 +86,8 @@ func TestAuditRecordsTheTargetOfCreations(t *testing.T) {
 	token := call(t, g, "POST", "/api/tokens", map[string]any{"name": "k"}, "", g.Login(t, "dave", "dave-password"))
 	channel := call(t, g, "POST", "/api/channels", map[string]any{"name": "c", "type": 1, "key": "sk-upstream-secret",
 		"base_url": "https://api.example.com", "models": []string{"gpt-4o"}}, rootToken)
-	for _, a := range []answer{user, token, channel} {
+	codes := call(t, g, "POST", "/api/redemptions", map[string]any{"quota": 100, "count": 2}, rootToken)
+	for _, a := range []answer{user, token, channel, codes} {
 		if a.status != 200 {
 			t.Fatalf("create: %d %s", a.status, a.raw)
 		}
@@ -103,6 +104,9 @@ func TestAuditRecordsTheTargetOfCreations(t *testing.T) {
 		if want := itoa(num(a.body["id"])); targets[path] != want {
 			t.Errorf("%s recorded target_id %q, want the new id %s", path, targets[path], want)
 		}
+	}
+	if ids := strings.Split(targets["/api/redemptions"], ","); len(ids) != 2 || ids[0] == "" || ids[0] == ids[1] {
+		t.Errorf("creating two redemption codes recorded target_id %q, want their two ids", targets["/api/redemptions"])
 	}
 	if targets["/api/auth/login"] == "" {
 		t.Errorf("a sign-in records no target (the account): %s", all.raw)

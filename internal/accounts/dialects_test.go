@@ -86,11 +86,11 @@ func exercise(t *testing.T, s *Store) {
 	ctx := t.Context()
 	// Redemptions: create, claim once, list masked with states.
 	past := time.Now().Add(-time.Hour)
-	codes, err := s.CreateRedemptions(ctx, "batch", 500, 2, nil, 1)
-	if err != nil {
-		t.Fatalf("create: %v", err)
+	codes, ids, err := s.CreateRedemptions(ctx, "batch", 500, 2, nil, 1)
+	if err != nil || len(ids) != 2 || ids[0] <= 0 || ids[1] == ids[0] {
+		t.Fatalf("create: ids %v, %v", ids, err)
 	}
-	if _, err := s.CreateRedemptions(ctx, "old", 5, 1, &past, 1); err != nil {
+	if _, _, err := s.CreateRedemptions(ctx, "old", 5, 1, &past, 1); err != nil {
 		t.Fatalf("create expired: %v", err)
 	}
 	if _, q, err := s.ClaimRedemption(ctx, codes[0], 42); err != nil || q != 500 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 	"strings"
 	"time"
 
@@ -68,27 +69,43 @@ const (
 
 // CreateRedemptions stores count new codes worth quota each and returns
 // them; this is the only time they exist outside the caller's hands.
-func (s *Store) CreateRedemptions(ctx context.Context, name string, quota int64, count int, expires *time.Time, by int64) ([]string, error) {
-	codes := make([]string, count)
+func (s *Store) CreateRedemptions(ctx context.Context, name string, quota int64, count int, expires *time.Time, by int64) (codes []string, ids []int64, err error) {
+	codes, ids = make([]string, count), make([]int64, count)
 	var exp sql.NullInt64
 	if expires != nil {
 		exp = sql.NullInt64{Int64: expires.Unix(), Valid: true}
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer tx.Rollback()
 	now := s.now().Unix()
+	insert := s.q(`INSERT INTO redemptions (name, code_hash, code_hint, quota, expires_unix, created_by, created_unix)
+VALUES (?, ?, ?, ?, ?, ?, ?)`)
 	for i := range codes {
 		codes[i] = NewRedemptionCode()
 		hint := codes[i][:len(RedemptionPrefix)+4] + "…"
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO redemptions (name, code_hash, code_hint, quota, expires_unix, created_by, created_unix)
-VALUES (?, ?, ?, ?, ?, ?, ?)`), name, hashSecret(codes[i]), hint, quota, exp, by, now); err != nil {
-			return nil, err
+		if ids[i], err = s.insertID(ctx, tx, insert, name, hashSecret(codes[i]), hint, quota, exp, by, now); err != nil {
+			return nil, nil, err
 		}
 	}
-	return codes, tx.Commit()
+	return codes, ids, tx.Commit()
+}
+
+// insertID runs an INSERT and returns the new row's id: through RETURNING
+// on PostgreSQL, whose driver has no LastInsertId.
+func (s *Store) insertID(ctx context.Context, tx *sql.Tx, query string, args ...any) (int64, error) {
+	if s.d == sqlstore.Postgres {
+		var id int64
+		err := tx.QueryRowContext(ctx, query+" RETURNING id", args...).Scan(&id)
+		return id, err
+	}
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // ClaimRedemption marks the code used by userID, if it is unused and not

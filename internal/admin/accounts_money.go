@@ -6,6 +6,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/turnpike-gw/turnpike/internal/accounts"
 	"github.com/turnpike-gw/turnpike/internal/auth"
@@ -50,10 +51,11 @@ func (a *API) createRedemptions(w http.ResponseWriter, r *http.Request, p *auth.
 	if err != nil {
 		return err
 	}
-	codes, err := a.d.Accounts.Store.CreateRedemptions(r.Context(), name, quota, count, exp, p.UserID)
+	codes, ids, err := a.d.Accounts.Store.CreateRedemptions(r.Context(), name, quota, count, exp, p.UserID)
 	if err != nil {
 		return err
 	}
+	accounts.NoteTarget(r.Context(), idsTarget(ids))
 	apijson.Write(w, http.StatusOK, map[string][]string{"codes": codes})
 	return nil
 }
@@ -118,4 +120,17 @@ func (a *API) redeem(w http.ResponseWriter, r *http.Request, p *auth.Principal) 
 	}
 	apijson.Write(w, http.StatusOK, map[string]int64{"quota": quota, "balance": bal})
 	return nil
+}
+
+// idsTarget names the records a creation made for the audit log: their ids,
+// or the first and last of a batch too long to list in the column.
+func idsTarget(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	if t := strings.Join(parts, ","); len(t) <= 200 {
+		return t
+	}
+	return parts[0] + ".." + parts[len(parts)-1]
 }
