@@ -2,84 +2,20 @@ package app_test
 
 import (
 	"context"
-	"net"
-	"os"
-	"os/exec"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/testkit/redisproc"
 )
-
-// ownRedisServer is a redis-server the test starts itself, without
-// persistence, so it can kill it and bring it back empty.
-type ownRedisServer struct {
-	t    *testing.T
-	bin  string
-	port int
-	cmd  *exec.Cmd
-}
-
-func startOwnRedisServer(t *testing.T) *ownRedisServer {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("redis-server is not installed; CI must run the Redis fault tests")
-		}
-		t.Skip("redis-server is not installed")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	r := &ownRedisServer{t: t, bin: bin, port: port}
-	r.start()
-	t.Cleanup(r.kill)
-	return r
-}
-
-func (r *ownRedisServer) url() string { return "redis://127.0.0.1:" + strconv.Itoa(r.port) + "/0" }
-
-func (r *ownRedisServer) start() {
-	r.t.Helper()
-	r.cmd = exec.Command(r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", r.t.TempDir())
-	out := &strings.Builder{}
-	r.cmd.Stdout, r.cmd.Stderr = out, out
-	if err := r.cmd.Start(); err != nil {
-		r.t.Fatal(err)
-	}
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(r.port), MaxRetries: -1})
-	defer c.Close()
-	for deadline := time.Now().Add(5 * time.Second); c.Ping(context.Background()).Err() != nil; {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("own redis-server did not start: %s", out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func (r *ownRedisServer) kill() {
-	if r.cmd != nil && r.cmd.Process != nil {
-		_ = r.cmd.Process.Kill()
-		_ = r.cmd.Wait()
-		r.cmd = nil
-	}
-}
 
 // While Redis is down every dialect answers 503 with its own error shape
 // (never a 500 internal_error), and within about a second of Redis coming
 // back (empty) calls are served again, charged against balances rebuilt
 // from the ledger.
 func TestRedisOutageAnswers503InEveryDialectAndRecovers(t *testing.T) {
-	rs := startOwnRedisServer(t)
+	rs := redisproc.Start(t)
 	var calls atomic.Int64
 	up := usageUpstream(t, &calls, 0)
 	ds := dialects(t)
@@ -87,13 +23,13 @@ func TestRedisOutageAnswers503InEveryDialectAndRecovers(t *testing.T) {
 	for _, d := range ds {
 		tokens = append(tokens, config.SeedToken{Name: d.name, User: "alice", Key: "sk-rf-" + d.name})
 	}
-	g := trafficGateway(t, up.URL, 10_000_000, tokens, func(c *config.Config) { c.Redis = rs.url() })
+	g := trafficGateway(t, up.URL, 10_000_000, tokens, func(c *config.Config) { c.Redis = rs.URL() })
 	for _, d := range ds {
 		if resp := d.send(g, "sk-rf-"+d.name, "hi"); resp.StatusCode != 200 {
 			t.Fatalf("%s before the outage: %d %v", d.name, resp.StatusCode, readJSON(t, resp))
 		}
 	}
-	rs.kill()
+	rs.Kill()
 	for _, d := range ds {
 		resp := d.send(g, "sk-rf-"+d.name, "hi")
 		body := readJSON(t, resp)
@@ -116,7 +52,7 @@ func TestRedisOutageAnswers503InEveryDialectAndRecovers(t *testing.T) {
 			}
 		}
 	}
-	rs.start()
+	rs.Restart()
 	back := time.Now()
 	for _, d := range ds {
 		for {

@@ -5,12 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,6 +16,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
+	"github.com/turnpike-gw/turnpike/internal/testkit/redisproc"
 )
 
 // quietRedisLog keeps go-redis's dial failures, expected by these tests
@@ -31,68 +27,19 @@ func (quietRedisLog) Printf(context.Context, string, ...any) {}
 
 func init() { redis.SetLogger(quietRedisLog{}) }
 
-// ownRedis is a redis-server this test starts, so it can flush and kill
-// it without touching a Redis that others share.
+// ownRedis is the test's own redis-server, with what these tests do to it.
 type ownRedis struct {
-	t    *testing.T
-	bin  string
-	port int
-	cmd  *exec.Cmd
+	*redisproc.Server
+	t *testing.T
 }
 
 func startOwnRedis(t *testing.T) *ownRedis {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("redis-server is not installed; CI must run the Redis fault tests")
-		}
-		t.Skip("redis-server is not installed")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	r := &ownRedis{t: t, bin: bin, port: port}
-	r.start()
-	t.Cleanup(r.kill)
-	return r
+	return &ownRedis{Server: redisproc.Start(t), t: t}
 }
 
-func (r *ownRedis) addr() string { return "127.0.0.1:" + strconv.Itoa(r.port) }
-
-// start runs the server without persistence: a restart comes back empty.
-func (r *ownRedis) start() {
-	r.t.Helper()
-	r.cmd = exec.Command(r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", r.t.TempDir())
-	out := &strings.Builder{}
-	r.cmd.Stdout, r.cmd.Stderr = out, out
-	if err := r.cmd.Start(); err != nil {
-		r.t.Fatal(err)
-	}
-	c := redis.NewClient(&redis.Options{Addr: r.addr(), MaxRetries: -1})
-	defer c.Close()
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if c.Ping(context.Background()).Err() == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("own redis-server did not start: %s", out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func (r *ownRedis) kill() {
-	if r.cmd != nil && r.cmd.Process != nil {
-		_ = r.cmd.Process.Kill()
-		_ = r.cmd.Wait()
-		r.cmd = nil
-	}
-}
+func (r *ownRedis) addr() string { return r.Addr() }
+func (r *ownRedis) start()       { r.Restart() }
+func (r *ownRedis) kill()        { r.Kill() }
 
 func (r *ownRedis) flushAll() {
 	c := redis.NewClient(&redis.Options{Addr: r.addr()})
