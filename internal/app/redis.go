@@ -38,7 +38,7 @@ func newRedis(raw string) (redis.UniversalClient, string, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("redis address %q: %w", redact(raw), err)
 		}
-		failFast(&o.DialerRetries, &o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout)
+		failFast(&o.DialerRetries, &o.MaxRetries, &o.DialTimeout)
 		return redis.NewClient(o), o.Addr, nil
 	case "sentinel":
 		o, err := redis.ParseFailoverURL(plain)
@@ -49,30 +49,34 @@ func newRedis(raw string) (redis.UniversalClient, string, error) {
 			return nil, "", fmt.Errorf("redis address %q: a Sentinel address needs ?master_name=", redact(raw))
 		}
 		o.Username, o.Password = o.SentinelUsername, o.SentinelPassword
-		failFast(&o.DialerRetries, &o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout)
+		failFast(&o.DialerRetries, &o.MaxRetries, &o.DialTimeout)
 		return redis.NewFailoverClient(o), "sentinel " + strings.Join(o.SentinelAddrs, ",") + " master " + o.MasterName, nil
 	case "cluster":
 		o, err := redis.ParseClusterURL(plain)
 		if err != nil {
 			return nil, "", fmt.Errorf("redis address %q: %w", redact(raw), err)
 		}
-		failFast(&o.DialerRetries, &o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout)
+		failFast(&o.DialerRetries, &o.MaxRetries, &o.DialTimeout)
 		return redis.NewClusterClient(o), "cluster " + strings.Join(o.Addrs, ","), nil
 	}
 	return nil, "", fmt.Errorf("redis address %q: unknown scheme %q", redact(raw), scheme)
 }
 
-// failFast shortens the go-redis dial defaults the address did not set:
-// five dial attempts 100 ms apart and a 5 s dial timeout made every call
-// wait seconds for its 503 while Redis was down. Read and write timeouts
-// stay at go-redis's 3 s: go-redis retries a command that timed out, and
-// a balance script run twice moves the balance twice, so a shorter read
-// timeout under load turned slow answers into double charges.
-// Reconnecting is go-redis's own probe (once a second once the pool saw as
-// many dial failures as it has connections).
-func failFast(dialerRetries *int, dial, _, _ *time.Duration) {
+// failFast shortens the go-redis defaults the address did not set. Five
+// dial attempts 100 ms apart and a 5 s dial timeout made every call wait
+// seconds for its 503 while Redis was down. And go-redis retries a command
+// whose answer was lost (a timeout, a reset): a balance script that ran
+// but whose reply was lost would run again and move the balance twice, so
+// commands are not retried; billing treats a lost answer as an unknown
+// outcome and rebuilds the balances from the ledger. Reconnecting is
+// go-redis's own probe (once a second once the pool saw as many dial
+// failures as it has connections).
+func failFast(dialerRetries, maxRetries *int, dial *time.Duration) {
 	if *dialerRetries == 0 {
 		*dialerRetries = 1
+	}
+	if *maxRetries == 0 {
+		*maxRetries = -1
 	}
 	if *dial == 0 {
 		*dial = time.Second
