@@ -117,13 +117,7 @@ func (e *env) assertRefundedOnceWithErrorRow(before int64) {
 
 func TestRealtimeResponseWhoseUsageNeverComesIsBilledOnTheInputEstimateAndTheOutputDelivered(t *testing.T) {
 	e := newEnv(t)
-	f := &fakeRealtime{}
-	e.realtimeChannel(f)
-	before := e.balance()
-	c, _, err := e.dialRealtime("gpt-4o-mini", bearer(testKey))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, before := e.realtimeSession()
 	write(t, c, websocket.MessageText, "partial")
 	for _, want := range []string{"response.created", partialText[0], partialText[1]} {
 		if got := readText(t, c); !strings.Contains(got, want) {
@@ -149,13 +143,7 @@ func TestRealtimeResponseWhoseUsageNeverComesIsBilledOnTheInputEstimateAndTheOut
 
 func TestRealtimeResponseLeftByTheClientIsBilledOnItsLateResponseDone(t *testing.T) {
 	e := newEnv(t)
-	f := &fakeRealtime{}
-	e.realtimeChannel(f)
-	before := e.balance()
-	c, _, err := e.dialRealtime("gpt-4o-mini", bearer(testKey))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, before := e.realtimeSession()
 	write(t, c, websocket.MessageText, "partial-then-done")
 	readText(t, c)
 	readText(t, c)

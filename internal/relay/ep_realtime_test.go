@@ -141,6 +141,19 @@ func (e *env) realtimeChannel(f *fakeRealtime) *store.Channel {
 	return ch
 }
 
+// realtimeSession opens a session on a new realtime channel and returns it
+// with the balance before it.
+func (e *env) realtimeSession() (*websocket.Conn, int64) {
+	e.t.Helper()
+	e.realtimeChannel(&fakeRealtime{})
+	before := e.balance()
+	c, _, err := e.dialRealtime("gpt-4o-mini", bearer(testKey))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c, before
+}
+
 // endRealtime waits until every session has ended and settled.
 func (e *env) endRealtime() {
 	e.t.Helper()
