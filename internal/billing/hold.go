@@ -126,8 +126,12 @@ func (h *Hold) SettleWith(ctx context.Context, charge int64, log *store.UsageLog
 // flushes this item first.
 func (h *Hold) end(ctx context.Context, kind string, delta int64, it store.BillingItem) {
 	s := h.s
+	var journaled *store.BillingItem
+	if kind == store.LedgerSettle {
+		journaled = &it
+	}
 	s.moves.RLock()
-	err := s.moveFor(ctx, h.acct, h.key+":"+kind, delta, true)
+	err := s.moveForItem(ctx, h.acct, h.key+":"+kind, delta, true, journaled)
 	s.writer.Item(it)
 	s.moves.RUnlock()
 	switch {

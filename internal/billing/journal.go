@@ -67,6 +67,16 @@ func (s *Service) now(ctx context.Context) (time.Time, error) {
 	return time.Now(), nil
 }
 
+// moveForItem is moveFor whose journal record carries the item that will
+// store the move, so a sweep after this node died writes it (a settle: the
+// call was answered).
+func (s *Service) moveForItem(ctx context.Context, acct Account, entryKey string, delta int64, force bool, it *store.BillingItem) error {
+	if r, ok := s.balances.(*redisBalances); ok {
+		return r.moveRecorded(ctx, s.node, entryKey, acct.UserID, acct.TokenID, delta, force, it)
+	}
+	return s.moveFor(ctx, acct, entryKey, delta, force)
+}
+
 // moveFor moves the live balance by delta for the ledger entry entryKey:
 // journaled when the balances are shared, as before otherwise.
 func (s *Service) moveFor(ctx context.Context, acct Account, entryKey string, delta int64, force bool) error {
@@ -134,15 +144,30 @@ func (s *Service) reconcileJournals(ctx context.Context, now time.Time) (int, er
 		if !lapsed {
 			continue
 		}
-		n, err := j.Reconcile(ctx, node, func(ctx context.Context, keys []string) (map[string]bool, error) {
-			return storedEntries(ctx, lk, keys)
-		})
+		storedFn := func(ctx context.Context, keys []string) (map[string]bool, error) { return storedEntries(ctx, lk, keys) }
+		var n int
+		if r, ok := j.(*redisBalances); ok {
+			n, err = r.reconcile(ctx, node, storedFn, s.writeAnswered)
+		} else {
+			n, err = j.Reconcile(ctx, node, storedFn)
+		}
 		total += n
 		if err != nil {
 			return total, err
 		}
 	}
 	return total, nil
+}
+
+// writeAnswered stores the items of calls a dead node answered but never
+// wrote (see redisBalances.reconcile). The live moves were made when the
+// node settled, so nothing moves here.
+func (s *Service) writeAnswered(ctx context.Context, items []store.BillingItem) ([]bool, error) {
+	bw, ok := s.writer.st.(store.BatchWriter)
+	if !ok {
+		return nil, errNoBatchWriter
+	}
+	return bw.WriteItems(ctx, items)
 }
 
 // storedEntries says which journaled entries the database holds. A hold

@@ -9,11 +9,13 @@ import (
 )
 
 // A node dies with entries still queued: a reserve that never reached the
-// database, and the settle of a hold whose reserve did. Another node's
-// sweep releases the stored hold and, through the Redis journal, gives back
-// the two moves the database never saw, so the shared live balances equal
-// the database again, to the unit.
-func TestRedisJournalGivesBackMovesLostWithTheirNode(t *testing.T) {
+// database (the call was never answered), the settle of a hold whose
+// reserve did, and a call reserved and settled with neither stored. The
+// answered calls are charged: another node's sweep writes their settles and
+// usage rows from the Redis journal (with the lost reserve before its
+// settle) instead of refunding them, and gives back the unanswered call's
+// move, so the shared live balances equal the database to the unit.
+func TestRedisJournalChargesAnsweredCallsAndGivesBackTheRest(t *testing.T) {
 	var shared *balancesFactory
 	for _, f := range factories(t) {
 		if f.name == "redis" {
@@ -43,7 +45,12 @@ func TestRedisJournalGivesBackMovesLostWithTheirNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored.Settle(ctx, 40, store.UsageLog{UserID: uid, TokenID: limited, Model: "m"})
-	if u, _ := bal.User(ctx, uid); u != 1000-40-300 {
+	both, err := a.Reserve(ctx, acct, "call-both-lost", 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	both.Settle(ctx, 25, store.UsageLog{UserID: uid, TokenID: limited, Model: "m"})
+	if u, _ := bal.User(ctx, uid); u != 1000-40-300-25 {
 		t.Fatalf("live user balance %d before the crash", u)
 	}
 	// Node A dies: its lease ends and its queue is never written.
@@ -65,8 +72,15 @@ func TestRedisJournalGivesBackMovesLostWithTheirNode(t *testing.T) {
 	tk, _ := st.Tokens().Get(ctx, limited)
 	lu, _ := bal.User(ctx, uid)
 	lt, _, _ := bal.Token(ctx, limited)
-	if u.Quota != 1000 || tk.Quota != 500 || lu != 1000 || lt != 500 {
-		t.Fatalf("database user %d key %d, live user %d key %d; want 1000 and 500", u.Quota, tk.Quota, lu, lt)
+	if u.Quota != 935 || tk.Quota != 435 || lu != 935 || lt != 435 {
+		t.Fatalf("database user %d key %d, live user %d key %d; want 935 and 435", u.Quota, tk.Quota, lu, lt)
+	}
+	byUser, byToken := consumed(t, st)
+	if byUser[uid] != 65 || byToken[limited] != 65 {
+		t.Fatalf("consume rows sum to %d (key %d), want the two answered calls' 65", byUser[uid], byToken[limited])
+	}
+	if n, _ := st.Holds().Lapsed(ctx, time.Now().Add(time.Hour), "", 10); len(n) != 0 {
+		t.Fatalf("holds left open: %+v", n)
 	}
 	if nodes, _ := bal.(Journal).Nodes(ctx); len(nodes) != 0 {
 		// B's own journal is trimmed by its writer; A's is gone.

@@ -99,15 +99,16 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	total, err := s.sweepHolds(ctx, now)
-	if err != nil {
-		return total, err
-	}
+	// Journals first: a settle the dead node answered closes its hold
+	// before the hold sweep would refund it.
 	undone, err := s.reconcileJournals(ctx, now)
 	if undone > 0 {
 		s.writer.log.Info("billing sweep gave back live moves whose ledger entries were lost with their node", "moves", undone)
 	}
-	return total, err
+	if err != nil {
+		return 0, err
+	}
+	return s.sweepHolds(ctx, now)
 }
 
 func (s *Service) sweepHolds(ctx context.Context, now time.Time) (int, error) {

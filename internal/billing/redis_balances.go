@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -376,7 +377,22 @@ func (r *redisBalances) journalKey(e, node string) string { return r.prefix + e 
 func (r *redisBalances) journalSet(e string) string       { return r.prefix + e + ":journals" }
 
 func (r *redisBalances) MoveFor(ctx context.Context, node, entryKey string, userID, tokenID, delta int64, force bool) error {
+	return r.moveRecorded(ctx, node, entryKey, userID, tokenID, delta, force, nil)
+}
+
+// moveRecorded is MoveFor whose journal record also carries the item that
+// will store the move (a settle and its usage row), so that whoever sweeps
+// this node after it died writes the item instead of undoing the move: what
+// the node answered is charged.
+func (r *redisBalances) moveRecorded(ctx context.Context, node, entryKey string, userID, tokenID, delta int64, force bool, it *store.BillingItem) error {
 	record := strconv.FormatInt(userID, 10) + " " + strconv.FormatInt(tokenID, 10) + " " + strconv.FormatInt(delta, 10)
+	if it != nil {
+		b, err := json.Marshal(it)
+		if err != nil {
+			return err
+		}
+		record += " " + string(b)
+	}
 	return r.runMove(ctx, userID, tokenID, func(e string) (int, error) {
 		keys := []string{r.epochKey(), r.userKey(e, userID), r.tokenKey(e, tokenID), r.journalKey(e, node), r.journalSet(e)}
 		return moveScript.Run(ctx, r.rdb, keys, e, delta, b2s(force), b2s(tokenID != 0), entryKey, record, node).Int()
@@ -392,37 +408,73 @@ func (r *redisBalances) Nodes(ctx context.Context) ([]string, error) {
 }
 
 func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(context.Context, []string) (map[string]bool, error)) (int, error) {
+	return r.reconcile(ctx, node, stored, nil)
+}
+
+// journalRecord is one parsed journal record.
+type journalRecord struct {
+	userID, tokenID, delta int64
+	item                   *store.BillingItem // the settle to store, when recorded
+	ok                     bool
+}
+
+func parseRecord(rec string) journalRecord {
+	f := strings.SplitN(rec, " ", 4)
+	if len(f) < 3 {
+		return journalRecord{}
+	}
+	var jr journalRecord
+	var e1, e2, e3 error
+	jr.userID, e1 = strconv.ParseInt(f[0], 10, 64)
+	jr.tokenID, e2 = strconv.ParseInt(f[1], 10, 64)
+	jr.delta, e3 = strconv.ParseInt(f[2], 10, 64)
+	jr.ok = e1 == nil && e2 == nil && e3 == nil
+	if len(f) == 4 {
+		var it store.BillingItem
+		if json.Unmarshal([]byte(f[3]), &it) == nil && it.Entry != nil {
+			jr.item = &it
+		}
+	}
+	return jr
+}
+
+// reconcile is Reconcile that first stores, through write, the settles
+// the dead node journaled but never wrote (with their reserve, when that
+// was lost too): those calls were answered, so they are charged and their
+// moves stay. write nil undoes them like any other lost move.
+func (r *redisBalances) reconcile(ctx context.Context, node string, stored func(context.Context, []string) (map[string]bool, error),
+	write func(context.Context, []store.BillingItem) ([]bool, error)) (int, error) {
 	e := r.cur()
 	jk := r.journalKey(e, node)
-	recs, err := r.rdb.HGetAll(ctx, jk).Result()
+	raw, err := r.rdb.HGetAll(ctx, jk).Result()
 	if err != nil {
 		return 0, err
 	}
-	if len(recs) == 0 {
+	if len(raw) == 0 {
 		// Nothing pending: forget the node (a record it adds later, were
 		// it alive after all, puts it back).
 		return 0, r.rdb.SRem(ctx, r.journalSet(e), node).Err()
 	}
-	keys := make([]string, 0, len(recs))
-	for k := range recs {
+	recs := make(map[string]journalRecord, len(raw))
+	keys := make([]string, 0, len(raw))
+	for k, v := range raw {
+		recs[k] = parseRecord(v)
 		keys = append(keys, k)
 	}
 	have, err := stored(ctx, keys)
 	if err != nil {
 		return 0, err
 	}
-	undone := 0
-	for k, rec := range recs {
-		var userID, tokenID, delta int64
-		f := strings.Fields(rec)
-		if len(f) == 3 {
-			userID, _ = strconv.ParseInt(f[0], 10, 64)
-			tokenID, _ = strconv.ParseInt(f[1], 10, 64)
-			delta, _ = strconv.ParseInt(f[2], 10, 64)
+	if write != nil {
+		if err := r.storeAnswered(ctx, node, recs, have, write); err != nil {
+			return 0, err
 		}
-		undo := !have[k] && len(f) == 3
-		n, err := undoScript.Run(ctx, r.rdb, []string{r.epochKey(), jk, r.userKey(e, userID), r.tokenKey(e, tokenID)},
-			e, k, b2s(undo), delta, b2s(tokenID != 0)).Int()
+	}
+	undone := 0
+	for k, jr := range recs {
+		undo := !have[k] && jr.ok
+		n, err := undoScript.Run(ctx, r.rdb, []string{r.epochKey(), jk, r.userKey(e, jr.userID), r.tokenKey(e, jr.tokenID)},
+			e, k, b2s(undo), jr.delta, b2s(jr.tokenID != 0)).Int()
 		if err != nil {
 			return undone, err
 		}
@@ -434,4 +486,39 @@ func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(
 		}
 	}
 	return undone, nil
+}
+
+// storeAnswered writes each journaled settle that the database lacks,
+// preceded by its hold's reserve when that is missing too, and marks what
+// it wrote as stored.
+func (r *redisBalances) storeAnswered(ctx context.Context, node string, recs map[string]journalRecord, have map[string]bool,
+	write func(context.Context, []store.BillingItem) ([]bool, error)) error {
+	for k, jr := range recs {
+		if have[k] || jr.item == nil || !jr.ok {
+			continue
+		}
+		hold, _, _ := cutKind(k)
+		rk := hold + ":" + store.LedgerReserve
+		var items []store.BillingItem
+		res, hasRes := recs[rk]
+		if hasRes && !have[rk] && res.ok {
+			now := jr.item.Entry.CreatedAt
+			items = append(items, store.BillingItem{
+				Entry: &store.LedgerEntry{Key: rk, Kind: store.LedgerReserve, UserID: res.userID, TokenID: res.tokenID,
+					Delta: res.delta, TokenDelta: res.delta, CreatedAt: now},
+				Open: &store.Hold{Key: hold, Owner: node, UserID: res.userID, TokenID: res.tokenID, Amount: -res.delta, CreatedAt: now},
+			})
+		}
+		items = append(items, *jr.item)
+		written, err := write(ctx, items)
+		if err != nil {
+			return err
+		}
+		for i, ok := range written {
+			if ok && items[i].Entry != nil {
+				have[items[i].Entry.Key] = true
+			}
+		}
+	}
+	return nil
 }
