@@ -19,6 +19,7 @@ var allMigrations = []Migration{
 	tasksMigration,      // 110
 	responsesMigration,  // 120
 	priceTiersMigration, // 121
+	batchesMigration,    // 130
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
