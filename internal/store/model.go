@@ -109,6 +109,11 @@ type ModelPrice struct {
 	// highest threshold below a request's input tokens prices the whole
 	// request.
 	Tiers []PriceTier `json:"tiers,omitempty"`
+	// BatchInputPerMTok and BatchOutputPerMTok price the lines of a batch;
+	// zero takes the live price (lines the gateway runs) or half of it
+	// (provider batches).
+	BatchInputPerMTok  float64 `json:"batch_input_per_mtok,omitempty"`
+	BatchOutputPerMTok float64 `json:"batch_output_per_mtok,omitempty"`
 	// Extra holds per-kind pricing (image size/quality factors, audio per
 	// minute, task expressions) as JSON so new kinds need no migration.
 	Extra json.RawMessage `json:"extra,omitempty"`
