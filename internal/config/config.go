@@ -58,6 +58,8 @@ type Config struct {
 	// GeneratedSecret is true when CryptoSecret was made up at start.
 	// Notify is where alerts are sent (CONTRACT.md §10).
 	Notify Notify `yaml:"notify"`
+	// Files is where uploaded files are kept and how large one may be.
+	Files Files `yaml:"files"`
 
 	GeneratedSecret bool `yaml:"-"`
 	// Demo is set by `turnpike demo`, the one mode that accepts the demo's
@@ -246,6 +248,7 @@ func (c *Config) Validate() error {
 	if err := c.Notify.Validate(); err != nil {
 		errs = append(errs, err.Error())
 	}
+	errs = append(errs, c.Files.validate()...)
 	errs = append(errs, c.validateAccounts()...)
 	if err := c.Seed.validate(); err != nil {
 		errs = append(errs, err.Error())

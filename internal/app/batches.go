@@ -1,0 +1,28 @@
+package app
+
+import (
+	"context"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/batch"
+	"github.com/turnpike-gw/turnpike/internal/protocol/anthropic"
+	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
+)
+
+// buildBatches wires files and batches: their records in the store, and
+// their lines run in this process through the relay's one driver.
+func (a *App) buildBatches() {
+	cfg := a.Config
+	a.batches = batch.New(batch.Deps{
+		Files: a.sql.Files(), Batches: a.sql.Batches(), Keys: a.Keys, Billing: a.Billing, Router: a.Router,
+		Limits: a.Limits, OpenAI: openai.Chat, Messages: anthropic.Messages, Logger: a.Log,
+		Lines: func(ctx context.Context, p *auth.Principal, endpoint string, body []byte) batch.LineResult {
+			r := a.Relay.RunLine(ctx, p, endpoint, body)
+			return batch.LineResult{Status: r.Status, Body: r.Body, OK: r.OK, Model: r.Model, Usage: r.Usage, Quota: r.Quota}
+		},
+		Options: batch.Options{
+			MaxFileBytes: cfg.Files.MaxBytes(), PollInterval: cfg.PollInterval(), Node: a.Billing.Node(),
+			PublicAddress: a.Config.Address(),
+		},
+	})
+}
