@@ -93,8 +93,8 @@ func batchGateway(t *testing.T, upURL string, conc int, quota int64, opts ...tes
 		testkit.WithTokens(config.SeedToken{Name: "alice-key", User: "alice", Key: batchKey},
 			config.SeedToken{Name: "bob-key", User: "bob", Key: batchKey2}),
 		testkit.WithChannels(config.SeedChannel{Name: "bulk", Type: "custom", BaseURL: upURL, Key: "upstream-key",
-			Models: []string{batchModel}, Groups: []string{"default"}, Weight: &weight, Settings: settings}),
-		testkit.WithModels(map[string]config.SeedPrice{batchModel: {InputPerMTok: 1, OutputPerMTok: 2}, "priceless": {}}),
+			Models: []string{batchModel, "priceless"}, Groups: []string{"default"}, Weight: &weight, Settings: settings}),
+		testkit.WithModels(map[string]config.SeedPrice{batchModel: {InputPerMTok: 1, OutputPerMTok: 2}}),
 	}, opts...)...)
 }
 

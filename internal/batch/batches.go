@@ -210,6 +210,7 @@ func (s *Service) cancel(r *http.Request, b *store.Batch) (*store.Batch, error) 
 		return nil, &ir.Error{Status: 409, Kind: ir.KindInvalidRequest, Code: "batch_not_cancellable",
 			Message: "a batch that is " + b.Status + " cannot be cancelled"}
 	}
+	s.runner.stop(b.ID)
 	s.runner.poke()
 	return b, nil
 }

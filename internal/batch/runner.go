@@ -50,12 +50,25 @@ type runner struct {
 	s       *Service
 	mu      sync.Mutex
 	running map[int64]bool
-	wg      sync.WaitGroup
+	// stops are the stop flags of the batches running here, so a cancel
+	// taken by this node stops its batch at once; other nodes' cancels are
+	// seen by the run's watcher.
+	stops map[int64]*atomic.Bool
+	wg    sync.WaitGroup
 	wake    chan struct{}
 }
 
 func newRunner(s *Service) *runner {
-	return &runner{s: s, running: map[int64]bool{}, wake: make(chan struct{}, 1)}
+	return &runner{s: s, running: map[int64]bool{}, stops: map[int64]*atomic.Bool{}, wake: make(chan struct{}, 1)}
+}
+
+// stop stops the run of batch id if it runs in this process.
+func (r *runner) stop(id int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if f := r.stops[id]; f != nil {
+		f.Store(true)
+	}
 }
 
 // poke makes the runner look for work now rather than at its next tick.
@@ -205,13 +218,21 @@ func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 		return false
 	}
 	p, perr := s.Keys.ForToken(ctx, b.TokenID)
-	var stop atomic.Bool
+	stop := &atomic.Bool{}
+	r.mu.Lock()
+	r.stops[b.ID] = stop
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.stops, b.ID)
+		r.mu.Unlock()
+	}()
 	watchDone := make(chan struct{})
 	var watch sync.WaitGroup
 	watch.Add(1)
 	go func() {
 		defer watch.Done()
-		r.watch(ctx, b, pr, &stop, watchDone)
+		r.watch(ctx, b, pr, stop, watchDone)
 	}()
 	sem := make(chan struct{}, s.concurrency(b))
 	var lines sync.WaitGroup
