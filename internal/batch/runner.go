@@ -55,7 +55,7 @@ type runner struct {
 	// seen by the run's watcher.
 	stops map[int64]*atomic.Bool
 	wg    sync.WaitGroup
-	wake    chan struct{}
+	wake  chan struct{}
 }
 
 func newRunner(s *Service) *runner {
