@@ -15,7 +15,7 @@ func (a *App) buildBatches() {
 	cfg := a.Config
 	a.batches = batch.New(batch.Deps{
 		Files: a.sql.Files(), Batches: a.sql.Batches(), Keys: a.Keys, Billing: a.Billing, Router: a.Router,
-		Limits: a.Limits, OpenAI: openai.Chat, Messages: anthropic.Messages, Logger: a.Log,
+		Limits: a.Limits, Client: a.Tracer.Client(newUpstreamClient()), OpenAI: openai.Chat, Messages: anthropic.Messages, Logger: a.Log,
 		Lines: func(ctx context.Context, p *auth.Principal, endpoint string, body []byte) batch.LineResult {
 			r := a.Relay.RunLine(ctx, p, endpoint, body)
 			return batch.LineResult{Status: r.Status, Body: r.Body, OK: r.OK, Model: r.Model, Usage: r.Usage, Quota: r.Quota}

@@ -66,6 +66,16 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	if ch := s.providerChannel(p.Group, pl); ch != nil && len(pl.errs) == 0 {
+		// The provider discounts its batches: the reservation is sized at
+		// the provider batch price.
+		if pl, err = s.validate(r.Context(), p, req.InputFileID, req.Endpoint, true); err != nil {
+			s.fail(w, err)
+			return
+		}
+		b.Mode, b.ChannelID = modeProvider, ch.ID
+		b.Upstream, _ = json.Marshal(providerState{KeyIndex: ch.KeyIndex})
+	}
 	if len(pl.errs) > 0 {
 		// A bad file is a batch that failed, as OpenAI answers it: the
 		// client learns every bad line from the batch's errors.

@@ -45,6 +45,25 @@ func (s *Service) eachLine(ctx context.Context, id string, fn func(n int, line [
 
 var errStop = errors.New("stop")
 
+// readLines calls fn with every non-blank line of r.
+func readLines(r io.Reader, fn func(line []byte) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := readLine(br)
+		if len(trimSpace(line)) > 0 {
+			if ferr := fn(line); ferr != nil {
+				return ferr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
 // readLine reads one line without its end, however long, up to
 // maxLineBytes.
 func readLine(br *bufio.Reader) ([]byte, error) {

@@ -82,6 +82,11 @@ func holdsOf(b *store.Batch) []heldModel {
 	return hs
 }
 
+// running reports whether a batch's lines are still to run.
+func running(status string) bool {
+	return status == store.BatchInProgress || status == store.BatchValidating
+}
+
 // terminal reports whether a status is final.
 func terminal(status string) bool {
 	switch status {

@@ -104,7 +104,7 @@ func (r *runner) tick(ctx context.Context) {
 		return
 	}
 	for _, b := range bs {
-		if b.Mode == modeProvider && b.Status == store.BatchInProgress && b.NextPollAt > now {
+		if b.Mode == modeProvider && !terminal(b.Status) && b.Status != store.BatchFinalizing && b.NextPollAt > now {
 			continue
 		}
 		r.mu.Lock()
@@ -143,7 +143,12 @@ func (r *runner) work(ctx context.Context, b *store.Batch) {
 		delete(r.running, b.ID)
 		r.mu.Unlock()
 	}()
-	if b.Status == store.BatchInProgress || b.Status == store.BatchValidating {
+	switch {
+	case b.Mode == modeProvider && (running(b.Status) || b.Status == store.BatchCancelling):
+		if !r.s.pollProvider(ctx, b) {
+			return
+		}
+	case running(b.Status):
 		if !r.runLines(ctx, b) {
 			return
 		}

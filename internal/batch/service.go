@@ -48,6 +48,8 @@ type Deps struct {
 	Limits  *ratelimit.Service
 	// Lines runs one gateway-run line through the relay's driver.
 	Lines LineRunner
+	// Client reaches providers' files and batches APIs.
+	Client *http.Client
 	// OpenAI and Messages render errors in their surfaces' dialects.
 	OpenAI, Messages protocol.Codec
 	Logger           *slog.Logger
