@@ -95,6 +95,7 @@ func (s *Service) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/batches", s.listBatches)
 	mux.HandleFunc("GET /v1/batches/{id}", s.getBatch)
 	mux.HandleFunc("POST /v1/batches/{id}/cancel", s.cancelBatch)
+	s.registerMessages(mux)
 }
 
 // Run drives batches until ctx ends: it runs gateway lines, polls
