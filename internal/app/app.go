@@ -263,6 +263,7 @@ func (a *App) buildHandler() {
 	a.Relay.Register(mux)
 	a.tasks.Register(mux)
 	a.batches.Register(mux)
+	a.batches.RegisterConsole(mux, a.Admin.SessionOrRoot)
 	plugin.NewAdminAPI(plugin.AdminDeps{Registry: a.plugins, RootToken: a.Config.RootToken,
 		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
 	mux.Handle("/", fallback(a.tasks, web.Handler()))

@@ -3,6 +3,7 @@ package app_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -195,6 +196,36 @@ func TestAGatewayRunBatchKeepsItsConcurrencyAndBillsOnlySuccessfulLines(t *testi
 	if code, _ := g.Do(t, "GET", "/v1/batches/"+b["id"].(string), batchKey2, nil); code != 404 {
 		t.Errorf("bob reads alice's batch: %d", code)
 	}
+	console := consoleList(t, g, "alice", "/api/batches")
+	if len(console) != 1 || console[0]["id"] != b["id"] || console[0]["status"] != "completed" ||
+		console[0]["charged"] != float64(6000) || console[0]["billed"] != true {
+		t.Errorf("the console lists %v", console)
+	}
+	if files := consoleList(t, g, "alice", "/api/files"); len(files) != 3 {
+		t.Errorf("the console lists files %v, want the input, output and error files", files)
+	}
+	if other := consoleList(t, g, "bob", "/api/batches"); len(other) != 0 {
+		t.Errorf("bob's console lists %v", other)
+	}
+}
+
+// consoleList reads a console list as the signed-in user.
+func consoleList(t *testing.T, g *testkit.Gateway, user, path string) []map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest("GET", g.URL+path, nil)
+	req.AddCookie(g.Login(t, user, user+"-password"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Items []map[string]any `json:"items"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%s: %d %v", path, resp.StatusCode, err)
+	}
+	return body.Items
 }
 
 func TestABatchWhoseEstimateDoesNotFitIsRefusedWith402(t *testing.T) {

@@ -206,6 +206,7 @@ func (s *Service) bill(ctx context.Context, b *store.Batch) {
 		return
 	}
 	acct := billing.Account{UserID: b.UserID, TokenID: b.TokenID, Group: b.Group}
+	var charged int64
 	for _, h := range holdsOf(b) {
 		mb := bills[h.Model]
 		if mb == nil {
@@ -213,6 +214,7 @@ func (s *Service) bill(ctx context.Context, b *store.Batch) {
 		}
 		row := admission.Row(acct, h.Model, b.PublicID, mb.usage, time.Time{})
 		row.Type, row.Quota = store.LogConsume, mb.quota
+		charged += mb.quota
 		o := admission.Other{Endpoint: "batch", GroupRatio: s.Billing.Ratio(b.Group)}
 		row.Other = admission.MarshalOther(&o, map[string]any{
 			"batch": map[string]any{"id": b.PublicID, "lines": h.Lines, "failed": h.Lines - mb.ok}})
@@ -221,8 +223,8 @@ func (s *Service) bill(ctx context.Context, b *store.Batch) {
 			return
 		}
 	}
-	if _, err := s.Batches.MarkBilled(ctx, b.ID); err != nil {
+	if _, err := s.Batches.MarkBilled(ctx, b.ID, charged); err != nil {
 		s.Logger.Error("batch not marked billed; its holds are settled and stay so", "batch", b.PublicID, "err", err)
 	}
-	b.Billed = true
+	b.Billed, b.Charged = true, charged
 }

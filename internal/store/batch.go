@@ -80,8 +80,10 @@ type Batch struct {
 	Failed       int
 	// Holds are the batch's reservations, one per model (JSON the batch
 	// service owns); Billed is set once they were all ended.
-	Holds        json.RawMessage
-	Billed       bool
+	Holds  json.RawMessage
+	Billed bool
+	// Charged is what the batch cost, once billed.
+	Charged      int64
 	LeaseOwner   string
 	LeaseUntil   int64
 	NextPollAt   int64
@@ -126,8 +128,9 @@ type BatchRepo interface {
 	// MoveBatch changes the status from one of from to to, stamping the
 	// status's time column with at; false when the batch was in none.
 	MoveBatch(ctx context.Context, id int64, from []string, to string, at int64) (bool, error)
-	// MarkBilled sets Billed once; false when it was set already.
-	MarkBilled(ctx context.Context, id int64) (bool, error)
+	// MarkBilled sets Billed, with what the batch was charged, once;
+	// false when it was set already.
+	MarkBilled(ctx context.Context, id, charged int64) (bool, error)
 	// Active returns up to limit batches that still need work (not
 	// terminal, or terminal and not billed) and that no live lease holds.
 	Active(ctx context.Context, now int64, limit int) ([]*Batch, error)

@@ -18,19 +18,19 @@ var _ store.BatchRepo = batchRepo{}
 
 const jobColumns = `public_id, kind, user_id, token_id, grp, endpoint, input_file_id, completion_window, metadata,
 status, run_mode, channel_id, upstream, errs, output_file_id, error_file_id, total_lines, completed_lines,
-failed_lines, holds, billed, lease_owner, lease_until, next_poll_at, created_at, in_progress_at, finalizing_at,
+failed_lines, holds, billed, charged, lease_owner, lease_until, next_poll_at, created_at, in_progress_at, finalizing_at,
 completed_at, failed_at, expired_at, cancelling_at, cancelled_at, expires_at`
 
 func batchArgs(b *store.Batch) []any {
 	return []any{b.PublicID, b.Kind, b.UserID, b.TokenID, b.Group, b.Endpoint, b.InputFileID, b.CompletionWindow,
 		nullJSON(b.Metadata), b.Status, b.Mode, b.ChannelID, nullJSON(b.Upstream), nullJSON(b.Errors), b.OutputFileID,
-		b.ErrorFileID, b.Total, b.Completed, b.Failed, nullJSON(b.Holds), b.Billed, b.LeaseOwner, b.LeaseUntil,
+		b.ErrorFileID, b.Total, b.Completed, b.Failed, nullJSON(b.Holds), b.Billed, b.Charged, b.LeaseOwner, b.LeaseUntil,
 		b.NextPollAt, b.CreatedAt, b.InProgressAt, b.FinalizingAt, b.CompletedAt, b.FailedAt, b.ExpiredAt,
 		b.CancellingAt, b.CancelledAt, b.ExpiresAt}
 }
 
 func (r batchRepo) InsertBatch(ctx context.Context, b *store.Batch) error {
-	q := "INSERT INTO batches (" + jobColumns + ") VALUES (" + strings.TrimSuffix(strings.Repeat("?, ", 33), ", ") + ")"
+	q := "INSERT INTO batches (" + jobColumns + ") VALUES (" + strings.TrimSuffix(strings.Repeat("?, ", 34), ", ") + ")"
 	id, err := r.s.insert(ctx, r.s.db, q, batchArgs(b)...)
 	if err != nil {
 		return wrap(err, "insert batch")
@@ -44,7 +44,7 @@ func scanBatch(row interface{ Scan(...any) error }) (*store.Batch, error) {
 	var meta, up, errs, holds sql.NullString
 	err := row.Scan(&b.ID, &b.PublicID, &b.Kind, &b.UserID, &b.TokenID, &b.Group, &b.Endpoint, &b.InputFileID,
 		&b.CompletionWindow, &meta, &b.Status, &b.Mode, &b.ChannelID, &up, &errs, &b.OutputFileID, &b.ErrorFileID,
-		&b.Total, &b.Completed, &b.Failed, &holds, &b.Billed, &b.LeaseOwner, &b.LeaseUntil, &b.NextPollAt,
+		&b.Total, &b.Completed, &b.Failed, &holds, &b.Billed, &b.Charged, &b.LeaseOwner, &b.LeaseUntil, &b.NextPollAt,
 		&b.CreatedAt, &b.InProgressAt, &b.FinalizingAt, &b.CompletedAt, &b.FailedAt, &b.ExpiredAt, &b.CancellingAt,
 		&b.CancelledAt, &b.ExpiresAt)
 	if err != nil {
@@ -133,8 +133,8 @@ func (r batchRepo) MoveBatch(ctx context.Context, id int64, from []string, to st
 	return affected(res, err, "move batch")
 }
 
-func (r batchRepo) MarkBilled(ctx context.Context, id int64) (bool, error) {
-	res, err := r.s.db.ExecContext(ctx, r.s.Rebind("UPDATE batches SET billed = ? WHERE id = ? AND billed = ?"), true, id, false)
+func (r batchRepo) MarkBilled(ctx context.Context, id, charged int64) (bool, error) {
+	res, err := r.s.db.ExecContext(ctx, r.s.Rebind("UPDATE batches SET billed = ?, charged = ? WHERE id = ? AND billed = ?"), true, charged, id, false)
 	return affected(res, err, "mark batch billed")
 }
 

@@ -48,6 +48,7 @@ CREATE TABLE batches (
 	failed_lines {{int}} NOT NULL,
 	holds {{text}} NULL,
 	billed {{bool}} NOT NULL,
+	charged {{bigint}} NOT NULL DEFAULT 0,
 	lease_owner {{string}} NOT NULL,
 	lease_until {{bigint}} NOT NULL,
 	next_poll_at {{bigint}} NOT NULL,

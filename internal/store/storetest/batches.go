@@ -93,11 +93,14 @@ var fileBatchTests = []namedTest{
 			string(got.Metadata) != `{"k":"v"}` || got.Total != 3 || got.ExpiresAt != 200 {
 			t.Fatalf("got %+v, %v", got, err)
 		}
-		if ok, _ := batches.MarkBilled(ctx(t), b.ID); !ok {
+		if ok, _ := batches.MarkBilled(ctx(t), b.ID, 42); !ok {
 			t.Fatal("first MarkBilled lost")
 		}
-		if ok, _ := batches.MarkBilled(ctx(t), b.ID); ok {
+		if ok, _ := batches.MarkBilled(ctx(t), b.ID, 7); ok {
 			t.Fatal("second MarkBilled won")
+		}
+		if got, _ := batches.GetBatch(ctx(t), "batch_1"); !got.Billed || got.Charged != 42 {
+			t.Fatalf("billed batch = %+v", got)
 		}
 		_, err = batches.GetBatch(ctx(t), "batch_x")
 		if !errors.Is(err, store.ErrNotFound) {
