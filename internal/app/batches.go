@@ -22,7 +22,7 @@ func (a *App) buildBatches() {
 		},
 		Options: batch.Options{
 			MaxFileBytes: cfg.Files.MaxBytes(), PollInterval: cfg.PollInterval(), Node: a.Billing.Node(),
-			PublicAddress: a.Config.Address(),
+			PublicAddress: a.Config.ServerAddress,
 		},
 	})
 }

@@ -55,7 +55,7 @@ func TestMessageBatchesRunOnTheSameMachineryAndEndWithResults(t *testing.T) {
 	})
 	c, _ := b["request_counts"].(map[string]any)
 	if b["processing_status"] != "ended" || c["succeeded"] != float64(2) || c["errored"] != float64(1) || c["processing"] != float64(0) ||
-		b["ended_at"] == nil || b["results_url"] != g.App.Config.Address()+"/v1/messages/batches/"+id+"/results" {
+		b["ended_at"] == nil || b["results_url"] != g.URL+"/v1/messages/batches/"+id+"/results" {
 		t.Fatalf("ended batch = %v", b)
 	}
 	req, _ := http.NewRequest("GET", g.URL+"/v1/messages/batches/"+id+"/results", nil)

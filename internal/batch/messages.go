@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -80,7 +81,7 @@ func optRFC3339(sec int64) *string {
 	return &v
 }
 
-func (s *Service) toMessageBatch(b *store.Batch) messageBatchObject {
+func (s *Service) toMessageBatch(r *http.Request, b *store.Batch) messageBatchObject {
 	o := messageBatchObject{ID: b.PublicID, Type: "message_batch", CreatedAt: rfc3339(b.CreatedAt), ExpiresAt: rfc3339(b.ExpiresAt),
 		CancelInitiatedAt: optRFC3339(b.CancellingAt)}
 	unrun := b.Total - b.Completed - b.Failed
@@ -90,7 +91,7 @@ func (s *Service) toMessageBatch(b *store.Batch) messageBatchObject {
 		o.ProcessingStatus = "ended"
 		ended := max(b.CompletedAt, b.FailedAt, b.ExpiredAt, b.CancelledAt)
 		o.EndedAt = optRFC3339(ended)
-		url := s.Options.PublicAddress + "/v1/messages/batches/" + b.PublicID + "/results"
+		url := s.baseURL(r) + "/v1/messages/batches/" + b.PublicID + "/results"
 		o.ResultsURL = &url
 		if b.Status == store.BatchExpired {
 			o.RequestCounts.Expired = unrun
@@ -173,12 +174,25 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		s.Billing.RestoreHold(admission.Account(p), h.Key, h.Reserved).Keep(nil)
 	}
 	s.runner.poke()
-	writeJSON(w, http.StatusOK, s.toMessageBatch(b))
+	writeJSON(w, http.StatusOK, s.toMessageBatch(r, b))
 }
 
 func (s *Service) dropFile(r *http.Request, id string) {
 	_ = s.Files.DeleteFile(context0(r), id)
 	_ = s.Blobs.Delete(context0(r), id)
+}
+
+// baseURL is where clients reach the gateway: the configured server
+// address, else the origin the request came to.
+func (s *Service) baseURL(r *http.Request) string {
+	if s.Options.PublicAddress != "" {
+		return strings.TrimRight(s.Options.PublicAddress, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
 }
 
 // readBody reads a JSON body within limit (413 past it).
@@ -210,7 +224,7 @@ func (s *Service) ownMessageBatch(w http.ResponseWriter, r *http.Request) (*stor
 
 func (s *Service) getMessageBatch(w http.ResponseWriter, r *http.Request) {
 	if b, ok := s.ownMessageBatch(w, r); ok {
-		writeJSON(w, http.StatusOK, s.toMessageBatch(b))
+		writeJSON(w, http.StatusOK, s.toMessageBatch(r, b))
 	}
 }
 
@@ -224,7 +238,7 @@ func (s *Service) cancelMessageBatch(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, s.Messages, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.toMessageBatch(b))
+	writeJSON(w, http.StatusOK, s.toMessageBatch(r, b))
 }
 
 func (s *Service) listMessageBatches(w http.ResponseWriter, r *http.Request) {
@@ -247,7 +261,7 @@ func (s *Service) listMessageBatches(w http.ResponseWriter, r *http.Request) {
 	}
 	data := make([]messageBatchObject, 0, len(bs))
 	for _, b := range bs {
-		data = append(data, s.toMessageBatch(b))
+		data = append(data, s.toMessageBatch(r, b))
 	}
 	out := map[string]any{"data": data, "has_more": more, "first_id": nil, "last_id": nil}
 	if len(data) > 0 {

@@ -30,7 +30,8 @@ type Options struct {
 	PollInterval time.Duration
 	// Node names this process in batch leases.
 	Node string
-	// PublicAddress is where clients reach the gateway (results_url).
+	// PublicAddress is where clients reach the gateway (results_url);
+	// empty takes the origin of each request.
 	PublicAddress string
 	// DefaultCompletionTokens is reserved for a line that sets no limit.
 	DefaultCompletionTokens int
