@@ -13,7 +13,12 @@ import (
 // their lines run in this process through the relay's one driver.
 func (a *App) buildBatches() {
 	cfg := a.Config
-	a.batches = batch.New(batch.Deps{
+	var blobs batch.Blobs
+	if f := cfg.Files; f.Store == "s3" {
+		blobs = batch.NewS3Blobs(batch.S3Options{Endpoint: f.Endpoint, Bucket: f.Bucket, AccessKey: f.AccessKey,
+			SecretKey: f.SecretKey, Region: f.Region, Client: newUpstreamClient()})
+	}
+	a.batches = batch.New(batch.Deps{Blobs: blobs,
 		Files: a.sql.Files(), Batches: a.sql.Batches(), Keys: a.Keys, Billing: a.Billing, Router: a.Router,
 		Limits: a.Limits, Client: a.Tracer.Client(newUpstreamClient()), OpenAI: openai.Chat, Messages: anthropic.Messages, Logger: a.Log,
 		Lines: func(ctx context.Context, p *auth.Principal, endpoint string, body []byte) batch.LineResult {
