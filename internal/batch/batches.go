@@ -66,7 +66,7 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	if ch := s.providerChannel(p.Group, pl); ch != nil && len(pl.errs) == 0 {
+	if ch := s.providerChannel("openai", p.Group, pl); ch != nil && len(pl.errs) == 0 {
 		// The provider discounts its batches: the reservation is sized at
 		// the provider batch price.
 		if pl, err = s.validate(r.Context(), p, req.InputFileID, req.Endpoint, true); err != nil {

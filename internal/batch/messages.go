@@ -156,6 +156,15 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		Endpoint: "/v1/messages", InputFileID: f.PublicID, CompletionWindow: "24h", Mode: modeGateway,
 		Status: store.BatchInProgress, Total: pl.lines, CreatedAt: now.Unix(), InProgressAt: now.Unix(),
 		ExpiresAt: now.Add(24 * time.Hour).Unix()}
+	if ch := s.providerChannel(kindMessages, p.Group, pl); ch != nil {
+		if pl, err = s.validate(r.Context(), p, f.PublicID, "/v1/messages", true); err != nil {
+			s.dropFile(r, f.PublicID)
+			fail(err)
+			return
+		}
+		b.Mode, b.ChannelID = modeProvider, ch.ID
+		b.Upstream, _ = json.Marshal(providerState{KeyIndex: ch.KeyIndex})
+	}
 	holds, err := s.reserve(r, admission.Account(p), b.PublicID, pl)
 	if err != nil {
 		s.dropFile(r, f.PublicID)

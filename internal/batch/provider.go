@@ -18,35 +18,40 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
-// Channel types whose providers run batches.
-const (
-	typeOpenAI = 1
-	typeAzure  = 3
-)
+// otherWires are the channel types that do not speak the OpenAI wire, so
+// settings.batches cannot make them take an OpenAI-form batch.
+var otherWires = map[int]bool{upstream.TypeAnthropic: true, upstream.TypeGemini: true, upstream.TypeVertex: true,
+	33 /* aws */ : true, 34 /* cohere */ : true}
 
-// batchCapable reports whether a channel's provider runs batches: OpenAI
-// and Azure do, any OpenAI-compatible one may say so with
-// settings.batches: true.
-func batchCapable(ch *routing.Channel) bool {
-	if v, ok := ch.Settings["batches"].(bool); ok {
-		return v
+// batchCapable reports whether a channel's provider runs batches of kind:
+// for the OpenAI form, OpenAI and Azure do and any OpenAI-compatible
+// channel may say so with settings.batches: true; for Message Batches, a
+// messages-wire channel with settings.batches: true.
+func batchCapable(ch *routing.Channel, kind string) bool {
+	v, set := ch.Settings["batches"].(bool)
+	if kind == kindMessages {
+		return ch.Type == upstream.TypeAnthropic && v
 	}
-	return ch.Type == typeOpenAI || ch.Type == typeAzure
+	if set {
+		return v && !otherWires[ch.Type]
+	}
+	return ch.Type == upstream.TypeOpenAI || ch.Type == upstream.TypeAzure
 }
 
 // providerChannel is the channel a batch of one model goes to as a
 // provider batch: the first the routing snapshot would try for the
 // model, when its provider runs batches. Nil runs the lines in the
 // gateway (several models, or a provider without a batch API).
-func (s *Service) providerChannel(group string, pl *plan) *routing.Channel {
+func (s *Service) providerChannel(kind, group string, pl *plan) *routing.Channel {
 	if len(pl.models) != 1 {
 		return nil
 	}
 	model := pl.sortedModels()[0]
 	plan := s.Router.Table().Plan(s.Router.Health, group, model, 1, nil)
-	if len(plan) == 0 || !batchCapable(plan[0]) {
+	if len(plan) == 0 || !batchCapable(plan[0], kind) {
 		return nil
 	}
 	return plan[0]
@@ -66,6 +71,7 @@ type providerState struct {
 type providerWire struct {
 	base, prefix string
 	azure        bool
+	messages     bool
 	apiVersion   string
 	key          string
 	headers      map[string]string
@@ -73,13 +79,19 @@ type providerWire struct {
 
 func wireFor(ch *routing.Channel, keyIndex int) providerWire {
 	w := providerWire{base: strings.TrimSuffix(strings.TrimRight(ch.BaseURL, "/"), "/v1"), prefix: "/v1"}
-	if w.base == "" {
+	switch {
+	case ch.Type == upstream.TypeAnthropic:
+		w.messages = true
+		if w.base == "" {
+			w.base = "https://api.anthropic.com"
+		}
+	case w.base == "":
 		w.base = "https://api.openai.com"
 	}
 	if p, ok := ch.Settings["path_prefix"].(string); ok && p != "" {
 		w.prefix = "/" + strings.Trim(p, "/")
 	}
-	if ch.Type == typeAzure {
+	if ch.Type == upstream.TypeAzure {
 		w.azure, w.apiVersion = true, "2024-10-21"
 		if v, ok := ch.Settings["api_version"].(string); ok && v != "" {
 			w.apiVersion = v
@@ -118,9 +130,13 @@ func (w providerWire) request(ctx context.Context, method, path string, body io.
 	for k, v := range w.headers {
 		req.Header.Set(k, v)
 	}
-	if w.azure {
+	switch {
+	case w.messages:
+		req.Header.Set("x-api-key", w.key)
+		req.Header.Set("anthropic-version", "2023-06-01")
+	case w.azure:
 		req.Header.Set("api-key", w.key)
-	} else {
+	default:
 		req.Header.Set("Authorization", "Bearer "+w.key)
 	}
 	return req, nil
@@ -173,6 +189,9 @@ func (s *Service) pollProvider(ctx context.Context, b *store.Batch) bool {
 		return false
 	}
 	w := wireFor(ch, st.KeyIndex)
+	if b.Kind == kindMessages {
+		return s.pollMessagesProvider(ctx, b, st, ch, w)
+	}
 	var err error
 	switch {
 	case st.FileID == "":
