@@ -22,7 +22,7 @@ func (s *Service) RegisterConsole(mux *http.ServeMux, principal func(*http.Reque
 		}
 		fs, err := s.Files.ListFiles(r.Context(), p.UserID, "", 200)
 		if err != nil {
-			apiFail(w, err)
+			s.apiFail(w, err)
 			return
 		}
 		out := make([]fileObject, 0, len(fs))
@@ -41,7 +41,7 @@ func (s *Service) RegisterConsole(mux *http.ServeMux, principal func(*http.Reque
 		for _, kind := range []string{"openai", kindMessages} {
 			bs, err := s.Batches.ListBatches(r.Context(), p.UserID, kind, "", 100)
 			if err != nil {
-				apiFail(w, err)
+				s.apiFail(w, err)
 				return
 			}
 			for _, b := range bs {
@@ -90,6 +90,7 @@ func unauthorized(w http.ResponseWriter) {
 	apijson.WriteError(w, http.StatusUnauthorized, apijson.Error{Code: "unauthorized", Message: "sign in first"})
 }
 
-func apiFail(w http.ResponseWriter, err error) {
+func (s *Service) apiFail(w http.ResponseWriter, err error) {
+	s.Logger.Error("console list failed", "err", err)
 	apijson.WriteError(w, http.StatusInternalServerError, apijson.Error{Code: "store_error", Message: "the batches could not be read"})
 }

@@ -185,6 +185,9 @@ func (s *Service) pollProvider(ctx context.Context, b *store.Batch) bool {
 	_ = json.Unmarshal(b.Upstream, &st)
 	ch := s.Router.Table().Channel(b.ChannelID)
 	if ch == nil {
+		if time.Now().Unix() > b.ExpiresAt {
+			return true // past its window with no channel to ask: it ends expired
+		}
 		s.later(ctx, b, st, "the batch's channel is gone")
 		return false
 	}

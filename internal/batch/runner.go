@@ -40,6 +40,10 @@ type LineResult struct {
 // defaultConcurrency is settings.batch_concurrency when no channel sets it.
 const defaultConcurrency = 4
 
+// rateLimitRetries is how often a line refused by a rate limit is tried
+// again (after 1, 2, … seconds) before it counts as failed.
+const rateLimitRetries = 5
+
 // leaseFor is how long a node's claim on a batch lasts without renewal;
 // another node takes the batch over after it lapses.
 const leaseFor = 2 * time.Minute
@@ -269,6 +273,18 @@ func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 			} else {
 				lctx := obs.WithRequestID(ctx, b.PublicID+"-"+strconv.Itoa(n))
 				res = s.Lines(lctx, p, b.Endpoint, body)
+				// A rate limit refuses a line for now, not for good: a
+				// batch has a day, so the line waits and tries again.
+				for try := 1; res.Status == 429 && try <= rateLimitRetries && !stop.Load(); try++ {
+					select {
+					case <-time.After(time.Duration(try) * time.Second):
+					case <-ctx.Done():
+					}
+					if ctx.Err() != nil {
+						break
+					}
+					res = s.Lines(lctx, p, b.Endpoint, body)
+				}
 			}
 			if ctx.Err() != nil {
 				return
