@@ -87,32 +87,44 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, toBatchObject(b))
 		return
 	}
-	holds, err := s.reserve(r, admission.Account(p), b.PublicID, pl)
-	if err != nil {
+	b.Status, b.InProgressAt, b.Total = store.BatchInProgress, now.Unix(), pl.lines
+	if err := s.start(r, admission.Account(p), b, pl); err != nil {
 		s.fail(w, err)
 		return
+	}
+	writeJSON(w, http.StatusOK, toBatchObject(b))
+}
+
+// start reserves the batch's estimate and records the batch, which from
+// then on owns its holds: they are kept (out of the billing sweep's reach)
+// and flushed before the record exists, so a batch never names a hold
+// whose reservation was not stored. A crash between the two leaves a
+// reservation held and no batch: money held, never given away.
+func (s *Service) start(r *http.Request, acct billing.Account, b *store.Batch, pl *plan) error {
+	holds, taken, err := s.reserve(r, acct, b.PublicID, pl)
+	if err != nil {
+		return err
 	}
 	b.Holds, _ = json.Marshal(holds)
-	b.Status, b.InProgressAt, b.Total = store.BatchInProgress, now.Unix(), pl.lines
-	if err := s.Batches.InsertBatch(r.Context(), b); err != nil {
-		for _, h := range holds {
-			s.Billing.RestoreHold(admission.Account(p), h.Key, h.Reserved).Refund(context0(r), nil)
-		}
-		s.fail(w, err)
-		return
+	for _, h := range taken {
+		h.Keep(nil)
 	}
-	for _, h := range holds {
-		// From here the batch record owns the hold: the sweep leaves it,
-		// and the runner settles it on whichever node ends the batch.
-		s.Billing.RestoreHold(admission.Account(p), h.Key, h.Reserved).Keep(nil)
+	if err := s.Billing.Writer().Flush(r.Context()); err != nil {
+		return err
+	}
+	if err := s.Batches.InsertBatch(r.Context(), b); err != nil {
+		for _, h := range taken {
+			_, _ = h.RefundNow(context0(r), nil)
+		}
+		return err
 	}
 	s.runner.poke()
-	writeJSON(w, http.StatusOK, toBatchObject(b))
+	return nil
 }
 
 // reserve takes one hold per model of the plan, all or none: a model that
 // does not fit gives back the ones taken and refuses the batch with 402.
-func (s *Service) reserve(r *http.Request, acct billing.Account, id string, pl *plan) ([]heldModel, error) {
+func (s *Service) reserve(r *http.Request, acct billing.Account, id string, pl *plan) ([]heldModel, []*billing.Hold, error) {
 	var taken []*billing.Hold
 	var out []heldModel
 	for _, m := range pl.sortedModels() {
@@ -127,14 +139,14 @@ func (s *Service) reserve(r *http.Request, acct billing.Account, id string, pl *
 			if errors.As(err, &e) && e.Status == 402 {
 				e = &ir.Error{Status: 402, Kind: ir.KindQuota, Code: "insufficient_quota",
 					Message: "the batch's estimate does not fit the remaining quota", Cause: err}
-				return nil, e
+				return nil, nil, e
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		taken = append(taken, h)
 		out = append(out, heldModel{Model: m, Key: key, Reserved: h.Reserved, Lines: mp.lines})
 	}
-	return out, nil
+	return out, taken, nil
 }
 
 // ownBatch finds a batch of p's user of kind; another user's is not found.

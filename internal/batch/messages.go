@@ -165,24 +165,11 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		b.Mode, b.ChannelID = modeProvider, ch.ID
 		b.Upstream, _ = json.Marshal(providerState{KeyIndex: ch.KeyIndex})
 	}
-	holds, err := s.reserve(r, admission.Account(p), b.PublicID, pl)
-	if err != nil {
+	if err := s.start(r, admission.Account(p), b, pl); err != nil {
 		s.dropFile(r, f.PublicID)
 		fail(err)
 		return
 	}
-	b.Holds, _ = json.Marshal(holds)
-	if err := s.Batches.InsertBatch(r.Context(), b); err != nil {
-		for _, h := range holds {
-			s.Billing.RestoreHold(admission.Account(p), h.Key, h.Reserved).Refund(context0(r), nil)
-		}
-		fail(err)
-		return
-	}
-	for _, h := range holds {
-		s.Billing.RestoreHold(admission.Account(p), h.Key, h.Reserved).Keep(nil)
-	}
-	s.runner.poke()
 	writeJSON(w, http.StatusOK, s.toMessageBatch(r, b))
 }
 
