@@ -53,8 +53,11 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 	} else {
 		req.Metadata = nil
 	}
-	if _, err := s.ownFile(r.Context(), p, req.InputFileID); err != nil {
+	if f, err := s.ownFile(r.Context(), p, req.InputFileID); err != nil {
 		s.fail(w, err)
+		return
+	} else if f.Purpose != "batch" {
+		s.fail(w, badRequest("invalid_value", "input_file_id", "the input file must be uploaded with purpose batch"))
 		return
 	}
 	now := time.Now()
