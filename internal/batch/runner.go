@@ -245,6 +245,9 @@ func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 	}()
 	sem := make(chan struct{}, s.concurrency(b))
 	var lines sync.WaitGroup
+	// lost is set when a line's outcome could not be stored: the run is
+	// then not over, and the next round runs that line again.
+	var lost atomic.Bool
 	err = s.eachLine(ctx, b.InputFileID, func(n int, raw []byte) error {
 		if pr.done[n] {
 			return nil
@@ -298,6 +301,7 @@ func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 				OutputTokens: res.Usage.OutputTokens, Quota: res.Quota})
 			if err != nil {
 				s.Logger.Error("batch line outcome not stored; it runs again", "batch", b.PublicID, "line", n, "err", err)
+				lost.Store(true)
 				return
 			}
 			if ok && res.OK {
@@ -319,7 +323,7 @@ func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 		return false
 	}
 	r.save(context.WithoutCancel(ctx), b, pr)
-	return true
+	return !lost.Load()
 }
 
 // watch saves the counts as lines finish and stops the run when the batch
