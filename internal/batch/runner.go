@@ -323,7 +323,7 @@ func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 		return false
 	}
 	r.save(context.WithoutCancel(ctx), b, pr)
-	return !lost.Load()
+	return !lost.Load() || time.Now().Unix() >= b.ExpiresAt
 }
 
 // watch saves the counts as lines finish and stops the run when the batch
