@@ -21,7 +21,9 @@ import (
 // (every line but req-3) and an error file (req-3). It checks the key, the
 // purpose and that every line names the channel's mapped model.
 type fakeBatchAPI struct {
-	t                       *testing.T
+	t *testing.T
+	// refuse makes the provider fail the batch at its validation.
+	refuse                  bool
 	uploads, creates, polls atomic.Int32
 	cancels                 atomic.Int32
 	mu                      sync.Mutex
@@ -75,6 +77,9 @@ func (f *fakeBatchAPI) serve() *httptest.Server {
 		case r.Method == "POST" && r.URL.Path == "/v1/batches/batch_up_1/cancel":
 			f.cancels.Add(1)
 			fmt.Fprint(w, `{"id":"batch_up_1","object":"batch","status":"cancelling"}`)
+		case r.Method == "GET" && r.URL.Path == "/v1/batches/batch_up_1" && f.refuse:
+			f.polls.Add(1)
+			fmt.Fprint(w, `{"id":"batch_up_1","object":"batch","status":"failed","errors":{"object":"list","data":[{"code":"invalid_request","message":"the provider refuses line 2","line":2}]}}`)
 		case r.Method == "GET" && r.URL.Path == "/v1/batches/batch_up_1":
 			if f.polls.Add(1) < 3 {
 				fmt.Fprint(w, `{"id":"batch_up_1","object":"batch","status":"in_progress","request_counts":{"total":4,"completed":1,"failed":0}}`)
@@ -164,5 +169,25 @@ func TestAnOpenAIChannelRunsTheBatchAsAProviderBatchAtHalfPrice(t *testing.T) {
 				t.Errorf("charged %d, want 1500", before-after)
 			}
 		})
+	}
+}
+
+func TestABatchTheProviderRefusesEndsFailedWithItsErrorsAndChargesNothing(t *testing.T) {
+	f := &fakeBatchAPI{t: t, refuse: true}
+	g := providerGateway(t, f.serve().URL)
+	before := balance(t, g)
+	_, b := startBatch(t, g, batchKey, chatLine("req-1", "work"), chatLine("req-2", "work"))
+	b = awaitBatch(t, g, batchKey, b["id"].(string), "failed", "completed", "expired")
+	errs, _ := b["errors"].(map[string]any)
+	data, _ := errs["data"].([]any)
+	if b["status"] != "failed" || len(data) != 1 || data[0].(map[string]any)["line"] != float64(2) || b["failed_at"] == nil {
+		t.Fatalf("batch = %v", b)
+	}
+	rows := batchRows(t, g, 1)
+	if len(rows) != 1 || rows[0]["quota"] != float64(0) {
+		t.Fatalf("rows = %v", rows)
+	}
+	if after := balance(t, g); after != before {
+		t.Errorf("balance %d → %d for a refused batch", before, after)
 	}
 }

@@ -60,6 +60,18 @@ func (s *Service) finalize(ctx context.Context, b *store.Batch) bool {
 	case unrun > 0:
 		to, reason = store.BatchExpired, "batch_expired"
 	}
+	if b.Mode == modeProvider {
+		// A provider batch ends as its provider's did: one it refused
+		// (failed) or cancelled on its own is not an expired one.
+		var st providerState
+		_ = json.Unmarshal(b.Upstream, &st)
+		switch st.Status {
+		case store.BatchFailed:
+			to, reason = store.BatchFailed, "batch_failed"
+		case store.BatchCancelled:
+			to, reason = store.BatchCancelled, "batch_cancelled"
+		}
+	}
 	b.Completed, b.Failed = int(pr.completed.Load()), int(pr.failed.Load())
 	if b.Completed > 0 && b.OutputFileID == "" {
 		f, err := s.writeResults(ctx, b, "output", func(w io.Writer) error { return s.writeOutcomes(ctx, b, w, true) })
@@ -158,10 +170,9 @@ func (s *Service) writeUnrun(ctx context.Context, b *store.Batch, done map[int]b
 	if reason == "" {
 		return nil
 	}
-	msg := "the batch was cancelled before this request ran"
-	if reason == "batch_expired" {
-		msg = "the batch expired before this request ran"
-	}
+	msg := map[string]string{"batch_cancelled": "the batch was cancelled before this request ran",
+		"batch_expired": "the batch expired before this request ran",
+		"batch_failed":  "the provider refused the batch before this request ran"}[reason]
 	enc := json.NewEncoder(w)
 	return s.eachLine(ctx, b.InputFileID, func(n int, raw []byte) error {
 		if done[n] {

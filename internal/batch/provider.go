@@ -343,6 +343,12 @@ func (s *Service) pollUpstream(ctx context.Context, b *store.Batch, st *provider
 		b.Completed, b.Failed = int(up.Get("request_counts.completed").Int()), int(up.Get("request_counts.failed").Int())
 		return false, nil
 	}
+	if st.Status == store.BatchFailed && up.Get("errors").IsObject() {
+		b.Errors = json.RawMessage(up.Get("errors").Raw) // the provider's validation, line numbers and all
+	}
+	if err := s.saveState(ctx, b, *st); err != nil {
+		return false, err
+	}
 	lines, err := s.customIDs(ctx, b)
 	if err != nil {
 		return false, err
