@@ -23,7 +23,10 @@ import (
 type fakeBatchAPI struct {
 	t *testing.T
 	// refuse makes the provider fail the batch at its validation.
-	refuse                  bool
+	refuse bool
+	// hold keeps the batch in progress until a cancel, which the provider
+	// then ends with req-1 done.
+	hold                    bool
 	uploads, creates, polls atomic.Int32
 	cancels                 atomic.Int32
 	mu                      sync.Mutex
@@ -77,6 +80,15 @@ func (f *fakeBatchAPI) serve() *httptest.Server {
 		case r.Method == "POST" && r.URL.Path == "/v1/batches/batch_up_1/cancel":
 			f.cancels.Add(1)
 			fmt.Fprint(w, `{"id":"batch_up_1","object":"batch","status":"cancelling"}`)
+		case r.Method == "GET" && r.URL.Path == "/v1/batches/batch_up_1" && f.hold:
+			f.polls.Add(1)
+			if f.cancels.Load() == 0 {
+				fmt.Fprint(w, `{"id":"batch_up_1","object":"batch","status":"in_progress","request_counts":{"total":4,"completed":1,"failed":0}}`)
+				return
+			}
+			fmt.Fprint(w, `{"id":"batch_up_1","object":"batch","status":"cancelled","output_file_id":"file-out-1"}`)
+		case r.Method == "GET" && r.URL.Path == "/v1/files/file-out-1/content":
+			fmt.Fprint(w, `{"id":"r-1","custom_id":"req-1","response":{"status_code":200,"request_id":"x","body":{"object":"chat.completion","choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":500,"total_tokens":1500}}},"error":null}`+"\n")
 		case r.Method == "GET" && r.URL.Path == "/v1/batches/batch_up_1" && f.refuse:
 			f.polls.Add(1)
 			fmt.Fprint(w, `{"id":"batch_up_1","object":"batch","status":"failed","errors":{"object":"list","data":[{"code":"invalid_request","message":"the provider refuses line 2","line":2}]}}`)
@@ -189,5 +201,39 @@ func TestABatchTheProviderRefusesEndsFailedWithItsErrorsAndChargesNothing(t *tes
 	}
 	if after := balance(t, g); after != before {
 		t.Errorf("balance %d → %d for a refused batch", before, after)
+	}
+}
+
+func TestACancelledProviderBatchIsCancelledUpstreamOnceAndBillsWhatRan(t *testing.T) {
+	f := &fakeBatchAPI{t: t, hold: true}
+	g := providerGateway(t, f.serve().URL)
+	before := balance(t, g)
+	var lines []string
+	for i := 1; i <= 4; i++ {
+		lines = append(lines, chatLine(fmt.Sprintf("req-%d", i), "work"))
+	}
+	_, b := startBatch(t, g, batchKey, lines...)
+	id := b["id"].(string)
+	testkit.WaitFor(5*time.Second, 10*time.Millisecond, func() bool { return f.polls.Load() >= 1 })
+	if code, c := g.Do(t, "POST", "/v1/batches/"+id+"/cancel", batchKey, nil); code != 200 || c["status"] != "cancelling" {
+		t.Fatalf("cancel: %d %v", code, c)
+	}
+	b = awaitBatch(t, g, batchKey, id, "cancelled")
+	if n := f.cancels.Load(); n != 1 {
+		t.Errorf("the provider was asked to cancel %d times", n)
+	}
+	if counts(b) != "4/1/0" {
+		t.Errorf("batch = %v", b)
+	}
+	_, errOut := content(t, g, batchKey, b["error_file_id"].(string))
+	if strings.Count(errOut, `"code":"batch_cancelled"`) != 3 {
+		t.Errorf("error file = %s", errOut)
+	}
+	rows := batchRows(t, g, 1)
+	if len(rows) != 1 || rows[0]["quota"] != float64(500) {
+		t.Fatalf("rows = %v", rows)
+	}
+	if after := balance(t, g); before-after != 500 {
+		t.Errorf("charged %d, want one line at half price", before-after)
 	}
 }
