@@ -103,3 +103,33 @@ func TestRunLineFailuresAreAnsweredInTheDialectAndFree(t *testing.T) {
 		})
 	}
 }
+
+func TestRunLineServesEmbeddingsAndMessagesLines(t *testing.T) {
+	t.Run("an embeddings line goes through the embeddings surface", func(t *testing.T) {
+		e := newEnv(t)
+		e.price("emb-small", store.ModelPrice{InputPerMTok: 2})
+		f := &fakeEndpoints{}
+		e.endpointChannel("main", f, 1, "emb-small")
+		before := e.balance()
+		res := e.relay.RunLine(context.Background(), e.principal(), "/v1/embeddings", []byte(`{"model":"emb-small","input":["a","b"]}`))
+		// The fake reports 1000 prompt tokens: 1000 × 2 per Mtok = 0.002 USD.
+		if !res.OK || res.Quota != 1000 || gjson.GetBytes(res.Body, "object").String() != "list" {
+			t.Fatalf("result = %+v body %s", res, res.Body)
+		}
+		if got := f.last(t); got.path != "/v1/embeddings" || got.json("model").String() != "emb-small-mapped" {
+			t.Fatalf("upstream got %s %s", got.path, got.raw)
+		}
+		if after := e.balance(); after != before {
+			t.Errorf("balance moved %d → %d", before, after)
+		}
+	})
+	t.Run("a messages line answers in the messages wire", func(t *testing.T) {
+		e := newEnv(t)
+		e.channel("up", newFake(t, &fakeOpenAI{}).URL, nil)
+		res := e.relay.RunLine(context.Background(), e.principal(), "/v1/messages",
+			[]byte(`{"model":"gpt-4o-mini","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`))
+		if !res.OK || res.Quota != 225 || gjson.GetBytes(res.Body, "type").String() != "message" {
+			t.Fatalf("result = %+v body %s", res, res.Body)
+		}
+	})
+}
