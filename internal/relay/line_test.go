@@ -132,4 +132,20 @@ func TestRunLineServesEmbeddingsAndMessagesLines(t *testing.T) {
 			t.Fatalf("result = %+v body %s", res, res.Body)
 		}
 	})
+	t.Run("a responses line goes through the responses surface", func(t *testing.T) {
+		e := newEnv(t)
+		f := &fakeResponsesAPI{}
+		e.responsesChannel("native", f)
+		before := e.balance()
+		res := e.relay.RunLine(context.Background(), e.principal(), "/v1/responses", []byte(respBody))
+		if !res.OK || res.Quota != chargeFor1000x500 || gjson.GetBytes(res.Body, "id").String() != "resp_up1" {
+			t.Fatalf("result = %+v body %s", res, res.Body)
+		}
+		if got := f.last(t); got.path != "/v1/responses" {
+			t.Fatalf("upstream got %s", got.path)
+		}
+		if after := e.balance(); after != before {
+			t.Errorf("balance moved %d → %d", before, after)
+		}
+	})
 }
