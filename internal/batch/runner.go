@@ -108,9 +108,6 @@ func (r *runner) tick(ctx context.Context) {
 		return
 	}
 	for _, b := range bs {
-		if b.Mode == modeProvider && !terminal(b.Status) && b.Status != store.BatchFinalizing && b.NextPollAt > now {
-			continue
-		}
 		r.mu.Lock()
 		busy := r.running[b.ID]
 		r.mu.Unlock()

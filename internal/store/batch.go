@@ -132,7 +132,8 @@ type BatchRepo interface {
 	// false when it was set already.
 	MarkBilled(ctx context.Context, id, charged int64) (bool, error)
 	// Active returns up to limit batches that still need work (not
-	// terminal, or terminal and not billed) and that no live lease holds.
+	// terminal, or terminal and not billed), that no live lease holds and
+	// whose next poll (milliseconds) has come.
 	Active(ctx context.Context, now int64, limit int) ([]*Batch, error)
 	// LeaseBatch claims a batch for owner until until (milliseconds);
 	// false when another owner holds a live lease.

@@ -139,7 +139,7 @@ func (r batchRepo) MarkBilled(ctx context.Context, id, charged int64) (bool, err
 }
 
 func (r batchRepo) Active(ctx context.Context, now int64, limit int) ([]*store.Batch, error) {
-	return r.query(ctx, "WHERE billed = ? AND lease_until < ? ORDER BY id LIMIT ?", false, now, limit)
+	return r.query(ctx, "WHERE billed = ? AND lease_until < ? AND next_poll_at <= ? ORDER BY id LIMIT ?", false, now, now, limit)
 }
 
 func (r batchRepo) LeaseBatch(ctx context.Context, id int64, owner string, now, until int64) (bool, error) {

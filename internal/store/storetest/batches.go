@@ -126,6 +126,16 @@ var fileBatchTests = []namedTest{
 		if len(got) != 1 || got[0].PublicID != "batch_a" {
 			t.Fatalf("active = %+v", got)
 		}
+		a.NextPollAt = 9000
+		if ok, err := batches.SaveBatch(ctx(t), a); !ok || err != nil {
+			t.Fatalf("save: %v %v", ok, err)
+		}
+		if got, _ := batches.Active(ctx(t), 8000, 10); len(got) != 0 {
+			t.Fatalf("active before its next poll = %d", len(got))
+		}
+		if got, _ := batches.Active(ctx(t), 9000, 10); len(got) != 1 {
+			t.Fatalf("active at its next poll = %d", len(got))
+		}
 		list, _ := batches.ListBatches(ctx(t), 1, "openai", "batch_b", 10)
 		if len(list) != 1 || list[0].PublicID != "batch_a" {
 			t.Fatalf("list after batch_b = %+v", list)
