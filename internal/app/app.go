@@ -347,6 +347,12 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 		_ = a.shutdown()
 		return fmt.Errorf("billing lease: %w", err)
 	}
+	if err := a.agreeOnRedis(ctx); err != nil {
+		ln.Close()
+		a.refuseStart(ctx)
+		_ = a.shutdown()
+		return err
+	}
 	bgCtx, stop := context.WithCancel(context.Background())
 	a.stop = stop
 	a.bg = make(chan struct{})

@@ -20,6 +20,7 @@ var allMigrations = []Migration{
 	responsesMigration,     // 120
 	priceTiersMigration,    // 121
 	tokenRotationMigration, // 130
+	nodeModeMigration,      // 131
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
