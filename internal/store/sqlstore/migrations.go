@@ -15,10 +15,12 @@ var allMigrations = []Migration{
 	healthMigrations[0], healthMigrations[1], // 40, 41
 	accountsMigrations[0], accountsMigrations[1],
 	accountsMigrations[2], accountsMigrations[3], // 60–63
-	pluginsMigration,    // 100
-	tasksMigration,      // 110
-	responsesMigration,  // 120
-	priceTiersMigration, // 121
+	pluginsMigration,       // 100
+	tasksMigration,         // 110
+	responsesMigration,     // 120
+	priceTiersMigration,    // 121
+	tokenRotationMigration, // 130
+	nodeModeMigration,      // 131
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
