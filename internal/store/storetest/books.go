@@ -1,8 +1,11 @@
 package storetest
 
 import (
+	"errors"
 	"reflect"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -27,6 +30,75 @@ var booksTests = []namedTest{
 		must(t, err, "all")
 		if len(all) != 1 || all[0].Cost != nil {
 			t.Fatalf("cost after removal = %+v", all[0].Cost)
+		}
+	}},	{"logs are read and summed over a half-open window", func(t *testing.T, s store.Store) {
+		base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		logs := []store.UsageLog{
+			{Type: store.LogConsume, UserID: 1, TokenID: 10, Model: "m", Quota: 5, CreatedAt: base.Add(-time.Second)},
+			{Type: store.LogConsume, UserID: 1, TokenID: 10, Model: "m", Quota: 7, CreatedAt: base},
+			{Type: store.LogConsume, UserID: 1, TokenID: 10, Model: "m", Quota: 11, CreatedAt: base.Add(time.Minute)},
+			{Type: store.LogRefund, UserID: 1, TokenID: 10, Model: "m", Quota: 3, CreatedAt: base.Add(2 * time.Minute)},
+			{Type: store.LogTopUp, UserID: 2, Quota: 100, CreatedAt: base.Add(3 * time.Minute)},
+			{Type: store.LogError, UserID: 2, TokenID: 20, Model: "m", CreatedAt: base.Add(4 * time.Minute)},
+			{Type: store.LogConsume, UserID: 2, TokenID: 20, Model: "m", Quota: 13, CreatedAt: base.Add(time.Hour)},
+		}
+		must(t, s.Logs().Insert(ctx(t), logs), "insert logs")
+		w := store.Window{Since: base, Until: base.Add(time.Hour)}
+		var quotas []int64
+		must(t, s.Books().EachLog(ctx(t), w, []string{store.LogConsume, store.LogRefund}, func(l store.UsageLog) error {
+			quotas = append(quotas, l.Quota)
+			return nil
+		}), "each log")
+		if !slices.Equal(quotas, []int64{7, 11, 3}) {
+			t.Fatalf("rows read = %v, want [7 11 3] (the window's consume and refund rows, oldest first)", quotas)
+		}
+		stop := errors.New("stop")
+		if err := s.Books().EachLog(ctx(t), w, nil, func(store.UsageLog) error { return stop }); !errors.Is(err, stop) {
+			t.Fatalf("fn's error = %v, want it returned", err)
+		}
+		totals, err := s.Books().LogTotals(ctx(t), w)
+		must(t, err, "totals")
+		got := map[store.LogTotal]bool{}
+		for _, tt := range totals {
+			got[tt] = true
+		}
+		want := []store.LogTotal{{UserID: 1, TokenID: 10, Type: store.LogConsume, Rows: 2, Quota: 18},
+			{UserID: 1, TokenID: 10, Type: store.LogRefund, Rows: 1, Quota: 3},
+			{UserID: 2, Type: store.LogTopUp, Rows: 1, Quota: 100},
+			{UserID: 2, TokenID: 20, Type: store.LogError, Rows: 1}}
+		if len(totals) != len(want) {
+			t.Fatalf("totals = %+v, want %+v", totals, want)
+		}
+		for _, w := range want {
+			if !got[w] {
+				t.Fatalf("totals = %+v, missing %+v", totals, w)
+			}
+		}
+	}},
+	{"ledger entries are read in time order from a moment on, and summed before one", func(t *testing.T, s store.Store) {
+		u := newUser(t, s, "carol", 0)
+		tok := newToken(t, s, u, "k", 0)
+		base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		entries := []store.LedgerEntry{
+			{Key: "late:settle", Kind: store.LedgerSettle, UserID: u.ID, TokenID: tok.ID, Delta: 4, TokenDelta: 4, Used: 6, CreatedAt: base.Add(2 * time.Minute)},
+			{Key: "top", Kind: store.LedgerTopUp, UserID: u.ID, Delta: 1000, CreatedAt: base.Add(-time.Hour)},
+			{Key: "late:reserve", Kind: store.LedgerReserve, UserID: u.ID, TokenID: tok.ID, Delta: -10, TokenDelta: -10, CreatedAt: base.Add(time.Minute)},
+			{Key: "early:reserve", Kind: store.LedgerReserve, UserID: u.ID, TokenID: tok.ID, Delta: -20, TokenDelta: -20, CreatedAt: base.Add(-time.Minute)},
+			{Key: "same:reserve", Kind: store.LedgerReserve, UserID: u.ID, TokenID: tok.ID, Delta: -1, TokenDelta: -1, CreatedAt: base},
+		}
+		must(t, s.Ledger().Apply(ctx(t), entries), "apply")
+		var keys []string
+		must(t, s.Books().EachEntry(ctx(t), base, func(e store.LedgerEntry) error {
+			keys = append(keys, e.Key)
+			return nil
+		}), "each entry")
+		if !slices.Equal(keys, []string{"same:reserve", "late:reserve", "late:settle"}) {
+			t.Fatalf("entries = %v, want those at or after the moment, oldest first", keys)
+		}
+		users, tokens, err := s.Books().BalancesBefore(ctx(t), base)
+		must(t, err, "balances before")
+		if users[u.ID] != 980 || tokens[tok.ID] != -20 {
+			t.Fatalf("balances before = user %d key %d, want 980 and -20", users[u.ID], tokens[tok.ID])
 		}
 	}},
 }
