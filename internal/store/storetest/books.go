@@ -31,7 +31,8 @@ var booksTests = []namedTest{
 		if len(all) != 1 || all[0].Cost != nil {
 			t.Fatalf("cost after removal = %+v", all[0].Cost)
 		}
-	}}, {"logs are read and summed over a half-open window", func(t *testing.T, s store.Store) {
+	}},
+	{"logs are read and summed over a half-open window", func(t *testing.T, s store.Store) {
 		base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 		logs := []store.UsageLog{
 			{Type: store.LogConsume, UserID: 1, TokenID: 10, Model: "m", Quota: 5, CreatedAt: base.Add(-time.Second)},
