@@ -101,5 +101,37 @@ var booksTests = []namedTest{
 		if users[u.ID] != 980 || tokens[tok.ID] != -20 {
 			t.Fatalf("balances before = user %d key %d, want 980 and -20", users[u.ID], tokens[tok.ID])
 		}
+	}},	{"a user's drift from its ledger and a key's balance at a moment", func(t *testing.T, s store.Store) {
+		u := newUser(t, s, "dave", 0)
+		limited := newToken(t, s, u, "limited", 500)
+		unlimited := newToken(t, s, u, "unlimited", -1)
+		base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		must(t, s.Ledger().Apply(ctx(t), []store.LedgerEntry{
+			{Key: "top", Kind: store.LedgerTopUp, UserID: u.ID, Delta: 1000, CreatedAt: base.Add(-time.Hour)},
+			{Key: "a:reserve", Kind: store.LedgerSettle, UserID: u.ID, TokenID: limited.ID, Delta: -30, TokenDelta: -30, Used: 30, CreatedAt: base.Add(-time.Minute)},
+			{Key: "b:reserve", Kind: store.LedgerSettle, UserID: u.ID, TokenID: limited.ID, Delta: -70, TokenDelta: -70, Used: 70, CreatedAt: base.Add(time.Minute)},
+			{Key: "c:reserve", Kind: store.LedgerSettle, UserID: u.ID, TokenID: unlimited.ID, Delta: -5, TokenDelta: -5, Used: 5, CreatedAt: base.Add(time.Minute)},
+		}), "apply")
+		drift, err := s.Books().UserDrift(ctx(t), u.ID)
+		if err != nil || drift != 0 {
+			t.Fatalf("drift of a user moved only by its ledger = %d, %v; want 0", drift, err)
+		}
+		other := newUser(t, s, "erin", 42)
+		if drift, err := s.Books().UserDrift(ctx(t), other.ID); err != nil || drift != 42 {
+			t.Fatalf("drift of a user created with 42 outside the ledger = %d, %v; want 42", drift, err)
+		}
+		if _, err := s.Books().UserDrift(ctx(t), 9999); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("drift of a missing user: %v, want ErrNotFound", err)
+		}
+		bal, ok, err := s.Books().TokenBalanceAt(ctx(t), limited.ID, base)
+		if err != nil || !ok || bal != 470 {
+			t.Fatalf("limited key at the moment = %d, %v, %v; want 470 (400 now, 70 spent since)", bal, ok, err)
+		}
+		if _, ok, err := s.Books().TokenBalanceAt(ctx(t), unlimited.ID, base); err != nil || ok {
+			t.Fatalf("unlimited key: limited %v, %v; want not limited", ok, err)
+		}
+		if _, _, err := s.Books().TokenBalanceAt(ctx(t), 9999, base); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("missing key: %v, want ErrNotFound", err)
+		}
 	}},
 }
