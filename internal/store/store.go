@@ -60,6 +60,7 @@ type Store interface {
 	Responses() ResponseRepo
 	Tasks() TaskRepo
 	Plugins() PluginRepo
+	Books() BooksRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through

@@ -141,6 +141,9 @@ func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]an
 	row.Type, row.ChannelID, row.Quota = typ, t.ChannelID, quota
 	o := admission.Other{Surface: taskSurface, UpstreamModel: t.UpstreamModel,
 		GroupRatio: s.d.Billing.Ratio(t.Group), Attempts: attempts}
+	if typ == store.LogConsume || typ == store.LogRefund {
+		o.UpstreamCostUSD = admission.USD(s.upstreamCost(t, quota, o.GroupRatio))
+	}
 	detail := make(map[string]any, len(extra)+3)
 	for k, v := range extra {
 		detail[k] = v
@@ -148,6 +151,27 @@ func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]an
 	detail["task_id"], detail["platform"], detail["action"] = t.PublicID, t.PluginKey, t.Action
 	row.Other = admission.MarshalOther(&o, detail)
 	return row
+}
+
+// upstreamCost is what quota, charged for t at groupRatio, cost upstream
+// at t's channel: a task row carries only its quota, so its list-price
+// dollars are recovered from it (exact up to the half unit the charge was
+// rounded by) and priced with the call rows' rule.
+func (s *Service) upstreamCost(t *Task, quota int64, groupRatio float64) *big.Rat {
+	usd := admission.QuotaUSD(quota, s.d.Billing.QuotaPerUSD(), groupRatio)
+	price, err := s.d.Billing.Price(t.Model)
+	if err != nil {
+		return usd
+	}
+	var cost *store.ChannelCost
+	if s.d.Router != nil {
+		if tbl := s.d.Router.Table(); tbl != nil {
+			if ch := tbl.Channel(t.ChannelID); ch != nil {
+				cost = ch.Cost
+			}
+		}
+	}
+	return admission.UpstreamCost(price, cost, t.Model, t.UpstreamModel, ir.Usage{}, usd)
 }
 
 // taskSurface names task rows' surface in the usage log, as chat rows name theirs.
