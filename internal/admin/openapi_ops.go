@@ -2,6 +2,7 @@ package admin
 
 import (
 	"github.com/turnpike-gw/turnpike/internal/accounts"
+	"github.com/turnpike-gw/turnpike/internal/books"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -53,6 +54,9 @@ var componentSchemas = map[string]schema{
 	"AuditEntry":   schemaOf[accounts.AuditEntry](),
 	"GroupInUse":   schemaOf[store.GroupUse](),
 	"NamedDeleted": object(schema{"name": str, "deleted": boolean}),
+	"MarginItem":   schemaOf[books.MarginItem](),
+	"Reconcile":    schemaOf[books.Report](),
+	"ProviderCSV":  schemaOf[books.ProviderReport](),
 }
 
 var (
@@ -155,6 +159,13 @@ var apiOps = []apiOp{
 		answer: object(schema{"quota": integer, "balance": integer})},
 	{route: "GET /api/audit", summary: "The audit log of administrative changes",
 		query: []string{"page", "page_size", "user_id", "user", "method", "path", "since", "until"}, answer: listOf(ref("AuditEntry"))},
+
+	{route: "GET /api/reports/margin", summary: "Charged against upstream cost over a window, by channel, model, user or token",
+		query: []string{"since", "until", "group_by"}, answer: object(schema{"items": schema{"type": "array", "items": ref("MarginItem")}, "group_by": str, "since": str, "until": str})},
+	{route: "GET /api/reports/reconcile", summary: "Proves, per user and key over a window, ledger = usage rows and balance change = net spend",
+		query: []string{"since", "until"}, answer: ref("Reconcile")},
+	{route: "POST /api/reports/reconcile/provider", summary: "Compares a channel's rows with the provider's usage export (text/csv: date,model,requests,input_tokens,output_tokens,cost_usd)",
+		query: []string{"channel_id"}, body: schema{"type": "string", "contentMediaType": "text/csv"}, answer: ref("ProviderCSV")},
 
 	{route: "GET /api/tasks", who: store.RoleUser, summary: "Tasks (SPEC.md §3); a user its own", query: paging, answer: listOf(anyObj)},
 
