@@ -27,6 +27,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Tokens", tokenTests},
 		{"Channels", channelTests},
 		{"Prices", priceTests},
+		{"PriceVersions", priceVersionTests},
 		{"Logs", logTests},
 		{"Ledger", ledgerTests},
 		{"Batch", batchTests},
