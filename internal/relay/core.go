@@ -438,6 +438,9 @@ func (c *callCore) logRow(ch charge) store.UsageLog {
 		o.Attempts = append(c.attempts, attemptRecord{ChannelID: c.inflight.ID, KeyIndex: c.inflight.KeyIndex,
 			Status: http.StatusOK, LatencyMS: time.Since(c.inflightSince).Milliseconds()})
 	}
+	if c.price != nil {
+		o.PriceVersion = c.price.Version
+	}
 	if c.channel != nil {
 		row.ChannelID = c.channel.ID
 		o.UpstreamModel = c.channel.MapModel(c.model)

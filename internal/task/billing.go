@@ -155,7 +155,7 @@ func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]an
 	row := admission.Row(t.account(), t.Model, t.BillingKey, ir.Usage{}, time.Time{})
 	row.Type, row.ChannelID, row.Quota = typ, t.ChannelID, quota
 	o := admission.Other{Surface: taskSurface, UpstreamModel: t.UpstreamModel,
-		GroupRatio: s.d.Billing.Ratio(t.Group), Attempts: attempts}
+		GroupRatio: s.d.Billing.Ratio(t.Group), Attempts: attempts, PriceVersion: s.priceVersionOf(t)}
 	detail := make(map[string]any, len(extra)+3)
 	for k, v := range extra {
 		detail[k] = v
@@ -164,6 +164,21 @@ func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]an
 	row.Other = admission.MarshalOther(&o, detail)
 	return row
 }
+
+// priceVersionOf is the price version t was admitted at: the submitting
+// process knows it; any other finds the version in effect at the submit.
+func (s *Service) priceVersionOf(t *Task) int64 {
+	if t.priceVersion != 0 {
+		return t.priceVersion
+	}
+	if p, err := s.d.Billing.PriceAt(t.Model, submittedAt(t)); err == nil {
+		return p.Version
+	}
+	return 0
+}
+
+// submittedAt is when t was submitted, the moment its price is taken at.
+func submittedAt(t *Task) time.Time { return time.UnixMilli(t.SubmittedAt) }
 
 // taskSurface names task rows' surface in the usage log, as chat rows name theirs.
 const taskSurface = "task"
