@@ -45,7 +45,7 @@ type Catalogue map[string]Prices
 
 // Export is the gateway's own catalogue: its prices, readable back.
 type Export struct {
-	Format string `json:"format"`
+	Format string    `json:"format"`
 	Models Catalogue `json:"models"`
 }
 
