@@ -58,6 +58,8 @@ type Config struct {
 	// GeneratedSecret is true when CryptoSecret was made up at start.
 	// Notify is where alerts are sent (CONTRACT.md §10).
 	Notify Notify `yaml:"notify"`
+	// PriceCatalogue is the scheduled price catalogue check (CONTRACT.md §13).
+	PriceCatalogue PriceCatalogue `yaml:"price_catalogue"`
 
 	GeneratedSecret bool `yaml:"-"`
 	// Demo is set by `turnpike demo`, the one mode that accepts the demo's
@@ -242,6 +244,9 @@ func (c *Config) Validate() error {
 	}
 	if c.LogRetentionDays < 0 {
 		errs = append(errs, "log_retention_days must not be negative")
+	}
+	if err := c.PriceCatalogue.Validate(); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if err := c.Notify.Validate(); err != nil {
 		errs = append(errs, err.Error())
