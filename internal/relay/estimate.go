@@ -105,7 +105,7 @@ func (rl *Relay) estimate(w http.ResponseWriter, r *http.Request) (*Estimate, er
 	perUSD := rl.Billing.QuotaPerUSD()
 	return &Estimate{Model: c.model, PriceVersion: price.Version, InputTokens: exact.usage.InputTokens,
 		MaxOutputTokens: exact.usage.OutputTokens, HoldQuota: hold, MinQuota: least, MaxQuota: most,
-		MinUSD: usd(least, perUSD), MaxUSD: usd(most, perUSD)}, nil
+		MinUSD: quotaUSD(least, perUSD), MaxUSD: quotaUSD(most, perUSD)}, nil
 }
 
 // estimatePrincipal is the caller: an API key in any of the surfaces'
@@ -130,8 +130,8 @@ func anyKey(r *http.Request) string {
 	return altKey(r)
 }
 
-// usd is quota in US dollars, for display.
-func usd(quota, perUSD int64) float64 {
+// quotaUSD is quota in US dollars, for display.
+func quotaUSD(quota, perUSD int64) float64 {
 	f, _ := new(big.Rat).SetFrac64(quota, perUSD).Float64()
 	return f
 }
