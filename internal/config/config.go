@@ -194,6 +194,9 @@ var mainEnvVars = []envVar{
 		c.Notify.Thresholds = t
 		return err
 	}},
+	{"TURNPIKE_PRICE_CATALOGUE_URL", str(func(c *Config) *string { return &c.PriceCatalogue.URL })},
+	{"TURNPIKE_PRICE_CATALOGUE_INTERVAL_HOURS", decimal("TURNPIKE_PRICE_CATALOGUE_INTERVAL_HOURS", func(c *Config) *float64 { return &c.PriceCatalogue.IntervalHours })},
+	{"TURNPIKE_PRICE_CATALOGUE_MAX_CHANGE_RATIO", decimal("TURNPIKE_PRICE_CATALOGUE_MAX_CHANGE_RATIO", func(c *Config) *float64 { return &c.PriceCatalogue.MaxChangeRatio })},
 }
 
 func applyEnv(cfg *Config, getenv func(string) string) error {
