@@ -147,10 +147,22 @@ type ModelPrice struct {
 	// Extra holds per-kind pricing (image size/quality factors, audio per
 	// minute, task expressions) as JSON so new kinds need no migration.
 	Extra json.RawMessage `json:"extra,omitempty"`
+	// BatchInputPerMTok and BatchOutputPerMTok are the provider's prices
+	// for batch calls; zero leaves them at the regular prices.
+	BatchInputPerMTok  float64 `json:"batch_input_per_mtok,omitempty"`
+	BatchOutputPerMTok float64 `json:"batch_output_per_mtok,omitempty"`
 	// Fallbacks are the models tried in order when every channel of this
 	// one failed before the first byte.
 	Fallbacks []string  `json:"fallbacks,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Version, EffectiveFrom, Source and Actor describe the price version
+	// the fields above come from. Read: the version in effect. Written
+	// (PriceRepo.Upsert): the version to add, effective now when
+	// EffectiveFrom is zero.
+	Version       int64     `json:"version,omitempty"`
+	EffectiveFrom time.Time `json:"effective_from,omitzero"`
+	Source        string    `json:"source,omitempty"`
+	Actor         string    `json:"actor,omitempty"`
 }
 
 // PriceTier is the price of a request whose input tokens (cache tokens
