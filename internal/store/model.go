@@ -114,8 +114,27 @@ type ModelPrice struct {
 	Extra json.RawMessage `json:"extra,omitempty"`
 	// Fallbacks are the models tried in order when every channel of this
 	// one failed before the first byte.
-	Fallbacks []string  `json:"fallbacks,omitempty"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Fallbacks []string `json:"fallbacks,omitempty"`
+	// Affinity keeps a session on the channel key that served it, so the
+	// provider's prompt cache is hit (CONTRACT §14); nil is the default
+	// (on, 300 s).
+	Affinity *Affinity `json:"affinity,omitempty"`
+	// Routing chooses among the healthy channels of the highest priority;
+	// nil is the default (weighted).
+	Routing   *RoutingChoice `json:"routing,omitempty"`
+	UpdatedAt time.Time      `json:"updated_at"`
+}
+
+// Affinity is a model's cache affinity setting.
+type Affinity struct {
+	Enabled    bool `json:"enabled"`
+	TTLSeconds int  `json:"ttl_seconds"`
+}
+
+// RoutingChoice is a model's routing strategy: weighted, least_busy,
+// latency or cost.
+type RoutingChoice struct {
+	Strategy string `json:"strategy"`
 }
 
 // PriceTier is the price of a request whose input tokens (cache tokens

@@ -15,10 +15,11 @@ var allMigrations = []Migration{
 	healthMigrations[0], healthMigrations[1], // 40, 41
 	accountsMigrations[0], accountsMigrations[1],
 	accountsMigrations[2], accountsMigrations[3], // 60–63
-	pluginsMigration,    // 100
-	tasksMigration,      // 110
-	responsesMigration,  // 120
-	priceTiersMigration, // 121
+	pluginsMigration,      // 100
+	tasksMigration,        // 110
+	responsesMigration,    // 120
+	priceTiersMigration,   // 121
+	priceRoutingMigration, // 122
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
@@ -137,4 +138,11 @@ CREATE INDEX response_index_created_idx ON response_index (created_at);
 var priceTiersMigration = Migration{Version: 121, Name: "model price reasoning and tiers", SQL: `
 ALTER TABLE model_prices ADD reasoning_per_mtok {{float}} NOT NULL DEFAULT 0;
 ALTER TABLE model_prices ADD tiers {{text}} NULL;
+`}
+
+// priceRoutingMigration adds a model's routing choices (cache affinity and
+// strategy, one JSON object) to model prices. NULL is the defaults, so
+// existing models route as before, with affinity on.
+var priceRoutingMigration = Migration{Version: 122, Name: "model price routing", SQL: `
+ALTER TABLE model_prices ADD routing {{text}} NULL;
 `}

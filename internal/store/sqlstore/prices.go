@@ -12,16 +12,16 @@ import (
 type priceRepo struct{ s *Store }
 
 var priceColumns = []string{"input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok", "per_call", "is_free", "extra", "updated_at", "fallbacks",
-	"reasoning_per_mtok", "tiers"}
+	"reasoning_per_mtok", "tiers", "routing"}
 
 const priceSelect = "SELECT name, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, per_call, is_free, extra, updated_at, fallbacks, " +
-	"reasoning_per_mtok, tiers FROM model_prices"
+	"reasoning_per_mtok, tiers, routing FROM model_prices"
 
 func scanPrice(row interface{ Scan(...any) error }) (store.ModelPrice, error) {
 	var p store.ModelPrice
-	var extra, fallbacks, tiers sql.NullString
+	var extra, fallbacks, tiers, routing sql.NullString
 	err := row.Scan(&p.Name, &p.InputPerMTok, &p.OutputPerMTok, &p.CacheReadPerMTok, &p.CacheWritePerMTok, &p.PerCall, &p.Free, &extra, &p.UpdatedAt, &fallbacks,
-		&p.ReasoningPerMTok, &tiers)
+		&p.ReasoningPerMTok, &tiers, &routing)
 	p.Extra = rawFrom(extra)
 	if err == nil && tiers.Valid && tiers.String != "" {
 		if err = json.Unmarshal([]byte(tiers.String), &p.Tiers); err != nil {
@@ -37,8 +37,22 @@ func scanPrice(row interface{ Scan(...any) error }) (store.ModelPrice, error) {
 			p.Fallbacks = nil // as the seed file leaves it, so comparisons agree
 		}
 	}
+	if err == nil && routing.Valid && routing.String != "" {
+		var rc priceRouting
+		if err = json.Unmarshal([]byte(routing.String), &rc); err != nil {
+			err = fmt.Errorf("decode routing of %s: %w", p.Name, err)
+		}
+		p.Affinity, p.Routing = rc.Affinity, rc.Routing
+	}
 	p.UpdatedAt = p.UpdatedAt.UTC()
 	return p, err
+}
+
+// priceRouting is the routing column: a model's routing choices, kept in
+// one JSON object because they are read together and never queried.
+type priceRouting struct {
+	Affinity *store.Affinity      `json:"affinity,omitempty"`
+	Routing  *store.RoutingChoice `json:"routing,omitempty"`
 }
 
 // Upsert stores p, stamping UpdatedAt with the current time when it is zero.
@@ -53,9 +67,15 @@ func (r priceRepo) Upsert(ctx context.Context, p store.ModelPrice) error {
 			return wrap(err, "upsert price")
 		}
 	}
+	var routing any // NULL when the model keeps the defaults
+	if p.Affinity != nil || p.Routing != nil {
+		if routing, err = jsonText(priceRouting{p.Affinity, p.Routing}); err != nil {
+			return wrap(err, "upsert price")
+		}
+	}
 	_, err = r.s.db.ExecContext(ctx, r.s.upsertSQL("model_prices", "name", priceColumns),
 		p.Name, p.InputPerMTok, p.OutputPerMTok, p.CacheReadPerMTok, p.CacheWritePerMTok, p.PerCall, p.Free,
-		rawText(p.Extra), orNow(p.UpdatedAt), fallbacks, p.ReasoningPerMTok, tiers)
+		rawText(p.Extra), orNow(p.UpdatedAt), fallbacks, p.ReasoningPerMTok, tiers, routing)
 	return wrap(err, "upsert price")
 }
 
