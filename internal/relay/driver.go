@@ -28,6 +28,9 @@ type hooks struct {
 	read     func() error
 	estimate estimator
 	filter   func(*routing.Channel) bool
+	// session is the call's cache affinity session (routing.SessionKey);
+	// nil for surfaces whose calls have no prompt to cache.
+	session func() uint64
 	// noChannel replaces the answer when no channel can take the call
 	// (nil keeps the core's 503).
 	noChannel func(err error) error
@@ -82,6 +85,10 @@ func (c *callCore) drive(h *hooks) error {
 	if err := c.admit(h.estimate); err != nil {
 		return err
 	}
+	c.filter = h.filter
+	if h.session != nil {
+		c.lookupPin(h.session())
+	}
 	plan, err := c.plan(h.filter)
 	if err != nil {
 		if h.noChannel != nil {
@@ -122,6 +129,7 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 		return adapterError(a, a.Codec(t), resp)
 	}
 	c.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
+	c.servedBy(ch)
 	return h.relay(a, t, ch, resp)
 }
 

@@ -5,6 +5,7 @@
 package relay
 
 import (
+	"sync/atomic"
 	"context"
 	"log/slog"
 	"net/http"
@@ -100,6 +101,9 @@ type Relay struct {
 	altActions map[string]AltAction
 	sockets    rtRegistry
 	background bgFollowers
+	// pinWarned is when a cache affinity pin store failure was last
+	// logged (unix nanoseconds), so an outage logs once in a while.
+	pinWarned atomic.Int64
 }
 
 // Drain ends what outlives the HTTP server's own shutdown: live realtime
