@@ -112,6 +112,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.route(mux, "GET /api/logs", store.RoleUser, "log", a.listLogs)
 	a.route(mux, "GET /api/logs/{id}", store.RoleUser, "log", a.getLog)
 	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)
+	a.routeReports(mux)
 	a.routeAccounts(mux)
 }
 

@@ -353,3 +353,68 @@ func TestPinsHoldAcrossNodesSharingRedis(t *testing.T) {
 		}
 	}
 }
+
+func TestTheCacheReportAddsUpWhatTheProviderCached(t *testing.T) {
+	g, p := affinityGateway(t, config.SeedPrice{InputPerMTok: 1, OutputPerMTok: 1})
+	start := time.Now().Add(-time.Second)
+	var calls []providerCall
+	for s := range 4 {
+		for i := range 3 {
+			tr := turn{path: "/v1/chat/completions", body: map[string]any{"model": "m", "messages": messages(fmt.Sprintf("report %d", s), i+1)}}
+			if code, body := tr.send(t, g, fmt.Sprintf("rep-%d-%d", s, i)); code != 200 {
+				t.Fatalf("%d %s", code, body)
+			}
+			calls = append(calls, p.take()...)
+		}
+	}
+	rowOther(t, g, "rep-3-2") // every row is written
+	// What the provider saw, by the report's keys.
+	want := map[string]map[string][2]int64{"channel": {}, "key": {}, "model": {}}
+	for _, c := range calls {
+		channel := c.key[:strings.Index(c.key, "-")]
+		index := map[byte]string{'a': "0", 'b': "1", 'c': "2"}[c.key[len(c.key)-1]]
+		for by, k := range map[string]string{"channel": channel, "key": channel + "#" + index, "model": "m"} {
+			v := want[by][k]
+			want[by][k] = [2]int64{v[0] + int64(c.prompt), v[1] + int64(c.cached)}
+		}
+	}
+	cached := int64(0)
+	for _, v := range want["model"] {
+		cached = v[1]
+	}
+	if cached == 0 {
+		t.Fatal("the provider cached nothing: the sessions did not stay on their keys")
+	}
+	windows := []string{"", fmt.Sprintf("&since=%d", start.Unix()), "&since=" + start.UTC().Format(time.RFC3339) + "&until=" + time.Now().Add(time.Minute).UTC().Format(time.RFC3339)}
+	for by, byKey := range want {
+		for _, window := range windows {
+			code, body := g.Do(t, "GET", "/api/reports/cache?group_by="+by+window, affinityRoot, nil)
+			items, _ := body["items"].([]any)
+			if code != 200 || len(items) != len(byKey) {
+				t.Fatalf("group_by=%s%s: %d %v, want %d items", by, window, code, body, len(byKey))
+			}
+			for _, it := range items {
+				item := it.(map[string]any)
+				w, ok := byKey[item["key"].(string)]
+				input, read := int64(item["input_tokens"].(float64)), int64(item["cache_read_tokens"].(float64))
+				if !ok || input != w[0] || read != w[1] || item["hit_ratio"].(float64) != float64(w[1])/float64(w[0]) {
+					t.Fatalf("group_by=%s item %v, want input %d cache read %d", by, item, w[0], w[1])
+				}
+			}
+		}
+	}
+	// A window before the calls holds none of them.
+	code, body := g.Do(t, "GET", fmt.Sprintf("/api/reports/cache?until=%d", start.Add(-time.Hour).Unix()), affinityRoot, nil)
+	if items, _ := body["items"].([]any); code != 200 || len(items) != 0 {
+		t.Fatalf("an earlier window: %d %v", code, body)
+	}
+	for _, bad := range []string{"group_by=user", "since=yesterday", "since=2030-01-01T00:00:00Z&until=2029-01-01T00:00:00Z"} {
+		code, body := g.Do(t, "GET", "/api/reports/cache?"+bad, affinityRoot, nil)
+		if code != 400 {
+			t.Fatalf("%s: %d %v, want 400", bad, code, body)
+		}
+	}
+	if code, _ := g.Do(t, "GET", "/api/reports/cache", affinityKey, nil); code != 401 && code != 403 {
+		t.Fatalf("an API key read the report: %d", code)
+	}
+}

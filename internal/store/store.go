@@ -29,6 +29,8 @@ type LogFilter struct {
 	TokenID   int64
 	ChannelID int64
 	Since     time.Time
+	// Until, when set, keeps rows created before it (reports' windows).
+	Until time.Time
 }
 
 // TokenFilter narrows a token listing; zero values do not filter.
@@ -172,6 +174,10 @@ type LogRepo interface {
 	// Prune deletes at most limit rows created before the given time (one
 	// bounded statement) and reports how many it deleted.
 	Prune(ctx context.Context, before time.Time, limit int) (int64, error)
+	// Each calls fn for every matching row, oldest first, without holding
+	// them all: reports aggregate windows of any size. An error from fn
+	// stops it and is returned.
+	Each(ctx context.Context, f LogFilter, fn func(*UsageLog) error) error
 }
 
 // LedgerRepo applies quota movements. Apply writes a batch of entries and the
