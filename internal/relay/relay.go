@@ -5,10 +5,10 @@
 package relay
 
 import (
-	"sync/atomic"
 	"context"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
