@@ -1,6 +1,10 @@
 package routing
 
-import "github.com/turnpike-gw/turnpike/internal/ir"
+import (
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
+)
 
 // SessionSources are a request's explicit session ids, each empty when the
 // request has none; the first one set is the session (CONTRACT §14).
@@ -44,20 +48,20 @@ func (s SessionSources) First() (id, from string) {
 // for (a pin names a channel only those reach) and its session — the first
 // explicit id, else the prompt's prefix (model, system prompt, tool
 // definitions, first user message), which is what a provider's cache keys
-// on. It is FNV-1a over the parts, computed in place: no allocation, the
-// same on every node.
+// on.
 func SessionKey(group, model string, src SessionSources, req *ir.Request) uint64 {
-	h := newFNV()
+	var h hasher
+	h.d.Reset()
 	h.str(group)
 	h.str(model)
 	if id, from := src.First(); id != "" {
 		h.str(from)
 		h.str(id)
-		return uint64(h)
+		return h.d.Sum64()
 	}
 	h.str(SessionFromPrefix)
 	if req == nil {
-		return uint64(h)
+		return h.d.Sum64()
 	}
 	for i := range req.System {
 		h.part(&req.System[i])
@@ -89,39 +93,30 @@ func SessionKey(group, model string, src SessionSources, req *ir.Request) uint64
 		}
 		break
 	}
-	return uint64(h)
+	return h.d.Sum64()
 }
 
-// fnv is FNV-1a 64 written out, so hashing a request allocates nothing.
-type fnv uint64
+// hasher feeds a request's parts to xxHash64 (fast, and the same on
+// every node, which Go's own maphash is not), ending each field with a
+// separator so "ab"+"c" and "a"+"bc" differ. It works in place: hashing a
+// request allocates nothing.
+type hasher struct{ d xxhash.Digest }
 
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
+var sep = []byte{0xff}
 
-func newFNV() fnv { return fnvOffset }
-
-func (h *fnv) byte(b byte) { *h = (*h ^ fnv(b)) * fnvPrime }
-
-func (h *fnv) str(s string) {
-	for i := 0; i < len(s); i++ {
-		h.byte(s[i])
-	}
+func (h *hasher) str(s string) {
+	_, _ = h.d.WriteString(s)
 	h.sep()
 }
 
-func (h *fnv) bytes(b []byte) {
-	for _, c := range b {
-		h.byte(c)
-	}
+func (h *hasher) bytes(b []byte) {
+	_, _ = h.d.Write(b)
 	h.sep()
 }
 
-// sep ends a field, so "ab"+"c" and "a"+"bc" differ.
-func (h *fnv) sep() { h.byte(0xff) }
+func (h *hasher) sep() { _, _ = h.d.Write(sep) }
 
-func (h *fnv) part(p *ir.Part) {
+func (h *hasher) part(p *ir.Part) {
 	h.str(string(p.Kind))
 	h.str(p.Text)
 	if p.Media != nil {
