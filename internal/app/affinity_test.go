@@ -48,9 +48,16 @@ func (p *cachingProvider) serve(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	var body struct {
 		Messages []json.RawMessage `json:"messages"`
+		// The Responses API's conversation.
+		Input []json.RawMessage `json:"input"`
 	}
 	raw, _ := io.ReadAll(r.Body)
-	if err := json.Unmarshal(raw, &body); err != nil || len(body.Messages) == 0 {
+	responses := strings.HasSuffix(r.URL.Path, "/responses")
+	err := json.Unmarshal(raw, &body)
+	if responses {
+		body.Messages = body.Input
+	}
+	if err != nil || len(body.Messages) == 0 {
 		http.Error(w, `{"error":{"message":"bad body"}}`, 400)
 		return
 	}
@@ -87,6 +94,11 @@ func (p *cachingProvider) serve(w http.ResponseWriter, r *http.Request) {
 	p.calls = append(p.calls, call)
 	p.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
+	if responses {
+		fmt.Fprintf(w, `{"id":"resp_1","object":"response","status":"completed","model":"m","output":[{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"ok","annotations":[]}]}],`+
+			`"usage":{"input_tokens":%d,"output_tokens":10,"total_tokens":%d,"input_tokens_details":{"cached_tokens":%d}}}`, call.prompt, call.prompt+10, call.cached)
+		return
+	}
 	fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],`+
 		`"usage":{"prompt_tokens":%d,"completion_tokens":10,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":%d}}}`,
 		call.prompt, call.prompt+10, call.cached)
@@ -198,6 +210,17 @@ func TestEachSessionSourcePinsASessionToOneKey(t *testing.T) {
 		{"metadata.user_id on the messages surface", func(s string, i int) turn {
 			return turn{path: "/v1/messages", headers: map[string]string{"anthropic-version": "2023-06-01"}, body: map[string]any{"model": "m", "max_tokens": 50, "metadata": map[string]any{"user_id": s},
 				"messages": []map[string]any{{"role": "user", "content": fmt.Sprintf("topic %d", i)}}}}
+		}},
+		{"prompt_cache_key on /v1/responses", func(s string, i int) turn {
+			return turn{path: "/v1/responses", body: map[string]any{"model": "m", "prompt_cache_key": s, "store": false,
+				"input": []map[string]any{{"role": "user", "content": fmt.Sprintf("topic %d", i)}}}}
+		}},
+		{"the conversation's prefix on /v1/responses", func(s string, i int) turn {
+			input := []map[string]any{{"role": "user", "content": "about " + s}}
+			for j := range i {
+				input = append(input, map[string]any{"role": "assistant", "content": "ok"}, map[string]any{"role": "user", "content": fmt.Sprintf("and %d?", j)})
+			}
+			return turn{path: "/v1/responses", body: map[string]any{"model": "m", "instructions": "be terse", "store": false, "input": input}}
 		}},
 		{"X-Turnpike-Session header", func(s string, i int) turn {
 			return turn{path: "/v1/chat/completions", headers: map[string]string{"X-Turnpike-Session": s},

@@ -28,9 +28,10 @@ type hooks struct {
 	read     func() error
 	estimate estimator
 	filter   func(*routing.Channel) bool
-	// session is the call's cache affinity session (routing.SessionKey);
-	// nil for surfaces whose calls have no prompt to cache.
-	session func() uint64
+	// session is the call's cache affinity session (routing.SessionKey),
+	// ok false when the call names none the surface can tell; nil for
+	// surfaces whose calls have no prompt to cache.
+	session func() (key uint64, ok bool)
 	// noChannel replaces the answer when no channel can take the call
 	// (nil keeps the core's 503).
 	noChannel func(err error) error
@@ -87,7 +88,9 @@ func (c *callCore) drive(h *hooks) error {
 	}
 	c.filter = h.filter
 	if h.session != nil {
-		c.lookupPin(h.session())
+		if key, ok := h.session(); ok {
+			c.lookupPin(key)
+		}
 	}
 	plan, err := c.plan(h.filter)
 	if err != nil {
