@@ -75,21 +75,21 @@ func TestAFailingPinStoreCostsThePinNeverTheCall(t *testing.T) {
 }
 
 func TestStrategiesRouteRealCalls(t *testing.T) {
+	half, most := 0.5, 0.9
 	cases := []struct {
 		name     string
 		strategy string
-		// fast and slow channels' settings
-		fast, slow map[string]any
+		// fast and slow channels' upstream costs
+		fast, slow *store.ChannelCost
 		delay      time.Duration
 		// wantFast is the least share of calls the preferred channel gets.
 		wantFast float64
 	}{
 		{"latency learns which channel answers first", routing.StrategyLatency, nil, nil, 40 * time.Millisecond, 0.8},
 		{"cost follows the channel's discount", routing.StrategyCost,
-			map[string]any{"cost": map[string]any{"discount": 0.5}}, map[string]any{"cost": map[string]any{"discount": 0.9}}, 0, 1},
+			&store.ChannelCost{Discount: &half}, &store.ChannelCost{Discount: &most}, 0, 1},
 		{"cost follows the channel's own price of the model", routing.StrategyCost,
-			map[string]any{"cost": map[string]any{"prices": map[string]any{"gpt-4o-mini": map[string]any{"input_per_mtok": 0.05, "output_per_mtok": 0.2}}}},
-			nil, 0, 1},
+			&store.ChannelCost{Prices: map[string]store.CostPrice{"gpt-4o-mini": {InputPerMTok: 0.05, OutputPerMTok: 0.2}}}, nil, 0, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,8 +97,8 @@ func TestStrategiesRouteRealCalls(t *testing.T) {
 			e.price("gpt-4o-mini", store.ModelPrice{InputPerMTok: 0.15, OutputPerMTok: 0.60,
 				Affinity: &store.Affinity{Enabled: false}, Routing: &store.RoutingChoice{Strategy: tc.strategy}})
 			fast, slow := &countingUpstream{}, &countingUpstream{}
-			e.channel("fast", fast.server(t, 0).URL, func(c *store.Channel) { c.Settings = tc.fast })
-			e.channel("slow", slow.server(t, tc.delay).URL, func(c *store.Channel) { c.Settings = tc.slow })
+			e.channel("fast", fast.server(t, 0).URL, func(c *store.Channel) { c.Cost = tc.fast })
+			e.channel("slow", slow.server(t, tc.delay).URL, func(c *store.Channel) { c.Cost = tc.slow })
 			const n = 40
 			for i := range n {
 				resp := e.post("/v1/chat/completions", testKey, fmt.Sprintf(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"q%d"}]}`, i))

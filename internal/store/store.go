@@ -29,8 +29,6 @@ type LogFilter struct {
 	TokenID   int64
 	ChannelID int64
 	Since     time.Time
-	// Until, when set, keeps rows created before it (reports' windows).
-	Until time.Time
 }
 
 // TokenFilter narrows a token listing; zero values do not filter.
@@ -62,6 +60,7 @@ type Store interface {
 	Responses() ResponseRepo
 	Tasks() TaskRepo
 	Plugins() PluginRepo
+	Books() BooksRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through
@@ -124,6 +123,9 @@ func (u GroupUse) Empty() bool { return u.UserN == 0 && u.KeyN == 0 && len(u.Cha
 type TokenRepo interface {
 	Create(ctx context.Context, t *Token) error
 	Get(ctx context.Context, id int64) (*Token, error)
+	// GetByHash finds the key whose current hash is keyHash, else the one
+	// whose previous hash it is (PrevKeyHash; its grace may have ended:
+	// the caller checks PrevUntil).
 	GetByHash(ctx context.Context, keyHash string) (*Token, error)
 	// GetByName finds a user's token by name (the seed file's natural key).
 	GetByName(ctx context.Context, userID int64, name string) (*Token, error)
@@ -133,6 +135,11 @@ type TokenRepo interface {
 	ListFiltered(ctx context.Context, f TokenFilter, p Page) ([]Token, int, error)
 	// Update writes name, models, expiry and status.
 	Update(ctx context.Context, t *Token) error
+	// Rotate gives the key a new hash. With graceUntil set, the hash it
+	// replaces keeps authenticating until then (GetByHash finds it); a
+	// rotation without grace, or a later rotation, ends the old one at once.
+	// A missing key is ErrNotFound.
+	Rotate(ctx context.Context, id int64, hash, masked string, graceUntil *time.Time) error
 	// SetQuota overwrites the key's remaining quota; -1 makes it unlimited
 	// and anything below -1 is rejected. It records no ledger entry: it is
 	// for switching a key between limited and unlimited, which changes the
@@ -174,10 +181,6 @@ type LogRepo interface {
 	// Prune deletes at most limit rows created before the given time (one
 	// bounded statement) and reports how many it deleted.
 	Prune(ctx context.Context, before time.Time, limit int) (int64, error)
-	// Each calls fn for every matching row, oldest first, without holding
-	// them all: reports aggregate windows of any size. An error from fn
-	// stops it and is returned.
-	Each(ctx context.Context, f LogFilter, fn func(*UsageLog) error) error
 }
 
 // LedgerRepo applies quota movements. Apply writes a batch of entries and the

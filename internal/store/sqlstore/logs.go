@@ -75,9 +75,6 @@ func logWhere(f store.LogFilter) (string, []any) {
 	if !f.Since.IsZero() {
 		add("created_at >= ?", dbTime(f.Since))
 	}
-	if !f.Until.IsZero() {
-		add("created_at < ?", dbTime(f.Until))
-	}
 	if len(conds) == 0 {
 		return "", nil
 	}
@@ -92,26 +89,6 @@ func scanLog(row interface{ Scan(...any) error }) (store.UsageLog, error) {
 	l.Other = rawFrom(other)
 	l.CreatedAt = l.CreatedAt.UTC()
 	return l, err
-}
-
-// Each streams matching rows oldest first (by id).
-func (r logRepo) Each(ctx context.Context, f store.LogFilter, fn func(*store.UsageLog) error) error {
-	where, args := logWhere(f)
-	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(logSelect+where+" ORDER BY id"), args...)
-	if err != nil {
-		return wrap(err, "scan logs")
-	}
-	defer rows.Close()
-	for rows.Next() {
-		l, err := scanLog(rows)
-		if err != nil {
-			return wrap(err, "scan logs")
-		}
-		if err := fn(&l); err != nil {
-			return err
-		}
-	}
-	return wrap(rows.Err(), "scan logs")
 }
 
 // List returns matching logs newest first (by id) and the total match count.

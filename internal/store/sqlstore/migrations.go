@@ -15,11 +15,14 @@ var allMigrations = []Migration{
 	healthMigrations[0], healthMigrations[1], // 40, 41
 	accountsMigrations[0], accountsMigrations[1],
 	accountsMigrations[2], accountsMigrations[3], // 60–63
-	pluginsMigration,      // 100
-	tasksMigration,        // 110
-	responsesMigration,    // 120
-	priceTiersMigration,   // 121
-	priceRoutingMigration, // 122
+	pluginsMigration,       // 100
+	tasksMigration,         // 110
+	responsesMigration,     // 120
+	priceTiersMigration,    // 121
+	booksMigration,         // 123
+	tokenRotationMigration, // 130
+	nodeModeMigration,      // 131
+	priceRoutingMigration,  // 132
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
@@ -140,9 +143,17 @@ ALTER TABLE model_prices ADD reasoning_per_mtok {{float}} NOT NULL DEFAULT 0;
 ALTER TABLE model_prices ADD tiers {{text}} NULL;
 `}
 
+// booksMigration adds what the operator's books need: a channel's upstream
+// cost (JSON; NULL pays list prices) and an index for reading the ledger by
+// time, as reconciliation does over a window.
+var booksMigration = Migration{Version: 123, Name: "channel cost and ledger by time", SQL: `
+ALTER TABLE channels ADD cost {{text}} NULL;
+CREATE INDEX quota_ledger_created_idx ON quota_ledger (created_at);
+`}
+
 // priceRoutingMigration adds a model's routing choices (cache affinity and
 // strategy, one JSON object) to model prices. NULL is the defaults, so
 // existing models route as before, with affinity on.
-var priceRoutingMigration = Migration{Version: 122, Name: "model price routing", SQL: `
+var priceRoutingMigration = Migration{Version: 132, Name: "model price routing", SQL: `
 ALTER TABLE model_prices ADD routing {{text}} NULL;
 `}
