@@ -299,6 +299,15 @@ func TestARefusedPinnedKeyRepinsWithoutAClientError(t *testing.T) {
 	if got := rowOther(t, g, "r2")["affinity"]; got != "hit" {
 		t.Fatalf("other.affinity %v after the repin, want hit", got)
 	}
+	resp := g.DoRaw(t, "GET", "/metrics", affinityRoot, nil)
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, series := range []string{`turnpike_affinity_total{model="m",result="miss"} 1`,
+		`turnpike_affinity_total{model="m",result="repin"} 1`, `turnpike_affinity_total{model="m",result="hit"} 1`} {
+		if !strings.Contains(string(raw), series) {
+			t.Errorf("no %s in the metrics", series)
+		}
+	}
 }
 
 func TestAnExpiredPinIsAMiss(t *testing.T) {
