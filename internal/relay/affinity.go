@@ -46,8 +46,11 @@ const pinWarnEvery = 10 * time.Second
 // routed as usual.
 func (c *callCore) lookupPin(session uint64) {
 	pins := c.rl.Router.Pins
+	if pins == nil || c.price == nil {
+		return
+	}
 	ttl := routing.AffinityOf(&c.price.Raw)
-	if pins == nil || ttl <= 0 {
+	if ttl <= 0 {
 		return
 	}
 	c.aff = affinity{on: true, session: session, ttl: ttl}
