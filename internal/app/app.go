@@ -163,6 +163,11 @@ func (a *App) buildServices(balances billing.Balances) {
 	}
 	a.Sessions = auth.NewSessions(a.Store.Sessions(), a.Config.CryptoSecret, 7*24*time.Hour)
 	a.Router = routing.NewRouter(routing.NewHealth(a.sql.Health(), a.Log))
+	if a.redis != nil {
+		// Cache affinity pins are shared, so a session's next turn finds
+		// its key whichever node it reaches.
+		a.Router.Pins = routing.NewRedisPins(a.redis, billing.RedisKeyPrefix(a.redis))
+	}
 	a.registry.MustRegister(channelStates{a.Router})
 	a.buildTraffic()
 	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.Store, Logger: a.Log})
