@@ -24,6 +24,7 @@ var allMigrations = []Migration{
 	tokenRotationMigration, // 130
 	nodeModeMigration,      // 131
 	priceRoutingMigration,  // 132
+	batchesMigration,       // 133
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
