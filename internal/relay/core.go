@@ -459,6 +459,9 @@ func (c *callCore) logRow(ch charge, consume bool) store.UsageLog {
 		o.Attempts = append(c.attempts, attemptRecord{ChannelID: c.inflight.ID, KeyIndex: c.inflight.KeyIndex,
 			Status: http.StatusOK, LatencyMS: time.Since(c.inflightSince).Milliseconds()})
 	}
+	if c.price != nil {
+		o.PriceVersion = c.price.Version
+	}
 	var cost *store.ChannelCost
 	if c.channel != nil {
 		row.ChannelID = c.channel.ID

@@ -147,29 +147,30 @@ type ModelPrice struct {
 	// Extra holds per-kind pricing (image size/quality factors, audio per
 	// minute, task expressions) as JSON so new kinds need no migration.
 	Extra json.RawMessage `json:"extra,omitempty"`
+	// BatchInputPerMTok and BatchOutputPerMTok are the provider's prices
+	// for batch calls; zero leaves them at the regular prices.
+	BatchInputPerMTok  float64 `json:"batch_input_per_mtok,omitempty"`
+	BatchOutputPerMTok float64 `json:"batch_output_per_mtok,omitempty"`
 	// Fallbacks are the models tried in order when every channel of this
 	// one failed before the first byte.
 	Fallbacks []string `json:"fallbacks,omitempty"`
 	// Affinity keeps a session on the channel key that served it, so the
 	// provider's prompt cache is hit (CONTRACT §14); nil is the default
-	// (on, 300 s).
+	// (on, 300 s). Like Fallbacks, it belongs to the model, not to a price
+	// version.
 	Affinity *Affinity `json:"affinity,omitempty"`
 	// Routing chooses among the healthy channels of the highest priority;
 	// nil is the default (weighted).
 	Routing   *RoutingChoice `json:"routing,omitempty"`
 	UpdatedAt time.Time      `json:"updated_at"`
-}
-
-// Affinity is a model's cache affinity setting.
-type Affinity struct {
-	Enabled    bool `json:"enabled"`
-	TTLSeconds int  `json:"ttl_seconds"`
-}
-
-// RoutingChoice is a model's routing strategy: weighted, least_busy,
-// latency or cost.
-type RoutingChoice struct {
-	Strategy string `json:"strategy"`
+	// Version, EffectiveFrom, Source and Actor describe the price version
+	// the fields above come from. Read: the version in effect. Written
+	// (PriceRepo.Upsert): the version to add, effective now when
+	// EffectiveFrom is zero.
+	Version       int64     `json:"version,omitempty"`
+	EffectiveFrom time.Time `json:"effective_from,omitzero"`
+	Source        string    `json:"source,omitempty"`
+	Actor         string    `json:"actor,omitempty"`
 }
 
 // PriceTier is the price of a request whose input tokens (cache tokens
@@ -271,4 +272,16 @@ type BillingItem struct {
 	// Keep hands the open hold with this key to a durable record (Owner
 	// becomes empty). The item is written only if that hold was open.
 	Keep string
+}
+
+// Affinity is a model's cache affinity setting.
+type Affinity struct {
+	Enabled    bool `json:"enabled"`
+	TTLSeconds int  `json:"ttl_seconds"`
+}
+
+// RoutingChoice is a model's routing strategy: weighted, least_busy,
+// latency or cost.
+type RoutingChoice struct {
+	Strategy string `json:"strategy"`
 }
