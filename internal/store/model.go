@@ -156,8 +156,7 @@ type ModelPrice struct {
 	Fallbacks []string `json:"fallbacks,omitempty"`
 	// Affinity keeps a session on the channel key that served it, so the
 	// provider's prompt cache is hit (CONTRACT §14); nil is the default
-	// (on, 300 s). Like Fallbacks, it belongs to the model, not to a price
-	// version.
+	// (on, 300 s).
 	Affinity *Affinity `json:"affinity,omitempty"`
 	// Routing chooses among the healthy channels of the highest priority;
 	// nil is the default (weighted).
@@ -171,6 +170,18 @@ type ModelPrice struct {
 	EffectiveFrom time.Time `json:"effective_from,omitzero"`
 	Source        string    `json:"source,omitempty"`
 	Actor         string    `json:"actor,omitempty"`
+}
+
+// Affinity is a model's cache affinity setting.
+type Affinity struct {
+	Enabled    bool `json:"enabled"`
+	TTLSeconds int  `json:"ttl_seconds"`
+}
+
+// RoutingChoice is a model's routing strategy: weighted, least_busy,
+// latency or cost.
+type RoutingChoice struct {
+	Strategy string `json:"strategy"`
 }
 
 // PriceTier is the price of a request whose input tokens (cache tokens
@@ -272,16 +283,4 @@ type BillingItem struct {
 	// Keep hands the open hold with this key to a durable record (Owner
 	// becomes empty). The item is written only if that hold was open.
 	Keep string
-}
-
-// Affinity is a model's cache affinity setting.
-type Affinity struct {
-	Enabled    bool `json:"enabled"`
-	TTLSeconds int  `json:"ttl_seconds"`
-}
-
-// RoutingChoice is a model's routing strategy: weighted, least_busy,
-// latency or cost.
-type RoutingChoice struct {
-	Strategy string `json:"strategy"`
 }

@@ -44,22 +44,6 @@ func scanPrice(row interface{ Scan(...any) error }) (store.ModelPrice, error) {
 	return p, err
 }
 
-// priceRouting is the routing column: a model's routing choices, kept in
-// one JSON object because they are read together and never queried. They
-// belong to the model's row, like its fallbacks, not to a price version.
-type priceRouting struct {
-	Affinity *store.Affinity      `json:"affinity,omitempty"`
-	Routing  *store.RoutingChoice `json:"routing,omitempty"`
-}
-
-// routingText is the routing column of p: NULL when it keeps the defaults.
-func routingText(p *store.ModelPrice) (any, error) {
-	if p.Affinity == nil && p.Routing == nil {
-		return nil, nil
-	}
-	return jsonText(priceRouting{p.Affinity, p.Routing})
-}
-
 // decodeTiers reads a tiers column; none is stored as NULL and read back
 // as nil.
 func decodeTiers(model string, tiers sql.NullString) ([]store.PriceTier, error) {
@@ -88,6 +72,13 @@ func tiersText(tiers []store.PriceTier) (any, error) {
 // another writer took first.
 const versionInsertAttempts = 5
 
+// priceRouting is the routing column: a model's routing choices, kept in
+// one JSON object because they are read together and never queried.
+type priceRouting struct {
+	Affinity *store.Affinity      `json:"affinity,omitempty"`
+	Routing  *store.RoutingChoice `json:"routing,omitempty"`
+}
+
 // Upsert adds p as the model's next version and writes the model's row.
 // The row holds the last version written (also one effective later); Get
 // and List answer the version in effect.
@@ -100,9 +91,11 @@ func (r priceRepo) Upsert(ctx context.Context, p store.ModelPrice) error {
 	if err != nil {
 		return wrap(err, "upsert price")
 	}
-	routing, err := routingText(&p)
-	if err != nil {
-		return wrap(err, "upsert price")
+	var routing any // NULL when the model keeps the defaults
+	if p.Affinity != nil || p.Routing != nil {
+		if routing, err = jsonText(priceRouting{p.Affinity, p.Routing}); err != nil {
+			return wrap(err, "upsert price")
+		}
 	}
 	at := now()
 	from := at
