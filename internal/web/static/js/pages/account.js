@@ -1,8 +1,9 @@
-// Account & security: balance, redeeming a code, password change and
-// two-factor sign-in (setup with a QR code, recovery codes shown once).
-import { h, clear } from "../dom.js";
+// Account & security: balance, redeeming a code, password change,
+// two-factor sign-in (setup with a QR code, recovery codes shown once) and
+// the link to the single sign-on provider.
+import { h, clear, when } from "../dom.js";
 import { api } from "../api.js";
-import { pageHead, fieldSet, alertBox, showError, toast, infoDialog, copyButton } from "../ui.js";
+import { pageHead, fieldSet, alertBox, showError, toast, infoDialog, copyButton, confirmDialog } from "../ui.js";
 import { t } from "../i18n.js";
 import { money } from "../money.js";
 
@@ -11,7 +12,57 @@ export async function render(main, ctx) {
   const balance = h("dd", { id: "account-balance" }, money(me.quota));
   main.append(pageHead(t("account.title"), t("account.sub")),
     h("div", { class: "cards" }, h("div", { class: "card" }, h("dl", { class: "stat" }, h("dt", {}, t("account.balance")), balance))),
-    redeemCard(ctx, balance), twoFactorCard(), passwordCard());
+    redeemCard(ctx, balance), twoFactorCard(), ssoCard(), passwordCard());
+}
+
+// ssoCard shows whether the account is linked to the OpenID Connect
+// provider. Linking is a full-page trip to the provider and back (the
+// callback returns here with oidc_linked or oidc_error).
+function ssoCard() {
+  const body = h("div", { id: "sso-body" });
+  const alert = alertBox();
+  const card = section("sso", "sso.title", body);
+  const params = new URLSearchParams(location.search);
+  if (params.get("oidc_linked")) toast(t("sso.linkedNow"));
+  const failed = params.get("oidc_error");
+  if (params.has("oidc_linked") || params.has("oidc_error")) history.replaceState(null, "", location.pathname);
+
+  async function paint() {
+    clear(body);
+    let st;
+    try {
+      st = await api("GET", "/api/auth/oidc/identity");
+    } catch (e) {
+      showError(alert, e);
+      body.append(alert);
+      return;
+    }
+    if (!st.enabled) {
+      card.hidden = true;
+      return;
+    }
+    if (failed) alert.textContent = t("sso.failed", { code: failed });
+    if (st.linked) {
+      const unlink = h("button", { type: "button", class: "danger", id: "sso-unlink" }, t("sso.unlink"));
+      unlink.addEventListener("click", async () => {
+        if (!(await confirmDialog(t("sso.unlinkConfirm"), t("sso.unlink")))) return;
+        showError(alert, null);
+        try {
+          await api("DELETE", "/api/auth/oidc/link");
+          toast(t("sso.unlinked"));
+          paint();
+        } catch (e) {
+          showError(alert, e);
+        }
+      });
+      body.append(h("p", { id: "sso-state" }, t("sso.on", { since: when(st.linked_at) })), alert, unlink);
+    } else {
+      body.append(h("p", { id: "sso-state" }, t("sso.off")), alert,
+        h("a", { class: "button primary", id: "sso-link", href: "/api/auth/oidc/link" }, t("sso.link")));
+    }
+  }
+  paint();
+  return card;
 }
 
 function section(id, titleKey, ...content) {
