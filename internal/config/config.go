@@ -54,6 +54,8 @@ type Config struct {
 
 	Registration Registration `yaml:"registration"`
 	OIDC         OIDC         `yaml:"oidc"`
+	// Payments are top-ups by card (CONTRACT.md §17).
+	Payments Payments `yaml:"payments"`
 
 	// GeneratedSecret is true when CryptoSecret was made up at start.
 	// Notify is where alerts are sent (CONTRACT.md §10).
@@ -87,6 +89,7 @@ func Defaults() Config {
 		ChannelCooldown:        300,
 		MetricsPublic:          true,
 		LogLevel:               "info",
+		Payments:               defaultPayments(),
 	}
 }
 
@@ -247,6 +250,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, err.Error())
 	}
 	errs = append(errs, c.validateAccounts()...)
+	errs = append(errs, c.Payments.validate()...)
 	if err := c.Seed.validate(); err != nil {
 		errs = append(errs, err.Error())
 	}

@@ -60,6 +60,7 @@ type Store interface {
 	Responses() ResponseRepo
 	Tasks() TaskRepo
 	Plugins() PluginRepo
+	Payments() PaymentRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through

@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Responses", responseTests},
 		{"Tasks", taskTests},
 		{"Plugins", pluginTests},
+		{"Payments", paymentTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
