@@ -147,8 +147,8 @@ func integer(name string, dst func(*Config) *int) func(*Config, string) error {
 }
 
 // envVars is every setting's environment name: the main table, then the
-// accounts section's.
-var envVars = append(mainEnvVars[:len(mainEnvVars):len(mainEnvVars)], accountEnvVars...)
+// accounts and payments sections'.
+var envVars = append(append(mainEnvVars[:len(mainEnvVars):len(mainEnvVars)], accountEnvVars...), paymentEnvVars...)
 
 var mainEnvVars = []envVar{
 	{"TURNPIKE_LISTEN", str(func(c *Config) *string { return &c.Listen })},

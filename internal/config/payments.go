@@ -79,13 +79,13 @@ func decimal(name string, dst func(*Config) *float64) func(*Config, string) erro
 	}
 }
 
-func init() {
-	envVars = append(envVars,
-		envVar{"TURNPIKE_PAYMENTS_STRIPE_SECRET_KEY", str(func(c *Config) *string { return &c.Payments.Stripe.SecretKey })},
-		envVar{"TURNPIKE_PAYMENTS_STRIPE_WEBHOOK_SECRET", str(func(c *Config) *string { return &c.Payments.Stripe.WebhookSecret })},
-		envVar{"TURNPIKE_PAYMENTS_STRIPE_API_BASE", str(func(c *Config) *string { return &c.Payments.Stripe.APIBase })},
-		envVar{"TURNPIKE_PAYMENTS_CURRENCY", str(func(c *Config) *string { return &c.Payments.Currency })},
-		envVar{"TURNPIKE_PAYMENTS_MIN_USD", decimal("TURNPIKE_PAYMENTS_MIN_USD", func(c *Config) *float64 { return &c.Payments.MinUSD })},
-		envVar{"TURNPIKE_PAYMENTS_MAX_USD", decimal("TURNPIKE_PAYMENTS_MAX_USD", func(c *Config) *float64 { return &c.Payments.MaxUSD })},
-	)
+// paymentEnvVars are the payments settings' environment names; config.go
+// joins them to the main table.
+var paymentEnvVars = []envVar{
+	{"TURNPIKE_PAYMENTS_STRIPE_SECRET_KEY", str(func(c *Config) *string { return &c.Payments.Stripe.SecretKey })},
+	{"TURNPIKE_PAYMENTS_STRIPE_WEBHOOK_SECRET", str(func(c *Config) *string { return &c.Payments.Stripe.WebhookSecret })},
+	{"TURNPIKE_PAYMENTS_STRIPE_API_BASE", str(func(c *Config) *string { return &c.Payments.Stripe.APIBase })},
+	{"TURNPIKE_PAYMENTS_CURRENCY", str(func(c *Config) *string { return &c.Payments.Currency })},
+	{"TURNPIKE_PAYMENTS_MIN_USD", decimal("TURNPIKE_PAYMENTS_MIN_USD", func(c *Config) *float64 { return &c.Payments.MinUSD })},
+	{"TURNPIKE_PAYMENTS_MAX_USD", decimal("TURNPIKE_PAYMENTS_MAX_USD", func(c *Config) *float64 { return &c.Payments.MaxUSD })},
 }
