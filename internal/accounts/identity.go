@@ -11,16 +11,12 @@ import (
 // IdentityUser returns the user signed in as subject at issuer, or
 // store.ErrNotFound.
 func (s *Store) IdentityUser(ctx context.Context, issuer, subject string) (int64, error) {
-	var id int64
-	err := s.db.QueryRowContext(ctx, s.q("SELECT user_id FROM user_identities WHERE issuer = ? AND subject = ?"), issuer, subject).Scan(&id)
-	return id, notFound(err)
+	return s.st.Identities().User(ctx, issuer, subject)
 }
 
 // LinkIdentity records that subject at issuer is userID.
 func (s *Store) LinkIdentity(ctx context.Context, issuer, subject string, userID int64) error {
-	_, err := s.db.ExecContext(ctx, s.q("INSERT INTO user_identities (issuer, subject, user_id, created_unix) VALUES (?, ?, ?, ?)"),
-		issuer, subject, userID, s.now().Unix())
-	return err
+	return s.st.Identities().Link(ctx, store.Identity{Issuer: issuer, Subject: subject, UserID: userID, LinkedAt: s.now()})
 }
 
 // LinkedIdentity is the identity at issuer linked to a user.
@@ -31,22 +27,17 @@ type LinkedIdentity struct {
 
 // UserIdentity returns userID's identity at issuer, or store.ErrNotFound.
 func (s *Store) UserIdentity(ctx context.Context, issuer string, userID int64) (*LinkedIdentity, error) {
-	var li LinkedIdentity
-	var created int64
-	err := s.db.QueryRowContext(ctx, s.q("SELECT subject, created_unix FROM user_identities WHERE issuer = ? AND user_id = ? ORDER BY id LIMIT 1"),
-		issuer, userID).Scan(&li.Subject, &created)
+	id, err := s.st.Identities().Of(ctx, issuer, userID)
 	if err != nil {
-		return nil, notFound(err)
+		return nil, err
 	}
-	li.LinkedAt = time.Unix(created, 0).UTC()
-	return &li, nil
+	return &LinkedIdentity{Subject: id.Subject, LinkedAt: id.LinkedAt}, nil
 }
 
 // UnlinkIdentity removes userID's identities at issuer and reports whether
 // there was one.
 func (s *Store) UnlinkIdentity(ctx context.Context, issuer string, userID int64) (bool, error) {
-	n, err := rowsAffected(s.db.ExecContext(ctx, s.q("DELETE FROM user_identities WHERE issuer = ? AND user_id = ?"), issuer, userID))
-	return n > 0, err
+	return s.st.Identities().Unlink(ctx, issuer, userID)
 }
 
 // ErrIdentityTaken is a link refused because the identity, or the account's

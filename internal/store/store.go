@@ -61,6 +61,10 @@ type Store interface {
 	Tasks() TaskRepo
 	Plugins() PluginRepo
 	Payments() PaymentRepo
+	Identities() IdentityRepo
+	TOTP() TOTPRepo
+	Redemptions() RedemptionRepo
+	Audit() AuditRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through

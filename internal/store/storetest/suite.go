@@ -36,6 +36,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Tasks", taskTests},
 		{"Plugins", pluginTests},
 		{"Payments", paymentTests},
+		{"Identities", identityTests},
+		{"TOTP", totpTests},
+		{"Redemptions", redemptionTests},
+		{"Audit", auditTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
