@@ -61,7 +61,10 @@ type SeedChannel struct {
 	Weight       *int              `yaml:"weight"`
 	ModelMapping map[string]string `yaml:"model_mapping"`
 	Settings     map[string]any    `yaml:"settings"`
-	Status       string            `yaml:"status"`
+	// Cost is the channel's upstream cost ({discount} or {prices}),
+	// checked with the admin API's rules when applied.
+	Cost   map[string]any `yaml:"cost"`
+	Status string         `yaml:"status"`
 }
 
 // SeedPrice is a model price in US dollars. It is checked with the admin

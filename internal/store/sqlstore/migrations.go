@@ -15,11 +15,14 @@ var allMigrations = []Migration{
 	healthMigrations[0], healthMigrations[1], // 40, 41
 	accountsMigrations[0], accountsMigrations[1],
 	accountsMigrations[2], accountsMigrations[3], // 60–63
-	paymentsMigration,   // 64
-	pluginsMigration,    // 100
-	tasksMigration,      // 110
-	responsesMigration,  // 120
-	priceTiersMigration, // 121
+	paymentsMigration,      // 64
+	pluginsMigration,       // 100
+	tasksMigration,         // 110
+	responsesMigration,     // 120
+	priceTiersMigration,    // 121
+	booksMigration,         // 123
+	tokenRotationMigration, // 130
+	nodeModeMigration,      // 131
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
@@ -138,4 +141,12 @@ CREATE INDEX response_index_created_idx ON response_index (created_at);
 var priceTiersMigration = Migration{Version: 121, Name: "model price reasoning and tiers", SQL: `
 ALTER TABLE model_prices ADD reasoning_per_mtok {{float}} NOT NULL DEFAULT 0;
 ALTER TABLE model_prices ADD tiers {{text}} NULL;
+`}
+
+// booksMigration adds what the operator's books need: a channel's upstream
+// cost (JSON; NULL pays list prices) and an index for reading the ledger by
+// time, as reconciliation does over a window.
+var booksMigration = Migration{Version: 123, Name: "channel cost and ledger by time", SQL: `
+ALTER TABLE channels ADD cost {{text}} NULL;
+CREATE INDEX quota_ledger_created_idx ON quota_ledger (created_at);
 `}

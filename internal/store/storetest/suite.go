@@ -25,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Users", userTests},
 		{"Groups", groupTests},
 		{"Tokens", tokenTests},
+		{"TokenRotation", rotationTests},
 		{"Channels", channelTests},
 		{"Prices", priceTests},
 		{"Logs", logTests},
@@ -40,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TOTP", totpTests},
 		{"Redemptions", redemptionTests},
 		{"Audit", auditTests},
+		{"Books", booksTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
