@@ -59,6 +59,8 @@ var dumpTables = []dumpTable{
 	{name: "file_chunks"},
 	{name: "batches"},
 	{name: "batch_lines"},
+	{name: "payment_orders"},
+	{name: "payment_credits"},
 }
 
 var dumpSkipped = map[string]string{

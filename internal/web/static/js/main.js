@@ -82,7 +82,7 @@ async function route() {
   main.setAttribute("aria-busy", "true");
   try {
     const mod = await import(`./pages/${r.module}.js`);
-    const ctx = { me: state.me, navigate, refreshMe, isAdmin: ROLE_RANK[state.me.role] >= 2, isRoot: state.me.role === "root" };
+    const ctx = { me: state.me, status: state.status, navigate, refreshMe, isAdmin: ROLE_RANK[state.me.role] >= 2, isRoot: state.me.role === "root" };
     const cleanup = (await mod.render(main, ctx)) || null;
     if (seq === state.seq) state.cleanup = cleanup;
     else cleanup?.(); // the user already moved on
