@@ -236,23 +236,28 @@ func (a *API) creditOrder(r *http.Request, ev *payments.Event) (bool, error) {
 		return false, nil
 	}
 	err = a.d.Store.Payments().MarkPaid(ctx, c)
-	if errors.Is(err, store.ErrConflict) {
-		return false, nil // credited already, by this event or another for the same order
-	}
-	if err != nil {
+	paidBefore := errors.Is(err, store.ErrConflict)
+	if err != nil && !paidBefore {
 		return false, err
 	}
 	other, _ := json.Marshal(map[string]any{
 		"note":    fmt.Sprintf("card top-up, order %s", o.ID),
 		"payment": map[string]any{"provider": "stripe", "order": o.ID, "session": s.ID, "paid_cents": s.AmountTotal, "currency": o.Currency},
 	})
-	if _, err := a.d.Billing.TopUpPaid(ctx, o.UserID, c.Quota, "topup:stripe:"+o.ID, other); err != nil {
+	// Also for an order marked paid before: the credit's ledger key makes
+	// it once-only, and a node that died between the mark and the credit
+	// left it to this (retried) delivery.
+	credited, err := a.d.Billing.TopUpPaid(ctx, o.UserID, c.Quota, "topup:stripe:"+o.ID, other)
+	if err != nil {
+		if paidBefore {
+			return false, err
+		}
 		if uerr := a.d.Store.Payments().UnmarkPaid(context.WithoutCancel(ctx), c); uerr != nil {
 			a.log.Error("payments: top-up failed and the order could not be reopened; credit it by hand", "order", o.ID, "err", uerr)
 		}
 		return false, err
 	}
-	return true, nil
+	return credited, nil
 }
 
 // centsToQuota converts minor currency units to quota, rounding half up

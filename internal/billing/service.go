@@ -197,21 +197,22 @@ func (s *Service) TopUp(ctx context.Context, userID, delta int64, note string) (
 // A key derived from what was paid for lets the ledger itself refuse a
 // second entry for the same payment, beneath the caller's own once-only
 // claim.
-func (s *Service) TopUpPaid(ctx context.Context, userID, delta int64, key string, other json.RawMessage) (int64, error) {
+func (s *Service) TopUpPaid(ctx context.Context, userID, delta int64, key string, other json.RawMessage) (bool, error) {
 	if delta <= 0 || key == "" {
-		return 0, fmt.Errorf("billing: a paid top-up needs a positive amount and a key")
+		return false, fmt.Errorf("billing: a paid top-up needs a positive amount and a key")
 	}
-	s.moves.RLock()
-	defer s.moves.RUnlock()
-	bal, err := s.retryStale(ctx, func() (int64, error) { return s.balances.AddUser(ctx, userID, delta) })
-	if err != nil {
-		return 0, err
-	}
+	// Written now and moved only if written: a credit whose key is stored
+	// already is not given twice, so a delivery retried after a crash
+	// between the order's mark and this write completes it exactly once.
 	now := time.Now().UTC()
-	s.writer.Item(store.BillingItem{
+	written, err := s.commit(ctx, []store.BillingItem{{
 		Entry: &store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: userID, Delta: delta, CreatedAt: now},
-		Log:   &store.UsageLog{Type: store.LogTopUp, UserID: userID, Quota: delta, RequestID: key, Other: other, CreatedAt: now}})
-	return bal, nil
+		Log:   &store.UsageLog{Type: store.LogTopUp, UserID: userID, Quota: delta, RequestID: key, Other: other, CreatedAt: now}}},
+		[]Move{{UserID: userID, Delta: delta}})
+	if err != nil {
+		return false, err
+	}
+	return written[0], nil
 }
 
 func quotaLogType(delta int64) string {

@@ -364,3 +364,32 @@ func TestAFailingStripeLeavesNoOrder(t *testing.T) {
 		t.Fatal("the secret key is in the log")
 	}
 }
+
+// A node that marked an order paid and died before the credit was written
+// did not answer Stripe, so Stripe delivers the event again: that delivery
+// credits the order, once, though the order already reads paid.
+func TestADeliveryRetriedAfterACrashBetweenMarkAndCreditCreditsOnce(t *testing.T) {
+	f := newFakeStripe(t)
+	g, alice := startShop(t, f)
+	id := topUp(t, g, alice, 7)
+	s := f.session(t, id)
+	quota := int64(700 * quotaPerUSD / 100)
+	// What the dead node got done: the order's once-only mark, no credit.
+	if err := g.App.Store.Payments().MarkPaid(t.Context(), store.PaymentCredit{OrderID: id, EventID: "evt_first",
+		SessionID: s.ID, PaidCents: 700, Quota: quota, At: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	body := event("evt_first", "checkout.session.completed", "2024-06-20", s, 700, "paid")
+	for i := range 2 {
+		status, raw := deliver(t, g, body, sign(body, time.Now(), webhookSecret))
+		if status != http.StatusOK || strings.Contains(raw, `"handled":true`) != (i == 0) {
+			t.Fatalf("delivery %d: %d %s", i, status, raw)
+		}
+	}
+	if b := balance(t, g, alice); b != 1000+quota {
+		t.Fatalf("balance %d, want %d", b, 1000+quota)
+	}
+	if rows := topupRows(t, g, id); len(rows) != 1 {
+		t.Fatalf("%d topup rows for the order, want 1", len(rows))
+	}
+}
