@@ -63,7 +63,7 @@ func tiersText(tiers []store.PriceTier) (any, error) {
 
 // versionInsertAttempts bounds the reruns of an Upsert whose version number
 // another writer took first.
-const versionInsertAttempts = 5
+const versionInsertAttempts = 10
 
 // Upsert adds p as the model's next version and writes the model's row.
 // The row holds the last version written (also one effective later); Get

@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,4 +109,41 @@ var priceVersionTests = []namedTest{
 			t.Errorf("history of an unknown model = %+v", none)
 		}
 	}},
+	{"concurrent changes each get their own number", func(t *testing.T, s store.Store) {
+		const n = 6
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- s.Prices().Upsert(ctx(t), store.ModelPrice{Name: "busy", InputPerMTok: float64(i + 1)})
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			must(t, err, "concurrent upsert")
+		}
+		h, err := s.Prices().History(ctx(t), "busy")
+		must(t, err, "history")
+		seen := map[float64]bool{}
+		for i, v := range h {
+			if v.Version != int64(n-i) {
+				t.Fatalf("versions %s, want %d down to 1", versionList(h), n)
+			}
+			seen[v.InputPerMTok] = true
+		}
+		if len(h) != n || len(seen) != n {
+			t.Fatalf("versions %s: want every change kept once", versionList(h))
+		}
+	}},
+}
+
+func versionList(h []store.PriceVersion) string {
+	out := ""
+	for _, v := range h {
+		out += fmt.Sprintf("v%d=%v ", v.Version, v.InputPerMTok)
+	}
+	return out
 }
