@@ -304,6 +304,15 @@ func channelFromSeed(sc config.SeedChannel) (*store.Channel, error) {
 	if c.Settings == nil {
 		c.Settings = map[string]any{}
 	}
+	if sc.Cost != nil {
+		raw, err := json.Marshal(sc.Cost)
+		if err != nil {
+			return nil, fmt.Errorf("cost: %w", err)
+		}
+		if err := getCost(fields{"cost": raw}, c); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkChannel(c); err != nil {
 		return nil, err
 	}

@@ -214,3 +214,24 @@ func roundHalfUp(v *big.Rat) (int64, error) {
 	}
 	return q.Int64(), nil
 }
+
+// Cost is the exact US-dollar cost of usage plus the non-token parts usd
+// (may be nil), before the group ratio: what Charge rounds into quota.
+func (p *Price) Cost(u ir.Usage, usd *big.Rat) *big.Rat {
+	if p.Free {
+		return new(big.Rat)
+	}
+	cost := p.TokenCost(u)
+	if usd != nil {
+		cost.Add(cost, usd)
+	}
+	return cost
+}
+
+// Decimal is f as the decimal it was typed as (see exactRat); zero for 0.
+func Decimal(f float64) *big.Rat {
+	if r := exactRat(f); r != nil {
+		return r
+	}
+	return new(big.Rat)
+}

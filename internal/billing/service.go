@@ -208,7 +208,12 @@ func (s *Service) AdjustToken(ctx context.Context, userID, tokenID, delta int64)
 		return 0, err
 	}
 	key := s.NewRequestKey("tokenadj")
-	s.writer.Ledger(store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: userID, TokenID: tokenID, TokenDelta: delta, CreatedAt: time.Now().UTC()})
+	// The row makes the key's change visible in its log, and lets the
+	// books match every ledger movement of the key to a usage row.
+	s.writer.Item(store.BillingItem{
+		Entry: &store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: userID, TokenID: tokenID, TokenDelta: delta, CreatedAt: time.Now().UTC()},
+		Log: &store.UsageLog{Type: quotaLogType(delta), UserID: userID, TokenID: tokenID, Quota: delta, RequestID: key,
+			Other: noteJSON("API key quota changed by an administrator"), CreatedAt: time.Now().UTC()}})
 	return bal, nil
 }
 

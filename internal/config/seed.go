@@ -61,7 +61,10 @@ type SeedChannel struct {
 	Weight       *int              `yaml:"weight"`
 	ModelMapping map[string]string `yaml:"model_mapping"`
 	Settings     map[string]any    `yaml:"settings"`
-	Status       string            `yaml:"status"`
+	// Cost is the channel's upstream cost ({discount} or {prices}),
+	// checked with the admin API's rules when applied.
+	Cost   map[string]any `yaml:"cost"`
+	Status string         `yaml:"status"`
 }
 
 // SeedPrice is a model price in US dollars. It is checked with the admin
@@ -80,6 +83,10 @@ type SeedPrice struct {
 	Extra              map[string]any  `yaml:"extra" json:"extra,omitempty"`
 	Fallbacks          []string        `yaml:"fallbacks" json:"fallbacks,omitempty"`
 	Tiers              []SeedPriceTier `yaml:"tiers" json:"tiers,omitempty"`
+	// Affinity and Routing are kept as written and checked by the admin
+	// API's rules, which know their defaults.
+	Affinity map[string]any `yaml:"affinity" json:"affinity,omitempty"`
+	Routing  map[string]any `yaml:"routing" json:"routing,omitempty"`
 }
 
 // SeedPriceTier is a long-context tier of a seed price: its prices apply

@@ -20,6 +20,10 @@ var allMigrations = []Migration{
 	responsesMigration,     // 120
 	priceTiersMigration,    // 121
 	priceVersionsMigration, // 122
+	booksMigration,         // 123
+	tokenRotationMigration, // 130
+	nodeModeMigration,      // 131
+	priceRoutingMigration,  // 132
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
@@ -140,6 +144,14 @@ ALTER TABLE model_prices ADD reasoning_per_mtok {{float}} NOT NULL DEFAULT 0;
 ALTER TABLE model_prices ADD tiers {{text}} NULL;
 `}
 
+// booksMigration adds what the operator's books need: a channel's upstream
+// cost (JSON; NULL pays list prices) and an index for reading the ledger by
+// time, as reconciliation does over a window.
+var booksMigration = Migration{Version: 123, Name: "channel cost and ledger by time", SQL: `
+ALTER TABLE channels ADD cost {{text}} NULL;
+CREATE INDEX quota_ledger_created_idx ON quota_ledger (created_at);
+`}
+
 // priceVersionsMigration adds the batch prices and the price versions: every
 // change of a model's price becomes a new row of model_price_versions, and
 // the price a call is charged at is the version in effect when it was
@@ -174,4 +186,11 @@ INSERT INTO model_price_versions (model, version, effective_from, input_per_mtok
 	source, actor, created_at)
 SELECT name, 1, updated_at, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, reasoning_per_mtok,
 	0, 0, per_call, is_free, tiers, extra, 'api', '', updated_at FROM model_prices;
+`}
+
+// priceRoutingMigration adds a model's routing choices (cache affinity and
+// strategy, one JSON object) to model prices. NULL is the defaults, so
+// existing models route as before, with affinity on.
+var priceRoutingMigration = Migration{Version: 132, Name: "model price routing", SQL: `
+ALTER TABLE model_prices ADD routing {{text}} NULL;
 `}

@@ -25,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Users", userTests},
 		{"Groups", groupTests},
 		{"Tokens", tokenTests},
+		{"TokenRotation", rotationTests},
 		{"Channels", channelTests},
 		{"Prices", priceTests},
 		{"PriceVersions", priceVersionTests},
@@ -36,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Responses", responseTests},
 		{"Tasks", taskTests},
 		{"Plugins", pluginTests},
+		{"Books", booksTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
