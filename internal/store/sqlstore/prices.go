@@ -231,3 +231,10 @@ func (r priceRepo) Versions(ctx context.Context) ([]store.PriceVersion, error) {
 	out, err := collect(rows, scanPriceVersion)
 	return out, wrap(err, "price versions")
 }
+
+func (r priceRepo) Revision(ctx context.Context) (store.PriceRevision, error) {
+	var rev store.PriceRevision
+	err := r.s.db.QueryRowContext(ctx, "SELECT (SELECT COALESCE(MAX(id), 0) FROM model_price_versions), (SELECT COUNT(*) FROM model_prices)").
+		Scan(&rev.LastVersion, &rev.Models)
+	return rev, wrap(err, "price revision")
+}

@@ -138,6 +138,35 @@ var priceVersionTests = []namedTest{
 			t.Fatalf("versions %s: want every change kept once", versionList(h))
 		}
 	}},
+	{"the revision moves with every change and delete, and only then", func(t *testing.T, s store.Store) {
+		rev := func() store.PriceRevision {
+			r, err := s.Prices().Revision(ctx(t))
+			must(t, err, "revision")
+			return r
+		}
+		steps := []struct {
+			name   string
+			change func() error
+		}{
+			{"a first price", func() error { return s.Prices().Upsert(ctx(t), store.ModelPrice{Name: "r", InputPerMTok: 1}) }},
+			{"a price from later", func() error {
+				return s.Prices().Upsert(ctx(t), store.ModelPrice{Name: "r", InputPerMTok: 2, EffectiveFrom: time.Now().Add(time.Hour)})
+			}},
+			{"a delete", func() error { return s.Prices().Delete(ctx(t), "r") }},
+		}
+		before := rev()
+		for _, st := range steps {
+			must(t, st.change(), st.name)
+			after := rev()
+			if after == before {
+				t.Errorf("%s left the revision at %+v", st.name, after)
+			}
+			if again := rev(); again != after {
+				t.Errorf("after %s the revision moved with no change: %+v then %+v", st.name, after, again)
+			}
+			before = after
+		}
+	}},
 }
 
 func versionList(h []store.PriceVersion) string {
