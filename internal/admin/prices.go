@@ -278,9 +278,13 @@ func (a *API) putPrice(w http.ResponseWriter, r *http.Request, pr *auth.Principa
 
 // readEffectiveFrom reads the optional effective_from (RFC 3339). A time
 // not after now means now: a version never takes effect in the past, so a
-// call already priced keeps the price it was admitted at. Zero means now.
+// call already priced keeps the price it was admitted at. Zero (also for
+// an absent or null member) means now.
 func readEffectiveFrom(f fields, now time.Time) (time.Time, error) {
 	var s string
+	if f.isNull("effective_from") {
+		return time.Time{}, nil
+	}
 	if ok, err := get(f, "effective_from", &s); err != nil || !ok {
 		return time.Time{}, err
 	}

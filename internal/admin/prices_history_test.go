@@ -58,6 +58,8 @@ func TestPriceHistoryScenarios(t *testing.T) {
 					t.Errorf("history %s", r.raw)
 				}
 			}},
+		{name: "a null effective_from means now", who: "admin", method: "PUT", path: "/api/models/other",
+			body: `{"input_per_mtok":1,"effective_from":null}`, status: 200, want: map[string]any{"version": 1}},
 		{name: "a bad effective_from is 400", who: "admin", method: "PUT", path: "/api/models/vendor/m",
 			body: `{"input_per_mtok":1,"effective_from":"tomorrow"}`, status: 400, want: map[string]any{"error.code": "invalid_field"}},
 		{name: "a user cannot read the history", who: "alice", method: "GET", path: "/api/models/vendor/m/history", status: 403},

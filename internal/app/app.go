@@ -448,6 +448,8 @@ func (a *App) background(ctx context.Context) {
 	go func() { defer wg.Done(); a.Router.Health.Run(ctx, healthRefresh) }()
 	go func() { defer wg.Done(); a.Limits.Follow(ctx, 5*time.Second) }()
 	a.Notify.Start(ctx, &wg)
+	wg.Add(1)
+	go func() { defer wg.Done(); a.followPrices(ctx, priceFollowEvery) }()
 	if a.Config.PriceCatalogue.Enabled() {
 		w := &priceWatch{cfg: a.Config.PriceCatalogue, fetch: a.fetchCatalogue, prices: a.Store.Prices(), alert: a.Notify.PriceCatalogueChanged, log: a.Log}
 		wg.Add(1)

@@ -188,6 +188,16 @@ type PriceRepo interface {
 	// Versions is every version of every model that has a price now, in
 	// model and version order: what a price snapshot chooses from.
 	Versions(ctx context.Context) ([]PriceVersion, error)
+	// Revision changes whenever a price is set or deleted: a cheap check
+	// of whether a snapshot is still current.
+	Revision(ctx context.Context) (PriceRevision, error)
+}
+
+// PriceRevision is where the prices stand: the newest version written and
+// how many models are priced.
+type PriceRevision struct {
+	LastVersion int64
+	Models      int64
 }
 
 // LogRepo stores the usage log. Insert takes a batch because logs are

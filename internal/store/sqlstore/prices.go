@@ -70,7 +70,7 @@ func tiersText(tiers []store.PriceTier) (any, error) {
 
 // versionInsertAttempts bounds the reruns of an Upsert whose version number
 // another writer took first.
-const versionInsertAttempts = 5
+const versionInsertAttempts = 10
 
 // priceRouting is the routing column: a model's routing choices, kept in
 // one JSON object because they are read together and never queried.
@@ -230,4 +230,11 @@ func (r priceRepo) Versions(ctx context.Context) ([]store.PriceVersion, error) {
 	}
 	out, err := collect(rows, scanPriceVersion)
 	return out, wrap(err, "price versions")
+}
+
+func (r priceRepo) Revision(ctx context.Context) (store.PriceRevision, error) {
+	var rev store.PriceRevision
+	err := r.s.db.QueryRowContext(ctx, "SELECT (SELECT COALESCE(MAX(id), 0) FROM model_price_versions), (SELECT COUNT(*) FROM model_prices)").
+		Scan(&rev.LastVersion, &rev.Models)
+	return rev, wrap(err, "price revision")
 }

@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,4 +109,70 @@ var priceVersionTests = []namedTest{
 			t.Errorf("history of an unknown model = %+v", none)
 		}
 	}},
+	{"concurrent changes each get their own number", func(t *testing.T, s store.Store) {
+		const n = 6
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- s.Prices().Upsert(ctx(t), store.ModelPrice{Name: "busy", InputPerMTok: float64(i + 1)})
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			must(t, err, "concurrent upsert")
+		}
+		h, err := s.Prices().History(ctx(t), "busy")
+		must(t, err, "history")
+		seen := map[float64]bool{}
+		for i, v := range h {
+			if v.Version != int64(n-i) {
+				t.Fatalf("versions %s, want %d down to 1", versionList(h), n)
+			}
+			seen[v.InputPerMTok] = true
+		}
+		if len(h) != n || len(seen) != n {
+			t.Fatalf("versions %s: want every change kept once", versionList(h))
+		}
+	}},
+	{"the revision moves with every change and delete, and only then", func(t *testing.T, s store.Store) {
+		rev := func() store.PriceRevision {
+			r, err := s.Prices().Revision(ctx(t))
+			must(t, err, "revision")
+			return r
+		}
+		steps := []struct {
+			name   string
+			change func() error
+		}{
+			{"a first price", func() error { return s.Prices().Upsert(ctx(t), store.ModelPrice{Name: "r", InputPerMTok: 1}) }},
+			{"a price from later", func() error {
+				return s.Prices().Upsert(ctx(t), store.ModelPrice{Name: "r", InputPerMTok: 2, EffectiveFrom: time.Now().Add(time.Hour)})
+			}},
+			{"a delete", func() error { return s.Prices().Delete(ctx(t), "r") }},
+		}
+		before := rev()
+		for _, st := range steps {
+			must(t, st.change(), st.name)
+			after := rev()
+			if after == before {
+				t.Errorf("%s left the revision at %+v", st.name, after)
+			}
+			if again := rev(); again != after {
+				t.Errorf("after %s the revision moved with no change: %+v then %+v", st.name, after, again)
+			}
+			before = after
+		}
+	}},
+}
+
+func versionList(h []store.PriceVersion) string {
+	out := ""
+	for _, v := range h {
+		out += fmt.Sprintf("v%d=%v ", v.Version, v.InputPerMTok)
+	}
+	return out
 }
