@@ -162,6 +162,15 @@ func (k *Keys) load(ctx context.Context, hash string, now time.Time) (*cached, e
 	if err != nil {
 		return nil, storeDown(err)
 	}
+	if t.KeyHash != hash {
+		// The key was rotated: its old secret works only in the grace, and
+		// the cache entry must not outlive the grace.
+		if t.PrevUntil == nil || !now.Before(*t.PrevUntil) {
+			c.err = errBadKey
+			return c, nil
+		}
+		c.until = minTime(c.until, *t.PrevUntil)
+	}
 	return k.fromToken(ctx, c, t)
 }
 
@@ -207,6 +216,13 @@ func (k *Keys) fromToken(ctx context.Context, c *cached, t *store.Token) (*cache
 	c.expires = t.ExpiresAt
 	c.p = &Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group, TokenID: t.ID, TokenName: t.Name, Models: t.Models}
 	return c, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // BearerToken extracts the token of an "Authorization: Bearer" header.

@@ -5,7 +5,7 @@ package sqlstore
 // large file is streamed in and out without sitting in memory and without
 // meeting MySQL's packet limit. Times are Unix seconds as the OpenAI
 // objects report them; the lease is in milliseconds like the task poller's.
-var batchesMigration = Migration{Version: 130, Name: "files and batches", SQL: `
+var batchesMigration = Migration{Version: 133, Name: "files and batches", SQL: `
 CREATE TABLE files (
 	id {{id}},
 	public_id {{string}} NOT NULL,

@@ -25,8 +25,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Users", userTests},
 		{"Groups", groupTests},
 		{"Tokens", tokenTests},
+		{"TokenRotation", rotationTests},
 		{"Channels", channelTests},
 		{"Prices", priceTests},
+		{"PriceVersions", priceVersionTests},
 		{"Logs", logTests},
 		{"Ledger", ledgerTests},
 		{"Batch", batchTests},
@@ -35,6 +37,12 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Responses", responseTests},
 		{"Tasks", taskTests},
 		{"Plugins", pluginTests},
+		{"Payments", paymentTests},
+		{"Identities", identityTests},
+		{"TOTP", totpTests},
+		{"Redemptions", redemptionTests},
+		{"Audit", auditTests},
+		{"Books", booksTests},
 		{"FilesAndBatches", fileBatchTests},
 	}
 	for _, g := range groups {
