@@ -113,8 +113,12 @@ func (f *fakeBatchAPI) serve() *httptest.Server {
 	return srv
 }
 
-func providerGateway(t *testing.T, url string) *testkit.Gateway {
+func providerGateway(t *testing.T, url string, prices ...config.SeedPrice) *testkit.Gateway {
 	weight := 1
+	price := config.SeedPrice{InputPerMTok: 1, OutputPerMTok: 2}
+	if len(prices) > 0 {
+		price = prices[0]
+	}
 	return testkit.Start(t,
 		testkit.WithRootToken(batchRoot),
 		testkit.WithPollInterval(100*time.Millisecond),
@@ -125,8 +129,25 @@ func providerGateway(t *testing.T, url string) *testkit.Gateway {
 		testkit.WithChannels(config.SeedChannel{Name: "openai-batches", Type: "openai", BaseURL: url, Key: "upstream-key",
 			Models: []string{batchModel}, Groups: []string{"default"}, Weight: &weight,
 			ModelMapping: map[string]string{batchModel: "bulk-upstream"}}),
-		testkit.WithModels(map[string]config.SeedPrice{batchModel: {InputPerMTok: 1, OutputPerMTok: 2}}),
+		testkit.WithModels(map[string]config.SeedPrice{batchModel: price}),
 	)
+}
+
+func TestAProviderBatchPaysTheModelsBatchPriceWhenItHasOne(t *testing.T) {
+	f := &fakeBatchAPI{t: t}
+	g := providerGateway(t, f.serve().URL, config.SeedPrice{InputPerMTok: 1, OutputPerMTok: 2, BatchInputPerMTok: 0.2, BatchOutputPerMTok: 0.4})
+	var lines []string
+	for i := 1; i <= 4; i++ {
+		lines = append(lines, chatLine(fmt.Sprintf("req-%d", i), "work"))
+	}
+	_, b := startBatch(t, g, batchKey, lines...)
+	awaitBatch(t, g, batchKey, b["id"].(string), "completed")
+	// 1000 in at 0.2 + 500 out at 0.4 per Mtok = 0.0004 USD = 200 a line,
+	// three successful lines.
+	rows := batchRows(t, g, 1)
+	if len(rows) != 1 || rows[0]["quota"] != float64(600) {
+		t.Fatalf("rows = %v", rows)
+	}
 }
 
 func TestAnOpenAIChannelRunsTheBatchAsAProviderBatchAtHalfPrice(t *testing.T) {

@@ -27,8 +27,9 @@ func TestRunLineChargesTheBatchPriceAndMovesNoMoney(t *testing.T) {
 	}{
 		// 1000 in, 500 out at 0.15/0.60 per Mtok: 0.00045 USD = 225 units.
 		{"live price when the model has no batch price", store.ModelPrice{InputPerMTok: 0.15, OutputPerMTok: 0.60}, 225},
-		// 1000 × 1.00 + 500 × 2.00 per Mtok: 0.002 USD = 1000 units.
-		{"another live price", store.ModelPrice{InputPerMTok: 1, OutputPerMTok: 2}, 1000},
+		// 1000 × 0.10 + 500 × 0.20 per Mtok: 0.0002 USD = 100 units.
+		{"the batch price when the model has one", store.ModelPrice{InputPerMTok: 0.15, OutputPerMTok: 0.60,
+			BatchInputPerMTok: 0.10, BatchOutputPerMTok: 0.20}, 100},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
