@@ -445,6 +445,10 @@ func visitPages(p *page) {
 	openPage(p, "tasks")
 	p.waitFor(`document.querySelector("#tasks-list").textContent.length > 0`, "the task list or its empty state")
 	p.screenshot("tasks")
+	openPage(p, "batches")
+	p.waitFor(`document.querySelector("#batches-list").textContent.length > 0 && document.querySelector("#files-list").textContent.length > 0`,
+		"the batch and file lists or their empty states")
+	p.screenshot("batches")
 	openPage(p, "users")
 	p.waitFor(`document.querySelector("#users-list").textContent.includes("root")`, "the user list")
 	p.screenshot("users")
