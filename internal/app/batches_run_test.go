@@ -320,3 +320,22 @@ func TestABatchInterruptedByARestartFinishesAndIsBilledOnce(t *testing.T) {
 		t.Errorf("charged %d, want 10 lines once", before-after)
 	}
 }
+
+func TestABatchRefusedOnItsByteBoundIsRecountedBeforeA402(t *testing.T) {
+	up := &batchUpstream{}
+	// Each line is ~4 KB of a prompt of ~700 tokens with max_tokens 10:
+	// ~2000 quota by its bytes, ~400 counted. Two lines fit 2000 only
+	// when counted.
+	g := batchGateway(t, up.serve(t).URL, 0, 2000)
+	line := func(id string) string {
+		b, _ := json.Marshal(map[string]any{"custom_id": id, "method": "POST", "url": "/v1/chat/completions",
+			"body": map[string]any{"model": batchModel, "max_tokens": 10,
+				"messages": []any{map[string]any{"role": "user", "content": strings.Repeat("hello ", 700)}}}})
+		return string(b)
+	}
+	code, b := startBatch(t, g, batchKey, line("a"), line("b"))
+	if code != 200 || b["status"] != "in_progress" {
+		t.Fatalf("create: %d %v, want the counted estimate to fit", code, b)
+	}
+	awaitBatch(t, g, batchKey, b["id"].(string), "completed")
+}

@@ -64,7 +64,7 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 	b := &store.Batch{PublicID: newID("batch_"), Kind: "openai", UserID: p.UserID, TokenID: p.TokenID, Group: p.Group,
 		Endpoint: req.Endpoint, InputFileID: req.InputFileID, CompletionWindow: req.CompletionWindow, Metadata: req.Metadata,
 		Mode: modeGateway, CreatedAt: now.Unix(), ExpiresAt: now.Add(24 * time.Hour).Unix()}
-	pl, err := s.validate(r.Context(), p, req.InputFileID, req.Endpoint, false)
+	pl, err := s.validate(r.Context(), p, req.InputFileID, req.Endpoint, false, false)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -72,7 +72,7 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 	if ch := s.providerChannel("openai", p.Group, pl); ch != nil && len(pl.errs) == 0 {
 		// The provider discounts its batches: the reservation is sized at
 		// the provider batch price.
-		if pl, err = s.validate(r.Context(), p, req.InputFileID, req.Endpoint, true); err != nil {
+		if pl, err = s.validate(r.Context(), p, req.InputFileID, req.Endpoint, true, false); err != nil {
 			s.fail(w, err)
 			return
 		}
@@ -105,6 +105,15 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 // reservation held and no batch: money held, never given away.
 func (s *Service) start(r *http.Request, acct billing.Account, b *store.Batch, pl *plan) error {
 	holds, taken, err := s.reserve(r, acct, b.PublicID, pl)
+	var e *ir.Error
+	if errors.As(err, &e) && e.Status == 402 && !pl.exact {
+		// The byte bound did not fit: the refusal is decided on the
+		// counted figure.
+		if pl, err = s.validate(r.Context(), pl.principal, pl.fileID, pl.endpoint, pl.provider, true); err != nil {
+			return err
+		}
+		holds, taken, err = s.reserve(r, acct, b.PublicID, pl)
+	}
 	if err != nil {
 		return err
 	}

@@ -141,7 +141,7 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	pl, err := s.validate(r.Context(), p, f.PublicID, "/v1/messages", false)
+	pl, err := s.validate(r.Context(), p, f.PublicID, "/v1/messages", false, false)
 	if err == nil && len(pl.errs) > 0 {
 		e := pl.errs[0]
 		err = badRequest(e.Code, "requests", "requests["+strconv.Itoa(e.Line-1)+"]: "+e.Message)
@@ -157,7 +157,7 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		Status: store.BatchInProgress, Total: pl.lines, CreatedAt: now.Unix(), InProgressAt: now.Unix(),
 		ExpiresAt: now.Add(24 * time.Hour).Unix()}
 	if ch := s.providerChannel(kindMessages, p.Group, pl); ch != nil {
-		if pl, err = s.validate(r.Context(), p, f.PublicID, "/v1/messages", true); err != nil {
+		if pl, err = s.validate(r.Context(), p, f.PublicID, "/v1/messages", true, false); err != nil {
 			s.dropFile(r, f.PublicID)
 			fail(err)
 			return

@@ -38,6 +38,10 @@ type plan struct {
 	lines  int
 	models map[string]*modelPlan
 	errs   []lineError
+	// What was validated, so the estimate can be recounted exactly.
+	principal        *auth.Principal
+	fileID, endpoint string
+	provider, exact  bool
 }
 
 type modelPlan struct {
@@ -59,9 +63,12 @@ func (p *plan) sortedModels() []string {
 // validate checks every line of the input file before anything runs: JSON,
 // a unique custom_id, method POST, url equal to endpoint, a model the key
 // may use, that is routed for its group and has a price; and it sizes each
-// line's reservation at the batch price.
-func (s *Service) validate(ctx context.Context, p *auth.Principal, fileID, endpoint string, provider bool) (*plan, error) {
-	pl := &plan{models: map[string]*modelPlan{}}
+// line's reservation at the batch price. The estimate counts a line's body
+// bytes as its prompt tokens (a token is at least a byte) unless exact,
+// when the tokenizer counts them: that costs seconds on a large file, so it
+// is done only when the cheap bound does not fit (see start).
+func (s *Service) validate(ctx context.Context, p *auth.Principal, fileID, endpoint string, provider, exact bool) (*plan, error) {
+	pl := &plan{models: map[string]*modelPlan{}, principal: p, fileID: fileID, endpoint: endpoint, provider: provider, exact: exact}
 	seen := map[string]int{}
 	table := s.Router.Table()
 	prices := map[string]*billing.Price{}
@@ -123,7 +130,7 @@ func (s *Service) validate(ctx context.Context, p *auth.Principal, fileID, endpo
 		if price == nil {
 			return nil
 		}
-		q, err := s.lineEstimate(price, p.Group, model, endpoint, body)
+		q, err := s.lineEstimate(price, p.Group, model, endpoint, body, exact)
 		if err != nil {
 			add(n, "invalid_request", "the line cannot be priced: "+ir.As(err).Message, "body")
 			return nil
@@ -164,11 +171,14 @@ func (s *Service) gate() admission.Gate {
 	return admission.Gate{Billing: s.Billing, Limits: s.Limits}
 }
 
-// lineEstimate is a line's reservation: its body counted as prompt (the
-// JSON around the text makes it an upper bound) plus the most output it may
-// produce, at the batch price.
-func (s *Service) lineEstimate(price *billing.Price, group, model, endpoint string, body gjson.Result) (int64, error) {
-	u := ir.Usage{InputTokens: tokenize.Count(model, body.Raw)}
+// lineEstimate is a line's reservation: its body as prompt (the JSON
+// around the text makes it an upper bound), in bytes or counted, plus the
+// most output it may produce, at the batch price.
+func (s *Service) lineEstimate(price *billing.Price, group, model, endpoint string, body gjson.Result, exact bool) (int64, error) {
+	u := ir.Usage{InputTokens: len(body.Raw)}
+	if exact {
+		u.InputTokens = tokenize.Count(model, body.Raw)
+	}
 	if endpoint != "/v1/embeddings" {
 		u.OutputTokens = s.Options.DefaultCompletionTokens
 		for _, f := range []string{"max_completion_tokens", "max_tokens", "max_output_tokens"} {
