@@ -112,6 +112,35 @@ func wireFor(ch *routing.Channel, keyIndex int) providerWire {
 	return w
 }
 
+// endpoint is a batch endpoint as the provider names it: Azure's
+// deployment API names it without the version ("/chat/completions").
+func (w providerWire) endpoint(e string) string {
+	if w.azure && w.apiVersion != "v1" {
+		return strings.TrimPrefix(e, "/v1")
+	}
+	return e
+}
+
+// upstreamLine is an input line as the channel takes it: the model mapped
+// (on Azure, to its deployment) and the url named as the provider names
+// the endpoint.
+func (w providerWire) upstreamLine(ch *routing.Channel, raw []byte) []byte {
+	m := gjson.GetBytes(raw, "body.model").String()
+	up := ch.MapModel(m)
+	if w.azure {
+		if ds, ok := ch.Settings["deployments"].(map[string]any); ok {
+			if d, ok := ds[up].(string); ok && d != "" {
+				up = d
+			}
+		}
+		raw, _ = sjson.SetBytes(raw, "url", w.endpoint(gjson.GetBytes(raw, "url").String()))
+	}
+	if up != m {
+		raw, _ = sjson.SetBytes(raw, "body.model", up)
+	}
+	return raw
+}
+
 func (w providerWire) url(path string) string {
 	if !w.azure {
 		return w.base + w.prefix + path
@@ -263,9 +292,7 @@ func (s *Service) uploadInput(ctx context.Context, b *store.Batch, ch *routing.C
 				return err
 			}
 			err = s.eachLine(ctx, b.InputFileID, func(_ int, raw []byte) error {
-				if m := gjson.GetBytes(raw, "body.model").String(); ch.MapModel(m) != m {
-					raw, _ = sjson.SetBytes(raw, "body.model", ch.MapModel(m))
-				}
+				raw = w.upstreamLine(ch, raw)
 				if _, err := fw.Write(raw); err != nil {
 					return err
 				}
@@ -298,7 +325,7 @@ func (s *Service) uploadInput(ctx context.Context, b *store.Batch, ch *routing.C
 }
 
 func (s *Service) createUpstream(ctx context.Context, b *store.Batch, st providerState, w providerWire) (string, error) {
-	body, _ := json.Marshal(map[string]any{"input_file_id": st.FileID, "endpoint": b.Endpoint, "completion_window": "24h"})
+	body, _ := json.Marshal(map[string]any{"input_file_id": st.FileID, "endpoint": w.endpoint(b.Endpoint), "completion_window": "24h"})
 	req, err := w.request(ctx, http.MethodPost, "/batches", strings.NewReader(string(body)))
 	if err != nil {
 		return "", err

@@ -3,6 +3,8 @@ package batch
 import (
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -33,6 +35,38 @@ func TestBatchCapableMatchesTheChannelsWireToTheBatchForm(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := batchCapable(tc.ch, tc.kind); got != tc.want {
 				t.Fatalf("batchCapable = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestUpstreamLinesNameTheModelAndEndpointAsTheProviderDoes(t *testing.T) {
+	line := []byte(`{"custom_id":"a","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4o","messages":[]}}`)
+	tests := []struct {
+		name               string
+		ch                 *routing.Channel
+		wantModel, wantURL string
+		wantEndpoint       string
+	}{
+		{"openai with a mapping", &routing.Channel{Channel: store.Channel{Type: 1, ModelMapping: map[string]string{"gpt-4o": "gpt-4o-2024"}}},
+			"gpt-4o-2024", "/v1/chat/completions", "/v1/chat/completions"},
+		{"azure names its deployment and drops the version", &routing.Channel{Channel: store.Channel{Type: 3,
+			Settings: map[string]any{"deployments": map[string]any{"gpt-4o": "prod-4o"}}}}, "prod-4o", "/chat/completions", "/chat/completions"},
+		{"azure's v1 API keeps the version", &routing.Channel{Channel: store.Channel{Type: 3,
+			Settings: map[string]any{"api_version": "v1"}}}, "gpt-4o", "/v1/chat/completions", "/v1/chat/completions"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := wireFor(tc.ch, 0)
+			got := w.upstreamLine(tc.ch, line)
+			if m := gjson.GetBytes(got, "body.model").String(); m != tc.wantModel {
+				t.Errorf("model %q, want %q", m, tc.wantModel)
+			}
+			if u := gjson.GetBytes(got, "url").String(); u != tc.wantURL {
+				t.Errorf("url %q, want %q", u, tc.wantURL)
+			}
+			if e := w.endpoint("/v1/chat/completions"); e != tc.wantEndpoint {
+				t.Errorf("endpoint %q, want %q", e, tc.wantEndpoint)
 			}
 		})
 	}
