@@ -24,6 +24,9 @@ type fakeBatchAPI struct {
 	t *testing.T
 	// refuse makes the provider fail the batch at its validation.
 	refuse bool
+	// endpoint is the batch endpoint the provider expects (default
+	// /v1/chat/completions).
+	endpoint string
 	// hold keeps the batch in progress until a cancel, which the provider
 	// then ends with req-1 done.
 	hold                    bool
@@ -64,7 +67,7 @@ func (f *fakeBatchAPI) serve() *httptest.Server {
 			f.input = strings.Split(strings.TrimSpace(string(raw)), "\n")
 			f.mu.Unlock()
 			for _, l := range f.input {
-				if !strings.Contains(l, `"model":"bulk-upstream"`) {
+				if !strings.Contains(l, `"model":"bulk-upstream"`) || (f.endpoint != "" && !strings.Contains(l, `"url":"`+f.endpoint+`"`)) {
 					f.problem("line not mapped: %s", l)
 				}
 			}
@@ -73,7 +76,11 @@ func (f *fakeBatchAPI) serve() *httptest.Server {
 			f.creates.Add(1)
 			var req map[string]any
 			_ = json.NewDecoder(r.Body).Decode(&req)
-			if req["input_file_id"] != "file-up-1" || req["endpoint"] != "/v1/chat/completions" || req["completion_window"] != "24h" {
+			want := f.endpoint
+			if want == "" {
+				want = "/v1/chat/completions"
+			}
+			if req["input_file_id"] != "file-up-1" || req["endpoint"] != want || req["completion_window"] != "24h" {
 				f.problem("create %v", req)
 			}
 			fmt.Fprint(w, `{"id":"batch_up_1","object":"batch","status":"validating"}`)
@@ -256,5 +263,54 @@ func TestACancelledProviderBatchIsCancelledUpstreamOnceAndBillsWhatRan(t *testin
 	}
 	if after := balance(t, g); before-after != 500 {
 		t.Errorf("charged %d, want one line at half price", before-after)
+	}
+}
+
+func TestAnAzureChannelRunsTheBatchThroughItsDeploymentAPI(t *testing.T) {
+	f := &fakeBatchAPI{t: t, endpoint: "/chat/completions"}
+	api := f.serve()
+	// Azure's wire in front of the OpenAI-shaped fake: /openai/… with an
+	// api-version and the api-key header.
+	azure := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, "/openai/")
+		if !ok || r.URL.Query().Get("api-version") != "2024-10-21" || r.Header.Get("api-key") != "upstream-key" {
+			f.problem("azure got %s %s (api-key set: %v)", r.Method, r.URL.String(), r.Header.Get("api-key") != "")
+			http.Error(w, `{"error":{"message":"not azure"}}`, 404)
+			return
+		}
+		req, _ := http.NewRequest(r.Method, api.URL+"/v1/"+rest, r.Body)
+		req.Header = r.Header.Clone()
+		req.Header.Set("Authorization", "Bearer upstream-key")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), 502)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(azure.Close)
+	weight := 1
+	g := testkit.Start(t,
+		testkit.WithRootToken(batchRoot),
+		testkit.WithPollInterval(100*time.Millisecond),
+		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "alice-password", Role: "user", Group: "default", Quota: 1_000_000}),
+		testkit.WithTokens(config.SeedToken{Name: "alice-key", User: "alice", Key: batchKey}),
+		testkit.WithChannels(config.SeedChannel{Name: "azure-batches", Type: "azure", BaseURL: azure.URL, Key: "upstream-key",
+			Models: []string{batchModel}, Groups: []string{"default"}, Weight: &weight,
+			Settings: map[string]any{"deployments": map[string]any{batchModel: "bulk-upstream"}}}),
+		testkit.WithModels(map[string]config.SeedPrice{batchModel: {InputPerMTok: 1, OutputPerMTok: 2}}),
+	)
+	var lines []string
+	for i := 1; i <= 4; i++ {
+		lines = append(lines, chatLine(fmt.Sprintf("req-%d", i), "work"))
+	}
+	_, b := startBatch(t, g, batchKey, lines...)
+	b = awaitBatch(t, g, batchKey, b["id"].(string), "completed")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if counts(b) != "4/3/1" || len(f.problems) > 0 || f.uploads.Load() != 1 || f.creates.Load() != 1 {
+		t.Fatalf("batch %v, provider problems %v", b, f.problems)
 	}
 }
