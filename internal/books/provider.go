@@ -32,10 +32,10 @@ const FlagPct = 2.0
 // Usage is one side of a provider comparison line. CostUSD is empty
 // where that side has no cost.
 type Usage struct {
-	Requests     int64  `json:"requests"`
-	InputTokens  int64  `json:"input_tokens"`
-	OutputTokens int64  `json:"output_tokens"`
-	CostUSD      string `json:"cost_usd"`
+	Requests     int64    `json:"requests"`
+	InputTokens  int64    `json:"input_tokens"`
+	OutputTokens int64    `json:"output_tokens"`
+	CostUSD      string   `json:"cost_usd"`
 	cost         *big.Rat // nil: this side has no cost
 }
 
