@@ -163,6 +163,10 @@ func (s *Service) adminTasks(w http.ResponseWriter, r *http.Request) {
 	ts, total, err := s.store.List(r.Context(), f, page)
 	if err != nil {
 		s.log.Error("listing tasks failed", "err", err)
+		if store.Unavailable(err) {
+			writeAPIError(w, http.StatusServiceUnavailable, "store_unavailable", "the database does not answer; try again shortly")
+			return
+		}
 		writeAPIError(w, http.StatusInternalServerError, "internal_error", "the request could not be completed; see the server log")
 		return
 	}
