@@ -113,7 +113,7 @@ func healthChannel(name, url string, models []string, settings map[string]any) c
 func healthGateway(t *testing.T, extra []testkit.Option, channels ...config.SeedChannel) (*testkit.Gateway, *manualClock) {
 	opts := append([]testkit.Option{
 		testkit.WithRootToken(healthRoot),
-		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: 10_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw-longer", Role: "user", Group: "default", Quota: 10_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "alice", Key: healthKey}),
 		testkit.WithChannels(channels...),
 		testkit.WithModels(map[string]config.SeedPrice{"m": {InputPerMTok: 1, OutputPerMTok: 1},
