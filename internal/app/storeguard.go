@@ -19,29 +19,46 @@ import (
 const apiStoreTimeout = 4500 * time.Millisecond
 
 // slowAPIRoutes wait on something other than the database by design (an
-// upstream provider, the marketplace, the identity provider), under
-// bounds of their own.
+// upstream provider, the marketplace, the identity provider, a plugin's
+// hooks run on a sample, a large upload), under bounds of their own. A
+// "*" stands for one path segment; a method, when given, must match.
 var slowAPIRoutes = []string{
 	"/api/channels/*/test",
 	"/api/channels/*/upstream-models",
-	"/api/plugin/task",
-	"/api/auth/oidc/",
+	"POST /api/plugin/task",
+	"/api/plugin/task/dry-run",
+	"/api/plugin/task/marketplace",
+	"/api/plugin/task/marketplace/install",
+	"/api/auth/oidc/login",
+	"/api/auth/oidc/callback",
 }
 
-func slowAPIRoute(path string) bool {
+func slowAPIRoute(method, path string) bool {
 	for _, p := range slowAPIRoutes {
-		prefix, suffix, wild := strings.Cut(p, "*")
-		if !wild {
-			if strings.HasPrefix(path, prefix) {
-				return true
+		if m, rest, ok := strings.Cut(p, " "); ok {
+			if m != method {
+				continue
 			}
-			continue
+			p = rest
 		}
-		if rest, ok := strings.CutPrefix(path, prefix); ok && strings.HasSuffix(rest, suffix) && !strings.Contains(strings.TrimSuffix(rest, suffix), "/") {
+		if matchSegments(p, path) {
 			return true
 		}
 	}
 	return false
+}
+
+func matchSegments(pattern, path string) bool {
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i := range ps {
+		if ps[i] != "*" && ps[i] != xs[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // storeGuard answers an /api call 503 store_unavailable when it has not
@@ -51,7 +68,7 @@ func slowAPIRoute(path string) bool {
 // is never cut in half.
 func storeGuard(timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/api/") || slowAPIRoute(r.URL.Path) {
+		if !strings.HasPrefix(r.URL.Path, "/api/") || slowAPIRoute(r.Method, r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}

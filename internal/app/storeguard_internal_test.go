@@ -27,7 +27,7 @@ func TestStoreGuard(t *testing.T) {
 	}{
 		{"a hung /api call is answered 503 store_unavailable", blocking, "/api/users", 503, "store_unavailable"},
 		{"a quick /api call passes through whole", quick, "/api/users", 201, `{"id":1}`},
-		{"a channel test may take longer", quick, "/api/channels/3/test", 201, `{"id":1}`},
+		{"a channel's upstream models may take longer", quick, "/api/channels/3/upstream-models", 201, `{"id":1}`},
 		{"a /v1 call is not guarded", quick, "/v1/chat/completions", 201, `{"id":1}`},
 	}
 	for _, c := range cases {
@@ -56,17 +56,25 @@ func TestStoreGuardPassesAPanicToTheServersRecovery(t *testing.T) {
 }
 
 func TestSlowAPIRoutes(t *testing.T) {
-	for path, want := range map[string]bool{
-		"/api/channels/3/test":            true,
-		"/api/channels/3/upstream-models": true,
-		"/api/channels/3":                 false,
-		"/api/channels/3/x/test":          false,
-		"/api/plugin/task/marketplace":    true,
-		"/api/auth/oidc/callback":         true,
-		"/api/users":                      false,
-	} {
-		if got := slowAPIRoute(path); got != want {
-			t.Errorf("slowAPIRoute(%q) = %v, want %v", path, got, want)
+	cases := []struct {
+		method, path string
+		slow         bool
+	}{
+		{"POST", "/api/channels/3/test", true},
+		{"GET", "/api/channels/3/upstream-models", true},
+		{"GET", "/api/channels/3", false},
+		{"POST", "/api/channels/3/x/test", false},
+		{"POST", "/api/plugin/task", true},
+		{"GET", "/api/plugin/task", false},
+		{"GET", "/api/plugin/task/marketplace", true},
+		{"POST", "/api/plugin/task/marketplace/install", true},
+		{"GET", "/api/plugin/task/marketplace/sources", false},
+		{"GET", "/api/auth/oidc/callback", true},
+		{"GET", "/api/users", false},
+	}
+	for _, c := range cases {
+		if got := slowAPIRoute(c.method, c.path); got != c.slow {
+			t.Errorf("slowAPIRoute(%s %s) = %v, want %v", c.method, c.path, got, c.slow)
 		}
 	}
 }
