@@ -150,17 +150,9 @@ func (a *API) route(mux *http.ServeMux, pattern, role, what string, h handlerFun
 // session that cannot be checked because the database does not answer is
 // a 503, not a 401: the caller is probably signed in.
 func (a *API) authorize(r *http.Request, role string) (*auth.Principal, *apiError) {
-	var p *auth.Principal
-	if a.d.RootToken != "" {
-		if tok := auth.BearerToken(r); tok != "" && auth.Equal(tok, a.d.RootToken) {
-			p = &auth.Principal{Username: store.RoleRoot, Role: store.RoleRoot}
-		}
-	}
-	if p == nil {
-		var err error
-		if p, _, err = a.checkSession(r); err != nil {
-			return nil, classify(err, "session")
-		}
+	p, err := a.CheckSessionOrRoot(r)
+	if err != nil {
+		return nil, classify(err, "session")
 	}
 	if p == nil {
 		return nil, errUnauthenticated
@@ -185,6 +177,19 @@ func (a *API) principal(r *http.Request) (*auth.Principal, bool) {
 // SessionOrRoot is how every /api surface authenticates: the root token,
 // else the session cookie. Other packages serving /api paths use it.
 func (a *API) SessionOrRoot(r *http.Request) (*auth.Principal, bool) { return a.principal(r) }
+
+// CheckSessionOrRoot is SessionOrRoot telling an anonymous caller (nil)
+// from a session the database could not check (an error), which the
+// caller answers 503 rather than 401.
+func (a *API) CheckSessionOrRoot(r *http.Request) (*auth.Principal, error) {
+	if a.d.RootToken != "" {
+		if tok := auth.BearerToken(r); tok != "" && auth.Equal(tok, a.d.RootToken) {
+			return &auth.Principal{Username: store.RoleRoot, Role: store.RoleRoot}, nil
+		}
+	}
+	p, _, err := a.checkSession(r)
+	return p, err
+}
 
 // SessionPrincipal resolves the session cookie into its user, for other
 // surfaces (the playground) that share the console's sign-in. Ended

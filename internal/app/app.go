@@ -179,7 +179,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.tasks = task.New(task.Deps{
 		Store: a.Store, Billing: a.Billing, Router: a.Router, Keys: a.Keys, Generations: a.plugins,
 		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, RootToken: cfg.RootToken,
-		APIPrincipal: a.Admin.SessionOrRoot, Limits: a.Limits,
+		APIPrincipal: a.Admin.CheckSessionOrRoot, Limits: a.Limits,
 		Options: task.Options{
 			PollInterval: cfg.PollInterval(), MaxFailures: cfg.TaskPollMaxFails,
 			Timeout: time.Duration(cfg.TaskTimeoutMin) * time.Minute, RetryCount: cfg.RetryCount,

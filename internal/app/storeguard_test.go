@@ -138,6 +138,7 @@ var outageCalls = []guardCall{
 	{method: "POST", path: "/api/users", body: `{"username":"during-outage","password":"outage-password"}`},
 	{method: "GET", path: "/api/auth/me", cookie: true},
 	{method: "GET", path: "/api/tokens", cookie: true},
+	{method: "GET", path: "/api/tasks", cookie: true},
 }
 
 // expectFastUnavailable sends every call at once and wants each answered
