@@ -37,6 +37,9 @@ type Deps struct {
 	// UpstreamModels asks a channel's provider for its model list
 	// (provided by the relay); nil answers 501.
 	UpstreamModels func(ctx context.Context, c *store.Channel) ([]string, error)
+	// FetchCatalogue reads a price catalogue's address under the content
+	// guard (allow_private_content); nil refuses catalogue addresses.
+	FetchCatalogue func(ctx context.Context, url string) ([]byte, error)
 	// Metrics is served at GET /metrics; nil answers 404.
 	Metrics http.Handler
 	// MetricsAdminOnly requires an admin for /metrics (metrics_public: false).
@@ -115,8 +118,10 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.routeTokens(mux)
 	a.routeChannels(mux)
 	a.routePrices(mux)
+	a.routeCatalogue(mux)
 	a.routeGroups(mux)
 	a.routeNotify(mux)
+	a.routeReports(mux)
 	a.route(mux, "GET /api/logs", store.RoleUser, "log", a.listLogs)
 	a.route(mux, "GET /api/logs/{id}", store.RoleUser, "log", a.getLog)
 	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)

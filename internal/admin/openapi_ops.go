@@ -2,6 +2,8 @@ package admin
 
 import (
 	"github.com/turnpike-gw/turnpike/internal/accounts"
+	"github.com/turnpike-gw/turnpike/internal/books"
+	"github.com/turnpike-gw/turnpike/internal/catalogue"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -37,30 +39,38 @@ var (
 var componentSchemas = map[string]schema{
 	"Error": {"type": "object", "required": []string{"error"}, "properties": schema{
 		"error": schema{"type": "object", "required": []string{"code", "message"}, "properties": schema{"code": str, "message": str}}}},
-	"User":         userSchema,
-	"Token":        tokenSchema,
-	"Channel":      channelSchema,
-	"ChannelTest":  schemaOf[testResult](),
-	"Group":        groupSchema,
-	"ModelPrice":   priceSchema,
-	"UsageLog":     schemaOf[store.UsageLog](),
-	"LedgerEntry":  schemaOf[store.LedgerEntry](),
-	"Notify":       notifySchema,
-	"Deleted":      schemaOf[deleted](),
-	"TOTPStatus":   schemaOf[accounts.TOTPStatus](),
-	"TOTPSetup":    schemaOf[accounts.TOTPSetup](),
-	"Redemption":   schemaOf[accounts.Redemption](),
-	"AuditEntry":   schemaOf[accounts.AuditEntry](),
-	"GroupInUse":   schemaOf[store.GroupUse](),
-	"NamedDeleted": object(schema{"name": str, "deleted": boolean}),
+	"User":             userSchema,
+	"Token":            tokenSchema,
+	"Channel":          channelSchema,
+	"ChannelTest":      schemaOf[testResult](),
+	"Group":            groupSchema,
+	"ModelPrice":       priceSchema,
+	"UsageLog":         schemaOf[store.UsageLog](),
+	"LedgerEntry":      schemaOf[store.LedgerEntry](),
+	"Notify":           notifySchema,
+	"Deleted":          schemaOf[deleted](),
+	"TOTPStatus":       schemaOf[accounts.TOTPStatus](),
+	"TOTPSetup":        schemaOf[accounts.TOTPSetup](),
+	"Redemption":       schemaOf[accounts.Redemption](),
+	"AuditEntry":       schemaOf[accounts.AuditEntry](),
+	"GroupInUse":       schemaOf[store.GroupUse](),
+	"NamedDeleted":     object(schema{"name": str, "deleted": boolean}),
+	"MarginItem":       schemaOf[books.MarginItem](),
+	"Catalogue":        schemaOf[catalogue.Export](),
+	"CatalogueDiff":    schemaOf[catalogue.Diff](),
+	"CatalogueApplied": schemaOf[catalogueApplied](),
+	"Reconcile":        schemaOf[books.Report](),
+	"ProviderCSV":      schemaOf[books.ProviderReport](),
 }
 
 var (
-	paging      = []string{"page", "page_size"}
-	codeBody    = body(nil, []string{"code"}, schema{"code": str}, "code")
-	success     = object(schema{"success": boolean})
-	enabledOnly = object(schema{"enabled": boolean})
-	limitExtra  = schema{"model_limits": schema{"type": "object"}, "period": str}
+	paging        = []string{"page", "page_size"}
+	codeBody      = body(nil, []string{"code"}, schema{"code": str}, "code")
+	success       = object(schema{"success": boolean})
+	enabledOnly   = object(schema{"enabled": boolean})
+	catalogueBody = body(nil, []string{"url", "catalogue", "models", "max_change_ratio", "accept_suspicious"},
+		schema{"url": str, "catalogue": anyObj, "models": strList, "max_change_ratio": schema{"type": "number"}, "accept_suspicious": boolean})
+	limitExtra = schema{"model_limits": schema{"type": "object"}, "period": str}
 )
 
 // apiOps is every route under /api (and /healthz, /metrics). The test in
@@ -133,6 +143,11 @@ var apiOps = []apiOp{
 	{route: "PUT /api/models/{name...}", summary: "Set a model's price (USD per million tokens, per call, or free)",
 		body: body(priceSchema, priceFields, schema{"tiers": schema{"type": "array", "items": anyObj}, "extra": anyObj, "fallbacks": strList}), answer: ref("ModelPrice")},
 	{route: "DELETE /api/models/{name...}", summary: "Delete a model's price", answer: ref("NamedDeleted")},
+	{route: "GET /api/models/catalogue", summary: "The gateway's prices as a catalogue (its own export shape)", answer: ref("Catalogue")},
+	{route: "POST /api/models/catalogue/preview", summary: "The difference between a price catalogue (url or inline) and the gateway's prices",
+		body: catalogueBody, answer: ref("CatalogueDiff")},
+	{route: "POST /api/models/catalogue/apply", summary: "Apply a catalogue's changes as new price versions (suspicious ones only when accepted)",
+		body: catalogueBody, answer: ref("CatalogueApplied")},
 	{route: "GET /api/groups", summary: "List pricing groups", answer: listOf(ref("Group"))},
 	{route: "GET /api/groups/{name}", summary: "One pricing group", answer: ref("Group")},
 	{route: "PUT /api/groups/{name}", summary: "Create or change a pricing group",
@@ -156,6 +171,18 @@ var apiOps = []apiOp{
 	{route: "GET /api/audit", summary: "The audit log of administrative changes",
 		query: []string{"page", "page_size", "user_id", "user", "method", "path", "since", "until"}, answer: listOf(ref("AuditEntry"))},
 
+	{route: "GET /api/reports/margin", summary: "Charged against upstream cost over a window, by channel, model, user or token",
+		query: []string{"since", "until", "group_by"}, answer: object(schema{"items": schema{"type": "array", "items": ref("MarginItem")}, "group_by": str, "since": str, "until": str})},
+	{route: "GET /api/reports/reconcile", summary: "Proves, per user and key over a window, ledger = usage rows and balance change = net spend",
+		query: []string{"since", "until"}, answer: ref("Reconcile")},
+	{route: "POST /api/reports/reconcile/provider", summary: "Compares a channel's rows with the provider's usage export (text/csv: date,model,requests,input_tokens,output_tokens,cost_usd)",
+		query: []string{"channel_id"}, body: schema{"type": "string", "contentMediaType": "text/csv"}, answer: ref("ProviderCSV")},
+
+	{route: "POST /api/pricing/estimate", who: store.RoleUser,
+		summary: "What a chat body (openai, messages or gemini format) would reserve and the range it could be charged, at the caller's group ratio",
+		body:    body(nil, []string{"model", "format", "body"}, schema{"model": str, "format": schema{"type": "string", "enum": []string{"openai", "messages", "gemini"}}, "body": anyObj}, "body"),
+		answer: object(schema{"model": str, "price_version": integer, "input_tokens": integer, "max_output_tokens": integer,
+			"hold_quota": integer, "min_quota": integer, "max_quota": integer, "min_usd": schema{"type": "number"}, "max_usd": schema{"type": "number"}})},
 	{route: "GET /api/tasks", who: store.RoleUser, summary: "Tasks (SPEC.md §3); a user its own", query: paging, answer: listOf(anyObj)},
 
 	{route: "POST /api/plugin/task", who: store.RoleRoot, summary: "Upload a task plugin (multipart file or JSON source)", body: anyObj, answer: anyObj},

@@ -35,6 +35,12 @@ type Other struct {
 	// FallbackFrom is the model the client asked for when a fallback
 	// model served (the row's model).
 	FallbackFrom string `json:"fallback_from,omitempty"`
+	// UpstreamCostUSD is what the call cost the operator at its channel
+	// (UpstreamCost), a decimal string; set on consume and refund rows.
+	UpstreamCostUSD string `json:"upstream_cost_usd,omitempty"`
+	// PriceVersion is the version of the model's price the call was
+	// admitted, and so charged, at (0: a price from before versions).
+	PriceVersion int64 `json:"price_version,omitempty"`
 }
 
 // Row is the usage row of acct's call of model with usage u, started at
@@ -82,4 +88,4 @@ func MarshalOther(o *Other, detail map[string]any) json.RawMessage {
 // otherKeys are Other's own keys.
 var otherKeys = map[string]bool{"endpoint": true, "surface": true, "stream": true, "upstream_model": true,
 	"cache_read_tokens": true, "cache_write_tokens": true, "reasoning_tokens": true, "group_ratio": true,
-	"attempts": true, "fallback_from": true}
+	"attempts": true, "fallback_from": true, "upstream_cost_usd": true, "price_version": true}

@@ -27,6 +27,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/guardfetch"
 	"github.com/turnpike-gw/turnpike/internal/notify"
 	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
@@ -77,8 +78,10 @@ type App struct {
 	redis     redis.UniversalClient
 	changes   *changes
 	adminDeps admin.Deps
-	stop      context.CancelFunc
-	bg        chan struct{}
+	// catalogues fetches price catalogues under the content guard.
+	catalogues *guardfetch.Fetcher
+	stop       context.CancelFunc
+	bg         chan struct{}
 }
 
 // New builds a gateway from cfg. It opens the store, migrates it, creates
@@ -163,6 +166,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.registry.MustRegister(channelStates{a.Router})
 	a.buildTraffic()
 	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.Store, Logger: a.Log})
+	a.catalogues = guardfetch.New(newUpstreamClient(), a.Config.AllowPrivateContent)
 	a.adminDeps = admin.Deps{
 		Store: a.Store, Billing: a.Billing, Keys: a.Keys, Sessions: a.Sessions, Router: a.Router,
 		Throttle:  auth.NewLoginThrottle(a.failureCounter(), auth.DefaultThrottleLimits),
@@ -172,7 +176,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
 		TypeClaimed:   func(t int) bool { return a.plugins.Current().ClaimsType(t) },
 		Limits:        a.Limits, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
-		Accounts: a.accountDeps(), Demo: cfg.Demo,
+		Accounts: a.accountDeps(), Demo: cfg.Demo, FetchCatalogue: a.fetchCatalogue,
 	}
 	a.Admin = admin.New(a.adminDeps)
 	a.changes = newChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
@@ -433,6 +437,11 @@ func (a *App) background(ctx context.Context) {
 	go func() { defer wg.Done(); a.Router.Health.Run(ctx, healthRefresh) }()
 	go func() { defer wg.Done(); a.Limits.Follow(ctx, 5*time.Second) }()
 	a.Notify.Start(ctx, &wg)
+	if a.Config.PriceCatalogue.Enabled() {
+		w := &priceWatch{cfg: a.Config.PriceCatalogue, fetch: a.fetchCatalogue, prices: a.Store.Prices(), alert: a.Notify.PriceCatalogueChanged, log: a.Log}
+		wg.Add(1)
+		go func() { defer wg.Done(); w.run(ctx) }()
+	}
 	if a.Config.LogRetentionDays > 0 {
 		r := &retention{logs: a.Store.Logs(), days: a.Config.LogRetentionDays, now: time.Now, log: a.Log, batch: 1000, pause: 50 * time.Millisecond}
 		wg.Add(1)

@@ -38,6 +38,9 @@ Commands:
                  exit 0 when URL/healthz answers 200 (default: the listen address)
   plugin check FILE
                  validate a task plugin offline and list every problem
+  reconcile [--since T] [--until T]
+                 prove the ledger, the usage rows and the balances agree per user and
+                 API key over a window (default the last 24 hours); exit 1 when not
 `
 
 // Main runs the command line and returns the process exit code.
@@ -66,6 +69,8 @@ func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) i
 		return healthcheckCommand(args, stdout, stderr, getenv)
 	case "plugin":
 		return pluginCommand(args, stdout, stderr)
+	case "reconcile":
+		return reconcileCommand(args, stdout, stderr, getenv)
 	case "serve", "demo":
 		return runServer(cmd == "demo", args, stdout, stderr, getenv)
 	case "help", "-h", "-help", "--help":

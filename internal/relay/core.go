@@ -362,7 +362,7 @@ func (c *callCore) settleAt(ch charge, amount int64) {
 	if c.rl.Tracer.On() {
 		c.traceUsage(ch.usage)
 	}
-	c.ticket.Settle(c.background(), c.hold, amount, c.logRow(ch), int64(ch.usage.InputTokens)+int64(ch.usage.OutputTokens))
+	c.ticket.Settle(c.background(), c.hold, amount, c.logRow(ch, true), int64(ch.usage.InputTokens)+int64(ch.usage.OutputTokens))
 	if c.rl.OnSettle != nil && amount > 0 {
 		c.rl.OnSettle(c.principal.UserID, c.principal.TokenID)
 	}
@@ -385,7 +385,7 @@ func (c *callCore) fail(err error) {
 		c.rl.Logger.ErrorContext(c.r.Context(), "relay failed", "surface", c.name, "err", err)
 	}
 	if c.hold != nil {
-		row := c.logRow(charge{})
+		row := c.logRow(charge{}, false)
 		c.refund(&row)
 	}
 	c.status = e.Status
@@ -424,8 +424,9 @@ func (c *callCore) metricChannel() string {
 // and a charge its detail).
 type logOther = admission.Other
 
-// logRow builds the usage row of the call for usage ch.
-func (c *callCore) logRow(ch charge) store.UsageLog {
+// logRow builds the usage row of the call for usage ch; a consume row
+// records what the call cost upstream.
+func (c *callCore) logRow(ch charge, consume bool) store.UsageLog {
 	u := ch.usage
 	row := admission.Row(admission.Account(c.principal), c.model, obs.RequestID(c.r.Context()), u, c.start)
 	o := logOther{Endpoint: c.name, Stream: c.stream, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens,
@@ -438,9 +439,17 @@ func (c *callCore) logRow(ch charge) store.UsageLog {
 		o.Attempts = append(c.attempts, attemptRecord{ChannelID: c.inflight.ID, KeyIndex: c.inflight.KeyIndex,
 			Status: http.StatusOK, LatencyMS: time.Since(c.inflightSince).Milliseconds()})
 	}
+	if c.price != nil {
+		o.PriceVersion = c.price.Version
+	}
+	var cost *store.ChannelCost
 	if c.channel != nil {
 		row.ChannelID = c.channel.ID
 		o.UpstreamModel = c.channel.MapModel(c.model)
+		cost = c.channel.Cost
+	}
+	if consume && c.price != nil {
+		o.UpstreamCostUSD = admission.USD(admission.UpstreamCost(c.price, cost, c.model, o.UpstreamModel, u, ch.usd))
 	}
 	if c.rowOther != nil {
 		c.rowOther(&o)

@@ -143,6 +143,7 @@ func (rl *Relay) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1beta/models", rl.listAltModels)
 	mux.HandleFunc("GET /v1beta/models/{model}", rl.getAltModel)
 	mux.HandleFunc("GET /v1beta/openai/models", rl.listOpenAIModels)
+	mux.HandleFunc("POST /api/pricing/estimate", rl.pricingEstimate)
 	rl.registerEndpoints(mux)
 	rl.registerResponses(mux)
 }

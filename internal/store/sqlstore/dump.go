@@ -37,6 +37,7 @@ var dumpTables = []dumpTable{
 	{name: "channels", redact: func(r map[string]any) { r["channel_key"] = "" }},
 	{name: "abilities"},
 	{name: "model_prices"},
+	{name: "model_price_versions"},
 	{name: "quota_ledger"},
 	{name: "usage_logs"},
 	{name: "billing_holds"},

@@ -28,6 +28,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TokenRotation", rotationTests},
 		{"Channels", channelTests},
 		{"Prices", priceTests},
+		{"PriceVersions", priceVersionTests},
 		{"Logs", logTests},
 		{"Ledger", ledgerTests},
 		{"Batch", batchTests},
@@ -36,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Responses", responseTests},
 		{"Tasks", taskTests},
 		{"Plugins", pluginTests},
+		{"Books", booksTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
