@@ -158,6 +158,10 @@ var apiOps = []apiOp{
 		query: []string{"page", "page_size", "type", "model", "user_id", "token_id", "channel_id"}, answer: listOf(ref("UsageLog"))},
 	{route: "GET /api/logs/{id}", summary: "One usage row", answer: ref("UsageLog")},
 	{route: "GET /api/ledger", summary: "The quota ledger", query: []string{"page", "page_size", "user_id"}, answer: listOf(ref("LedgerEntry"))},
+	{route: "GET /api/reports/cache", summary: "Share of prompt tokens read from the providers' caches, by channel, key or model",
+		query: []string{"since", "until", "group_by"}, answer: object(schema{
+			"items": schema{"type": "array", "items": schemaOf[books.CacheItem]()}, "group_by": str,
+			"since": schema{"type": "string", "format": "date-time"}, "until": schema{"type": "string", "format": "date-time"}})},
 	{route: "GET /api/settings/notify", summary: "Where alerts go (the secret masked)", answer: ref("Notify")},
 	{route: "PUT /api/settings/notify", summary: "Change where alerts go",
 		body: body(notifySchema, []string{"webhook_url", "secret", "thresholds"}, nil), answer: ref("Notify")},

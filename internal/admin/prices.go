@@ -58,7 +58,7 @@ func (a *API) getPrice(w http.ResponseWriter, r *http.Request, pr *auth.Principa
 }
 
 var priceFields = []string{"name", "input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok",
-	"reasoning_per_mtok", "batch_input_per_mtok", "batch_output_per_mtok", "per_call", "free", "extra", "fallbacks", "tiers"}
+	"reasoning_per_mtok", "batch_input_per_mtok", "batch_output_per_mtok", "per_call", "free", "extra", "fallbacks", "tiers", "affinity", "routing"}
 
 // tierFields are the members of one long-context tier.
 var tierFields = []string{"above_input_tokens", "input_per_mtok", "output_per_mtok", "cache_read_per_mtok",
@@ -113,6 +113,9 @@ func readPrice(f fields, name string) (store.ModelPrice, error) {
 	}
 	if len(p.Fallbacks) == 0 {
 		p.Fallbacks = nil // stored and read back as none
+	}
+	if err := readRouting(f, &p); err != nil {
+		return p, err
 	}
 	return p, checkFallbacks(name, p.Fallbacks)
 }

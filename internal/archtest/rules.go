@@ -15,6 +15,7 @@ var Rules = []Rule{
 	{Name: "only app wires the relay", Subject: "internal/relay/...", ImportedOnlyBy: []string{"internal/app"}},
 	{Name: "only app wires the admin API", Subject: "internal/admin/...", ImportedOnlyBy: []string{"internal/app"}},
 	{Name: "only app wires the task service", Subject: "internal/task/...", ImportedOnlyBy: []string{"internal/app"}},
+	{Name: "only app wires files and batches", Subject: "internal/batch/...", ImportedOnlyBy: []string{"internal/app"}},
 	// accounts still runs its own SQL on the store's handle; it is listed
 	// here until that SQL moves behind interfaces in internal/store, so the
 	// exception is visible rather than silent.

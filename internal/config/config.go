@@ -60,6 +60,8 @@ type Config struct {
 	Notify Notify `yaml:"notify"`
 	// PriceCatalogue is the scheduled price catalogue check (CONTRACT.md §13).
 	PriceCatalogue PriceCatalogue `yaml:"price_catalogue"`
+	// Files is where uploaded files are kept and how large one may be.
+	Files Files `yaml:"files"`
 
 	GeneratedSecret bool `yaml:"-"`
 	// Demo is set by `turnpike demo`, the one mode that accepts the demo's
@@ -257,6 +259,7 @@ func (c *Config) Validate() error {
 	if err := c.Notify.Validate(); err != nil {
 		errs = append(errs, err.Error())
 	}
+	errs = append(errs, c.Files.validate()...)
 	errs = append(errs, c.validateAccounts()...)
 	if err := c.Seed.validate(); err != nil {
 		errs = append(errs, err.Error())

@@ -83,6 +83,10 @@ type SeedPrice struct {
 	Extra              map[string]any  `yaml:"extra" json:"extra,omitempty"`
 	Fallbacks          []string        `yaml:"fallbacks" json:"fallbacks,omitempty"`
 	Tiers              []SeedPriceTier `yaml:"tiers" json:"tiers,omitempty"`
+	// Affinity and Routing are kept as written and checked by the admin
+	// API's rules, which know their defaults.
+	Affinity map[string]any `yaml:"affinity" json:"affinity,omitempty"`
+	Routing  map[string]any `yaml:"routing" json:"routing,omitempty"`
 }
 
 // SeedPriceTier is a long-context tier of a seed price: its prices apply

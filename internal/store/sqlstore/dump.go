@@ -55,6 +55,10 @@ var dumpTables = []dumpTable{
 	{name: "plugin_audit"},
 	{name: "tasks"},
 	{name: "response_index"},
+	{name: "files"},
+	{name: "file_chunks"},
+	{name: "batches"},
+	{name: "batch_lines"},
 }
 
 var dumpSkipped = map[string]string{

@@ -23,6 +23,8 @@ var allMigrations = []Migration{
 	booksMigration,         // 123
 	tokenRotationMigration, // 130
 	nodeModeMigration,      // 131
+	priceRoutingMigration,  // 132
+	batchesMigration,       // 133
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
@@ -185,4 +187,11 @@ INSERT INTO model_price_versions (model, version, effective_from, input_per_mtok
 	source, actor, created_at)
 SELECT name, 1, updated_at, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, reasoning_per_mtok,
 	0, 0, per_call, is_free, tiers, extra, 'api', '', updated_at FROM model_prices;
+`}
+
+// priceRoutingMigration adds a model's routing choices (cache affinity and
+// strategy, one JSON object) to model prices. NULL is the defaults, so
+// existing models route as before, with affinity on.
+var priceRoutingMigration = Migration{Version: 132, Name: "model price routing", SQL: `
+ALTER TABLE model_prices ADD routing {{text}} NULL;
 `}

@@ -13,16 +13,16 @@ import (
 type priceRepo struct{ s *Store }
 
 var priceColumns = []string{"input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok", "per_call", "is_free", "extra", "updated_at", "fallbacks",
-	"reasoning_per_mtok", "tiers", "batch_input_per_mtok", "batch_output_per_mtok"}
+	"reasoning_per_mtok", "tiers", "batch_input_per_mtok", "batch_output_per_mtok", "routing"}
 
 const priceSelect = "SELECT name, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, per_call, is_free, extra, updated_at, fallbacks, " +
-	"reasoning_per_mtok, tiers, batch_input_per_mtok, batch_output_per_mtok FROM model_prices"
+	"reasoning_per_mtok, tiers, batch_input_per_mtok, batch_output_per_mtok, routing FROM model_prices"
 
 func scanPrice(row interface{ Scan(...any) error }) (store.ModelPrice, error) {
 	var p store.ModelPrice
-	var extra, fallbacks, tiers sql.NullString
+	var extra, fallbacks, tiers, routing sql.NullString
 	err := row.Scan(&p.Name, &p.InputPerMTok, &p.OutputPerMTok, &p.CacheReadPerMTok, &p.CacheWritePerMTok, &p.PerCall, &p.Free, &extra, &p.UpdatedAt, &fallbacks,
-		&p.ReasoningPerMTok, &tiers, &p.BatchInputPerMTok, &p.BatchOutputPerMTok)
+		&p.ReasoningPerMTok, &tiers, &p.BatchInputPerMTok, &p.BatchOutputPerMTok, &routing)
 	p.Extra = rawFrom(extra)
 	if err == nil {
 		p.Tiers, err = decodeTiers(p.Name, tiers)
@@ -32,6 +32,13 @@ func scanPrice(row interface{ Scan(...any) error }) (store.ModelPrice, error) {
 		if len(p.Fallbacks) == 0 {
 			p.Fallbacks = nil // as the seed file leaves it, so comparisons agree
 		}
+	}
+	if err == nil && routing.Valid && routing.String != "" {
+		var rc priceRouting
+		if err = json.Unmarshal([]byte(routing.String), &rc); err != nil {
+			err = fmt.Errorf("decode routing of %s: %w", p.Name, err)
+		}
+		p.Affinity, p.Routing = rc.Affinity, rc.Routing
 	}
 	p.UpdatedAt = p.UpdatedAt.UTC()
 	return p, err
@@ -65,6 +72,13 @@ func tiersText(tiers []store.PriceTier) (any, error) {
 // another writer took first.
 const versionInsertAttempts = 5
 
+// priceRouting is the routing column: a model's routing choices, kept in
+// one JSON object because they are read together and never queried.
+type priceRouting struct {
+	Affinity *store.Affinity      `json:"affinity,omitempty"`
+	Routing  *store.RoutingChoice `json:"routing,omitempty"`
+}
+
 // Upsert adds p as the model's next version and writes the model's row.
 // The row holds the last version written (also one effective later); Get
 // and List answer the version in effect.
@@ -76,6 +90,12 @@ func (r priceRepo) Upsert(ctx context.Context, p store.ModelPrice) error {
 	tiers, err := tiersText(p.Tiers)
 	if err != nil {
 		return wrap(err, "upsert price")
+	}
+	var routing any // NULL when the model keeps the defaults
+	if p.Affinity != nil || p.Routing != nil {
+		if routing, err = jsonText(priceRouting{p.Affinity, p.Routing}); err != nil {
+			return wrap(err, "upsert price")
+		}
 	}
 	at := now()
 	from := at
@@ -103,7 +123,7 @@ func (r priceRepo) Upsert(ctx context.Context, p store.ModelPrice) error {
 			}
 			_, err := tx.ExecContext(ctx, r.s.upsertSQL("model_prices", "name", priceColumns),
 				p.Name, p.InputPerMTok, p.OutputPerMTok, p.CacheReadPerMTok, p.CacheWritePerMTok, p.PerCall, p.Free,
-				rawText(p.Extra), orNow(p.UpdatedAt), fallbacks, p.ReasoningPerMTok, tiers, p.BatchInputPerMTok, p.BatchOutputPerMTok)
+				rawText(p.Extra), orNow(p.UpdatedAt), fallbacks, p.ReasoningPerMTok, tiers, p.BatchInputPerMTok, p.BatchOutputPerMTok, routing)
 			return err
 		})
 		if err == nil || classify(err) != classUnique || attempt == versionInsertAttempts {

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Tasks", taskTests},
 		{"Plugins", pluginTests},
 		{"Books", booksTests},
+		{"FilesAndBatches", fileBatchTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

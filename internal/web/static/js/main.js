@@ -16,6 +16,7 @@ const ROUTES = [
   { path: "/keys", module: "keys", role: "user", section: "Workspace" },
   { path: "/logs", module: "logs", role: "user", section: "Workspace" },
   { path: "/tasks", module: "tasks", role: "user", section: "Workspace" },
+  { path: "/batches", module: "batches", role: "user", section: "Workspace" },
   { path: "/account", module: "account", role: "user", section: "Workspace" },
   { path: "/users", module: "users", role: "admin", section: "Administration" },
   { path: "/channels", module: "channels", role: "admin", section: "Administration" },

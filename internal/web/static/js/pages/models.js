@@ -20,6 +20,9 @@ const FORM_RATES = [...RATES, ["batch_input_per_mtok", "mp.batchInput"], ["batch
 // TIER_RATES are the prices a tier may replace; per_call is not one.
 const TIER_RATES = RATES.filter(([name]) => name !== "per_call");
 
+// STRATEGIES are the routing strategies a model entry may take (CONTRACT §14).
+const STRATEGIES = ["weighted", "least_busy", "latency", "cost"];
+
 // SHORT names a tier's prices in the list, where the column is narrow.
 const SHORT = { input_per_mtok: "mp.shortIn", output_per_mtok: "mp.shortOut", cache_read_per_mtok: "mp.shortCacheRead",
   cache_write_per_mtok: "mp.shortCacheWrite", reasoning_per_mtok: "mp.shortReasoning" };
@@ -44,6 +47,12 @@ export async function render(main) {
         { name: "fallbacks", label: t("mp.fallbacks"), value: (m?.fallbacks || []).join(", "),
           hint: t("mp.fallbacksHint") },
         { name: "effective_from", label: t("mp.effectiveFromField"), type: "datetime-local", hint: t("mp.effectiveFromHint") },
+        // Routing (not prices): kept on every save, as PUT replaces the entry.
+        { name: "affinity", label: t("mp.affinity"), type: "checkbox", value: m?.affinity?.enabled ?? true, hint: t("mp.affinityHint") },
+        { name: "affinity_ttl", label: t("mp.affinityTtl"), type: "number", min: 1, max: 86400, step: 1,
+          value: m?.affinity?.ttl_seconds ?? 300 },
+        { name: "strategy", label: t("mp.strategy"), type: "select", value: m?.routing?.strategy || "weighted",
+          options: STRATEGIES.map((s) => [s, t(`mp.strategy.${s}`)]) },
       ],
       onSubmit: (v) => {
         const body = { free: v.free };
@@ -52,6 +61,8 @@ export async function render(main) {
         body.tiers = v.tiers;
         if (v.extra.trim()) body.extra = JSON.parse(v.extra);
         body.fallbacks = splitList(v.fallbacks);
+        body.affinity = { enabled: v.affinity, ttl_seconds: v.affinity_ttl ?? 300 };
+        body.routing = { strategy: v.strategy };
         return api("PUT", `/api/models/${encodeURIComponent(v.name)}`, body);
       },
     });
