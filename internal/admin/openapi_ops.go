@@ -187,6 +187,10 @@ var apiOps = []apiOp{
 		body:    body(nil, []string{"model", "format", "body"}, schema{"model": str, "format": schema{"type": "string", "enum": []string{"openai", "messages", "gemini"}}, "body": anyObj}, "body"),
 		answer: object(schema{"model": str, "price_version": integer, "input_tokens": integer, "max_output_tokens": integer,
 			"hold_quota": integer, "min_quota": integer, "max_quota": integer, "min_usd": schema{"type": "number"}, "max_usd": schema{"type": "number"}})},
+	{route: "GET /api/files", who: accessSession, summary: "The signed-in user's uploaded files (as /v1/files answers them)",
+		answer: listOf(anyObj)},
+	{route: "GET /api/batches", who: accessSession, summary: "The signed-in user's batches, both forms, with their state and what they hold or cost",
+		answer: listOf(anyObj)},
 	{route: "GET /api/tasks", who: store.RoleUser, summary: "Tasks (SPEC.md §3); a user its own", query: paging, answer: listOf(anyObj)},
 
 	{route: "POST /api/plugin/task", who: store.RoleRoot, summary: "Upload a task plugin (multipart file or JSON source)", body: anyObj, answer: anyObj},
