@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
@@ -36,6 +37,9 @@ type Deps struct {
 	// UpstreamModels asks a channel's provider for its model list
 	// (provided by the relay); nil answers 501.
 	UpstreamModels func(ctx context.Context, c *store.Channel) ([]string, error)
+	// FetchCatalogue reads a price catalogue's address under the content
+	// guard (allow_private_content); nil refuses catalogue addresses.
+	FetchCatalogue func(ctx context.Context, url string) ([]byte, error)
 	// Metrics is served at GET /metrics; nil answers 404.
 	Metrics http.Handler
 	// MetricsAdminOnly requires an admin for /metrics (metrics_public: false).
@@ -75,6 +79,12 @@ type NotifySettings interface {
 type API struct {
 	d   Deps
 	log *slog.Logger
+	// roles is the role each registered route requires ("" for anyone),
+	// which the OpenAPI document reports.
+	roles   map[string]string
+	docOnce sync.Once
+	doc     []byte
+	docErr  error
 }
 
 // New returns the API; Register mounts it.
@@ -86,7 +96,7 @@ func New(d Deps) *API {
 	if d.Throttle == nil {
 		d.Throttle = auth.NewLoginThrottle(auth.NewMemoryCounter(), auth.DefaultThrottleLimits)
 	}
-	return &API{d: d, log: log}
+	return &API{d: d, log: log, roles: map[string]string{}}
 }
 
 // handlerFunc is a handler that returns its failure instead of writing it,
@@ -96,6 +106,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p *auth.Principal)
 // Register mounts every route of the administration API on mux.
 func (a *API) Register(mux *http.ServeMux) {
 	a.route(mux, "GET /api/status", "", "status", a.status)
+	a.route(mux, "GET /api/openapi.json", "", "document", a.openAPI)
 	a.route(mux, "GET /healthz", "", "database", a.healthz)
 	a.route(mux, "GET /metrics", "", "metrics", a.metrics)
 	a.route(mux, "POST /api/auth/login", "", "user", a.login)
@@ -107,8 +118,10 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.routeTokens(mux)
 	a.routeChannels(mux)
 	a.routePrices(mux)
+	a.routeCatalogue(mux)
 	a.routeGroups(mux)
 	a.routeNotify(mux)
+	a.routeReports(mux)
 	a.route(mux, "GET /api/logs", store.RoleUser, "log", a.listLogs)
 	a.route(mux, "GET /api/logs/{id}", store.RoleUser, "log", a.getLog)
 	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)
@@ -118,6 +131,7 @@ func (a *API) Register(mux *http.ServeMux) {
 // route mounts h behind authentication when role is set. what names the
 // resource in not-found and conflict messages.
 func (a *API) route(mux *http.ServeMux, pattern, role, what string, h handlerFunc) {
+	a.roles[pattern] = role
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		var p *auth.Principal
 		if role != "" {

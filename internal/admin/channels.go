@@ -31,20 +31,21 @@ func (a *API) routeChannels(mux *http.ServeMux) {
 // channelView is a channel as the API shows it. The provider key is
 // write-only: only a masked hint of it ever leaves the server.
 type channelView struct {
-	ID           int64             `json:"id"`
-	Name         string            `json:"name"`
-	Type         int               `json:"type"`
-	TypeName     string            `json:"type_name"`
-	BaseURL      string            `json:"base_url"`
-	KeyMasked    string            `json:"key_masked"`
-	Models       []string          `json:"models"`
-	Groups       []string          `json:"groups"`
-	Priority     int64             `json:"priority"`
-	Weight       int               `json:"weight"`
-	ModelMapping map[string]string `json:"model_mapping"`
-	Settings     map[string]any    `json:"settings"`
-	Status       string            `json:"status"`
-	Health       routing.Status    `json:"health"`
+	ID           int64              `json:"id"`
+	Name         string             `json:"name"`
+	Type         int                `json:"type"`
+	TypeName     string             `json:"type_name"`
+	BaseURL      string             `json:"base_url"`
+	KeyMasked    string             `json:"key_masked"`
+	Models       []string           `json:"models"`
+	Groups       []string           `json:"groups"`
+	Priority     int64              `json:"priority"`
+	Weight       int                `json:"weight"`
+	ModelMapping map[string]string  `json:"model_mapping"`
+	Settings     map[string]any     `json:"settings"`
+	Cost         *store.ChannelCost `json:"cost"`
+	Status       string             `json:"status"`
+	Health       routing.Status     `json:"health"`
 	// Keys is each key of the list, masked, with its own health.
 	Keys      []keyView `json:"keys"`
 	CreatedAt time.Time `json:"created_at"`
@@ -64,7 +65,7 @@ func (a *API) channelView(c *store.Channel) channelView {
 	keys := routing.SplitKeys(c.Type, c.Key)
 	v := channelView{ID: c.ID, Name: c.Name, Type: c.Type, TypeName: upstream.TypeName(c.Type), BaseURL: c.BaseURL,
 		KeyMasked: maskKeys(keys), Models: c.Models, Groups: c.Groups, Priority: c.Priority, Weight: c.Weight,
-		ModelMapping: c.ModelMapping, Settings: maskedSettings(c.Settings), Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		ModelMapping: c.ModelMapping, Settings: maskedSettings(c.Settings), Cost: c.Cost, Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 	if v.Models == nil {
 		v.Models = []string{}
 	}
@@ -181,7 +182,7 @@ func (a *API) getChannel(w http.ResponseWriter, r *http.Request, _ *auth.Princip
 }
 
 var channelFields = []string{"name", "type", "base_url", "key", "models", "groups", "priority", "weight",
-	"model_mapping", "settings", "status"}
+	"model_mapping", "settings", "cost", "status"}
 
 // patchFields adds what only a change of an existing channel may say:
 // key_states re-enables single keys.
@@ -206,7 +207,7 @@ func applyChannel(f fields, c *store.Channel) error {
 	_, e2 := getList(f, "groups", &c.Groups)
 	_, e3 := get(f, "priority", &c.Priority)
 	_, e4 := get(f, "weight", &c.Weight)
-	if err := firstErr(e1, e2, e3, e4, getMap(f, "model_mapping", &c.ModelMapping), getMap(f, "settings", &c.Settings)); err != nil {
+	if err := firstErr(e1, e2, e3, e4, getMap(f, "model_mapping", &c.ModelMapping), getMap(f, "settings", &c.Settings), getCost(f, c)); err != nil {
 		return err
 	}
 	return checkChannel(c)

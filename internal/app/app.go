@@ -27,6 +27,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/guardfetch"
 	"github.com/turnpike-gw/turnpike/internal/notify"
 	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
@@ -64,6 +65,8 @@ type App struct {
 	Limits  *ratelimit.Service
 	Notify  *notify.Notifier
 	Handler http.Handler
+	// mux holds the fixed routes, for RoutePattern.
+	mux *http.ServeMux
 	// Tracer exports traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; nil
 	// otherwise.
 	Tracer *obs.Tracer
@@ -75,8 +78,10 @@ type App struct {
 	redis     redis.UniversalClient
 	changes   *changes
 	adminDeps admin.Deps
-	stop      context.CancelFunc
-	bg        chan struct{}
+	// catalogues fetches price catalogues under the content guard.
+	catalogues *guardfetch.Fetcher
+	stop       context.CancelFunc
+	bg         chan struct{}
 }
 
 // New builds a gateway from cfg. It opens the store, migrates it, creates
@@ -158,9 +163,15 @@ func (a *App) buildServices(balances billing.Balances) {
 	}
 	a.Sessions = auth.NewSessions(a.Store.Sessions(), a.Config.CryptoSecret, 7*24*time.Hour)
 	a.Router = routing.NewRouter(routing.NewHealth(a.sql.Health(), a.Log))
+	if a.redis != nil {
+		// Cache affinity pins are shared, so a session's next turn finds
+		// its key whichever node it reaches.
+		a.Router.Pins = routing.NewRedisPins(a.redis, billing.RedisKeyPrefix(a.redis))
+	}
 	a.registry.MustRegister(channelStates{a.Router})
 	a.buildTraffic()
 	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.Store, Logger: a.Log})
+	a.catalogues = guardfetch.New(newUpstreamClient(), a.Config.AllowPrivateContent)
 	a.adminDeps = admin.Deps{
 		Store: a.Store, Billing: a.Billing, Keys: a.Keys, Sessions: a.Sessions, Router: a.Router,
 		Throttle:  auth.NewLoginThrottle(a.failureCounter(), auth.DefaultThrottleLimits),
@@ -170,7 +181,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
 		TypeClaimed:   func(t int) bool { return a.plugins.Current().ClaimsType(t) },
 		Limits:        a.Limits, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
-		Accounts: a.accountDeps(), Demo: cfg.Demo,
+		Accounts: a.accountDeps(), Demo: cfg.Demo, FetchCatalogue: a.fetchCatalogue,
 	}
 	a.Admin = admin.New(a.adminDeps)
 	a.changes = newChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
@@ -262,6 +273,7 @@ func (a *App) buildHandler() {
 	plugin.NewAdminAPI(plugin.AdminDeps{Registry: a.plugins, RootToken: a.Config.RootToken,
 		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
 	mux.Handle("/", fallback(a.tasks, web.Handler()))
+	a.mux = mux
 	audit := &accounts.Auditor{Store: a.adminDeps.Accounts.Store, Principal: a.Admin.SessionOrRoot, Log: a.Log}
 	a.Handler = accept(a.Log, a.Tracer, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, a.changes.announce(mux))))
 }
@@ -344,6 +356,12 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 		_ = a.shutdown()
 		return fmt.Errorf("billing lease: %w", err)
 	}
+	if err := a.agreeOnRedis(ctx); err != nil {
+		ln.Close()
+		a.refuseStart(ctx)
+		_ = a.shutdown()
+		return err
+	}
 	bgCtx, stop := context.WithCancel(context.Background())
 	a.stop = stop
 	a.bg = make(chan struct{})
@@ -424,6 +442,11 @@ func (a *App) background(ctx context.Context) {
 	go func() { defer wg.Done(); a.Router.Health.Run(ctx, healthRefresh) }()
 	go func() { defer wg.Done(); a.Limits.Follow(ctx, 5*time.Second) }()
 	a.Notify.Start(ctx, &wg)
+	if a.Config.PriceCatalogue.Enabled() {
+		w := &priceWatch{cfg: a.Config.PriceCatalogue, fetch: a.fetchCatalogue, prices: a.Store.Prices(), alert: a.Notify.PriceCatalogueChanged, log: a.Log}
+		wg.Add(1)
+		go func() { defer wg.Done(); w.run(ctx) }()
+	}
 	if a.Config.LogRetentionDays > 0 {
 		r := &retention{logs: a.Store.Logs(), days: a.Config.LogRetentionDays, now: time.Now, log: a.Log, batch: 1000, pause: 50 * time.Millisecond}
 		wg.Add(1)
@@ -453,4 +476,15 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// RoutePattern is the pattern of the fixed route that serves r ("" when
+// only the fallback does): the routes really served, which the API
+// document is checked against.
+func (a *App) RoutePattern(r *http.Request) string {
+	_, pattern := a.mux.Handler(r)
+	if pattern == "/" {
+		return ""
+	}
+	return pattern
 }

@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -16,12 +17,16 @@ import (
 
 // Price is a model price prepared for exact arithmetic.
 type Price struct {
-	Name    string
-	Free    bool
-	base    rates
-	tiers   []tier // ascending by threshold
-	perCall *big.Rat
-	Raw     store.ModelPrice
+	Name string
+	Free bool
+	// Version is the price version this is (0 for a price stored before
+	// versions existed), in effect from EffectiveFrom.
+	Version       int64
+	EffectiveFrom time.Time
+	base          rates
+	tiers         []tier // ascending by threshold
+	perCall       *big.Rat
+	Raw           store.ModelPrice
 }
 
 // rates are the per-million-token prices that apply to one request. A nil
@@ -53,7 +58,7 @@ func exactRat(f float64) *big.Rat {
 // NewPrice prepares a stored price.
 func NewPrice(p store.ModelPrice) *Price {
 	out := &Price{
-		Name: p.Name, Free: p.Free, Raw: p,
+		Name: p.Name, Free: p.Free, Raw: p, Version: p.Version, EffectiveFrom: p.EffectiveFrom,
 		base: rates{input: exactRat(p.InputPerMTok), output: exactRat(p.OutputPerMTok),
 			cacheRead: exactRat(p.CacheReadPerMTok), cacheWrite: exactRat(p.CacheWritePerMTok),
 			reasoning: exactRat(p.ReasoningPerMTok)},
@@ -208,4 +213,25 @@ func roundHalfUp(v *big.Rat) (int64, error) {
 		return 0, ErrChargeTooLarge
 	}
 	return q.Int64(), nil
+}
+
+// Cost is the exact US-dollar cost of usage plus the non-token parts usd
+// (may be nil), before the group ratio: what Charge rounds into quota.
+func (p *Price) Cost(u ir.Usage, usd *big.Rat) *big.Rat {
+	if p.Free {
+		return new(big.Rat)
+	}
+	cost := p.TokenCost(u)
+	if usd != nil {
+		cost.Add(cost, usd)
+	}
+	return cost
+}
+
+// Decimal is f as the decimal it was typed as (see exactRat); zero for 0.
+func Decimal(f float64) *big.Rat {
+	if r := exactRat(f); r != nil {
+		return r
+	}
+	return new(big.Rat)
 }

@@ -41,7 +41,10 @@ type Service struct {
 }
 
 type priceTable struct {
-	prices map[string]*Price
+	// prices holds every version of each priced model, in the order they
+	// take effect: a snapshot knows a future price before it starts, so
+	// every node switches at its time without being told.
+	prices map[string][]*Price
 	ratios map[string]float64
 	// millionths are the ratios in whole millionths, for Charge's fast
 	// path; a ratio that is not whole is missing.
@@ -57,7 +60,7 @@ func NewService(b Balances, w *Writer, quotaPerUSD int64) *Service {
 	if r, ok := b.(*redisBalances); ok {
 		r.onStale = s.resync
 	}
-	s.table.Store(&priceTable{prices: map[string]*Price{}, ratios: map[string]float64{}})
+	s.table.Store(&priceTable{prices: map[string][]*Price{}, ratios: map[string]float64{}})
 	return s
 }
 
@@ -68,14 +71,15 @@ func (s *Service) Reload(ctx context.Context, st store.Store) error {
 	if err != nil {
 		return err
 	}
+	versions, err := st.Prices().Versions(ctx)
+	if err != nil {
+		return err
+	}
 	groups, err := st.Groups().List(ctx)
 	if err != nil {
 		return err
 	}
-	t := &priceTable{prices: make(map[string]*Price, len(prices)), ratios: make(map[string]float64, len(groups))}
-	for _, p := range prices {
-		t.prices[p.Name] = NewPrice(p)
-	}
+	t := &priceTable{prices: priceLines(prices, versions), ratios: make(map[string]float64, len(groups))}
 	t.millionths = make(map[string]uint64, len(groups))
 	for _, g := range groups {
 		t.ratios[g.Name] = g.Ratio
@@ -101,7 +105,13 @@ func (s *Service) Writer() *Writer { return s.writer }
 // 400, not a 5xx, so client libraries report it at once instead of retrying
 // a call that cannot succeed until an administrator acts.
 func (s *Service) Price(model string) (*Price, error) {
-	if p, ok := s.table.Load().prices[model]; ok {
+	return s.PriceAt(model, time.Now())
+}
+
+// PriceAt is the model's price version in effect at at: what a call
+// admitted then is charged at, also when it is settled later (a task).
+func (s *Service) PriceAt(model string, at time.Time) (*Price, error) {
+	if p := inEffect(s.table.Load().prices[model], at); p != nil {
 		return p, nil
 	}
 	return nil, &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "model_price_error",
@@ -198,7 +208,12 @@ func (s *Service) AdjustToken(ctx context.Context, userID, tokenID, delta int64)
 		return 0, err
 	}
 	key := s.NewRequestKey("tokenadj")
-	s.writer.Ledger(store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: userID, TokenID: tokenID, TokenDelta: delta, CreatedAt: time.Now().UTC()})
+	// The row makes the key's change visible in its log, and lets the
+	// books match every ledger movement of the key to a usage row.
+	s.writer.Item(store.BillingItem{
+		Entry: &store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: userID, TokenID: tokenID, TokenDelta: delta, CreatedAt: time.Now().UTC()},
+		Log: &store.UsageLog{Type: quotaLogType(delta), UserID: userID, TokenID: tokenID, Quota: delta, RequestID: key,
+			Other: noteJSON("API key quota changed by an administrator"), CreatedAt: time.Now().UTC()}})
 	return bal, nil
 }
 

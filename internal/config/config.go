@@ -58,6 +58,8 @@ type Config struct {
 	// GeneratedSecret is true when CryptoSecret was made up at start.
 	// Notify is where alerts are sent (CONTRACT.md §10).
 	Notify Notify `yaml:"notify"`
+	// PriceCatalogue is the scheduled price catalogue check (CONTRACT.md §13).
+	PriceCatalogue PriceCatalogue `yaml:"price_catalogue"`
 
 	GeneratedSecret bool `yaml:"-"`
 	// Demo is set by `turnpike demo`, the one mode that accepts the demo's
@@ -192,6 +194,9 @@ var mainEnvVars = []envVar{
 		c.Notify.Thresholds = t
 		return err
 	}},
+	{"TURNPIKE_PRICE_CATALOGUE_URL", str(func(c *Config) *string { return &c.PriceCatalogue.URL })},
+	{"TURNPIKE_PRICE_CATALOGUE_INTERVAL_HOURS", decimal("TURNPIKE_PRICE_CATALOGUE_INTERVAL_HOURS", func(c *Config) *float64 { return &c.PriceCatalogue.IntervalHours })},
+	{"TURNPIKE_PRICE_CATALOGUE_MAX_CHANGE_RATIO", decimal("TURNPIKE_PRICE_CATALOGUE_MAX_CHANGE_RATIO", func(c *Config) *float64 { return &c.PriceCatalogue.MaxChangeRatio })},
 }
 
 func applyEnv(cfg *Config, getenv func(string) string) error {
@@ -242,6 +247,9 @@ func (c *Config) Validate() error {
 	}
 	if c.LogRetentionDays < 0 {
 		errs = append(errs, "log_retention_days must not be negative")
+	}
+	if err := c.PriceCatalogue.Validate(); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if err := c.Notify.Validate(); err != nil {
 		errs = append(errs, err.Error())

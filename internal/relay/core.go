@@ -62,6 +62,10 @@ type callCore struct {
 	filter func(*routing.Channel) bool
 	// fallbackFrom is the requested model while a fallback model serves.
 	fallbackFrom string
+	// aff is the call's cache affinity; strategy how its channels were
+	// ordered (the usage row's other.affinity and other.strategy).
+	aff      affinity
+	strategy string
 	// inflight is the attempt under way: a row written while it runs (the
 	// answer settles inside its attempt) lists it as the one that served.
 	inflight      *routing.Channel
@@ -167,16 +171,22 @@ func (c *callCore) quota(ch charge) (int64, error) {
 // empty when a fallback model has channels: attemptAll goes on to it.
 func (c *callCore) plan(filter func(*routing.Channel) bool) ([]*routing.Channel, error) {
 	c.filter = filter
-	plan := c.planFor(c.model)
-	if len(plan) == 0 && !c.fallbackPlannable() {
+	plan := c.planFor(c.model, c.price)
+	if len(plan) == 0 && c.aff.first == nil && !c.fallbackPlannable() {
 		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "no_available_channel",
 			Message: "no channel is available for model " + c.model + " right now"}
 	}
 	return plan, nil
 }
 
-func (c *callCore) planFor(model string) []*routing.Channel {
-	return c.table.Plan(c.rl.Router.Health, c.principal.Group, model, c.rl.Options.RetryCount+1, c.filter)
+// planFor plans model at price under the model's strategy; the strategy of
+// the requested model is the row's.
+func (c *callCore) planFor(model string, price *billing.Price) []*routing.Channel {
+	o := c.planOptions(model, price, c.rl.Options.RetryCount+1)
+	if c.strategy == "" {
+		c.strategy = o.Strategy
+	}
+	return c.table.PlanWith(c.rl.Router.Health, o)
 }
 
 // plannable says whether some channel passing filter could serve the model
@@ -193,8 +203,8 @@ func (c *callCore) plannable(filter func(*routing.Channel) bool) bool {
 func (c *callCore) attemptAll(plan []*routing.Channel, attempt func(*routing.Channel) error) error {
 	var err error
 	exhausted := true
-	if len(plan) > 0 {
-		err, exhausted = c.tryPlan(plan, attempt)
+	if len(plan) > 0 || c.aff.first != nil {
+		err, exhausted = c.tryPlan(plan, c.aff.first, attempt)
 	}
 	if !exhausted || c.price == nil || len(c.price.Raw.Fallbacks) == 0 {
 		return err
@@ -210,7 +220,7 @@ func (c *callCore) attemptAll(plan []*routing.Channel, attempt func(*routing.Cha
 			continue
 		}
 		c.fallbackFrom = requested
-		ferr, fexhausted := c.tryPlan(fplan, attempt)
+		ferr, fexhausted := c.tryPlan(fplan, nil, attempt)
 		if ferr == nil || !fexhausted {
 			return ferr // served, or failed in a way the client must see
 		}
@@ -225,8 +235,10 @@ func (c *callCore) attemptAll(plan []*routing.Channel, attempt func(*routing.Cha
 	return err
 }
 
-func (c *callCore) tryPlan(plan []*routing.Channel, attempt func(*routing.Channel) error) (error, bool) {
-	return c.rl.tryChannels(c.r.Context(), plan, func() bool { return c.wrote }, func(ch *routing.Channel) error {
+// tryPlan attempts pin (a session's pinned key; nil for none) and then the
+// plan.
+func (c *callCore) tryPlan(plan []*routing.Channel, pin *routing.Channel, attempt func(*routing.Channel) error) (error, bool) {
+	return c.rl.tryChannels(c.r.Context(), plan, pin, func() bool { return c.wrote }, func(ch *routing.Channel) error {
 		c.channel = ch
 		began := time.Now()
 		if c.attempts == nil {
@@ -237,7 +249,9 @@ func (c *callCore) tryPlan(plan []*routing.Channel, attempt func(*routing.Channe
 		if c.rl.Tracer.On() {
 			c.startAttemptSpan(ch)
 		}
+		ch.Begin()
 		err := attempt(ch)
+		ch.End()
 		c.inflight = nil
 		took := time.Since(began)
 		rec := attemptRecord{ChannelID: ch.ID, KeyIndex: ch.KeyIndex, Status: http.StatusOK, LatencyMS: took.Milliseconds()}
@@ -266,7 +280,7 @@ func (c *callCore) fallbackPlan(model string) ([]*routing.Channel, *billing.Pric
 	if err != nil {
 		return nil, nil
 	}
-	return c.planFor(model), price
+	return c.planFor(model, price), price
 }
 
 func (c *callCore) fallbackPlannable() bool {
@@ -362,7 +376,7 @@ func (c *callCore) settleAt(ch charge, amount int64) {
 	if c.rl.Tracer.On() {
 		c.traceUsage(ch.usage)
 	}
-	c.ticket.Settle(c.background(), c.hold, amount, c.logRow(ch), int64(ch.usage.InputTokens)+int64(ch.usage.OutputTokens))
+	c.ticket.Settle(c.background(), c.hold, amount, c.logRow(ch, true), int64(ch.usage.InputTokens)+int64(ch.usage.OutputTokens))
 	if c.rl.OnSettle != nil && amount > 0 {
 		c.rl.OnSettle(c.principal.UserID, c.principal.TokenID)
 	}
@@ -385,7 +399,7 @@ func (c *callCore) fail(err error) {
 		c.rl.Logger.ErrorContext(c.r.Context(), "relay failed", "surface", c.name, "err", err)
 	}
 	if c.hold != nil {
-		row := c.logRow(charge{})
+		row := c.logRow(charge{}, false)
 		c.refund(&row)
 	}
 	c.status = e.Status
@@ -398,6 +412,9 @@ func (c *callCore) fail(err error) {
 // slots.
 func (c *callCore) finish() {
 	c.ticket.Release(c.background())
+	if c.aff.on {
+		c.rl.Metrics.affinityResult(c.metricModel(), c.aff.result())
+	}
 	c.rl.Metrics.observe(c.name, c.metricModel(), c.metricChannel(), c.status, time.Since(c.start).Seconds())
 }
 
@@ -424,13 +441,17 @@ func (c *callCore) metricChannel() string {
 // and a charge its detail).
 type logOther = admission.Other
 
-// logRow builds the usage row of the call for usage ch.
-func (c *callCore) logRow(ch charge) store.UsageLog {
+// logRow builds the usage row of the call for usage ch; a consume row
+// records what the call cost upstream.
+func (c *callCore) logRow(ch charge, consume bool) store.UsageLog {
 	u := ch.usage
 	row := admission.Row(admission.Account(c.principal), c.model, obs.RequestID(c.r.Context()), u, c.start)
 	o := logOther{Endpoint: c.name, Stream: c.stream, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens,
 		Reasoning: u.ReasoningTokens, GroupRatio: c.rl.Billing.Ratio(c.principal.Group), Attempts: c.attempts,
-		FallbackFrom: c.fallbackFrom}
+		FallbackFrom: c.fallbackFrom, Strategy: c.strategy}
+	if c.aff.on {
+		o.Affinity = c.aff.result()
+	}
 	if c.inflight != nil {
 		// Settled inside the attempt that answered: it is the last one. The
 		// record may take c.attempts' spare slot; o is marshalled below,
@@ -438,9 +459,17 @@ func (c *callCore) logRow(ch charge) store.UsageLog {
 		o.Attempts = append(c.attempts, attemptRecord{ChannelID: c.inflight.ID, KeyIndex: c.inflight.KeyIndex,
 			Status: http.StatusOK, LatencyMS: time.Since(c.inflightSince).Milliseconds()})
 	}
+	if c.price != nil {
+		o.PriceVersion = c.price.Version
+	}
+	var cost *store.ChannelCost
 	if c.channel != nil {
 		row.ChannelID = c.channel.ID
 		o.UpstreamModel = c.channel.MapModel(c.model)
+		cost = c.channel.Cost
+	}
+	if consume && c.price != nil {
+		o.UpstreamCostUSD = admission.USD(admission.UpstreamCost(c.price, cost, c.model, o.UpstreamModel, u, ch.usd))
 	}
 	if c.rowOther != nil {
 		c.rowOther(&o)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/routing"
@@ -28,6 +29,10 @@ type hooks struct {
 	read     func() error
 	estimate estimator
 	filter   func(*routing.Channel) bool
+	// session is the call's cache affinity session (routing.SessionKey),
+	// ok false when the call names none the surface can tell; nil for
+	// surfaces whose calls have no prompt to cache.
+	session func() (key uint64, ok bool)
 	// noChannel replaces the answer when no channel can take the call
 	// (nil keeps the core's 503).
 	noChannel func(err error) error
@@ -82,6 +87,12 @@ func (c *callCore) drive(h *hooks) error {
 	if err := c.admit(h.estimate); err != nil {
 		return err
 	}
+	c.filter = h.filter
+	if h.session != nil {
+		if key, ok := h.session(); ok {
+			c.lookupPin(key)
+		}
+	}
 	plan, err := c.plan(h.filter)
 	if err != nil {
 		if h.noChannel != nil {
@@ -104,8 +115,11 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.r.Context(), c.rl.Options.UpstreamTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.r.Context()), c.rl.Options.UpstreamTimeout)
 	defer cancel()
+	// A client that leaves does not end the upstream call at once: it is
+	// read for clientLeftGrace more, so the usage it reports is billed.
+	defer context.AfterFunc(c.r.Context(), func() { time.AfterFunc(clientLeftGrace, cancel) })()
 	req, done, err := h.send(ctx, a, t, ch)
 	if err != nil {
 		return err
@@ -122,6 +136,7 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 		return adapterError(a, a.Codec(t), resp)
 	}
 	c.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
+	c.servedBy(ch)
 	return h.relay(a, t, ch, resp)
 }
 

@@ -49,17 +49,21 @@ type Group struct {
 // Token is an API key. Only KeyHash (hex SHA-256 of the full key) is stored;
 // KeyMasked is what lists show.
 type Token struct {
-	ID        int64      `json:"id"`
-	UserID    int64      `json:"user_id"`
-	Name      string     `json:"name"`
-	KeyHash   string     `json:"-"`
-	KeyMasked string     `json:"key"`
-	Quota     int64      `json:"quota"` // remaining, or -1 for unlimited
-	UsedQuota int64      `json:"used_quota"`
-	Models    []string   `json:"models"`
-	ExpiresAt *time.Time `json:"expires_at"`
-	Status    string     `json:"status"`
-	CreatedAt time.Time  `json:"created_at"`
+	ID        int64  `json:"id"`
+	UserID    int64  `json:"user_id"`
+	Name      string `json:"name"`
+	KeyHash   string `json:"-"`
+	KeyMasked string `json:"key"`
+	// PrevKeyHash is the hash a rotation replaced; it authenticates until
+	// PrevUntil. Both are empty when no grace is running or was given.
+	PrevKeyHash string     `json:"-"`
+	PrevUntil   *time.Time `json:"-"`
+	Quota       int64      `json:"quota"` // remaining, or -1 for unlimited
+	UsedQuota   int64      `json:"used_quota"`
+	Models      []string   `json:"models"`
+	ExpiresAt   *time.Time `json:"expires_at"`
+	Status      string     `json:"status"`
+	CreatedAt   time.Time  `json:"created_at"`
 }
 
 // Channel is one upstream provider account. Key is the provider secret and
@@ -76,9 +80,40 @@ type Channel struct {
 	Weight       int               `json:"weight"`
 	ModelMapping map[string]string `json:"model_mapping"`
 	Settings     map[string]any    `json:"settings"`
-	Status       string            `json:"status"`
-	CreatedAt    time.Time         `json:"created_at"`
-	UpdatedAt    time.Time         `json:"updated_at"`
+	// Cost is what the operator pays the provider for this channel's
+	// calls; nil pays the models' list prices.
+	Cost      *ChannelCost `json:"cost,omitempty"`
+	Status    string       `json:"status"`
+	CreatedAt time.Time    `json:"created_at"`
+	UpdatedAt time.Time    `json:"updated_at"`
+}
+
+// ChannelCost is a channel's upstream cost: its own prices for the models
+// it names, and for every other model the list price times Discount (nil:
+// the list price). Costs are rates in US dollars, like ModelPrice.
+type ChannelCost struct {
+	Discount *float64             `json:"discount,omitempty"`
+	Prices   map[string]CostPrice `json:"prices,omitempty"`
+}
+
+// CostPrice is what the provider charges the operator for one model, in
+// the units of ModelPrice.
+type CostPrice struct {
+	InputPerMTok      float64     `json:"input_per_mtok,omitempty"`
+	OutputPerMTok     float64     `json:"output_per_mtok,omitempty"`
+	CacheReadPerMTok  float64     `json:"cache_read_per_mtok,omitempty"`
+	CacheWritePerMTok float64     `json:"cache_write_per_mtok,omitempty"`
+	ReasoningPerMTok  float64     `json:"reasoning_per_mtok,omitempty"`
+	PerCall           float64     `json:"per_call,omitempty"`
+	Tiers             []PriceTier `json:"tiers,omitempty"`
+}
+
+// ModelPrice is the cost price in ModelPrice's shape, for the one pricing
+// function.
+func (c CostPrice) ModelPrice(name string) ModelPrice {
+	return ModelPrice{Name: name, InputPerMTok: c.InputPerMTok, OutputPerMTok: c.OutputPerMTok,
+		CacheReadPerMTok: c.CacheReadPerMTok, CacheWritePerMTok: c.CacheWritePerMTok,
+		ReasoningPerMTok: c.ReasoningPerMTok, PerCall: c.PerCall, Tiers: c.Tiers}
 }
 
 // Ability is one row of the model × group → channel index, derived from
@@ -112,10 +147,41 @@ type ModelPrice struct {
 	// Extra holds per-kind pricing (image size/quality factors, audio per
 	// minute, task expressions) as JSON so new kinds need no migration.
 	Extra json.RawMessage `json:"extra,omitempty"`
+	// BatchInputPerMTok and BatchOutputPerMTok are the provider's prices
+	// for batch calls; zero leaves them at the regular prices.
+	BatchInputPerMTok  float64 `json:"batch_input_per_mtok,omitempty"`
+	BatchOutputPerMTok float64 `json:"batch_output_per_mtok,omitempty"`
 	// Fallbacks are the models tried in order when every channel of this
 	// one failed before the first byte.
-	Fallbacks []string  `json:"fallbacks,omitempty"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Fallbacks []string `json:"fallbacks,omitempty"`
+	// Affinity keeps a session on the channel key that served it, so the
+	// provider's prompt cache is hit (CONTRACT §14); nil is the default
+	// (on, 300 s).
+	Affinity *Affinity `json:"affinity,omitempty"`
+	// Routing chooses among the healthy channels of the highest priority;
+	// nil is the default (weighted).
+	Routing   *RoutingChoice `json:"routing,omitempty"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	// Version, EffectiveFrom, Source and Actor describe the price version
+	// the fields above come from. Read: the version in effect. Written
+	// (PriceRepo.Upsert): the version to add, effective now when
+	// EffectiveFrom is zero.
+	Version       int64     `json:"version,omitempty"`
+	EffectiveFrom time.Time `json:"effective_from,omitzero"`
+	Source        string    `json:"source,omitempty"`
+	Actor         string    `json:"actor,omitempty"`
+}
+
+// Affinity is a model's cache affinity setting.
+type Affinity struct {
+	Enabled    bool `json:"enabled"`
+	TTLSeconds int  `json:"ttl_seconds"`
+}
+
+// RoutingChoice is a model's routing strategy: weighted, least_busy,
+// latency or cost.
+type RoutingChoice struct {
+	Strategy string `json:"strategy"`
 }
 
 // PriceTier is the price of a request whose input tokens (cache tokens

@@ -60,6 +60,7 @@ type Store interface {
 	Responses() ResponseRepo
 	Tasks() TaskRepo
 	Plugins() PluginRepo
+	Books() BooksRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through
@@ -122,6 +123,9 @@ func (u GroupUse) Empty() bool { return u.UserN == 0 && u.KeyN == 0 && len(u.Cha
 type TokenRepo interface {
 	Create(ctx context.Context, t *Token) error
 	Get(ctx context.Context, id int64) (*Token, error)
+	// GetByHash finds the key whose current hash is keyHash, else the one
+	// whose previous hash it is (PrevKeyHash; its grace may have ended:
+	// the caller checks PrevUntil).
 	GetByHash(ctx context.Context, keyHash string) (*Token, error)
 	// GetByName finds a user's token by name (the seed file's natural key).
 	GetByName(ctx context.Context, userID int64, name string) (*Token, error)
@@ -131,6 +135,11 @@ type TokenRepo interface {
 	ListFiltered(ctx context.Context, f TokenFilter, p Page) ([]Token, int, error)
 	// Update writes name, models, expiry and status.
 	Update(ctx context.Context, t *Token) error
+	// Rotate gives the key a new hash. With graceUntil set, the hash it
+	// replaces keeps authenticating until then (GetByHash finds it); a
+	// rotation without grace, or a later rotation, ends the old one at once.
+	// A missing key is ErrNotFound.
+	Rotate(ctx context.Context, id int64, hash, masked string, graceUntil *time.Time) error
 	// SetQuota overwrites the key's remaining quota; -1 makes it unlimited
 	// and anything below -1 is rejected. It records no ledger entry: it is
 	// for switching a key between limited and unlimited, which changes the
@@ -153,12 +162,27 @@ type ChannelRepo interface {
 	Abilities(ctx context.Context) ([]Ability, error)
 }
 
-// PriceRepo stores model prices keyed by model name.
+// PriceRepo stores model prices keyed by model name, each with its
+// versions.
 type PriceRepo interface {
+	// Upsert sets the model's price: it adds a version numbered after the
+	// model's last one (deleted or not), effective from p.EffectiveFrom
+	// (now when zero) and recorded with p.Source and p.Actor, and writes
+	// the model's fallbacks. No earlier version is changed.
 	Upsert(ctx context.Context, p ModelPrice) error
+	// Get and List answer each model with the version in effect now (the
+	// earliest one while none is, so a model priced only from a future
+	// time still shows what it will cost).
 	Get(ctx context.Context, name string) (*ModelPrice, error)
 	List(ctx context.Context) ([]ModelPrice, error)
+	// Delete removes the model's price; its versions stay as history.
 	Delete(ctx context.Context, name string) error
+	// History is the model's versions, newest (highest numbered) first;
+	// empty, not an error, for a model that never had a price.
+	History(ctx context.Context, name string) ([]PriceVersion, error)
+	// Versions is every version of every model that has a price now, in
+	// model and version order: what a price snapshot chooses from.
+	Versions(ctx context.Context) ([]PriceVersion, error)
 }
 
 // LogRepo stores the usage log. Insert takes a batch because logs are

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -58,7 +58,7 @@ func taskCost(p *billing.Price, schema manifest.UsageSchema, facts map[string]an
 		if !ok || f.Type != "number" {
 			return nil, priceError(p.Name, "per_unit names %q, which is not a number fact of the plugin's usage schema", k)
 		}
-		n, _ := numberFact(facts[k])
+		n, _ := manifest.Number(facts[k])
 		if n > maxUsageFact {
 			// Facts are checked when they arrive; this guards facts that
 			// reach pricing another way (a stored row from before the bound).
@@ -72,21 +72,6 @@ func taskCost(p *billing.Price, schema manifest.UsageSchema, facts map[string]an
 		cost.Add(cost, units.Mul(units, rate))
 	}
 	return cost, nil
-}
-
-func numberFact(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return float64(x), true
-	case float64:
-		return x, !math.IsNaN(x) && !math.IsInf(x, 0)
-	case json.Number:
-		f, err := x.Float64()
-		return f, err == nil
-	case int:
-		return float64(x), true
-	}
-	return 0, false
 }
 
 // validateFacts checks usage facts against the selected schema (SPEC §4.2
@@ -123,7 +108,7 @@ const maxUsageFact = 1e12
 func checkFact(f manifest.UsageField, k string, val any) error {
 	switch {
 	case f.Type == "number":
-		n, ok := numberFact(val)
+		n, ok := manifest.Number(val)
 		if !ok || n < 0 {
 			return fmt.Errorf("usage fact %q must be a non-negative number", k)
 		}
@@ -136,7 +121,7 @@ func checkFact(f manifest.UsageField, k string, val any) error {
 		}
 	case len(f.Enum) > 0:
 		s, _ := val.(string)
-		if !contains(f.Enum, s) {
+		if !slices.Contains(f.Enum, s) {
 			return fmt.Errorf("usage fact %q must be one of the schema's enum values", k)
 		}
 	}
@@ -155,7 +140,10 @@ func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]an
 	row := admission.Row(t.account(), t.Model, t.BillingKey, ir.Usage{}, time.Time{})
 	row.Type, row.ChannelID, row.Quota = typ, t.ChannelID, quota
 	o := admission.Other{Surface: taskSurface, UpstreamModel: t.UpstreamModel,
-		GroupRatio: s.d.Billing.Ratio(t.Group), Attempts: attempts}
+		GroupRatio: s.d.Billing.Ratio(t.Group), Attempts: attempts, PriceVersion: s.priceVersionOf(t)}
+	if typ == store.LogConsume || typ == store.LogRefund {
+		o.UpstreamCostUSD = admission.USD(s.upstreamCost(t, quota, o.GroupRatio))
+	}
 	detail := make(map[string]any, len(extra)+3)
 	for k, v := range extra {
 		detail[k] = v
@@ -164,6 +152,42 @@ func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]an
 	row.Other = admission.MarshalOther(&o, detail)
 	return row
 }
+
+// upstreamCost is what quota, charged for t at groupRatio, cost upstream
+// at t's channel: a task row carries only its quota, so its list-price
+// dollars are recovered from it (exact up to the half unit the charge was
+// rounded by) and priced with the call rows' rule.
+func (s *Service) upstreamCost(t *Task, quota int64, groupRatio float64) *big.Rat {
+	usd := admission.QuotaUSD(quota, s.d.Billing.QuotaPerUSD(), groupRatio)
+	price, err := s.d.Billing.Price(t.Model)
+	if err != nil {
+		return usd
+	}
+	var cost *store.ChannelCost
+	if s.d.Router != nil {
+		if tbl := s.d.Router.Table(); tbl != nil {
+			if ch := tbl.Channel(t.ChannelID); ch != nil {
+				cost = ch.Cost
+			}
+		}
+	}
+	return admission.UpstreamCost(price, cost, t.Model, t.UpstreamModel, ir.Usage{}, usd)
+}
+
+// priceVersionOf is the price version t was admitted at: the submitting
+// process knows it; any other finds the version in effect at the submit.
+func (s *Service) priceVersionOf(t *Task) int64 {
+	if t.priceVersion != 0 {
+		return t.priceVersion
+	}
+	if p, err := s.d.Billing.PriceAt(t.Model, submittedAt(t)); err == nil {
+		return p.Version
+	}
+	return 0
+}
+
+// submittedAt is when t was submitted, the moment its price is taken at.
+func submittedAt(t *Task) time.Time { return time.UnixMilli(t.SubmittedAt) }
 
 // taskSurface names task rows' surface in the usage log, as chat rows name theirs.
 const taskSurface = "task"

@@ -16,6 +16,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/task/egress"
 )
 
 // submission is one decoded submit, ready for channel selection.
@@ -38,7 +39,7 @@ type submission struct {
 	body      any
 	headers   map[string]any
 	files     []any
-	resolver  FileResolver
+	resolver  egress.FileResolver
 	origins   []*Task
 	retain    bool
 	// channels, when set, is the plan a host protocol already chose (its
@@ -98,7 +99,8 @@ func (s *Service) submit(ctx context.Context, sub *submission) (*submitted, erro
 	defer sub.ticket.Release(context.WithoutCancel(ctx))
 	t := &Task{Task: store.Task{PublicID: newPublicID(), PluginKey: sub.plugin.Key, PluginVersion: sub.plugin.Version, Model: sub.model,
 		UserID: sub.principal.UserID, TokenID: sub.principal.TokenID, Group: sub.principal.Group, RetainResult: sub.retain}}
-	t.BillingKey = "task-" + t.PublicID
+	t.priceVersion = price.Version
+	t.BillingKey = store.TaskHoldPrefix + t.PublicID
 	var out *submitted
 	tries := routing.Attempts{Health: s.d.Router.Health, RetryCount: s.opts.RetryCount}
 	judged := func(ch *routing.Channel, e *ir.Error, moveOn bool) {

@@ -12,11 +12,12 @@ import (
 
 type channelRepo struct{ s *Store }
 
-const channelSelect = "SELECT id, name, type, base_url, channel_key, models, group_list, priority, weight, model_mapping, settings, status, created_at, updated_at FROM channels"
+const channelSelect = "SELECT id, name, type, base_url, channel_key, models, group_list, priority, weight, model_mapping, settings, cost, status, created_at, updated_at FROM channels"
 
 // channelRow holds a channel's JSON columns in their stored form.
 type channelRow struct {
 	models, groups, mapping, settings string
+	cost                              sql.NullString
 }
 
 func encodeChannel(c *store.Channel) (channelRow, error) {
@@ -39,15 +40,24 @@ func encodeChannel(c *store.Channel) (channelRow, error) {
 	if settings == nil {
 		settings = map[string]any{}
 	}
-	r.settings, err = jsonText(settings)
-	return r, err
+	if r.settings, err = jsonText(settings); err != nil {
+		return r, err
+	}
+	if c.Cost != nil {
+		text, err := jsonText(c.Cost)
+		if err != nil {
+			return r, err
+		}
+		r.cost = sql.NullString{String: text, Valid: true}
+	}
+	return r, nil
 }
 
 func scanChannel(row interface{ Scan(...any) error }) (store.Channel, error) {
 	var c store.Channel
 	var r channelRow
 	if err := row.Scan(&c.ID, &c.Name, &c.Type, &c.BaseURL, &c.Key, &r.models, &r.groups, &c.Priority, &c.Weight,
-		&r.mapping, &r.settings, &c.Status, &c.CreatedAt, &c.UpdatedAt); err != nil {
+		&r.mapping, &r.settings, &r.cost, &c.Status, &c.CreatedAt, &c.UpdatedAt); err != nil {
 		return c, err
 	}
 	c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
@@ -66,6 +76,12 @@ func scanChannel(row interface{ Scan(...any) error }) (store.Channel, error) {
 	if err := json.Unmarshal([]byte(r.settings), &c.Settings); err != nil {
 		return c, fmt.Errorf("decode settings: %w", err)
 	}
+	if r.cost.Valid && r.cost.String != "" {
+		c.Cost = &store.ChannelCost{}
+		if err := json.Unmarshal([]byte(r.cost.String), c.Cost); err != nil {
+			return c, fmt.Errorf("decode cost: %w", err)
+		}
+	}
 	return c, nil
 }
 
@@ -82,8 +98,8 @@ func (r channelRepo) Create(ctx context.Context, c *store.Channel) error {
 	err = r.s.withTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		id, err = r.s.insert(ctx, tx,
-			"INSERT INTO channels (name, type, base_url, channel_key, models, group_list, priority, weight, model_mapping, settings, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			c.Name, c.Type, c.BaseURL, c.Key, enc.models, enc.groups, c.Priority, c.Weight, enc.mapping, enc.settings, status, created, updated)
+			"INSERT INTO channels (name, type, base_url, channel_key, models, group_list, priority, weight, model_mapping, settings, cost, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			c.Name, c.Type, c.BaseURL, c.Key, enc.models, enc.groups, c.Priority, c.Weight, enc.mapping, enc.settings, enc.cost, status, created, updated)
 		if err != nil {
 			return err
 		}
@@ -106,8 +122,8 @@ func (r channelRepo) Update(ctx context.Context, c *store.Channel) error {
 	updated, status := now(), defaultStatus(c.Status)
 	err = r.s.withTx(ctx, func(tx *sql.Tx) error {
 		err := r.s.execOne(ctx, tx, "update channel",
-			"UPDATE channels SET name = ?, type = ?, base_url = ?, channel_key = ?, models = ?, group_list = ?, priority = ?, weight = ?, model_mapping = ?, settings = ?, status = ?, updated_at = ? WHERE id = ?",
-			c.Name, c.Type, c.BaseURL, c.Key, enc.models, enc.groups, c.Priority, c.Weight, enc.mapping, enc.settings, status, updated, c.ID)
+			"UPDATE channels SET name = ?, type = ?, base_url = ?, channel_key = ?, models = ?, group_list = ?, priority = ?, weight = ?, model_mapping = ?, settings = ?, cost = ?, status = ?, updated_at = ? WHERE id = ?",
+			c.Name, c.Type, c.BaseURL, c.Key, enc.models, enc.groups, c.Priority, c.Weight, enc.mapping, enc.settings, enc.cost, status, updated, c.ID)
 		if err != nil {
 			return err
 		}

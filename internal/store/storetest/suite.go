@@ -25,8 +25,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Users", userTests},
 		{"Groups", groupTests},
 		{"Tokens", tokenTests},
+		{"TokenRotation", rotationTests},
 		{"Channels", channelTests},
 		{"Prices", priceTests},
+		{"PriceVersions", priceVersionTests},
 		{"Logs", logTests},
 		{"Ledger", ledgerTests},
 		{"Batch", batchTests},
@@ -35,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Responses", responseTests},
 		{"Tasks", taskTests},
 		{"Plugins", pluginTests},
+		{"Books", booksTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

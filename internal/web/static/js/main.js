@@ -23,6 +23,7 @@ const ROUTES = [
   { path: "/groups", module: "groups", role: "admin", section: "Administration" },
   { path: "/redemptions", module: "redemptions", role: "admin", section: "Administration" },
   { path: "/plugins", module: "plugins", role: "root", section: "Root" },
+  { path: "/prices", module: "prices", role: "root", section: "Root" },
   { path: "/audit", module: "audit", role: "root", section: "Root" },
 ];
 
@@ -121,7 +122,9 @@ function renderShell() {
     h("aside", { class: "sidebar" },
       h("div", { class: "brand" }, h("img", { src: faviconURL(), alt: "" }), "Turnpike"),
       state.nav,
-      h("div", { class: "sidebar-foot" }, user, languageSwitch(), themeToggle(), h("button", { type: "button", id: "logout", onclick: logout }, t("shell.logout")))),
+      h("div", { class: "sidebar-foot" }, user, languageSwitch(), themeToggle(),
+        h("a", { href: "/api/openapi.json", id: "api-reference", target: "_blank", rel: "noopener" }, t("shell.apiReference")),
+        h("button", { type: "button", id: "logout", onclick: logout }, t("shell.logout")))),
     state.main);
   shell.id = "app";
   document.getElementById("app").replaceWith(shell);

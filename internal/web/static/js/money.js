@@ -20,7 +20,13 @@ function locale() {
 
 /** usd formats a quota amount as dollars, with more digits for small sums. */
 export function usd(q) {
-  const d = Number(q) / perUSD;
+  return dollars(Number(q) / perUSD);
+}
+
+/** dollars formats a US-dollar amount (a number or a decimal string). */
+export function dollars(v) {
+  const d = Number(v);
+  if (!Number.isFinite(d)) return "—";
   const small = Math.abs(d) > 0 && Math.abs(d) < 0.01;
   return new Intl.NumberFormat(locale(), { style: "currency", currency: "USD",
     minimumFractionDigits: small ? 4 : 2, maximumFractionDigits: small ? 6 : 2 }).format(d);

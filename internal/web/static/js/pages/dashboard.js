@@ -1,9 +1,9 @@
 // Dashboard: the user's balance and a chart of recent requests and cost.
 import { h, num } from "../dom.js";
 import { t } from "../i18n.js";
-import { money } from "../money.js";
+import { money, dollars } from "../money.js";
 import { api, items } from "../api.js";
-import { pageHead, alertBox, showError } from "../ui.js";
+import { pageHead, alertBox, showError, table } from "../ui.js";
 import { usageChart } from "../chart.js";
 
 export async function render(main, ctx) {
@@ -30,6 +30,36 @@ export async function render(main, ctx) {
     showError(box, e);
     chartCard.append(box);
   }
+  if (me.role === "admin" || me.role === "root") main.append(await marginCard());
+}
+
+// marginCard is what the last day's calls were charged beside what they
+// cost upstream, per channel (GET /api/reports/margin).
+async function marginCard() {
+  const card = h("section", { class: "card", "aria-labelledby": "margin-title" },
+    h("h2", { id: "margin-title" }, t("dash.margin")), h("p", { class: "muted" }, t("dash.marginSub")));
+  try {
+    const data = await api("GET", "/api/reports/margin?group_by=channel");
+    const rows = data.items || [];
+    const total = rows.reduce((s, r) => ({ charged: s.charged + Number(r.charged_usd), cost: s.cost + Number(r.upstream_cost_usd) }),
+      { charged: 0, cost: 0 });
+    card.append(h("div", { class: "cards" },
+      stat(t("dash.charged"), dollars(total.charged), "stat-charged"),
+      stat(t("dash.cost"), dollars(total.cost), "stat-cost"),
+      stat(t("dash.marginTotal"), dollars(total.charged - total.cost), "stat-margin")));
+    card.append(table(t("dash.margin"), [
+      { label: t("dash.channel"), cell: (r) => r.name || (r.key === "0" ? "—" : `#${r.key}`) },
+      { label: t("dash.requests"), cell: (r) => num(r.requests), num: true },
+      { label: t("dash.charged"), cell: (r) => dollars(r.charged_usd), num: true },
+      { label: t("dash.cost"), cell: (r) => dollars(r.upstream_cost_usd), num: true },
+      { label: t("dash.marginTotal"), cell: (r) => dollars(r.margin_usd), num: true },
+    ], rows, t("dash.noMargin")));
+  } catch (e) {
+    const box = alertBox();
+    showError(box, e);
+    card.append(box);
+  }
+  return card;
 }
 
 function stat(label, value, id) {

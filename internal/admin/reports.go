@@ -1,0 +1,118 @@
+package admin
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/apijson"
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/books"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// maxProviderCSV bounds an uploaded usage export.
+const maxProviderCSV = 16 << 20
+
+func (a *API) routeReports(mux *http.ServeMux) {
+	a.route(mux, "GET /api/reports/margin", store.RoleAdmin, "report", a.marginReport)
+	a.route(mux, "GET /api/reports/cache", store.RoleAdmin, "report", a.cacheReport)
+	a.route(mux, "GET /api/reports/reconcile", store.RoleRoot, "report", a.reconcileReport)
+	a.route(mux, "POST /api/reports/reconcile/provider", store.RoleRoot, "channel", a.providerReport)
+}
+
+// window reads since and until; this node's queued billing items are
+// written first, so a report includes the calls this node just answered.
+func (a *API) window(r *http.Request) (store.Window, error) {
+	q := r.URL.Query()
+	w, err := books.ParseWindow(q.Get("since"), q.Get("until"), time.Now())
+	if err != nil {
+		return w, badRequest("%s", err.Error())
+	}
+	return w, a.flush(r.Context())
+}
+
+func (a *API) marginReport(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+	win, err := a.window(r)
+	if err != nil {
+		return err
+	}
+	by := r.URL.Query().Get("group_by")
+	if by == "" {
+		by = "channel"
+	}
+	items, err := books.Margin(r.Context(), a.d.Store, win, by, a.d.Billing.QuotaPerUSD())
+	var bad books.ErrGrouping
+	if errors.As(err, &bad) {
+		return badRequest("%s", err.Error())
+	}
+	if err != nil {
+		return err
+	}
+	apijson.Write(w, http.StatusOK, map[string]any{"items": items, "group_by": by, "since": win.Since, "until": win.Until})
+	return nil
+}
+
+func (a *API) cacheReport(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+	win, err := a.window(r)
+	if err != nil {
+		return err
+	}
+	by := r.URL.Query().Get("group_by")
+	if by == "" {
+		by = "channel"
+	}
+	items, err := books.Cache(r.Context(), a.d.Store, win, by)
+	var bad books.ErrGrouping
+	if errors.As(err, &bad) {
+		return badField("group_by", "must be channel, key or model")
+	}
+	if err != nil {
+		return err
+	}
+	apijson.Write(w, http.StatusOK, map[string]any{"items": items, "group_by": by, "since": win.Since, "until": win.Until})
+	return nil
+}
+
+func (a *API) reconcileReport(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+	win, err := a.window(r)
+	if err != nil {
+		return err
+	}
+	rep, err := books.Reconcile(r.Context(), a.d.Store, win, time.Now())
+	if err != nil {
+		return err
+	}
+	apijson.Write(w, http.StatusOK, rep)
+	return nil
+}
+
+func (a *API) providerReport(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+	id, err := queryID(r, "channel_id")
+	if err != nil {
+		return err
+	}
+	if id == 0 {
+		return badRequest("channel_id is required")
+	}
+	if _, err := a.d.Store.Channels().Get(r.Context(), id); err != nil {
+		return err
+	}
+	theirs, err := books.ParseProviderCSV(http.MaxBytesReader(w, r.Body, maxProviderCSV))
+	var bad *books.CSVError
+	if errors.As(err, &bad) {
+		return badRequest("%s", err.Error())
+	}
+	if err != nil {
+		return err
+	}
+	if err := a.flush(r.Context()); err != nil {
+		return err
+	}
+	rep, err := books.CompareProvider(r.Context(), a.d.Store, id, theirs)
+	if err != nil {
+		return err
+	}
+	apijson.Write(w, http.StatusOK, rep)
+	return nil
+}

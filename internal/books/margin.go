@@ -1,0 +1,144 @@
+package books
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+
+	"github.com/turnpike-gw/turnpike/internal/admission"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// Groupings of the margin report.
+var Groupings = []string{"channel", "model", "user", "token"}
+
+// MarginItem is one group's line of the margin report. Dollar figures
+// are decimal strings, like the rows' upstream_cost_usd, so sums stay
+// exact.
+type MarginItem struct {
+	Key string `json:"key"`
+	// Name is the channel's, user's or key's name where Key is its id.
+	Name            string `json:"name,omitempty"`
+	Requests        int64  `json:"requests"`
+	ChargedQuota    int64  `json:"charged_quota"`
+	ChargedUSD      string `json:"charged_usd"`
+	UpstreamCostUSD string `json:"upstream_cost_usd"`
+	MarginUSD       string `json:"margin_usd"`
+}
+
+// rowCost is the part of a row's other the margin reads.
+type rowCost struct {
+	UpstreamCostUSD string `json:"upstream_cost_usd"`
+	Adjustment      bool   `json:"adjustment"`
+}
+
+type marginSum struct {
+	requests, quota int64
+	cost            big.Rat
+}
+
+// Margin sums the window's consume rows less its refund rows per group:
+// what was charged (quota and dollars at quotaPerUSD) and what the calls
+// cost upstream (other.upstream_cost_usd). A task's correction rows change
+// its sums but are not requests of their own.
+func Margin(ctx context.Context, st store.Store, w store.Window, groupBy string, quotaPerUSD int64) ([]MarginItem, error) {
+	keyOf, err := grouping(groupBy)
+	if err != nil {
+		return nil, err
+	}
+	sums := map[string]*marginSum{}
+	err = st.Books().EachLog(ctx, w, []string{store.LogConsume, store.LogRefund}, func(l store.UsageLog) error {
+		k := keyOf(l)
+		s := sums[k]
+		if s == nil {
+			s = &marginSum{}
+			sums[k] = s
+		}
+		var o rowCost
+		_ = json.Unmarshal(l.Other, &o) // a row without other costs nothing upstream
+		cost, ok := new(big.Rat).SetString(o.UpstreamCostUSD)
+		if !ok {
+			cost = new(big.Rat)
+		}
+		if l.Type == store.LogRefund {
+			s.quota -= l.Quota
+			s.cost.Sub(&s.cost, cost)
+			return nil
+		}
+		if !o.Adjustment {
+			s.requests++
+		}
+		s.quota += l.Quota
+		s.cost.Add(&s.cost, cost)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	items := make([]MarginItem, 0, len(sums))
+	for k, s := range sums {
+		charged := big.NewRat(s.quota, quotaPerUSD)
+		margin := new(big.Rat).Sub(charged, &s.cost)
+		items = append(items, MarginItem{Key: k, Requests: s.requests, ChargedQuota: s.quota,
+			ChargedUSD: admission.USD(charged), UpstreamCostUSD: admission.USD(&s.cost), MarginUSD: admission.USD(margin)})
+	}
+	sort.Slice(items, func(i, j int) bool {
+		if items[i].ChargedQuota != items[j].ChargedQuota {
+			return items[i].ChargedQuota > items[j].ChargedQuota
+		}
+		return items[i].Key < items[j].Key
+	})
+	nameItems(ctx, st, groupBy, items)
+	return items, nil
+}
+
+// ErrGrouping is a group_by the report does not know.
+type ErrGrouping string
+
+func (e ErrGrouping) Error() string {
+	return fmt.Sprintf("group_by must be channel, model, user or token, not %q", string(e))
+}
+
+func grouping(by string) (func(store.UsageLog) string, error) {
+	switch by {
+	case "channel":
+		return func(l store.UsageLog) string { return strconv.FormatInt(l.ChannelID, 10) }, nil
+	case "model":
+		return func(l store.UsageLog) string { return l.Model }, nil
+	case "user":
+		return func(l store.UsageLog) string { return strconv.FormatInt(l.UserID, 10) }, nil
+	case "token":
+		return func(l store.UsageLog) string { return strconv.FormatInt(l.TokenID, 10) }, nil
+	}
+	return nil, ErrGrouping(by)
+}
+
+// nameItems adds the names of the channels, users or keys the items are;
+// a record deleted since keeps only its id.
+func nameItems(ctx context.Context, st store.Store, by string, items []MarginItem) {
+	for i := range items {
+		id, err := strconv.ParseInt(items[i].Key, 10, 64)
+		if err != nil || id == 0 {
+			continue
+		}
+		var name string
+		switch by {
+		case "channel":
+			if c, err := st.Channels().Get(ctx, id); err == nil {
+				name = c.Name
+			}
+		case "user":
+			if u, err := st.Users().Get(ctx, id); err == nil {
+				name = u.Username
+			}
+		case "token":
+			if t, err := st.Tokens().Get(ctx, id); err == nil {
+				name = t.Name
+			}
+		}
+		items[i].Name = name
+	}
+}

@@ -1,0 +1,281 @@
+package books
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/admission"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// ProviderHeader is the columns of a provider's usage export, one row per
+// UTC day and model.
+var ProviderHeader = []string{"date", "model", "requests", "input_tokens", "output_tokens", "cost_usd"}
+
+// MaxProviderRows bounds an uploaded export: a year of days for a few
+// hundred models.
+const MaxProviderRows = 200_000
+
+// FlagPct is how far apart ours and theirs may be before a line is flagged.
+const FlagPct = 2.0
+
+// Usage is one side of a provider comparison line. CostUSD is empty
+// where that side has no cost.
+type Usage struct {
+	Requests     int64  `json:"requests"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
+	CostUSD      string `json:"cost_usd"`
+	cost         *big.Rat // nil: this side has no cost
+}
+
+// ProviderLine is one day and model: our rows routed to the channel beside
+// the provider's figures. DifferencePct is (ours − theirs) ÷ theirs in per
+// cent, of the cost where both sides have one and of the tokens otherwise.
+type ProviderLine struct {
+	Date          string  `json:"date"`
+	Model         string  `json:"model"`
+	Ours          Usage   `json:"ours"`
+	Theirs        Usage   `json:"theirs"`
+	DifferencePct float64 `json:"difference_pct"`
+	Compared      string  `json:"compared"` // cost_usd or tokens
+	Flag          bool    `json:"flag"`
+}
+
+// ProviderReport is the comparison of a channel with its provider.
+type ProviderReport struct {
+	ChannelID int64          `json:"channel_id"`
+	Since     string         `json:"since"`
+	Until     string         `json:"until"`
+	Items     []ProviderLine `json:"items"`
+	Flagged   int            `json:"flagged"`
+}
+
+// CSVError is an export that cannot be read; its message names the line.
+type CSVError struct{ msg string }
+
+func (e *CSVError) Error() string { return e.msg }
+
+func csvErr(format string, args ...any) error { return &CSVError{fmt.Sprintf(format, args...)} }
+
+type lineKey struct{ date, model string }
+
+// ParseProviderCSV reads a provider's usage export (ProviderHeader, in any
+// column order).
+func ParseProviderCSV(r io.Reader) (map[lineKey]*Usage, error) {
+	cr := csv.NewReader(r)
+	cr.TrimLeadingSpace = true
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, csvErr("the CSV is empty; its first line must be the header %s", strings.Join(ProviderHeader, ","))
+	}
+	if err != nil {
+		return nil, csvErr("the CSV's header cannot be read: %v", err)
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		col[h] = i
+	}
+	for _, name := range ProviderHeader {
+		if _, ok := col[name]; !ok {
+			return nil, csvErr("the CSV's header lacks the column %q; it must be %s", name, strings.Join(ProviderHeader, ","))
+		}
+	}
+	out := map[lineKey]*Usage{}
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, csvErr("line %d cannot be read: %v", line, err)
+		}
+		if len(out) >= MaxProviderRows {
+			return nil, csvErr("the CSV has more than %d rows", MaxProviderRows)
+		}
+		field := func(name string) string { return strings.TrimSpace(rec[col[name]]) }
+		day, err := time.Parse(time.DateOnly, field("date"))
+		if err != nil {
+			return nil, csvErr("line %d: date %q is not a UTC day such as 2026-01-31", line, field("date"))
+		}
+		model := field("model")
+		if model == "" {
+			return nil, csvErr("line %d: model is empty", line)
+		}
+		u := &Usage{}
+		for _, n := range []struct {
+			name string
+			dst  *int64
+		}{{"requests", &u.Requests}, {"input_tokens", &u.InputTokens}, {"output_tokens", &u.OutputTokens}} {
+			v := field(n.name)
+			if v == "" {
+				continue
+			}
+			if *n.dst, err = strconv.ParseInt(v, 10, 64); err != nil || *n.dst < 0 {
+				return nil, csvErr("line %d: %s %q is not a whole number of zero or more", line, n.name, v)
+			}
+		}
+		if v := field("cost_usd"); v != "" {
+			c, ok := new(big.Rat).SetString(strings.TrimPrefix(v, "$"))
+			if !ok || c.Sign() < 0 {
+				return nil, csvErr("line %d: cost_usd %q is not a dollar amount of zero or more", line, v)
+			}
+			u.cost, u.CostUSD = c, admission.USD(c)
+		}
+		k := lineKey{day.Format(time.DateOnly), model}
+		if out[k] != nil {
+			return nil, csvErr("line %d: %s %s appears twice; the export has one row per day and model", line, k.date, k.model)
+		}
+		out[k] = u
+	}
+	if len(out) == 0 {
+		return nil, csvErr("the CSV has a header but no rows")
+	}
+	return out, nil
+}
+
+// providerRow is the part of a row's other the comparison reads.
+type providerRow struct {
+	UpstreamModel   string `json:"upstream_model"`
+	UpstreamCostUSD string `json:"upstream_cost_usd"`
+	Adjustment      bool   `json:"adjustment"`
+}
+
+// CompareProvider sets theirs (ParseProviderCSV) beside the consume and
+// refund rows routed to channelID on the export's days. Ours are named by
+// the model the provider was asked for (other.upstream_model); a line of
+// theirs under the gateway's own name of a model is matched too.
+func CompareProvider(ctx context.Context, st store.Store, channelID int64, theirs map[lineKey]*Usage) (*ProviderReport, error) {
+	var first, last string
+	for k := range theirs {
+		if first == "" || k.date < first {
+			first = k.date
+		}
+		if k.date > last {
+			last = k.date
+		}
+	}
+	since, _ := time.Parse(time.DateOnly, first)
+	until, _ := time.Parse(time.DateOnly, last)
+	until = until.Add(24 * time.Hour)
+	ours := map[lineKey]*Usage{}
+	alias := map[lineKey]lineKey{} // the gateway's name of a model → the upstream's
+	err := st.Books().EachLog(ctx, store.Window{Since: since, Until: until}, []string{store.LogConsume, store.LogRefund}, func(l store.UsageLog) error {
+		if l.ChannelID != channelID {
+			return nil
+		}
+		var o providerRow
+		_ = json.Unmarshal(l.Other, &o)
+		model := o.UpstreamModel
+		if model == "" {
+			model = l.Model
+		}
+		k := lineKey{l.CreatedAt.UTC().Format(time.DateOnly), model}
+		if model != l.Model {
+			alias[lineKey{k.date, l.Model}] = k
+		}
+		u := ours[k]
+		if u == nil {
+			u = &Usage{}
+			ours[k] = u
+		}
+		cost, ok := new(big.Rat).SetString(o.UpstreamCostUSD)
+		if ok && u.cost == nil {
+			u.cost = new(big.Rat)
+		}
+		if l.Type == store.LogRefund {
+			if ok {
+				u.cost.Sub(u.cost, cost)
+			}
+			return nil
+		}
+		if !o.Adjustment {
+			u.Requests++
+		}
+		u.InputTokens += int64(l.PromptTokens)
+		u.OutputTokens += int64(l.CompletionTokens)
+		if ok {
+			u.cost.Add(u.cost, cost)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep := &ProviderReport{ChannelID: channelID, Since: first, Until: last, Items: []ProviderLine{}}
+	matched := map[lineKey]bool{}
+	for k, t := range theirs {
+		ok := k
+		if ours[ok] == nil {
+			if a, found := alias[k]; found && theirs[a] == nil {
+				ok = a
+			}
+		}
+		o := ours[ok]
+		if o == nil {
+			o = &Usage{}
+		} else {
+			matched[ok] = true
+		}
+		rep.add(k, o, t)
+	}
+	for k, o := range ours {
+		if !matched[k] {
+			rep.add(k, o, &Usage{})
+		}
+	}
+	sort.Slice(rep.Items, func(i, j int) bool {
+		a, b := rep.Items[i], rep.Items[j]
+		if a.Date != b.Date {
+			return a.Date < b.Date
+		}
+		return a.Model < b.Model
+	})
+	return rep, nil
+}
+
+func (rep *ProviderReport) add(k lineKey, ours, theirs *Usage) {
+	if ours.cost != nil {
+		ours.CostUSD = admission.USD(ours.cost)
+	}
+	l := ProviderLine{Date: k.date, Model: k.model, Ours: *ours, Theirs: *theirs}
+	if ours.cost != nil && theirs.cost != nil {
+		l.Compared = "cost_usd"
+		l.DifferencePct = pct(ours.cost, theirs.cost)
+	} else {
+		l.Compared = "tokens"
+		l.DifferencePct = pct(big.NewRat(ours.InputTokens+ours.OutputTokens, 1), big.NewRat(theirs.InputTokens+theirs.OutputTokens, 1))
+	}
+	l.Flag = math.Abs(l.DifferencePct) > FlagPct
+	if l.Flag {
+		rep.Flagged++
+	}
+	rep.Items = append(rep.Items, l)
+}
+
+// pct is (ours − theirs) ÷ theirs in per cent, rounded to hundredths;
+// against nothing, anything is 100 % more.
+func pct(ours, theirs *big.Rat) float64 {
+	if theirs.Sign() == 0 {
+		if ours.Sign() == 0 {
+			return 0
+		}
+		return 100
+	}
+	d := new(big.Rat).Sub(ours, theirs)
+	d.Quo(d, theirs)
+	f, _ := d.Mul(d, big.NewRat(100, 1)).Float64()
+	return math.Round(f*100) / 100
+}

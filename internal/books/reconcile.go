@@ -1,0 +1,323 @@
+package books
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// Report is the reconciliation of a window (CONTRACT §13).
+type Report struct {
+	OK    bool      `json:"ok"`
+	Since time.Time `json:"since"`
+	Until time.Time `json:"until"`
+	// OpenHolds is how many reservations were still open at Until.
+	OpenHolds   int          `json:"open_holds"`
+	Users       []Account    `json:"users"`
+	Tokens      []Account    `json:"tokens"`
+	Differences []Difference `json:"differences"`
+}
+
+// Account is one user's or key's books over the window. LedgerSum is what
+// the ledger's entries book against usage rows (a call's reserve and
+// settle together as its charge, when it ends); RowsSum is the usage
+// rows (top-ups and adjustments less consumes plus refunds); NetSpend is
+// RowsSum's spending plus the growth of the reservations open, which
+// BalanceStart − BalanceEnd must equal.
+type Account struct {
+	UserID       int64 `json:"user_id"`
+	TokenID      int64 `json:"token_id,omitempty"`
+	LedgerSum    int64 `json:"ledger_sum"`
+	RowsSum      int64 `json:"rows_sum"`
+	BalanceStart int64 `json:"balance_start"`
+	BalanceEnd   int64 `json:"balance_end"`
+	NetSpend     int64 `json:"net_spend"`
+	OK           bool  `json:"ok"`
+}
+
+// Checks a Difference names.
+const (
+	CheckLedgerRows   = "ledger_vs_rows"
+	CheckBalanceSpend = "balance_vs_spend"
+)
+
+// Difference is one account whose books do not agree.
+type Difference struct {
+	Account  string `json:"account"` // user or token
+	UserID   int64  `json:"user_id"`
+	TokenID  int64  `json:"token_id,omitempty"`
+	Check    string `json:"check"`
+	Expected int64  `json:"expected"`
+	Actual   int64  `json:"actual"`
+	Message  string `json:"message"`
+}
+
+// books is one account's sums while the ledger and the rows are read.
+type books struct {
+	active bool // moved or had rows in the window
+	owner  int64
+	raw    int64 // the entries' movement of the balance
+	booked int64
+	open   int64 // growth of the call reservations open
+	rows   int64
+}
+
+type ledgerRead struct {
+	w               store.Window
+	users, tokens   map[int64]*books
+	open, unmatched map[string]bool
+}
+
+func account(m map[int64]*books, id int64) *books {
+	b := m[id]
+	if b == nil {
+		b = &books{}
+		m[id] = b
+	}
+	return b
+}
+
+// Reconcile proves, per user and per key over w, that the ledger's entries
+// equal the usage rows and that the balance moved by the net spend. now
+// decides whether the stored balances and open holds describe w's end
+// (a window ending now or later) or the ledger alone does.
+//
+// A call's usage row is written with the end of its reservation, so its
+// reserve and settle are booked together when it ends, and a reservation
+// still open is spending the rows do not show yet (NetSpend counts it). A
+// task's consume row is written with its reservation and corrected when it
+// ends, so its entries are booked as they come.
+func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Time) (*Report, error) {
+	lr, err := readBooks(ctx, st, w)
+	if err != nil {
+		return nil, err
+	}
+	usersBefore, tokensBefore, err := st.Books().BalancesBefore(ctx, w.Since)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{OK: true, Since: w.Since, Until: w.Until, OpenHolds: len(lr.open), Users: []Account{}, Tokens: []Account{},
+		Differences: []Difference{}}
+	if !w.Until.Before(now) {
+		holds, err := st.Holds().List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range holds {
+			if h.CreatedAt.Before(w.Since) {
+				rep.OpenHolds++ // open across the whole window
+			}
+		}
+	}
+	for _, id := range sortedIDs(lr.users) {
+		b := lr.users[id]
+		if !b.active {
+			continue
+		}
+		// The ledger alone explains every unit a user ever had (its first
+		// balance is a recorded top-up), so the balances are the ledger's,
+		// and a stored balance that strayed from it shows in the end.
+		drift, err := st.Books().UserDrift(ctx, id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		a := Account{UserID: id, BalanceStart: usersBefore[id], BalanceEnd: usersBefore[id] + b.raw + drift}
+		rep.add(a, b, "user")
+	}
+	for _, id := range sortedIDs(lr.tokens) {
+		b := lr.tokens[id]
+		if !b.active {
+			continue
+		}
+		// A limited key's balance is set outside the ledger when it is made
+		// or switched from unlimited, so its start is read back from its
+		// stored balance; an unlimited key's balance is its movements.
+		a := Account{UserID: b.owner, TokenID: id, BalanceStart: tokensBefore[id]}
+		start, limited, err := st.Books().TokenBalanceAt(ctx, id, w.Since)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		if limited {
+			a.BalanceStart = start
+		}
+		a.BalanceEnd = a.BalanceStart + b.raw
+		rep.add(a, b, "token")
+	}
+	return rep, nil
+}
+
+// readBooks reads the window's ledger entries between two readings of its
+// usage rows, and again while the two differ: an entry and its row are
+// committed together, so rows that did not change while the ledger was
+// read belong to the entries read (the billing writers of running nodes
+// keep committing meanwhile).
+func readBooks(ctx context.Context, st store.Store, w store.Window) (*ledgerRead, error) {
+	before, err := st.Books().LogTotals(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		lr := &ledgerRead{w: w, users: map[int64]*books{}, tokens: map[int64]*books{},
+			open: map[string]bool{}, unmatched: map[string]bool{}}
+		if err := st.Books().EachEntry(ctx, w.Since, lr.entry); err != nil {
+			return nil, err
+		}
+		after, err := st.Books().LogTotals(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		if sameTotals(before, after) || attempt == 2 {
+			for _, t := range after {
+				lr.row(t)
+			}
+			return lr, nil
+		}
+		before = after
+	}
+}
+
+func sameTotals(a, b []store.LogTotal) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := make(map[store.LogTotal]bool, len(a))
+	for _, t := range a {
+		seen[t] = true
+	}
+	for _, t := range b {
+		if !seen[t] {
+			return false
+		}
+	}
+	return true
+}
+
+// entry books one ledger entry on its user and its key.
+func (lr *ledgerRead) entry(e store.LedgerEntry) error {
+	u := account(lr.users, e.UserID)
+	var t *books
+	if e.TokenID != 0 {
+		t = account(lr.tokens, e.TokenID)
+		t.owner = e.UserID
+	}
+	if !e.CreatedAt.Before(lr.w.Until) {
+		return nil
+	}
+	// The kind says what an entry did: the billing writer stores a hold
+	// reserved and ended within one batch as one entry, under the
+	// reserve's key with the end's kind.
+	hold, part, isHold := store.HoldOf(e.Key)
+	call := isHold && !strings.HasPrefix(hold, store.TaskHoldPrefix)
+	book(u, e, e.Delta, call)
+	if t != nil {
+		book(t, e, e.TokenDelta, call)
+	}
+	if isHold && (e.Kind == store.LedgerReserve || part != store.LedgerReserve) {
+		lr.track(hold, e.Kind)
+	}
+	return nil
+}
+
+func book(b *books, e store.LedgerEntry, delta int64, call bool) {
+	b.active = true
+	b.raw += delta
+	switch {
+	case !call:
+		b.booked += delta
+	case e.Kind == store.LedgerReserve:
+		b.open -= delta
+	default:
+		// A call's end: its row says the charge (Used); the reservation
+		// it ends (Used + delta) is no longer open.
+		b.booked -= e.Used
+		b.open -= e.Used + delta
+	}
+}
+
+// track keeps the holds reserved in the window and not ended in it. Nodes'
+// clocks may put an end before its reserve, so an end of a hold not seen
+// yet waits for it.
+func (lr *ledgerRead) track(hold, kind string) {
+	if kind == store.LedgerReserve {
+		if lr.unmatched[hold] {
+			delete(lr.unmatched, hold)
+			return
+		}
+		lr.open[hold] = true
+		return
+	}
+	if lr.open[hold] {
+		delete(lr.open, hold)
+		return
+	}
+	lr.unmatched[hold] = true
+}
+
+// row books one total of usage rows: what it did to the balance.
+func (lr *ledgerRead) row(t store.LogTotal) {
+	var v int64
+	switch t.Type {
+	case store.LogConsume:
+		v = -t.Quota
+	case store.LogRefund, store.LogTopUp, store.LogAdjust:
+		v = t.Quota
+	}
+	keyQuota := t.TokenID != 0 && (t.Type == store.LogTopUp || t.Type == store.LogAdjust)
+	if !keyQuota {
+		b := account(lr.users, t.UserID)
+		b.rows += v
+		b.active = true
+	}
+	if t.TokenID != 0 {
+		b := account(lr.tokens, t.TokenID)
+		b.rows += v
+		b.owner, b.active = t.UserID, true
+	}
+}
+
+// add closes one account's books into the report.
+func (rep *Report) add(a Account, b *books, kind string) {
+	a.LedgerSum, a.RowsSum = b.booked, b.rows
+	a.NetSpend = -b.rows + b.open
+	a.OK = true
+	name := fmt.Sprintf("user %d", a.UserID)
+	if kind == "token" {
+		name = fmt.Sprintf("API key %d (of user %d)", a.TokenID, a.UserID)
+	}
+	if a.LedgerSum != a.RowsSum {
+		a.OK = false
+		rep.Differences = append(rep.Differences, Difference{Account: kind, UserID: a.UserID, TokenID: a.TokenID,
+			Check: CheckLedgerRows, Expected: a.LedgerSum, Actual: a.RowsSum,
+			Message: fmt.Sprintf("%s: the ledger books %d quota units in the window but its usage rows sum to %d (%+d): a usage row is missing, extra or altered",
+				name, a.LedgerSum, a.RowsSum, a.RowsSum-a.LedgerSum)})
+	}
+	if moved := a.BalanceStart - a.BalanceEnd; moved != a.NetSpend {
+		a.OK = false
+		rep.Differences = append(rep.Differences, Difference{Account: kind, UserID: a.UserID, TokenID: a.TokenID,
+			Check: CheckBalanceSpend, Expected: a.NetSpend, Actual: moved,
+			Message: fmt.Sprintf("%s: the balance went from %d to %d (%d spent) but the net spend is %d",
+				name, a.BalanceStart, a.BalanceEnd, moved, a.NetSpend)})
+	}
+	if !a.OK {
+		rep.OK = false
+	}
+	if kind == "token" {
+		rep.Tokens = append(rep.Tokens, a)
+	} else {
+		rep.Users = append(rep.Users, a)
+	}
+}
+
+func sortedIDs(m map[int64]*books) []int64 {
+	ids := make([]int64, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}

@@ -1,0 +1,69 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Window is the half-open time range [Since, Until) a report covers.
+type Window struct {
+	Since, Until time.Time
+}
+
+// LogTotal is the sum of one account's usage rows of one type in a window.
+type LogTotal struct {
+	UserID  int64
+	TokenID int64
+	Type    string
+	Rows    int64
+	Quota   int64
+}
+
+// BooksRepo reads what the operator's books are made of (margin and
+// reconciliation reports), in bounded pages so that a long window never
+// holds a connection or the whole window in memory.
+type BooksRepo interface {
+	// EachLog calls fn for every usage row of one of types created in w,
+	// oldest first.
+	EachLog(ctx context.Context, w Window, types []string, fn func(UsageLog) error) error
+	// LogTotals sums the usage rows created in w per user, key and type.
+	LogTotals(ctx context.Context, w Window) ([]LogTotal, error)
+	// EachEntry calls fn for every ledger entry created at or after since,
+	// in creation order.
+	EachEntry(ctx context.Context, since time.Time, fn func(LedgerEntry) error) error
+	// BalancesBefore sums the ledger's Delta per user and TokenDelta per
+	// key over the entries created before t: the balances the ledger
+	// alone gives at t.
+	BalancesBefore(ctx context.Context, t time.Time) (users, tokens map[int64]int64, err error)
+	// UserDrift is the user's stored balance less the sum of its ledger
+	// entries, read in one statement: zero unless the balance was changed
+	// outside the ledger. A missing user is ErrNotFound.
+	UserDrift(ctx context.Context, userID int64) (int64, error)
+	// TokenBalanceAt is the key's stored balance less its ledger
+	// movements from t on, read in one statement: its balance at t.
+	// limited is false for an unlimited key, whose balance means nothing.
+	// A missing key is ErrNotFound.
+	TokenBalanceAt(ctx context.Context, tokenID int64, t time.Time) (balance int64, limited bool, err error)
+}
+
+// TaskHoldPrefix begins the hold key of every task. A task's hold is kept
+// by the task record, and its consume row is written when it is submitted,
+// while a call's row is written when its hold ends: reconciliation books
+// the two differently.
+const TaskHoldPrefix = "task-"
+
+// HoldOf splits a ledger entry's key into the hold it belongs to and the
+// hold movement's kind (reserve, settle, refund, release); ok is false for
+// an entry of no hold (a top-up or an adjustment).
+func HoldOf(key string) (hold, part string, ok bool) {
+	i := strings.LastIndexByte(key, ':')
+	if i < 0 {
+		return "", "", false
+	}
+	switch part = key[i+1:]; part {
+	case LedgerReserve, LedgerSettle, LedgerRefund, "release":
+		return key[:i], part, true
+	}
+	return "", "", false
+}

@@ -1,0 +1,165 @@
+package sqlstore
+
+import (
+	"context"
+
+	"strings"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+type booksRepo struct{ s *Store }
+
+// Books reads the usage log and the ledger for the operator's reports.
+func (s *Store) Books() store.BooksRepo { return booksRepo{s} }
+
+// booksPage is how many rows one page of a report's reading holds: large
+// enough that a day of a busy gateway is a few thousand round trips, small
+// enough that a page is never a memory problem.
+var booksPage = 2000
+
+// EachLog reads the window in pages after the last id seen, so no cursor
+// stays open while fn works.
+func (r booksRepo) EachLog(ctx context.Context, w store.Window, types []string, fn func(store.UsageLog) error) error {
+	where := "created_at >= ? AND created_at < ?"
+	args := []any{dbTime(w.Since), dbTime(w.Until)}
+	if len(types) > 0 {
+		where += " AND type IN (?" + strings.Repeat(", ?", len(types)-1) + ")"
+		for _, t := range types {
+			args = append(args, t)
+		}
+	}
+	q := r.s.Rebind(logSelect + " WHERE " + where + " AND id > ? ORDER BY id LIMIT ?")
+	var after int64
+	for {
+		rows, err := r.s.db.QueryContext(ctx, q, append(args, after, booksPage)...)
+		if err != nil {
+			return wrap(err, "read logs")
+		}
+		page, err := collect(rows, scanLog)
+		if err != nil {
+			return wrap(err, "read logs")
+		}
+		for _, l := range page {
+			if err := fn(l); err != nil {
+				return err
+			}
+			after = l.ID
+		}
+		if len(page) < booksPage {
+			return nil
+		}
+	}
+}
+
+// LogTotals is one aggregate over the window's rows.
+func (r booksRepo) LogTotals(ctx context.Context, w store.Window) ([]store.LogTotal, error) {
+	q := "SELECT user_id, token_id, type, " + r.s.castInt("COUNT(*)") + ", " + r.s.castInt("COALESCE(SUM(quota), 0)") +
+		" FROM usage_logs WHERE created_at >= ? AND created_at < ? GROUP BY user_id, token_id, type"
+	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(q), dbTime(w.Since), dbTime(w.Until))
+	if err != nil {
+		return nil, wrap(err, "sum logs")
+	}
+	out, err := collect(rows, func(row interface{ Scan(...any) error }) (store.LogTotal, error) {
+		var t store.LogTotal
+		err := row.Scan(&t.UserID, &t.TokenID, &t.Type, &t.Rows, &t.Quota)
+		return t, err
+	})
+	return out, wrap(err, "sum logs")
+}
+
+// EachEntry reads in (created_at, id) order, a page at a time after the
+// last entry seen.
+func (r booksRepo) EachEntry(ctx context.Context, since time.Time, fn func(store.LedgerEntry) error) error {
+	q := r.s.Rebind("SELECT id, " + ledgerColumns + " FROM quota_ledger WHERE created_at >= ? AND (created_at > ? OR (created_at = ? AND id > ?))" +
+		" ORDER BY created_at, id LIMIT ?")
+	at, after := dbTime(since), int64(0)
+	for {
+		rows, err := r.s.db.QueryContext(ctx, q, dbTime(since), at, at, after, booksPage)
+		if err != nil {
+			return wrap(err, "read ledger")
+		}
+		page, err := collect(rows, scanEntry)
+		if err != nil {
+			return wrap(err, "read ledger")
+		}
+		for _, e := range page {
+			if err := fn(e); err != nil {
+				return err
+			}
+			at, after = dbTime(e.CreatedAt), e.ID
+		}
+		if len(page) < booksPage {
+			return nil
+		}
+	}
+}
+
+// BalancesBefore is two aggregates over the ledger's older entries.
+func (r booksRepo) BalancesBefore(ctx context.Context, t time.Time) (users, tokens map[int64]int64, err error) {
+	sum := func(col, amount string) (map[int64]int64, error) {
+		rows, err := r.s.db.QueryContext(ctx, r.s.Rebind("SELECT "+col+", "+r.s.castInt("COALESCE(SUM("+amount+"), 0)")+
+			" FROM quota_ledger WHERE created_at < ? AND "+col+" <> 0 GROUP BY "+col), dbTime(t))
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		out := map[int64]int64{}
+		for rows.Next() {
+			var id, v int64
+			if err := rows.Scan(&id, &v); err != nil {
+				return nil, err
+			}
+			out[id] = v
+		}
+		return out, rows.Err()
+	}
+	if users, err = sum("user_id", "delta"); err != nil {
+		return nil, nil, wrap(err, "sum ledger")
+	}
+	tokens, err = sum("token_id", "token_delta")
+	return users, tokens, wrap(err, "sum ledger")
+}
+
+// UserDrift subtracts in the database, so both figures are of one moment.
+func (r booksRepo) UserDrift(ctx context.Context, userID int64) (int64, error) {
+	q := "SELECT " + r.s.castInt("quota - COALESCE((SELECT SUM(delta) FROM quota_ledger WHERE user_id = ?), 0)") + " FROM users WHERE id = ?"
+	var d int64
+	err := r.s.db.QueryRowContext(ctx, r.s.Rebind(q), userID, userID).Scan(&d)
+	return d, wrap(err, "user drift")
+}
+
+// TokenBalanceAt reads the balance and the later movements in one
+// statement, so both figures are of one moment.
+func (r booksRepo) TokenBalanceAt(ctx context.Context, tokenID int64, t time.Time) (int64, bool, error) {
+	q := "SELECT quota, " + r.s.castInt("COALESCE((SELECT SUM(token_delta) FROM quota_ledger WHERE token_id = ? AND created_at >= ?), 0)") +
+		" FROM tokens WHERE id = ?"
+	var quota, later int64
+	if err := r.s.db.QueryRowContext(ctx, r.s.Rebind(q), tokenID, dbTime(t), tokenID).Scan(&quota, &later); err != nil {
+		return 0, false, wrap(err, "token balance")
+	}
+	if quota < 0 {
+		return 0, false, nil
+	}
+	return quota - later, true, nil
+}
+
+// castInt makes an aggregate scan as an integer on every dialect
+// (PostgreSQL sums bigints to numeric, MySQL to decimal).
+func (s *Store) castInt(expr string) string {
+	switch s.dialect {
+	case Postgres:
+		return "CAST(" + expr + " AS BIGINT)"
+	case MySQL:
+		return "CAST(" + expr + " AS SIGNED)"
+	}
+	return expr
+}
+
+func scanEntry(row interface{ Scan(...any) error }) (store.LedgerEntry, error) {
+	var e store.LedgerEntry
+	err := row.Scan(&e.ID, &e.Key, &e.Kind, &e.UserID, &e.TokenID, &e.Delta, &e.TokenDelta, &e.Used, &e.CreatedAt)
+	e.CreatedAt = e.CreatedAt.UTC()
+	return e, err
+}
