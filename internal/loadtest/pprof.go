@@ -15,8 +15,8 @@ import (
 	"time"
 )
 
-// PprofEnv makes a proxy or gateway child serve net/http/pprof on a second
-// loopback port, named in its ready line, so the parent can take heap and
+// PprofEnv makes a proxy or gateway child serve its runtime profiles on a
+// second loopback port, named in its ready line, so the parent can take heap and
 // goroutine profiles while a phase holds its streams open. It is a separate
 // listener so profiling never shares the server under test.
 const PprofEnv = "TURNPIKE_LOAD_PPROF"
@@ -39,8 +39,8 @@ func servePprof(ctx context.Context) (string, error) {
 
 // serveProfile writes the runtime profile named by the path's last element
 // (/debug/pprof/heap), with pprof's debug and gc parameters. It stands in for
-// net/http/pprof, whose HTML index pulls html/template into the binary: more
-// code pages in both children's resident memory, which the run measures.
+// net/http/pprof, whose init would register its handlers on
+// http.DefaultServeMux in every process of the binary, asked or not.
 func serveProfile(w http.ResponseWriter, r *http.Request) {
 	p := pprof.Lookup(strings.TrimPrefix(r.URL.Path, "/debug/pprof/"))
 	if p == nil {
