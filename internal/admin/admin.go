@@ -62,6 +62,8 @@ type Deps struct {
 	// Accounts are registration, two-factor and OpenID Connect sign-in,
 	// redemption codes and the audit log.
 	Accounts AccountDeps
+	// Payments are top-ups by card.
+	Payments PaymentDeps
 	// SeedMarks keeps which seed entries were applied (Seed); nil applies
 	// every entry at every start.
 	SeedMarks SeedMarks
@@ -126,6 +128,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.route(mux, "GET /api/logs/{id}", store.RoleUser, "log", a.getLog)
 	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)
 	a.routeAccounts(mux)
+	a.routePayments(mux)
 }
 
 // route mounts h behind authentication when role is set. what names the

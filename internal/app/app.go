@@ -25,6 +25,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/accounts"
 	"github.com/turnpike-gw/turnpike/internal/admin"
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/batch"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/guardfetch"
@@ -74,6 +75,7 @@ type App struct {
 	sql       *sqlstore.Store
 	plugins   *plugin.Registry
 	tasks     *task.Service
+	batches   *batch.Service
 	registry  *prometheus.Registry
 	redis     redis.UniversalClient
 	changes   *changes
@@ -181,7 +183,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
 		TypeClaimed:   func(t int) bool { return a.plugins.Current().ClaimsType(t) },
 		Limits:        a.Limits, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
-		Accounts: a.accountDeps(), Demo: cfg.Demo, FetchCatalogue: a.fetchCatalogue,
+		Accounts: a.accountDeps(), Payments: a.paymentDeps(), Demo: cfg.Demo, FetchCatalogue: a.fetchCatalogue,
 	}
 	a.Admin = admin.New(a.adminDeps)
 	a.changes = newChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
@@ -214,6 +216,7 @@ func (a *App) buildServices(balances billing.Balances) {
 			UpstreamTimeout:  time.Duration(cfg.UpstreamTimeout) * time.Second,
 		},
 	})
+	a.buildBatches()
 	a.wireHealth()
 }
 
@@ -270,6 +273,8 @@ func (a *App) buildHandler() {
 	a.Admin.Register(mux)
 	a.Relay.Register(mux)
 	a.tasks.Register(mux)
+	a.batches.Register(mux)
+	a.batches.RegisterConsole(mux, a.Admin.SessionOrRoot)
 	plugin.NewAdminAPI(plugin.AdminDeps{Registry: a.plugins, RootToken: a.Config.RootToken,
 		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
 	mux.Handle("/", fallback(a.tasks, web.Handler()))
@@ -435,7 +440,8 @@ func (a *App) background(ctx context.Context) {
 	defer close(a.bg)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(6)
+	wg.Add(7)
+	go func() { defer wg.Done(); a.batches.Run(ctx) }()
 	go func() { defer wg.Done(); a.changes.Run(ctx) }()
 	go func() { defer wg.Done(); a.plugins.Watch(ctx, 3*time.Second) }()
 	go func() { defer wg.Done(); a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }()

@@ -192,6 +192,28 @@ func (s *Service) TopUp(ctx context.Context, userID, delta int64, note string) (
 	return bal, nil
 }
 
+// TopUpPaid adds bought credit to a user: a top-up like TopUp whose log row
+// carries other as its detail and whose ledger entry has the caller's key.
+// A key derived from what was paid for lets the ledger itself refuse a
+// second entry for the same payment, beneath the caller's own once-only
+// claim.
+func (s *Service) TopUpPaid(ctx context.Context, userID, delta int64, key string, other json.RawMessage) (int64, error) {
+	if delta <= 0 || key == "" {
+		return 0, fmt.Errorf("billing: a paid top-up needs a positive amount and a key")
+	}
+	s.moves.RLock()
+	defer s.moves.RUnlock()
+	bal, err := s.retryStale(ctx, func() (int64, error) { return s.balances.AddUser(ctx, userID, delta) })
+	if err != nil {
+		return 0, err
+	}
+	now := time.Now().UTC()
+	s.writer.Item(store.BillingItem{
+		Entry: &store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: userID, Delta: delta, CreatedAt: now},
+		Log:   &store.UsageLog{Type: store.LogTopUp, UserID: userID, Quota: delta, RequestID: key, Other: other, CreatedAt: now}})
+	return bal, nil
+}
+
 func quotaLogType(delta int64) string {
 	if delta < 0 {
 		return store.LogAdjust

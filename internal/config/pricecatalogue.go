@@ -2,10 +2,7 @@ package config
 
 import (
 	"errors"
-	"fmt"
 	"net/url"
-	"strconv"
-	"strings"
 )
 
 // PriceCatalogue is the scheduled catalogue check (price_catalogue): every
@@ -38,15 +35,4 @@ func (p PriceCatalogue) Validate() error {
 		return errors.New("price_catalogue.max_change_ratio must be above 1")
 	}
 	return nil
-}
-
-func decimal(name string, dst func(*Config) *float64) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil {
-			return fmt.Errorf("config: %s must be a number, got %q", name, v)
-		}
-		*dst(c) = f
-		return nil
-	}
 }

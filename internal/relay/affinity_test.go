@@ -168,3 +168,29 @@ func TestLeastBusySendsTheNextCallToTheIdleChannel(t *testing.T) {
 		t.Fatalf("six concurrent calls split %d/%d; least_busy keeps them even", a, b)
 	}
 }
+
+func TestOnlyAnswersTeachTheLatencyStrategy(t *testing.T) {
+	e := newEnv(t)
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(503)
+		io.WriteString(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
+	}))
+	t.Cleanup(refusing.Close)
+	up := &countingUpstream{}
+	bad := e.channel("refusing", refusing.URL, func(c *store.Channel) { c.Priority = 10 })
+	good := e.channel("answering", up.server(t, 0).URL, nil)
+	resp := e.post("/v1/chat/completions", testKey, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	table := e.router.Table()
+	if d := table.Channel(bad.ID).FirstByte(); d != 0 {
+		t.Fatalf("a 503 counted as a first byte of %v", d)
+	}
+	if table.Channel(good.ID).FirstByte() == 0 {
+		t.Fatal("the answer that served taught nothing")
+	}
+}

@@ -126,7 +126,11 @@ func (rl *Relay) exchange(clientCtx context.Context, req *http.Request, ch *rout
 	if err == nil {
 		took := time.Since(sent)
 		rl.Metrics.firstByteAt(ch.Name, took.Seconds())
-		ch.ObserveFirstByte(took)
+		if resp.StatusCode < 300 {
+			// A quick refusal says nothing of how fast the channel
+			// answers; the latency strategy learns from answers only.
+			ch.ObserveFirstByte(took)
+		}
 		return resp, nil
 	}
 	if clientCtx.Err() != nil {

@@ -73,6 +73,8 @@ type callCore struct {
 	// span is the client span of the attempt under way, serverSpan the
 	// request's (tracing on only).
 	span, serverSpan trace.Span
+	// line is set when the call is a batch line (RunLine).
+	line *lineRun
 }
 
 // exactly wraps an estimate that is always exact.
@@ -82,7 +84,7 @@ func exactly(f func(*billing.Price) charge) estimator {
 
 func newCore(rl *Relay, w http.ResponseWriter, r *http.Request, name string, dialect protocol.Format) callCore {
 	return callCore{rl: rl, w: w, r: r, name: name, dialect: dialect, start: time.Now(), status: http.StatusOK,
-		bg: context.WithoutCancel(r.Context())}
+		bg: context.WithoutCancel(r.Context()), line: lineOf(r.Context())}
 }
 
 // charge is what a call costs: tokens at the model's token price plus a
@@ -124,7 +126,7 @@ func (c *callCore) admit(estimate estimator) error {
 	if err != nil {
 		return err
 	}
-	c.price = price
+	c.price = c.linePrice(price)
 	if err := c.limit(estimate); err != nil {
 		return err
 	}
@@ -146,6 +148,10 @@ func (c *callCore) limit(estimate estimator) error {
 // reserve takes amount under a fresh request key (realtime takes one per
 // response), after holding it against the period budgets that apply.
 func (c *callCore) reserve(amount int64) error {
+	if c.line != nil {
+		c.line.reserved = amount
+		return nil
+	}
 	hold, err := c.rl.gate().Reserve(c.r.Context(), c.background(), &c.ticket, admission.Account(c.principal),
 		c.rl.Billing.NewRequestKey(c.name), amount, c.w.Header())
 	if err != nil {
@@ -280,7 +286,7 @@ func (c *callCore) fallbackPlan(model string) ([]*routing.Channel, *billing.Pric
 	if err != nil {
 		return nil, nil
 	}
-	return c.planFor(model, price), price
+	return c.planFor(model, price), c.linePrice(price)
 }
 
 func (c *callCore) fallbackPlannable() bool {
@@ -359,19 +365,23 @@ func (c *callCore) holdQuota(ch charge) (int64, error) {
 // (quantities past every bound) keeps the reservation, which admission
 // priced, rather than a wrong figure.
 func (c *callCore) settle(ch charge) {
-	if c.hold == nil {
+	if c.hold == nil && c.line == nil {
 		return
 	}
 	amount, err := c.quota(ch)
 	if err != nil {
 		c.rl.Logger.ErrorContext(c.r.Context(), "answer could not be priced; charging the reservation", "surface", c.name, "model", c.model, "err", err)
-		amount = c.hold.Reserved
+		amount = c.reserved()
 	}
 	c.settleAt(ch, amount)
 }
 
 // settleAt settles the hold at amount, with ch's usage in the row.
 func (c *callCore) settleAt(ch charge, amount int64) {
+	if c.line != nil {
+		c.settleLine(ch, amount)
+		return
+	}
 	c.rl.Metrics.settled(c.metricModel(), c.metricChannel(), ch.usage, amount)
 	if c.rl.Tracer.On() {
 		c.traceUsage(ch.usage)
@@ -380,6 +390,14 @@ func (c *callCore) settleAt(ch charge, amount int64) {
 	if c.rl.OnSettle != nil && amount > 0 {
 		c.rl.OnSettle(c.principal.UserID, c.principal.TokenID)
 	}
+}
+
+// reserved is what the call holds: its hold, or a batch line's estimate.
+func (c *callCore) reserved() int64 {
+	if c.line != nil {
+		return c.line.reserved
+	}
+	return c.hold.Reserved
 }
 
 // settleAndRenew settles the current charge of a call that is billed in

@@ -67,11 +67,15 @@ func (c *callCore) serve(h *hooks) {
 // drive runs the stages up to the attempts; a surface that lives on after
 // them (realtime) calls it directly.
 func (c *callCore) drive(h *hooks) error {
-	p, err := h.authenticate()
-	if err != nil {
-		return err
+	if c.line != nil {
+		c.principal = c.line.principal
+	} else {
+		p, err := h.authenticate()
+		if err != nil {
+			return err
+		}
+		c.principal = p
 	}
-	c.principal = p
 	if h.offer != nil {
 		served, err := h.offer()
 		if err != nil {

@@ -72,7 +72,8 @@ func (rc *respCall) offer() (bool, error) {
 	}
 	rc.in.raw = raw
 	model := gjson.GetBytes(raw, "model").String()
-	return !rc.compact && model != "" && rc.rl.Hosts != nil && rc.rl.Hosts.ServeProtocol(rc.w, rc.r, "std_responses", model, raw), nil
+	// A batch line is billed by its batch, never by a plugin's task.
+	return !rc.compact && rc.line == nil && model != "" && rc.rl.Hosts != nil && rc.rl.Hosts.ServeProtocol(rc.w, rc.r, "std_responses", model, raw), nil
 }
 
 // read validates the body offer read and converts it for chat channels.

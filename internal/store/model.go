@@ -144,13 +144,14 @@ type ModelPrice struct {
 	// highest threshold below a request's input tokens prices the whole
 	// request.
 	Tiers []PriceTier `json:"tiers,omitempty"`
+	// BatchInputPerMTok and BatchOutputPerMTok price the lines of a batch;
+	// zero takes the live price (lines the gateway runs) or half of it
+	// (provider batches).
+	BatchInputPerMTok  float64 `json:"batch_input_per_mtok,omitempty"`
+	BatchOutputPerMTok float64 `json:"batch_output_per_mtok,omitempty"`
 	// Extra holds per-kind pricing (image size/quality factors, audio per
 	// minute, task expressions) as JSON so new kinds need no migration.
 	Extra json.RawMessage `json:"extra,omitempty"`
-	// BatchInputPerMTok and BatchOutputPerMTok are the provider's prices
-	// for batch calls; zero leaves them at the regular prices.
-	BatchInputPerMTok  float64 `json:"batch_input_per_mtok,omitempty"`
-	BatchOutputPerMTok float64 `json:"batch_output_per_mtok,omitempty"`
 	// Fallbacks are the models tried in order when every channel of this
 	// one failed before the first byte.
 	Fallbacks []string `json:"fallbacks,omitempty"`

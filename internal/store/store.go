@@ -60,6 +60,11 @@ type Store interface {
 	Responses() ResponseRepo
 	Tasks() TaskRepo
 	Plugins() PluginRepo
+	Payments() PaymentRepo
+	Identities() IdentityRepo
+	TOTP() TOTPRepo
+	Redemptions() RedemptionRepo
+	Audit() AuditRepo
 	Books() BooksRepo
 }
 

@@ -55,6 +55,12 @@ var dumpTables = []dumpTable{
 	{name: "plugin_audit"},
 	{name: "tasks"},
 	{name: "response_index"},
+	{name: "files"},
+	{name: "file_chunks"},
+	{name: "batches"},
+	{name: "batch_lines"},
+	{name: "payment_orders"},
+	{name: "payment_credits"},
 }
 
 var dumpSkipped = map[string]string{

@@ -15,6 +15,7 @@ var allMigrations = []Migration{
 	healthMigrations[0], healthMigrations[1], // 40, 41
 	accountsMigrations[0], accountsMigrations[1],
 	accountsMigrations[2], accountsMigrations[3], // 60–63
+	paymentsMigration,      // 64
 	pluginsMigration,       // 100
 	tasksMigration,         // 110
 	responsesMigration,     // 120
@@ -24,6 +25,7 @@ var allMigrations = []Migration{
 	tokenRotationMigration, // 130
 	nodeModeMigration,      // 131
 	priceRoutingMigration,  // 132
+	batchesMigration,       // 133
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
