@@ -268,6 +268,9 @@ func (lr *ledgerRead) row(t store.LogTotal) {
 		v = t.Quota
 	}
 	keyQuota := t.TokenID != 0 && (t.Type == store.LogTopUp || t.Type == store.LogAdjust)
+	if t.UserID == 0 {
+		return // a row of no account (a call refused before its key was known) moves nothing
+	}
 	if !keyQuota {
 		b := account(lr.users, t.UserID)
 		b.rows += v
