@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
@@ -75,6 +76,12 @@ type NotifySettings interface {
 type API struct {
 	d   Deps
 	log *slog.Logger
+	// roles is the role each registered route requires ("" for anyone),
+	// which the OpenAPI document reports.
+	roles   map[string]string
+	docOnce sync.Once
+	doc     []byte
+	docErr  error
 }
 
 // New returns the API; Register mounts it.
@@ -86,7 +93,7 @@ func New(d Deps) *API {
 	if d.Throttle == nil {
 		d.Throttle = auth.NewLoginThrottle(auth.NewMemoryCounter(), auth.DefaultThrottleLimits)
 	}
-	return &API{d: d, log: log}
+	return &API{d: d, log: log, roles: map[string]string{}}
 }
 
 // handlerFunc is a handler that returns its failure instead of writing it,
@@ -96,6 +103,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p *auth.Principal)
 // Register mounts every route of the administration API on mux.
 func (a *API) Register(mux *http.ServeMux) {
 	a.route(mux, "GET /api/status", "", "status", a.status)
+	a.route(mux, "GET /api/openapi.json", "", "document", a.openAPI)
 	a.route(mux, "GET /healthz", "", "database", a.healthz)
 	a.route(mux, "GET /metrics", "", "metrics", a.metrics)
 	a.route(mux, "POST /api/auth/login", "", "user", a.login)
@@ -119,6 +127,7 @@ func (a *API) Register(mux *http.ServeMux) {
 // route mounts h behind authentication when role is set. what names the
 // resource in not-found and conflict messages.
 func (a *API) route(mux *http.ServeMux, pattern, role, what string, h handlerFunc) {
+	a.roles[pattern] = role
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		var p *auth.Principal
 		if role != "" {

@@ -1,9 +1,11 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"github.com/turnpike-gw/turnpike/internal/apijson"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -19,6 +21,7 @@ func (a *API) routeTokens(mux *http.ServeMux) {
 	a.route(mux, "GET /api/tokens/{id}", store.RoleUser, "token", a.getToken)
 	a.route(mux, "PATCH /api/tokens/{id}", store.RoleUser, "token", a.patchToken)
 	a.route(mux, "DELETE /api/tokens/{id}", store.RoleUser, "token", a.deleteToken)
+	a.route(mux, "POST /api/tokens/{id}/rotate", store.RoleUser, "token", a.rotateToken)
 }
 
 // tokenView is an API key as the API shows it. Key is the masked form,
@@ -369,5 +372,48 @@ func (a *API) deleteToken(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	a.forgetLimits(r.Context(), store.SubjectToken, strconv.FormatInt(t.ID, 10))
 	a.d.Keys.Invalidate()
 	apijson.Write(w, http.StatusOK, deleted{ID: t.ID, Deleted: true})
+	return nil
+}
+
+// rotateToken issues a new secret for a key (its owner, or whoever may
+// manage it) and answers it whole, once. The old secret keeps working for
+// grace_seconds, on every node, because the grace is kept on the key's row.
+func (a *API) rotateToken(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	t, err := a.loadToken(r, p)
+	if err != nil {
+		return err
+	}
+	// An empty body is a rotation without grace.
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		return err
+	}
+	f := fields{}
+	if len(bytes.TrimSpace(data)) > 0 {
+		if f, err = parseFields(data, []string{"grace_seconds"}); err != nil {
+			return err
+		}
+	}
+	var grace int64
+	if _, err := get(f, "grace_seconds", &grace); err != nil {
+		return err
+	}
+	if maxGrace := int64(auth.MaxRotationGrace / time.Second); grace < 0 || grace > maxGrace {
+		return badField("grace_seconds", "must be 0 to %d", maxGrace)
+	}
+	key, err := auth.RotateKey(r.Context(), a.d.Store, t.ID, time.Duration(grace)*time.Second, time.Now())
+	if err != nil {
+		return err
+	}
+	a.d.Keys.Invalidate()
+	if t, err = a.d.Store.Tokens().Get(r.Context(), t.ID); err != nil {
+		return err
+	}
+	v, err := a.tokenView(r.Context(), t)
+	if err != nil {
+		return err
+	}
+	v.Key = key // the only time the new secret leaves the server
+	apijson.Write(w, http.StatusOK, v)
 	return nil
 }

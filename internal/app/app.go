@@ -64,6 +64,8 @@ type App struct {
 	Limits  *ratelimit.Service
 	Notify  *notify.Notifier
 	Handler http.Handler
+	// mux holds the fixed routes, for RoutePattern.
+	mux *http.ServeMux
 	// Tracer exports traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; nil
 	// otherwise.
 	Tracer *obs.Tracer
@@ -262,6 +264,7 @@ func (a *App) buildHandler() {
 	plugin.NewAdminAPI(plugin.AdminDeps{Registry: a.plugins, RootToken: a.Config.RootToken,
 		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
 	mux.Handle("/", fallback(a.tasks, web.Handler()))
+	a.mux = mux
 	audit := &accounts.Auditor{Store: a.adminDeps.Accounts.Store, Principal: a.Admin.SessionOrRoot, Log: a.Log}
 	a.Handler = accept(a.Log, a.Tracer, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, a.changes.announce(mux))))
 }
@@ -343,6 +346,12 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 		ln.Close()
 		_ = a.shutdown()
 		return fmt.Errorf("billing lease: %w", err)
+	}
+	if err := a.agreeOnRedis(ctx); err != nil {
+		ln.Close()
+		a.refuseStart(ctx)
+		_ = a.shutdown()
+		return err
 	}
 	bgCtx, stop := context.WithCancel(context.Background())
 	a.stop = stop
@@ -453,4 +462,15 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// RoutePattern is the pattern of the fixed route that serves r ("" when
+// only the fallback does): the routes really served, which the API
+// document is checked against.
+func (a *App) RoutePattern(r *http.Request) string {
+	_, pattern := a.mux.Handler(r)
+	if pattern == "/" {
+		return ""
+	}
+	return pattern
 }

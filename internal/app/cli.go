@@ -27,6 +27,12 @@ Commands:
                  create a user; without --password-stdin a password is generated and printed
   user reset-password U [--password-stdin]
                  set a new password (generated when not given) and end the user's sessions
+  token rotate ID [--grace 10m]
+                 issue a new secret for an API key and print it once; the old one
+                 keeps working for the grace
+  export --out FILE [--with-secrets]
+                 write every record as JSON lines (secrets only with the flag)
+  import FILE    load an export into an empty database (SQLite to PostgreSQL or MySQL)
   migrate        apply the database schema migrations and exit
   healthcheck [--url URL]
                  exit 0 when URL/healthz answers 200 (default: the listen address)
@@ -51,6 +57,12 @@ func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) i
 		return configCommand(args, stdout, stderr, getenv)
 	case "user":
 		return userCommand(args, os.Stdin, stdout, stderr, getenv)
+	case "token":
+		return tokenCommand(args, stdout, stderr, getenv)
+	case "export":
+		return exportCommand(args, stdout, stderr, getenv)
+	case "import":
+		return importCommand(args, stdout, stderr, getenv)
 	case "migrate":
 		return migrateCommand(args, stdout, stderr, getenv)
 	case "healthcheck":

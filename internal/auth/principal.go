@@ -162,6 +162,15 @@ func (k *Keys) load(ctx context.Context, hash string, now time.Time) (*cached, e
 	if err != nil {
 		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "store_unavailable", Message: "the gateway cannot check keys right now", Cause: err}
 	}
+	if t.KeyHash != hash {
+		// The key was rotated: its old secret works only in the grace, and
+		// the cache entry must not outlive the grace.
+		if t.PrevUntil == nil || !now.Before(*t.PrevUntil) {
+			c.err = errBadKey
+			return c, nil
+		}
+		c.until = minTime(c.until, *t.PrevUntil)
+	}
 	u, err := k.st.Users().Get(ctx, t.UserID)
 	if errors.Is(err, store.ErrNotFound) {
 		c.err = errBadKey
@@ -179,6 +188,13 @@ func (k *Keys) load(ctx context.Context, hash string, now time.Time) (*cached, e
 	c.expires = t.ExpiresAt
 	c.p = &Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group, TokenID: t.ID, TokenName: t.Name, Models: t.Models}
 	return c, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // BearerToken extracts the token of an "Authorization: Bearer" header.

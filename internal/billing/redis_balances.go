@@ -469,6 +469,11 @@ func (r *redisBalances) reconcile(ctx context.Context, node string, stored func(
 		if err := r.storeAnswered(ctx, node, recs, have, write); err != nil {
 			return 0, err
 		}
+		// Ask again: a settle another sweeper stored meanwhile is not
+		// written by this one (false), and must not be undone by it.
+		if have, err = stored(ctx, keys); err != nil {
+			return 0, err
+		}
 	}
 	undone := 0
 	for k, jr := range recs {

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -160,6 +161,34 @@ func TestRealtimeResponseLeftByTheClientIsBilledOnItsLateResponseDone(t *testing
 	rows := e.rows(store.LogConsume)
 	if len(rows) != 1 || rows[0].PromptTokens != 100000 || strings.Contains(string(rows[0].Other), "interrupted") {
 		t.Fatalf("consume rows %+v", rows)
+	}
+}
+
+// A client that leaves during a response makes the gateway cancel it
+// upstream, and the response.done the cancel brings bills it (§13).
+func TestRealtimeResponseLeftByTheClientIsCancelledUpstreamAndBilled(t *testing.T) {
+	e := newEnv(t)
+	f := &fakeRealtime{answerCancel: true}
+	e.realtimeChannel(f)
+	before := e.balance()
+	c, _, err := e.dialRealtime("gpt-4o-mini", bearer(testKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, c, websocket.MessageText, "partial-until-cancel")
+	readText(t, c)
+	readText(t, c)
+	_ = c.CloseNow()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(e.rows(store.LogConsume)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.endRealtime()
+	if !slices.Contains(f.received(), `{"type":"response.cancel"}`) {
+		t.Fatalf("the upstream got no response.cancel: %q", f.received())
+	}
+	if charged := before - e.balance(); charged != 7650 {
+		t.Fatalf("charged %d, want 7650 from the response.done the cancel brought", charged)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/routing"
@@ -104,8 +105,11 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.r.Context(), c.rl.Options.UpstreamTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.r.Context()), c.rl.Options.UpstreamTimeout)
 	defer cancel()
+	// A client that leaves does not end the upstream call at once: it is
+	// read for clientLeftGrace more, so the usage it reports is billed.
+	defer context.AfterFunc(c.r.Context(), func() { time.AfterFunc(clientLeftGrace, cancel) })()
 	req, done, err := h.send(ctx, a, t, ch)
 	if err != nil {
 		return err

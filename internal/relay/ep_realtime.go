@@ -45,11 +45,13 @@ type rtSession struct {
 	responding atomic.Bool
 	// clientGone is set once the client can no longer be written to.
 	clientGone atomic.Bool
+	// cancelSent: response.cancel went upstream for a client that left.
+	cancelSent atomic.Bool
 }
 
 // realtimeDrain bounds how long a response under way is followed after its
 // client left, waiting for the response.done that bills it.
-const realtimeDrain = 5 * time.Second
+const realtimeDrain = clientLeftGrace
 
 // realtimeInputEstimate is the input each response reserves; it is what an
 // interrupted response whose usage never came is billed for its input.
@@ -258,7 +260,20 @@ func (s *rtSession) leave(code websocket.StatusCode, reason string) {
 		_ = s.up.Close(code, reason)
 		return
 	}
+	s.cancelResponse()
 	time.AfterFunc(realtimeDrain, func() { _ = s.up.Close(code, reason) })
+}
+
+// cancelResponse asks the upstream, once, to stop the response under way
+// for a client that left: it then ends it early with a response.done
+// carrying the usage so far, which bills it.
+func (s *rtSession) cancelResponse() {
+	if !s.cancelSent.CompareAndSwap(false, true) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = s.up.Write(ctx, websocket.MessageText, []byte(`{"type":"response.cancel"}`))
 }
 
 func (s *rtSession) fromUpstream(ctx context.Context) {
@@ -291,6 +306,7 @@ func (s *rtSession) fromUpstream(ctx context.Context) {
 // more; otherwise the response is followed until its response.done.
 func (s *rtSession) drained() bool {
 	if s.clientGone.CompareAndSwap(false, true) && s.responding.Load() {
+		s.cancelResponse()
 		time.AfterFunc(realtimeDrain, func() { _ = s.up.CloseNow() })
 	}
 	if s.responding.Load() {

@@ -30,6 +30,9 @@ type fakeRealtime struct {
 	beta   string
 	// closed receives the close code the gateway sent.
 	closed chan websocket.StatusCode
+	// answerCancel: a response.cancel is answered with the response's
+	// response.done, as the provider does.
+	answerCancel bool
 }
 
 // partialText is what the "partial" command streams before the client leaves.
@@ -99,6 +102,13 @@ func (f *fakeRealtime) serve(ctx context.Context, c *websocket.Conn) {
 			_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.output_text.delta","response_id":"resp_late","delta":"Hello"}`))
 			time.Sleep(300 * time.Millisecond)
 			_ = c.Write(ctx, websocket.MessageText, []byte(realtimeLateDone))
+		case "partial-until-cancel":
+			_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.created","response":{"id":"resp_late"}}`))
+			_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.output_text.delta","response_id":"resp_late","delta":"Hello"}`))
+		case `{"type":"response.cancel"}`:
+			if f.answerCancel {
+				_ = c.Write(ctx, websocket.MessageText, []byte(realtimeLateDone))
+			}
 		case "close-me":
 			_ = c.Close(4001, "upstream says bye")
 			f.sawClose(4001)

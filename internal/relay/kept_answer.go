@@ -22,7 +22,13 @@ type keptAnswer struct {
 	ends []int
 	text []byte
 	bufs *keptBufs
+	// frozen: the client left, so what the upstream sends after is not
+	// delivered text and is not counted.
+	frozen bool
 }
+
+// freeze stops keeping text: the client left.
+func (a *keptAnswer) freeze() { a.frozen = true }
 
 // release returns the event buffers for another stream; the answer must
 // not be read after it.
@@ -51,6 +57,9 @@ var keptPool = sync.Pool{New: func() any { return &keptBufs{raw: make([]byte, 0,
 const maxPooledKept = 256 << 10
 
 func (a *keptAnswer) keepEvent(name string, data []byte) {
+	if a.frozen {
+		return
+	}
 	if len(a.raw)+len(data) > maxKeptEvents {
 		a.text = a.sp.AppendStreamText(a.text, name, data)
 		return
@@ -65,7 +74,11 @@ func (a *keptAnswer) keepEvent(name string, data []byte) {
 	a.ends = append(a.ends, len(a.raw))
 }
 
-func (a *keptAnswer) addText(s string) { a.text = append(a.text, s...) }
+func (a *keptAnswer) addText(s string) {
+	if !a.frozen {
+		a.text = append(a.text, s...)
+	}
+}
 
 // kept reports whether any answer text may be held, so an answer with none
 // is never counted (and the tokenizer never loaded for it).

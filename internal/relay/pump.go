@@ -3,6 +3,7 @@ package relay
 import (
 	"errors"
 	"io"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
@@ -24,19 +25,28 @@ type eventStep interface {
 // ended normally or the client went away (the answer so far is billed), and
 // otherwise the stream's error: the one place a broken stream is mapped.
 func pump(body io.Reader, s *sink, step eventStep) error {
-	return pumpFrames(body, sseFrames, s, step)
+	return pumpFrames(body, sseFrames, s, step, nil)
 }
 
 // sseFrames reads server-sent events, the framing of every upstream except
 // those whose adapter is an upstream.Framer.
 func sseFrames(r io.Reader) protocol.EventReader { return sse.NewReader(r, 0) }
 
-// pumpFrames is pump for an upstream stream in any framing.
-func pumpFrames(body io.Reader, frames func(io.Reader) protocol.EventReader, s *sink, step eventStep) error {
+// clientLeftGrace is how long an upstream stream is still read after its
+// client left, for the usage it reports at its end (CONTRACT §13).
+const clientLeftGrace = 10 * time.Second
+
+// pumpFrames is pump for an upstream stream in any framing. When the
+// client goes away (a write fails) and left is not nil, left is called
+// once and the upstream is read on to its end, unrelayed, so the step
+// still sees the usage it reports; the upstream request's context ends
+// that read clientLeftGrace after the client left.
+func pumpFrames(body io.Reader, frames func(io.Reader) protocol.EventReader, s *sink, step eventStep, left func()) error {
 	rd := frames(flushOnWait{r: body, s: s})
 	if r, ok := rd.(interface{ Release() }); ok {
 		defer r.Release()
 	}
+	draining := false
 	for {
 		name, data, err := rd.NextEvent()
 		if err != nil {
@@ -47,10 +57,14 @@ func pumpFrames(body io.Reader, frames func(io.Reader) protocol.EventReader, s *
 			}
 			return clientGone(s, err)
 		}
-		if err := step.event(eventName(name), data); err != nil {
-			return clientGone(s, err)
+		if err := step.event(eventName(name), data); err != nil && !draining {
+			if s.err == nil || left == nil {
+				return clientGone(s, err)
+			}
+			draining = true
+			left()
 		}
-		if rd.Buffered() == 0 {
+		if !draining && rd.Buffered() == 0 {
 			s.flush()
 		}
 	}

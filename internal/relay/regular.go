@@ -49,10 +49,12 @@ func (c *call) relayRegular(up protocol.UpstreamCodec, resp *http.Response) erro
 		}
 	}
 	c.wrote = true
+	// Settled before the answer leaves: once the client holds it, the
+	// charge is journaled, whatever happens to this process next.
+	c.settleUsage(text)
 	c.w.Header().Set("Content-Type", "application/json")
 	c.w.WriteHeader(http.StatusOK)
 	_, _ = c.w.Write(out)
-	c.settleUsage(text)
 	return nil
 }
 

@@ -35,7 +35,7 @@ func (c *callCore) relayEvents(t streamTail, input func() int, bill func(ir.Usag
 		frames = sseFrames
 	}
 	defer t.tally.answer.release()
-	err := pumpFrames(t.body, frames, t.sink, t.step)
+	err := pumpFrames(t.body, frames, t.sink, t.step, t.tally.answer.freeze)
 	if err != nil && !c.wrote {
 		return err
 	}

@@ -49,17 +49,21 @@ type Group struct {
 // Token is an API key. Only KeyHash (hex SHA-256 of the full key) is stored;
 // KeyMasked is what lists show.
 type Token struct {
-	ID        int64      `json:"id"`
-	UserID    int64      `json:"user_id"`
-	Name      string     `json:"name"`
-	KeyHash   string     `json:"-"`
-	KeyMasked string     `json:"key"`
-	Quota     int64      `json:"quota"` // remaining, or -1 for unlimited
-	UsedQuota int64      `json:"used_quota"`
-	Models    []string   `json:"models"`
-	ExpiresAt *time.Time `json:"expires_at"`
-	Status    string     `json:"status"`
-	CreatedAt time.Time  `json:"created_at"`
+	ID        int64  `json:"id"`
+	UserID    int64  `json:"user_id"`
+	Name      string `json:"name"`
+	KeyHash   string `json:"-"`
+	KeyMasked string `json:"key"`
+	// PrevKeyHash is the hash a rotation replaced; it authenticates until
+	// PrevUntil. Both are empty when no grace is running or was given.
+	PrevKeyHash string     `json:"-"`
+	PrevUntil   *time.Time `json:"-"`
+	Quota       int64      `json:"quota"` // remaining, or -1 for unlimited
+	UsedQuota   int64      `json:"used_quota"`
+	Models      []string   `json:"models"`
+	ExpiresAt   *time.Time `json:"expires_at"`
+	Status      string     `json:"status"`
+	CreatedAt   time.Time  `json:"created_at"`
 }
 
 // Channel is one upstream provider account. Key is the provider secret and

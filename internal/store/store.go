@@ -123,6 +123,9 @@ func (u GroupUse) Empty() bool { return u.UserN == 0 && u.KeyN == 0 && len(u.Cha
 type TokenRepo interface {
 	Create(ctx context.Context, t *Token) error
 	Get(ctx context.Context, id int64) (*Token, error)
+	// GetByHash finds the key whose current hash is keyHash, else the one
+	// whose previous hash it is (PrevKeyHash; its grace may have ended:
+	// the caller checks PrevUntil).
 	GetByHash(ctx context.Context, keyHash string) (*Token, error)
 	// GetByName finds a user's token by name (the seed file's natural key).
 	GetByName(ctx context.Context, userID int64, name string) (*Token, error)
@@ -132,6 +135,11 @@ type TokenRepo interface {
 	ListFiltered(ctx context.Context, f TokenFilter, p Page) ([]Token, int, error)
 	// Update writes name, models, expiry and status.
 	Update(ctx context.Context, t *Token) error
+	// Rotate gives the key a new hash. With graceUntil set, the hash it
+	// replaces keeps authenticating until then (GetByHash finds it); a
+	// rotation without grace, or a later rotation, ends the old one at once.
+	// A missing key is ErrNotFound.
+	Rotate(ctx context.Context, id int64, hash, masked string, graceUntil *time.Time) error
 	// SetQuota overwrites the key's remaining quota; -1 makes it unlimited
 	// and anything below -1 is rejected. It records no ledger entry: it is
 	// for switching a key between limited and unlimited, which changes the

@@ -2,11 +2,12 @@ package task
 
 import (
 	"context"
-	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"

@@ -10,6 +10,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
+	"github.com/turnpike-gw/turnpike/internal/task/egress"
 )
 
 // Artifact limits of PLUGIN-CONTEXT.md.
@@ -160,7 +161,7 @@ func (s *Service) streamArtifact(w http.ResponseWriter, r *http.Request, t *Task
 	if err != nil {
 		return hookError(502, "content_failed", err, cr.secrets)
 	}
-	cd, err := parseContentDescriptor(v, hostPolicy{channel: parseBase(channelBase(ch, l)), allowed: l.Manifest.AllowedHosts})
+	cd, err := egress.ParseContentDescriptor(v, egress.Policy{Channel: parseBase(channelBase(ch, l)), Allowed: l.Manifest.AllowedHosts})
 	if err != nil {
 		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "content_failed", Message: scrub(err.Error(), cr.secrets...)}
 	}

@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
-	"net/netip"
-	"net/url"
 	"strings"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/task/egress"
 )
 
 // maxContentRedirects bounds the redirects of one content request.
@@ -56,68 +54,14 @@ func safeClientHeaders(h http.Header) map[string]any {
 	return out
 }
 
-// contentDescriptor is a validated buildContentRequest answer.
-type contentDescriptor struct {
-	*Descriptor
-	credentialless bool
-	// policy is what a credentialed request and its redirects may reach.
-	policy hostPolicy
-}
-
-// parseContentDescriptor validates a content descriptor. A credentialed
-// one follows the submit rules (channel host or allowedHosts); a
-// credentialless one may go anywhere public but only as a bare GET or HEAD.
-func parseContentDescriptor(v any, pol hostPolicy) (*contentDescriptor, error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, descErr("the hook must return an object {url, method?, headers?, credentialless?}")
-	}
-	cl, _ := m["credentialless"].(bool)
-	if m["method"] == nil {
-		// Content is fetched, never submitted: GET unless the hook says.
-		m = maps.Clone(m)
-		m["method"] = http.MethodGet
-	}
-	if !cl {
-		d, err := parseDescriptor(m, pol)
-		if err != nil {
-			return nil, err
-		}
-		if d.Method != http.MethodGet && d.Method != http.MethodHead {
-			return nil, descErr("a content request must use GET or HEAD")
-		}
-		return &contentDescriptor{Descriptor: d, policy: pol}, nil
-	}
-	if h, ok := m["headers"].(map[string]any); ok && len(h) > 0 {
-		return nil, descErr("a credentialless content request must not set headers")
-	}
-	if b, ok := m["body"]; ok && b != nil {
-		return nil, descErr("a credentialless content request must not have a body")
-	}
-	bare := map[string]any{"url": m["url"], "method": m["method"]}
-	open := hostPolicy{}
-	raw, _ := m["url"].(string)
-	if u, err := url.Parse(raw); err == nil && u.Host != "" {
-		open.channel = u
-	}
-	d, err := parseDescriptor(bare, open)
-	if err != nil {
-		return nil, err
-	}
-	if d.Method != http.MethodGet && d.Method != http.MethodHead {
-		return nil, descErr("a credentialless content request must use GET or HEAD")
-	}
-	return &contentDescriptor{Descriptor: d, credentialless: true, policy: pol}, nil
-}
-
 // relayContent sends a content request and streams the answer: 200, 206,
 // 304 and 416 with the safe headers; anything else is an error.
-func (s *Service) relayContent(w http.ResponseWriter, r *http.Request, cd *contentDescriptor, secrets []string) error {
+func (s *Service) relayContent(w http.ResponseWriter, r *http.Request, cd *egress.ContentDescriptor, secrets []string) error {
 	req, err := http.NewRequestWithContext(r.Context(), cd.Method, cd.URL.String(), nil)
 	if err != nil {
 		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "content_failed", Message: "the content request cannot be built"}
 	}
-	if !cd.credentialless {
+	if !cd.Credentialless {
 		for k, v := range cd.Headers {
 			req.Header.Set(k, v)
 		}
@@ -153,16 +97,10 @@ func (s *Service) relayContent(w http.ResponseWriter, r *http.Request, cd *conte
 	return nil
 }
 
-// errBlockedAddress is a content request (or one of its redirects) aimed
-// where the host may not go.
-type errBlockedAddress struct{ msg string }
-
-func (e *errBlockedAddress) Error() string { return e.msg }
-
 func contentTransportError(err error, secrets []string) error {
-	var blocked *errBlockedAddress
+	var blocked *egress.BlockedError
 	if errors.As(err, &blocked) {
-		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "content_blocked", Message: scrub(blocked.msg, secrets...)}
+		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "content_blocked", Message: scrub(blocked.Error(), secrets...)}
 	}
 	return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_error", Message: "the artifact's upstream cannot be reached"}
 }
@@ -170,23 +108,23 @@ func contentTransportError(err error, secrets []string) error {
 // contentClient is the service client with every redirect checked: a
 // credentialed request stays within the host policy, a credentialless one
 // away from private addresses, also at dial time against DNS rebinding.
-func (s *Service) contentClient(cd *contentDescriptor) *http.Client {
+func (s *Service) contentClient(cd *egress.ContentDescriptor) *http.Client {
 	c := *s.client
 	g := s.guardFor(cd)
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) > maxContentRedirects {
-			return &errBlockedAddress{"the content request was redirected too many times"}
+			return egress.Blocked("the content request was redirected too many times")
 		}
-		return g.checkURL(req.Context(), req.URL)
+		return g.CheckURL(req.Context(), req.URL)
 	}
-	if !cd.credentialless {
+	if !cd.Credentialless {
 		return &c
 	}
-	if err := g.checkURL(context.Background(), cd.URL); err != nil {
+	if err := g.CheckURL(context.Background(), cd.URL); err != nil {
 		c.Transport = refuseTransport{err}
 		return &c
 	}
-	if tr, ok := transportOf(s.client).(*http.Transport); ok && !g.allowPrivate {
+	if tr, ok := transportOf(s.client).(*http.Transport); ok && !g.AllowsPrivate() {
 		tr = tr.Clone()
 		// Guarded fetches connect directly, never through HTTP(S)_PROXY:
 		// through a proxy the dial-time check would see the proxy's address,
@@ -196,7 +134,7 @@ func (s *Service) contentClient(cd *contentDescriptor) *http.Client {
 		if dial == nil {
 			dial = (&net.Dialer{}).DialContext
 		}
-		tr.DialContext = g.guardDial(dial)
+		tr.DialContext = g.Dial(dial)
 		c.Transport = tr
 	}
 	return &c
@@ -215,80 +153,6 @@ type refuseTransport struct{ err error }
 
 func (t refuseTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, t.err }
 
-// addressGuard is where one content request may go.
-type addressGuard struct {
-	credentialless bool
-	policy         hostPolicy
-	allowPrivate   bool
-	// channelHostPort is the channel's own host:port, reachable even when
-	// it is a private address (a self-hosted vendor).
-	channelHostPort string
-	lookup          func(ctx context.Context, host string) ([]netip.Addr, error)
-}
-
-func (s *Service) guardFor(cd *contentDescriptor) addressGuard {
-	g := addressGuard{credentialless: cd.credentialless, policy: cd.policy, allowPrivate: s.opts.AllowPrivateContent, lookup: lookupHost}
-	if cd.policy.channel != nil && cd.policy.channel.Host != "" {
-		g.channelHostPort = hostPort(cd.policy.channel)
-	}
-	return g
-}
-
-func lookupHost(ctx context.Context, host string) ([]netip.Addr, error) {
-	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-}
-
-// checkURL decides one address (the first or a redirect target).
-func (g addressGuard) checkURL(ctx context.Context, u *url.URL) error {
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return &errBlockedAddress{"content requests may only use http or https"}
-	}
-	if !g.credentialless {
-		if !g.policy.allows(u) {
-			return &errBlockedAddress{fmt.Sprintf("the content request may not reach %s: neither the channel's host nor in meta.allowedHosts", hostPort(u))}
-		}
-		return nil
-	}
-	if g.allowPrivate || hostPort(u) == g.channelHostPort {
-		return nil
-	}
-	host := u.Hostname()
-	addrs := []netip.Addr{}
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = append(addrs, a)
-	} else if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return blockedPrivate(u)
-	} else if found, err := g.lookup(ctx, host); err == nil {
-		addrs = found
-	}
-	for _, a := range addrs {
-		if privateAddr(a) {
-			return blockedPrivate(u)
-		}
-	}
-	return nil
-}
-
-func blockedPrivate(u *url.URL) error {
-	return &errBlockedAddress{fmt.Sprintf("the content request may not reach the private address %s", hostPort(u))}
-}
-
-// guardDial checks the address actually connected to, so a name that
-// resolves to a public address at check time and a private one at dial
-// time is still refused.
-func (g addressGuard) guardDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		if strings.EqualFold(addr, g.channelHostPort) {
-			return conn, nil
-		}
-		if ap, perr := netip.ParseAddrPort(conn.RemoteAddr().String()); perr == nil && privateAddr(ap.Addr()) {
-			conn.Close()
-			return nil, &errBlockedAddress{fmt.Sprintf("the content request may not reach the private address %s", addr)}
-		}
-		return conn, nil
-	}
+func (s *Service) guardFor(cd *egress.ContentDescriptor) egress.Guard {
+	return egress.NewGuard(cd, s.opts.AllowPrivateContent)
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -58,7 +58,7 @@ func taskCost(p *billing.Price, schema manifest.UsageSchema, facts map[string]an
 		if !ok || f.Type != "number" {
 			return nil, priceError(p.Name, "per_unit names %q, which is not a number fact of the plugin's usage schema", k)
 		}
-		n, _ := numberFact(facts[k])
+		n, _ := manifest.Number(facts[k])
 		if n > maxUsageFact {
 			// Facts are checked when they arrive; this guards facts that
 			// reach pricing another way (a stored row from before the bound).
@@ -72,21 +72,6 @@ func taskCost(p *billing.Price, schema manifest.UsageSchema, facts map[string]an
 		cost.Add(cost, units.Mul(units, rate))
 	}
 	return cost, nil
-}
-
-func numberFact(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return float64(x), true
-	case float64:
-		return x, !math.IsNaN(x) && !math.IsInf(x, 0)
-	case json.Number:
-		f, err := x.Float64()
-		return f, err == nil
-	case int:
-		return float64(x), true
-	}
-	return 0, false
 }
 
 // validateFacts checks usage facts against the selected schema (SPEC §4.2
@@ -123,7 +108,7 @@ const maxUsageFact = 1e12
 func checkFact(f manifest.UsageField, k string, val any) error {
 	switch {
 	case f.Type == "number":
-		n, ok := numberFact(val)
+		n, ok := manifest.Number(val)
 		if !ok || n < 0 {
 			return fmt.Errorf("usage fact %q must be a non-negative number", k)
 		}
@@ -136,7 +121,7 @@ func checkFact(f manifest.UsageField, k string, val any) error {
 		}
 	case len(f.Enum) > 0:
 		s, _ := val.(string)
-		if !contains(f.Enum, s) {
+		if !slices.Contains(f.Enum, s) {
 			return fmt.Errorf("usage fact %q must be one of the schema's enum values", k)
 		}
 	}

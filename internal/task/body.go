@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/task/egress"
 )
 
 // Body kinds of the inbound body union (SPEC §2.6).
@@ -28,44 +29,10 @@ const (
 // decodedBody.Close removes when the request ends.
 const maxMultipartMemory = 4 << 20
 
-// FileReference is what a plugin sees of an uploaded file. Plugins never
-// read the bytes; the host resolves the ref when a descriptor uses it.
-type FileReference struct {
-	Ref      string `json:"ref"`
-	Field    string `json:"field"`
-	Filename string `json:"filename"`
-	MimeType string `json:"mimeType"`
-	Size     int64  `json:"size"`
-}
-
-// File is the content behind a FileReference: Data when it is small
-// enough to hold, else the spooled upload (read it through Open).
-type File struct {
-	FileReference
-	Data   []byte
-	upload *multipart.FileHeader
-}
-
-// FileResolver finds the content of a file reference. Request uploads are
-// resolved from memory; later sources (downloads, stored artifacts) can be
-// added by other implementations.
-type FileResolver interface {
-	Resolve(ref string) (*File, bool)
-}
-
-// requestFiles holds one request's uploads, keyed by ref.
-type requestFiles map[string]*File
-
-// Resolve implements FileResolver.
-func (f requestFiles) Resolve(ref string) (*File, bool) {
-	file, ok := f[ref]
-	return file, ok
-}
-
 // decodedBody is the body union plus the uploads it references.
 type decodedBody struct {
 	Value map[string]any
-	Files requestFiles
+	Files egress.Files
 	form  *multipart.Form
 }
 
@@ -128,7 +95,7 @@ func decodeMultipart(body []byte, boundary string) (decodedBody, error) {
 	if err != nil {
 		return decodedBody{}, ir.BadRequest("invalid_request", "the multipart body is not valid: %v", err)
 	}
-	files := requestFiles{}
+	files := egress.Files{}
 	var refs []any
 	// Fields in name order so ctx.files is the same on every decode.
 	for _, field := range slices.Sorted(maps.Keys(form.File)) {
@@ -158,29 +125,20 @@ func fileRef(field string, i int) string {
 	return "request_file:" + field + "#" + strconv.Itoa(i)
 }
 
-func readUpload(fh *multipart.FileHeader, field string, i int) (*File, error) {
+func readUpload(fh *multipart.FileHeader, field string, i int) (*egress.File, error) {
 	mt := fh.Header.Get("Content-Type")
 	if mt == "" {
 		mt = "application/octet-stream"
 	}
-	ref := FileReference{Ref: fileRef(field, i), Field: field, Filename: fh.Filename, MimeType: mt, Size: fh.Size}
-	if fh.Size > maxHeldUpload {
-		return &File{FileReference: ref, upload: fh}, nil
-	}
-	r, err := fh.Open()
+	ref := egress.FileReference{Ref: fileRef(field, i), Field: field, Filename: fh.Filename, MimeType: mt, Size: fh.Size}
+	f, err := egress.FromUpload(ref, fh)
 	if err != nil {
 		return nil, ir.BadRequest("invalid_request", "the uploaded file %q cannot be read", fh.Filename)
 	}
-	defer r.Close()
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, ir.BadRequest("invalid_request", "the uploaded file %q cannot be read", fh.Filename)
-	}
-	ref.Size = int64(len(data))
-	return &File{FileReference: ref, Data: data}, nil
+	return f, nil
 }
 
-func fileRefValue(f FileReference) map[string]any {
+func fileRefValue(f egress.FileReference) map[string]any {
 	return map[string]any{"ref": f.Ref, "field": f.Field, "filename": f.Filename, "mimeType": f.MimeType, "size": f.Size}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/task/egress"
 )
 
 // submission is one decoded submit, ready for channel selection.
@@ -38,7 +39,7 @@ type submission struct {
 	body      any
 	headers   map[string]any
 	files     []any
-	resolver  FileResolver
+	resolver  egress.FileResolver
 	origins   []*Task
 	retain    bool
 	// channels, when set, is the plan a host protocol already chose (its

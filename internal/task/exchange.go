@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
+	"github.com/turnpike-gw/turnpike/internal/task/egress"
 )
 
 // maxUpstreamBody caps what the host reads of one upstream answer.
@@ -43,21 +44,21 @@ func headerArrays(h http.Header) map[string][]string {
 
 // send performs a validated descriptor and reads the answer. A non-nil
 // error is a transport failure: nothing usable came back.
-func (s *Service) send(ctx context.Context, d *Descriptor, files FileResolver) (*upstreamResponse, error) {
+func (s *Service) send(ctx context.Context, d *egress.Descriptor, files egress.FileResolver) (*upstreamResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
 	defer cancel()
-	req, err := d.request(ctx, newFileBudget(files, s.opts.MaxFileBytes))
+	req, err := d.Request(ctx, egress.NewBudget(files, s.opts.MaxFileBytes))
 	if err != nil {
 		return nil, err
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("upstream %s unreachable: %w", hostPort(d.URL), errors.Unwrap(err))
+		return nil, fmt.Errorf("upstream %s unreachable: %w", egress.HostPort(d.URL), errors.Unwrap(err))
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
 	if err != nil {
-		return nil, fmt.Errorf("reading the upstream answer from %s failed", hostPort(d.URL))
+		return nil, fmt.Errorf("reading the upstream answer from %s failed", egress.HostPort(d.URL))
 	}
 	out := &upstreamResponse{status: resp.StatusCode, headers: resp.Header, raw: raw, body: string(raw)}
 	if v, err := decodeJSON(raw); err == nil {
@@ -80,7 +81,7 @@ func hookMessage(err error, secrets []string) string {
 	if errors.Is(err, plugin.ErrHookTimeout) {
 		return "the plugin took too long to answer"
 	}
-	var de *descriptorError
+	var de *egress.DescriptorError
 	if errors.As(err, &de) {
 		return scrub(de.Error(), secrets...)
 	}

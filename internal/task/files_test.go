@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/task/egress"
 )
 
 // filerVendor is the fake upstream of testdata/files/filer.js. It records
@@ -160,11 +161,11 @@ func TestUploadedFilesGetOneRefEachAndPluginsSeeOnlyReferences(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("submit: %d %v", code, out)
 	}
-	var files []FileReference
+	var files []egress.FileReference
 	if err := json.Unmarshal([]byte(v.last().header.Get("X-Files")), &files); err != nil {
 		t.Fatal(err)
 	}
-	want := []FileReference{
+	want := []egress.FileReference{
 		{Ref: "request_file:image", Field: "image", Filename: "a.png", MimeType: "image/png", Size: 7},
 		{Ref: "request_file:image#1", Field: "image", Filename: "b.png", MimeType: "image/png", Size: 7},
 		{Ref: "request_file:mask", Field: "mask", Filename: "m.webp", MimeType: "image/webp", Size: 4},

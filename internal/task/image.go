@@ -59,7 +59,7 @@ func imageCount(body map[string]any) int64 {
 	switch body["kind"] {
 	case BodyJSON:
 		obj, _ := body["value"].(map[string]any)
-		f, _ := numberFact(obj["n"])
+		f, _ := manifest.Number(obj["n"])
 		n = int64(f)
 	default:
 		n, _ = strconv.ParseInt(bodyField(body, "n"), 10, 64)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+
+	"github.com/turnpike-gw/turnpike/internal/task/egress"
 )
 
 // defaultImageDownloadBytes caps one inlined image when MAX_FILE_DOWNLOAD_MB
@@ -46,14 +48,14 @@ func (s *Service) downloadImage(ctx context.Context, raw string) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	client := s.contentClient(&contentDescriptor{Descriptor: &Descriptor{URL: u, Method: http.MethodGet}, credentialless: true})
+	client := s.contentClient(&egress.ContentDescriptor{Descriptor: &egress.Descriptor{URL: u, Method: http.MethodGet}, Credentialless: true})
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("fetching %s: %w", hostPort(u), err)
+		return nil, fmt.Errorf("fetching %s: %w", egress.HostPort(u), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("fetching %s: HTTP %d", hostPort(u), resp.StatusCode)
+		return nil, fmt.Errorf("fetching %s: HTTP %d", egress.HostPort(u), resp.StatusCode)
 	}
 	limit := s.opts.MaxFileBytes
 	if limit <= 0 {
@@ -61,10 +63,10 @@ func (s *Service) downloadImage(ctx context.Context, raw string) ([]byte, error)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", hostPort(u), err)
+		return nil, fmt.Errorf("reading %s: %w", egress.HostPort(u), err)
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("the image at %s is larger than %d bytes", hostPort(u), limit)
+		return nil, fmt.Errorf("the image at %s is larger than %d bytes", egress.HostPort(u), limit)
 	}
 	return data, nil
 }

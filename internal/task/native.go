@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
@@ -158,7 +160,7 @@ func (n *nativeRequest) submission(intent map[string]any, body decodedBody) (*su
 		return nil, ir.BadRequest("invalid_request", "the request names no model")
 	}
 	rt := n.entry.Route
-	if len(rt.Models) > 0 && !contains(rt.Models, model) {
+	if len(rt.Models) > 0 && !slices.Contains(rt.Models, model) {
 		return nil, ir.BadRequest("model_not_supported", "model %s is not served by %s %s", model, rt.Method, rt.Path)
 	}
 	if !n.p.Allows(model) {

@@ -9,6 +9,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/task/egress"
 )
 
 // pollWorkers bounds concurrent per-task polls of one round, so a large
@@ -197,7 +198,7 @@ func (s *Service) query(ctx context.Context, pl *polled, hook string, args ...an
 	if err != nil {
 		return nil, "the plugin could not build the query: " + hookMessage(err, pl.cr.secrets)
 	}
-	d, err := parseDescriptor(v, hostPolicy{channel: parseBase(channelBase(pl.ch, pl.l)), allowed: pl.l.Manifest.AllowedHosts})
+	d, err := egress.ParseDescriptor(v, egress.Policy{Channel: parseBase(channelBase(pl.ch, pl.l)), Allowed: pl.l.Manifest.AllowedHosts})
 	if err != nil {
 		return nil, scrub(err.Error(), pl.cr.secrets...)
 	}

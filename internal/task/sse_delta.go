@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 )
 
 // Limits of a delta-built submit result (PLUGIN-CONTEXT.md, host numbers).
@@ -85,7 +87,7 @@ func parsePath(v any) ([]any, error) {
 		case string:
 			path[i] = s
 		default:
-			n, ok := numberFact(seg)
+			n, ok := manifest.Number(seg)
 			if !ok || n < 0 || n != math.Trunc(n) || n > maxDeltaNodes {
 				return nil, fmt.Errorf("segment %d must be a key or a non-negative index", i)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
+	"github.com/turnpike-gw/turnpike/internal/task/egress"
 )
 
 // SSE submit limits beside the delta ones.
@@ -34,7 +35,7 @@ var errSSEIdle = errors.New("the upstream stream was silent for too long")
 // event stream through the plugin's event hook. Before 2xx headers arrive a
 // failure may move to the next channel; after, the upstream holds the work
 // and every failure ends the submission. No event reaches the client.
-func (s *Service) exchangeSSE(ctx context.Context, sub *submission, t *Task, at *attempt, d *Descriptor) (*submitted, error) {
+func (s *Service) exchangeSSE(ctx context.Context, sub *submission, t *Task, at *attempt, d *egress.Descriptor) (*submitted, error) {
 	l := sub.plugin
 	if !slices.Contains(l.Manifest.SubmitResponseTypes, "sse") {
 		return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "invalid_plugin_request",
@@ -42,7 +43,7 @@ func (s *Service) exchangeSSE(ctx context.Context, sub *submission, t *Task, at 
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	req, err := d.request(ctx, newFileBudget(sub.resolver, s.opts.MaxFileBytes))
+	req, err := d.Request(ctx, egress.NewBudget(sub.resolver, s.opts.MaxFileBytes))
 	if err != nil {
 		return nil, hookError(400, "invalid_request", err, at.cr.secrets)
 	}
@@ -53,7 +54,7 @@ func (s *Service) exchangeSSE(ctx context.Context, sub *submission, t *Task, at 
 	if err != nil {
 		s.log.Warn("task SSE submit transport failure", "channel", at.ch.ID, "err", scrub(err.Error(), at.cr.secrets...))
 		return nil, &errRetry{&ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
-			Message: fmt.Sprintf("upstream %s unreachable", hostPort(d.URL)), Retry: ir.RetryNext}}
+			Message: fmt.Sprintf("upstream %s unreachable", egress.HostPort(d.URL)), Retry: ir.RetryNext}}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {

@@ -8,6 +8,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/task/egress"
 )
 
 // exchange builds, sends and parses the submit on one channel. An *errRetry
@@ -19,7 +20,7 @@ func (s *Service) exchange(ctx context.Context, sub *submission, t *Task, at *at
 	if err != nil {
 		return nil, hookError(400, "invalid_request", err, at.cr.secrets)
 	}
-	d, err := parseDescriptor(v, hostPolicy{channel: parseBase(channelBase(&at.ch.Channel, l)), allowed: l.Manifest.AllowedHosts})
+	d, err := egress.ParseDescriptor(v, egress.Policy{Channel: parseBase(channelBase(&at.ch.Channel, l)), Allowed: l.Manifest.AllowedHosts})
 	if err != nil {
 		s.log.Warn("task plugin built a request the host refuses", "plugin", l.Key, "channel", at.ch.ID, "err", scrub(err.Error(), at.cr.secrets...))
 		return nil, hookError(502, "invalid_plugin_request", err, at.cr.secrets)
@@ -29,7 +30,7 @@ func (s *Service) exchange(ctx context.Context, sub *submission, t *Task, at *at
 	}
 	resp, err := s.send(ctx, d, sub.resolver)
 	if err != nil {
-		if _, ok := err.(*descriptorError); ok {
+		if _, ok := err.(*egress.DescriptorError); ok {
 			return nil, hookError(400, "invalid_request", err, at.cr.secrets)
 		}
 		s.log.Warn("task submit transport failure", "channel", at.ch.ID, "err", scrub(err.Error(), at.cr.secrets...))
@@ -124,7 +125,7 @@ func parseSubmitResult(v any) (*submitResult, *ir.Error) {
 // refusal is a plugin's {error:{code?, message, httpStatus?}}.
 func refusal(e map[string]any) *ir.Error {
 	status := http.StatusBadRequest
-	if n, ok := numberFact(e["httpStatus"]); ok && n >= 400 && n <= 599 {
+	if n, ok := manifest.Number(e["httpStatus"]); ok && n >= 400 && n <= 599 {
 		status = int(n)
 	}
 	code := stringOf(e["code"])

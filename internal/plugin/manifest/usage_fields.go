@@ -201,7 +201,7 @@ func factValue(f UsageField, value any) (any, string) {
 		}
 		return b, ""
 	}
-	n, ok := numberOf(value)
+	n, ok := Number(value)
 	if !ok {
 		return nil, "must be a number"
 	}

@@ -55,13 +55,14 @@ func integerOf(v any) (int64, bool) {
 	return 0, false
 }
 
-// numberOf reports v as a finite float.
-func numberOf(v any) (float64, bool) {
+// Number reports a plugin-supplied value (any numeric Go type a JSON or
+// JS value decodes to) as a finite float.
+func Number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, !math.IsNaN(n) && !math.IsInf(n, 0)
 	case float32:
-		return numberOf(float64(n))
+		return Number(float64(n))
 	case int64:
 		return float64(n), true
 	case int:
@@ -73,7 +74,7 @@ func numberOf(v any) (float64, bool) {
 		if err != nil {
 			return 0, false
 		}
-		return numberOf(f)
+		return Number(f)
 	}
 	return 0, false
 }
@@ -92,7 +93,7 @@ func kindOf(v any) string {
 	case map[string]any:
 		return "an object"
 	}
-	if _, ok := numberOf(v); ok {
+	if _, ok := Number(v); ok {
 		return "a number"
 	}
 	return fmt.Sprintf("an unsupported %T", v)

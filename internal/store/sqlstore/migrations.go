@@ -15,11 +15,13 @@ var allMigrations = []Migration{
 	healthMigrations[0], healthMigrations[1], // 40, 41
 	accountsMigrations[0], accountsMigrations[1],
 	accountsMigrations[2], accountsMigrations[3], // 60–63
-	pluginsMigration,    // 100
-	tasksMigration,      // 110
-	responsesMigration,  // 120
-	priceTiersMigration, // 121
-	booksMigration,      // 122
+	pluginsMigration,       // 100
+	tasksMigration,         // 110
+	responsesMigration,     // 120
+	priceTiersMigration,    // 121
+	booksMigration,         // 123
+	tokenRotationMigration, // 130
+	nodeModeMigration,      // 131
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
@@ -143,7 +145,7 @@ ALTER TABLE model_prices ADD tiers {{text}} NULL;
 // booksMigration adds what the operator's books need: a channel's upstream
 // cost (JSON; NULL pays list prices) and an index for reading the ledger by
 // time, as reconciliation does over a window.
-var booksMigration = Migration{Version: 122, Name: "channel cost and ledger by time", SQL: `
+var booksMigration = Migration{Version: 123, Name: "channel cost and ledger by time", SQL: `
 ALTER TABLE channels ADD cost {{text}} NULL;
 CREATE INDEX quota_ledger_created_idx ON quota_ledger (created_at);
 `}

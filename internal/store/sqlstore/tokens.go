@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,19 +12,21 @@ import (
 
 type tokenRepo struct{ s *Store }
 
-const tokenSelect = "SELECT id, user_id, name, key_hash, key_masked, quota, used_quota, models, expires_at, status, created_at FROM tokens"
+const tokenSelect = "SELECT id, user_id, name, key_hash, key_masked, quota, used_quota, models, expires_at, status, created_at, prev_key_hash, prev_until FROM tokens"
 
 func scanToken(row interface{ Scan(...any) error }) (store.Token, error) {
 	var t store.Token
 	var models string
-	var expires sql.NullTime
+	var expires, prevUntil sql.NullTime
+	var prev sql.NullString
 	if err := row.Scan(&t.ID, &t.UserID, &t.Name, &t.KeyHash, &t.KeyMasked, &t.Quota, &t.UsedQuota,
-		&models, &expires, &t.Status, &t.CreatedAt); err != nil {
+		&models, &expires, &t.Status, &t.CreatedAt, &prev, &prevUntil); err != nil {
 		return t, err
 	}
 	var err error
 	t.Models, err = decodeList(models)
 	t.ExpiresAt = timePtr(expires)
+	t.PrevKeyHash, t.PrevUntil = prev.String, timePtr(prevUntil)
 	t.CreatedAt = t.CreatedAt.UTC()
 	return t, err
 }
@@ -60,8 +63,14 @@ func (r tokenRepo) Get(ctx context.Context, id int64) (*store.Token, error) {
 	return r.get(ctx, "id = ?", id)
 }
 
+// GetByHash tries the current hashes first: that is every request but the
+// few made with a key in its rotation grace.
 func (r tokenRepo) GetByHash(ctx context.Context, keyHash string) (*store.Token, error) {
-	return r.get(ctx, "key_hash = ?", keyHash)
+	t, err := r.get(ctx, "key_hash = ?", keyHash)
+	if errors.Is(err, store.ErrNotFound) {
+		return r.get(ctx, "prev_key_hash = ?", keyHash)
+	}
+	return t, err
 }
 
 func (r tokenRepo) GetByName(ctx context.Context, userID int64, name string) (*store.Token, error) {

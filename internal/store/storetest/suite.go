@@ -25,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Users", userTests},
 		{"Groups", groupTests},
 		{"Tokens", tokenTests},
+		{"TokenRotation", rotationTests},
 		{"Channels", channelTests},
 		{"Prices", priceTests},
 		{"Logs", logTests},

@@ -121,7 +121,9 @@ function renderShell() {
     h("aside", { class: "sidebar" },
       h("div", { class: "brand" }, h("img", { src: faviconURL(), alt: "" }), "Turnpike"),
       state.nav,
-      h("div", { class: "sidebar-foot" }, user, languageSwitch(), themeToggle(), h("button", { type: "button", id: "logout", onclick: logout }, t("shell.logout")))),
+      h("div", { class: "sidebar-foot" }, user, languageSwitch(), themeToggle(),
+        h("a", { href: "/api/openapi.json", id: "api-reference", target: "_blank", rel: "noopener" }, t("shell.apiReference")),
+        h("button", { type: "button", id: "logout", onclick: logout }, t("shell.logout")))),
     state.main);
   shell.id = "app";
   document.getElementById("app").replaceWith(shell);

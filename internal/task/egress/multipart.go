@@ -1,4 +1,4 @@
-package task
+package egress
 
 import (
 	"io"
@@ -17,7 +17,7 @@ type multipartBody struct {
 }
 
 // prepareMultipart resolves and charges the files of parts.
-func prepareMultipart(parts []Part, b *fileBudget) (*multipartBody, error) {
+func prepareMultipart(parts []Part, b *Budget) (*multipartBody, error) {
 	mb := &multipartBody{parts: parts, files: make([]*File, len(parts)), boundary: multipart.NewWriter(io.Discard).Boundary()}
 	for i, p := range parts {
 		if p.FileRef == "" {
@@ -25,7 +25,7 @@ func prepareMultipart(parts []Part, b *fileBudget) (*multipartBody, error) {
 		}
 		f, err := b.take(p.FileRef, 0)
 		if err != nil {
-			return nil, descErr("parts[%d]: %s", i, trimDescPrefix(err))
+			return nil, Errorf("parts[%d]: %s", i, trimDescPrefix(err))
 		}
 		mb.files[i] = f
 	}
@@ -33,7 +33,7 @@ func prepareMultipart(parts []Part, b *fileBudget) (*multipartBody, error) {
 }
 
 func trimDescPrefix(err error) string {
-	if de, ok := err.(*descriptorError); ok {
+	if de, ok := err.(*DescriptorError); ok {
 		return de.msg
 	}
 	return err.Error()
@@ -129,7 +129,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 // encodeMultipart prepares a multipart descriptor body as a stream of known
 // length.
-func encodeMultipart(parts []Part, b *fileBudget) (io.Reader, string, error) {
+func encodeMultipart(parts []Part, b *Budget) (io.Reader, string, error) {
 	mb, err := prepareMultipart(parts, b)
 	if err != nil {
 		return nil, "", err

@@ -1,4 +1,4 @@
-package task
+package egress
 
 import (
 	"encoding/base64"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 )
 
 // maxPlaceholderDepth bounds the walk over a descriptor body. Hook results
@@ -20,16 +22,16 @@ const placeholderKey = "__fileRef"
 // {__fileRef, encoding: "base64"|"dataUrl", mimeType?, maxBytes?} replaced
 // by the encoded file, at any depth. Objects and arrays on the path to a
 // placeholder are copied; the input is never changed.
-func inlineFiles(body any, b *fileBudget) (any, error) {
+func inlineFiles(body any, b *Budget) (any, error) {
 	v, _, err := walkPlaceholders(body, b, 0, "body")
 	return v, err
 }
 
 // walkPlaceholders returns v with its placeholders encoded, and whether
 // anything changed (so untouched containers are shared, not copied).
-func walkPlaceholders(v any, b *fileBudget, depth int, path string) (any, bool, error) {
+func walkPlaceholders(v any, b *Budget, depth int, path string) (any, bool, error) {
 	if depth > maxPlaceholderDepth {
-		return nil, false, descErr("%s is nested more than %d levels deep", path, maxPlaceholderDepth)
+		return nil, false, Errorf("%s is nested more than %d levels deep", path, maxPlaceholderDepth)
 	}
 	switch x := v.(type) {
 	case map[string]any:
@@ -79,28 +81,28 @@ func walkPlaceholders(v any, b *fileBudget, depth int, path string) (any, bool, 
 }
 
 // encodePlaceholder validates one placeholder and returns its encoding.
-func encodePlaceholder(m map[string]any, b *fileBudget, path string) (string, error) {
+func encodePlaceholder(m map[string]any, b *Budget, path string) (string, error) {
 	ref, _ := m[placeholderKey].(string)
 	if ref == "" {
-		return "", descErr("%s.__fileRef must be a file reference string", path)
+		return "", Errorf("%s.__fileRef must be a file reference string", path)
 	}
 	enc, _ := m["encoding"].(string)
 	if enc != "base64" && enc != "dataUrl" {
-		return "", descErr("%s.encoding must be \"base64\" or \"dataUrl\" for file %s", path, ref)
+		return "", Errorf("%s.encoding must be \"base64\" or \"dataUrl\" for file %s", path, ref)
 	}
 	mime := ""
 	if v, ok := m["mimeType"]; ok && v != nil {
 		s, ok := v.(string)
 		if !ok {
-			return "", descErr("%s.mimeType must be a string for file %s", path, ref)
+			return "", Errorf("%s.mimeType must be a string for file %s", path, ref)
 		}
 		mime = s
 	}
 	var maxBytes int64
 	if v, ok := m["maxBytes"]; ok && v != nil {
-		n, ok := numberFact(v)
+		n, ok := manifest.Number(v)
 		if !ok || n <= 0 || n != math.Trunc(n) || n > math.MaxInt64/2 {
-			return "", descErr("%s.maxBytes must be a positive integer for file %s", path, ref)
+			return "", Errorf("%s.maxBytes must be a positive integer for file %s", path, ref)
 		}
 		maxBytes = int64(n)
 	}

@@ -1,4 +1,4 @@
-package task
+package egress
 
 import (
 	"io"
@@ -7,16 +7,16 @@ import (
 	"testing"
 )
 
-func policy(base string, allowed ...string) hostPolicy {
+func policy(base string, allowed ...string) Policy {
 	u, _ := url.Parse(base)
-	return hostPolicy{channel: u, allowed: allowed}
+	return Policy{Channel: u, Allowed: allowed}
 }
 
 func TestDescriptorHostAllowList(t *testing.T) {
 	tests := []struct {
 		name    string
 		url     string
-		pol     hostPolicy
+		pol     Policy
 		allowed bool
 	}{
 		{"the channel host", "https://api.v.test/v1/x", policy("https://api.v.test"), true},
@@ -32,11 +32,11 @@ func TestDescriptorHostAllowList(t *testing.T) {
 		{"an IPv6 allowed host", "http://[::1]:8080/x", policy("https://api.v.test", "[::1]:8080"), true},
 		{"a look-alike suffix", "https://api.v.test.evil.test/x", policy("https://api.v.test"), false},
 		{"an unrelated host", "https://evil.test/x", policy("https://api.v.test"), false},
-		{"no channel URL, allow-list only", "https://cdn.v.test/x", hostPolicy{allowed: []string{"cdn.v.test"}}, true},
+		{"no channel URL, allow-list only", "https://cdn.v.test/x", Policy{Allowed: []string{"cdn.v.test"}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseDescriptor(map[string]any{"url": tt.url}, tt.pol)
+			_, err := ParseDescriptor(map[string]any{"url": tt.url}, tt.pol)
 			if (err == nil) != tt.allowed {
 				t.Errorf("allowed = %v (err %v), want %v", err == nil, err, tt.allowed)
 			}
@@ -64,7 +64,7 @@ func TestDescriptorFieldRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseDescriptor(tt.desc, pol)
+			_, err := ParseDescriptor(tt.desc, pol)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("err = %v, want one containing %q", err, tt.wantErr)
 			}
@@ -74,12 +74,12 @@ func TestDescriptorFieldRules(t *testing.T) {
 
 func TestDescriptorBuildsTheRequest(t *testing.T) {
 	pol := policy("https://api.v.test")
-	d, err := parseDescriptor(map[string]any{"url": "https://api.v.test/x", "headers": map[string]any{"X-A": "1", "Content-Length": "9", "Empty": ""},
+	d, err := ParseDescriptor(map[string]any{"url": "https://api.v.test/x", "headers": map[string]any{"X-A": "1", "Content-Length": "9", "Empty": ""},
 		"body": map[string]any{"a": int64(1)}}, pol)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := d.request(t.Context(), nil)
+	req, err := d.Request(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +88,8 @@ func TestDescriptorBuildsTheRequest(t *testing.T) {
 		req.Header.Get("X-A") != "1" || req.Header.Get("Empty") != "" || req.Header.Get("Content-Length") != "" {
 		t.Errorf("request = %s %v %s", req.Method, req.Header, body)
 	}
-	d, _ = parseDescriptor(map[string]any{"url": "https://api.v.test/x", "body": "raw text", "headers": map[string]any{"Content-Type": "text/plain"}}, pol)
-	req, _ = d.request(t.Context(), nil)
+	d, _ = ParseDescriptor(map[string]any{"url": "https://api.v.test/x", "body": "raw text", "headers": map[string]any{"Content-Type": "text/plain"}}, pol)
+	req, _ = d.Request(t.Context(), nil)
 	body, _ = io.ReadAll(req.Body)
 	if string(body) != "raw text" || req.Header.Get("Content-Type") != "text/plain" {
 		t.Errorf("a string body was not sent as is: %q %v", body, req.Header)
@@ -98,16 +98,16 @@ func TestDescriptorBuildsTheRequest(t *testing.T) {
 
 func TestMultipartPartsResolveRequestFiles(t *testing.T) {
 	pol := policy("https://api.v.test")
-	d, err := parseDescriptor(map[string]any{"url": "https://api.v.test/x", "bodyType": "multipart",
+	d, err := ParseDescriptor(map[string]any{"url": "https://api.v.test/x", "bodyType": "multipart",
 		"parts": []any{map[string]any{"name": "prompt", "value": "hi"}, map[string]any{"name": "image", "fileRef": "request_file:image"}}}, pol)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.request(t.Context(), requestFiles{}); err == nil || !strings.Contains(err.Error(), "request_file:image") {
+	if _, err := d.Request(t.Context(), Files{}); err == nil || !strings.Contains(err.Error(), "request_file:image") {
 		t.Errorf("a missing file = %v, want an error naming the ref", err)
 	}
-	files := requestFiles{"request_file:image": {FileReference: FileReference{Ref: "request_file:image", Filename: "a.png", MimeType: "image/png"}, Data: []byte("PNGDATA")}}
-	req, err := d.request(t.Context(), files)
+	files := Files{"request_file:image": {FileReference: FileReference{Ref: "request_file:image", Filename: "a.png", MimeType: "image/png"}, Data: []byte("PNGDATA")}}
+	req, err := d.Request(t.Context(), files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func FuzzParseDescriptor(f *testing.F) {
 	f.Add("https://%zz/", "PUT", "A\nB", "v", "api.v.test")
 	f.Fuzz(func(t *testing.T, rawURL, method, hk, hv, allowed string) {
 		pol := policy("https://api.v.test", allowed)
-		d, err := parseDescriptor(map[string]any{"url": rawURL, "method": method, "headers": map[string]any{hk: hv}}, pol)
+		d, err := ParseDescriptor(map[string]any{"url": rawURL, "method": method, "headers": map[string]any{hk: hv}}, pol)
 		if err != nil {
 			return
 		}
@@ -136,8 +136,8 @@ func FuzzParseDescriptor(f *testing.F) {
 		if d.URL.Scheme != "http" && d.URL.Scheme != "https" {
 			t.Fatalf("accepted scheme %q", d.URL.Scheme)
 		}
-		if _, err := d.request(t.Context(), nil); err != nil {
-			var de *descriptorError
+		if _, err := d.Request(t.Context(), nil); err != nil {
+			var de *DescriptorError
 			if !asDescriptorError(err, &de) {
 				t.Fatalf("request of an accepted descriptor failed oddly: %v", err)
 			}
@@ -145,8 +145,8 @@ func FuzzParseDescriptor(f *testing.F) {
 	})
 }
 
-func asDescriptorError(err error, de **descriptorError) bool {
-	e, ok := err.(*descriptorError)
+func asDescriptorError(err error, de **DescriptorError) bool {
+	e, ok := err.(*DescriptorError)
 	*de = e
 	return ok
 }

@@ -1,4 +1,4 @@
-package task
+package egress
 
 import (
 	"net/netip"
@@ -16,10 +16,10 @@ func FuzzPrivateAddrAgreesAcrossIPv6Forms(f *testing.F) {
 		v4 := netip.AddrFrom4([4]byte{a, b, c, d})
 		mapped := netip.AddrFrom16(v4.As16())
 		nat64 := netip.AddrFrom16([16]byte{0, 0x64, 0xff, 0x9b, 10: 0, 11: 0, 12: a, 13: b, 14: c, 15: d})
-		if privateAddr(v4) != privateAddr(mapped) {
+		if PrivateAddr(v4) != PrivateAddr(mapped) {
 			t.Fatalf("%s and %s disagree", v4, mapped)
 		}
-		if !privateAddr(nat64) {
+		if !PrivateAddr(nat64) {
 			t.Fatalf("the NAT64 form %s of %s looks public", nat64, v4)
 		}
 	})

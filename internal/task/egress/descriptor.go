@@ -1,4 +1,4 @@
-package task
+package egress
 
 import (
 	"bytes"
@@ -35,11 +35,11 @@ type Part struct {
 	Filename string
 }
 
-// hostPolicy is what a descriptor's URL may reach: the channel's host and
+// Policy is what a descriptor's URL may reach: the channel's host and
 // the plugin's allowedHosts, ports included.
-type hostPolicy struct {
-	channel *url.URL
-	allowed []string
+type Policy struct {
+	Channel *url.URL
+	Allowed []string
 }
 
 // hopHeaders are managed by the HTTP client; a plugin setting them would
@@ -47,19 +47,19 @@ type hostPolicy struct {
 var hopHeaders = map[string]bool{"host": true, "content-length": true, "transfer-encoding": true,
 	"connection": true, "keep-alive": true, "upgrade": true, "te": true, "trailer": true, "proxy-connection": true}
 
-// descriptorError is a descriptor the host refuses to send. The message
+// DescriptorError is a descriptor the host refuses to send. The message
 // names the field; it never echoes header values, which may hold secrets.
-type descriptorError struct{ msg string }
+type DescriptorError struct{ msg string }
 
-func (e *descriptorError) Error() string { return "invalid request descriptor: " + e.msg }
+func (e *DescriptorError) Error() string { return "invalid request descriptor: " + e.msg }
 
-func descErr(format string, args ...any) error { return &descriptorError{fmt.Sprintf(format, args...)} }
+func Errorf(format string, args ...any) error { return &DescriptorError{fmt.Sprintf(format, args...)} }
 
-// parseDescriptor validates what a build hook returned.
-func parseDescriptor(v any, pol hostPolicy) (*Descriptor, error) {
+// ParseDescriptor validates what a build hook returned.
+func ParseDescriptor(v any, pol Policy) (*Descriptor, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, descErr("the hook must return an object {url, method?, headers?, body?}")
+		return nil, Errorf("the hook must return an object {url, method?, headers?, body?}")
 	}
 	d := &Descriptor{Method: http.MethodPost, BodyType: "json", ResponseType: "json"}
 	raw, _ := m["url"].(string)
@@ -103,7 +103,7 @@ func (d *Descriptor) readScalars(m map[string]any) error {
 		}
 		s, ok := v.(string)
 		if !ok {
-			return descErr("%s must be a string", f.name)
+			return Errorf("%s must be a string", f.name)
 		}
 		if f.name == "method" {
 			s = strings.ToUpper(s)
@@ -112,7 +112,7 @@ func (d *Descriptor) readScalars(m map[string]any) error {
 			continue
 		}
 		if f.allow != nil && !contains(f.allow, s) {
-			return descErr("%s must be one of %s", f.name, strings.Join(f.allow, ", "))
+			return Errorf("%s must be one of %s", f.name, strings.Join(f.allow, ", "))
 		}
 		*f.dst = s
 	}
@@ -130,25 +130,25 @@ func contains(list []string, s string) bool {
 
 // checkURL parses an absolute http(s) URL and checks its host:port against
 // the policy.
-func checkURL(raw string, pol hostPolicy) (*url.URL, error) {
+func checkURL(raw string, pol Policy) (*url.URL, error) {
 	if raw == "" {
-		return nil, descErr("url is required")
+		return nil, Errorf("url is required")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, descErr("url must be an absolute http or https URL")
+		return nil, Errorf("url must be an absolute http or https URL")
 	}
 	if u.User != nil {
-		return nil, descErr("url must not carry credentials")
+		return nil, Errorf("url must not carry credentials")
 	}
 	if !pol.allows(u) {
-		return nil, descErr("url host %s is neither the channel's host nor in meta.allowedHosts", hostPort(u))
+		return nil, Errorf("url host %s is neither the channel's host nor in meta.allowedHosts", HostPort(u))
 	}
 	return u, nil
 }
 
-// hostPort is u's lower-cased host with its effective port.
-func hostPort(u *url.URL) string {
+// HostPort is u's lower-cased host with its effective port.
+func HostPort(u *url.URL) string {
 	return net.JoinHostPort(strings.ToLower(u.Hostname()), effectivePort(u))
 }
 
@@ -165,12 +165,12 @@ func effectivePort(u *url.URL) string {
 	return "80"
 }
 
-func (p hostPolicy) allows(u *url.URL) bool {
-	target := hostPort(u)
-	if p.channel != nil && p.channel.Host != "" && hostPort(p.channel) == target {
+func (p Policy) allows(u *url.URL) bool {
+	target := HostPort(u)
+	if p.Channel != nil && p.Channel.Host != "" && HostPort(p.Channel) == target {
 		return true
 	}
-	for _, entry := range p.allowed {
+	for _, entry := range p.Allowed {
 		if allowedEntry(entry, u) == target {
 			return true
 		}
@@ -203,11 +203,11 @@ func readHeaders(v any) (map[string]string, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, descErr("headers must be an object of name → string")
+		return nil, Errorf("headers must be an object of name → string")
 	}
 	for name, val := range m {
 		if name == "" || strings.ContainsAny(name, " \t\r\n:") {
-			return nil, descErr("header name %q is not valid", name)
+			return nil, Errorf("header name %q is not valid", name)
 		}
 		var s string
 		switch x := val.(type) {
@@ -218,10 +218,10 @@ func readHeaders(v any) (map[string]string, error) {
 		case int64, float64, bool, json.Number:
 			s = fmt.Sprint(x)
 		default:
-			return nil, descErr("header %s must be a string", name)
+			return nil, Errorf("header %s must be a string", name)
 		}
 		if strings.ContainsAny(s, "\r\n\x00") {
-			return nil, descErr("header %s holds a line break", name)
+			return nil, Errorf("header %s holds a line break", name)
 		}
 		// An empty value means "not set": plugins pass through optional
 		// client headers that may be missing.
@@ -236,18 +236,18 @@ func readHeaders(v any) (map[string]string, error) {
 func readParts(v any) ([]Part, error) {
 	items, ok := v.([]any)
 	if !ok {
-		return nil, descErr("parts must be an array when bodyType is multipart")
+		return nil, Errorf("parts must be an array when bodyType is multipart")
 	}
 	parts := make([]Part, 0, len(items))
 	for i, it := range items {
 		m, ok := it.(map[string]any)
 		if !ok {
-			return nil, descErr("parts[%d] must be an object {name, value?, fileRef?, filename?}", i)
+			return nil, Errorf("parts[%d] must be an object {name, value?, fileRef?, filename?}", i)
 		}
 		var p Part
 		p.Name, _ = m["name"].(string)
 		if p.Name == "" {
-			return nil, descErr("parts[%d].name is required", i)
+			return nil, Errorf("parts[%d].name is required", i)
 		}
 		p.FileRef, _ = m["fileRef"].(string)
 		p.Filename, _ = m["filename"].(string)
@@ -268,14 +268,14 @@ func readParts(v any) ([]Part, error) {
 
 // request builds the HTTP request. Files named by multipart parts come from
 // files; a missing one is the plugin's error, reported by ref.
-func (d *Descriptor) request(ctx context.Context, files FileResolver) (*http.Request, error) {
+func (d *Descriptor) Request(ctx context.Context, files FileResolver) (*http.Request, error) {
 	body, contentType, err := d.encodeBody(files)
 	if err != nil {
 		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, d.Method, d.URL.String(), body)
 	if err != nil {
-		return nil, descErr("the request cannot be built")
+		return nil, Errorf("the request cannot be built")
 	}
 	if s, ok := body.(interface{ size() int64 }); ok {
 		req.ContentLength = s.size()
@@ -305,7 +305,7 @@ func (d *Descriptor) encodeBody(files FileResolver) (io.Reader, string, error) {
 	}
 	b, err := json.Marshal(inlined)
 	if err != nil {
-		return nil, "", descErr("body cannot be encoded as JSON")
+		return nil, "", Errorf("body cannot be encoded as JSON")
 	}
 	return bytes.NewReader(b), "application/json", nil
 }

@@ -1,4 +1,4 @@
-package task
+package egress
 
 import "net/netip"
 
@@ -23,10 +23,10 @@ var specialPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("fec0::/10"),        // site-local (deprecated)
 }
 
-// privateAddr reports loopback, private, link-local, unspecified, multicast
+// PrivateAddr reports loopback, private, link-local, unspecified, multicast
 // and the special ranges above: addresses that never belong to a public CDN.
 // IPv4-mapped IPv6 addresses are judged by their IPv4 address.
-func privateAddr(a netip.Addr) bool {
+func PrivateAddr(a netip.Addr) bool {
 	a = a.Unmap()
 	if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
 		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() {

@@ -1,4 +1,4 @@
-package task
+package egress
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-func placeholderFiles() requestFiles {
-	return requestFiles{
+func placeholderFiles() Files {
+	return Files{
 		"request_file:a": {FileReference: FileReference{Ref: "request_file:a", MimeType: "image/png", Size: 3}, Data: []byte("abc")},
 		"request_file:b": {FileReference: FileReference{Ref: "request_file:b", Size: 2}, Data: []byte("xy")},
 	}
@@ -17,7 +17,7 @@ func placeholderFiles() requestFiles {
 func TestInlineFilesLeavesItsInputUntouched(t *testing.T) {
 	in := map[string]any{"deep": []any{map[string]any{"f": map[string]any{"__fileRef": "request_file:b", "encoding": "dataUrl"}}}, "n": int64(1)}
 	before, _ := json.Marshal(in)
-	out, err := inlineFiles(in, newFileBudget(placeholderFiles(), 0))
+	out, err := inlineFiles(in, NewBudget(placeholderFiles(), 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestInlineFilesRefusesHostileNesting(t *testing.T) {
 	for range maxPlaceholderDepth + 5 {
 		v = []any{v}
 	}
-	if _, err := inlineFiles(v, newFileBudget(nil, 0)); err == nil || !strings.Contains(err.Error(), "nested more than") {
+	if _, err := inlineFiles(v, NewBudget(nil, 0)); err == nil || !strings.Contains(err.Error(), "nested more than") {
 		t.Errorf("err = %v, want a nesting refusal", err)
 	}
 }
@@ -50,11 +50,14 @@ func FuzzPlaceholderWalker(f *testing.F) {
 	f.Add([]byte(`{"x":[[{"__fileRef":"request_file:a","encoding":"dataUrl"}],{"__fileRef":"request_file:a","encoding":"base64"}]}`), int64(5))
 	f.Add([]byte(`{"__fileRef":7}`), int64(0))
 	f.Fuzz(func(t *testing.T, raw []byte, max int64) {
-		body, err := decodeJSON(raw)
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber() // as the host decodes bodies
+		var body any
+		err := dec.Decode(&body)
 		if err != nil {
 			return
 		}
-		b := newFileBudget(placeholderFiles(), max)
+		b := NewBudget(placeholderFiles(), max)
 		out, err := inlineFiles(body, b)
 		if b.used > b.total {
 			t.Fatalf("used %d of %d", b.used, b.total)

@@ -1,0 +1,190 @@
+package admin
+
+import (
+	"github.com/turnpike-gw/turnpike/internal/accounts"
+	"github.com/turnpike-gw/turnpike/internal/books"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// apiOp documents one route. Who may call a route this package registers
+// is read from its registration (route); who is only set for the routes
+// other packages serve under /api.
+type apiOp struct {
+	route   string // "METHOD /path", as registered on the mux
+	summary string
+	who     string
+	query   []string // query parameters
+	body    schema
+	answer  schema
+}
+
+// Access levels of the document (x-turnpike-access): public, session (a
+// console session of any user), user, admin, root.
+const (
+	accessPublic  = "public"
+	accessSession = "session"
+)
+
+var (
+	userSchema    = schemaOf[userView]()
+	tokenSchema   = schemaOf[tokenView]()
+	channelSchema = schemaOf[channelView]()
+	groupSchema   = schemaOf[groupView]()
+	priceSchema   = schemaOf[store.ModelPrice]()
+	notifySchema  = schemaOf[notifyView]()
+)
+
+// componentSchemas are the named schemas the operations refer to.
+var componentSchemas = map[string]schema{
+	"Error": {"type": "object", "required": []string{"error"}, "properties": schema{
+		"error": schema{"type": "object", "required": []string{"code", "message"}, "properties": schema{"code": str, "message": str}}}},
+	"User":         userSchema,
+	"Token":        tokenSchema,
+	"Channel":      channelSchema,
+	"ChannelTest":  schemaOf[testResult](),
+	"Group":        groupSchema,
+	"ModelPrice":   priceSchema,
+	"UsageLog":     schemaOf[store.UsageLog](),
+	"LedgerEntry":  schemaOf[store.LedgerEntry](),
+	"Notify":       notifySchema,
+	"Deleted":      schemaOf[deleted](),
+	"TOTPStatus":   schemaOf[accounts.TOTPStatus](),
+	"TOTPSetup":    schemaOf[accounts.TOTPSetup](),
+	"Redemption":   schemaOf[accounts.Redemption](),
+	"AuditEntry":   schemaOf[accounts.AuditEntry](),
+	"GroupInUse":   schemaOf[store.GroupUse](),
+	"NamedDeleted": object(schema{"name": str, "deleted": boolean}),
+	"MarginItem":   schemaOf[books.MarginItem](),
+	"Reconcile":    schemaOf[books.Report](),
+	"ProviderCSV":  schemaOf[books.ProviderReport](),
+}
+
+var (
+	paging      = []string{"page", "page_size"}
+	codeBody    = body(nil, []string{"code"}, schema{"code": str}, "code")
+	success     = object(schema{"success": boolean})
+	enabledOnly = object(schema{"enabled": boolean})
+	limitExtra  = schema{"model_limits": schema{"type": "object"}, "period": str}
+)
+
+// apiOps is every route under /api (and /healthz, /metrics). The test in
+// internal/app walks the gateway's registered routes and fails when one is
+// missing here.
+var apiOps = []apiOp{
+	{route: "GET /api/status", summary: "The gateway's version and how the console signs in and shows money",
+		answer: object(schema{"status": str, "version": str, "quota_per_usd": integer, "registration": boolean, "oidc": boolean})},
+	{route: "GET /healthz", summary: "200 when the database answers, else 503", answer: object(schema{"status": str})},
+	{route: "GET /metrics", summary: "Prometheus text format (admin only when metrics_public is false)",
+		answer: schema{"type": "string", "contentMediaType": "text/plain"}},
+	{route: "GET /api/openapi.json", summary: "This document", answer: schema{"type": "object"}},
+
+	{route: "POST /api/auth/login", summary: "Sign in; sets the session cookie",
+		body:   body(nil, []string{"username", "password", "code"}, schema{"username": str, "password": str, "code": str}, "username", "password"),
+		answer: ref("User")},
+	{route: "POST /api/auth/logout", summary: "End this session", answer: success},
+	{route: "POST /api/auth/password", summary: "Change one's own password; ends the other sessions",
+		body: body(nil, []string{"old", "new"}, schema{"old": str, "new": schema{"type": "string", "minLength": 8}}, "old", "new"), answer: success},
+	{route: "GET /api/auth/me", summary: "The signed-in user", answer: ref("User")},
+	{route: "POST /api/auth/register", summary: "Create an account (when registration is on) and sign in",
+		body:   body(nil, []string{"username", "password"}, schema{"username": str, "password": schema{"type": "string", "minLength": 8}}, "username", "password"),
+		answer: ref("User")},
+	{route: "GET /api/auth/oidc/login", summary: "Redirect to the OpenID Connect provider", answer: schema{}},
+	{route: "GET /api/auth/oidc/callback", summary: "The provider's redirect back; signs in and redirects to the console",
+		query: []string{"code", "state"}, answer: schema{}},
+	{route: "GET /api/auth/2fa", summary: "Whether two-factor sign-in is on", answer: ref("TOTPStatus")},
+	{route: "POST /api/auth/2fa/setup", summary: "Start two-factor set-up: a new secret and its QR code", answer: ref("TOTPSetup")},
+	{route: "POST /api/auth/2fa/enable", summary: "Turn two-factor sign-in on with a first code; answers the recovery codes once",
+		body: codeBody, answer: object(schema{"enabled": boolean, "recovery_codes": strList})},
+	{route: "POST /api/auth/2fa/disable", summary: "Turn two-factor sign-in off with a code", body: codeBody, answer: enabledOnly},
+
+	{route: "GET /api/users", summary: "List users", query: paging, answer: listOf(ref("User"))},
+	{route: "POST /api/users", summary: "Create a user",
+		body:   body(userSchema, append(append([]string{}, userFields...), userLimitFields...), schema{"password": schema{"type": "string", "minLength": 8}, "period": str}, "username", "password"),
+		answer: ref("User")},
+	{route: "GET /api/users/{id}", summary: "One user", answer: ref("User")},
+	{route: "PATCH /api/users/{id}", summary: "Change a user",
+		body:   body(userSchema, append(append([]string{}, userFields...), userLimitFields...), schema{"password": schema{"type": "string", "minLength": 8}, "period": str}),
+		answer: ref("User")},
+	{route: "DELETE /api/users/{id}", summary: "Delete a user", answer: ref("Deleted")},
+	{route: "POST /api/users/{id}/quota", summary: "Add (topup) or remove (adjust) quota; answers the new balance",
+		body: body(nil, []string{"delta", "note"}, schema{"delta": integer, "note": str}, "delta"), answer: object(schema{"quota": integer})},
+	{route: "DELETE /api/users/{id}/2fa", summary: "Turn a user's two-factor sign-in off", answer: enabledOnly},
+
+	{route: "GET /api/tokens", summary: "List API keys (a user its own)", query: []string{"page", "page_size", "user_id"}, answer: listOf(ref("Token"))},
+	{route: "POST /api/tokens", summary: "Create an API key; the answer holds the whole key, once",
+		body:   body(tokenSchema, append([]string{"name", "key", "quota", "models", "expires_at", "status", "user_id"}, tokenLimitFields...), limitExtra, "name"),
+		answer: ref("Token")},
+	{route: "GET /api/tokens/{id}", summary: "One API key (masked)", answer: ref("Token")},
+	{route: "PATCH /api/tokens/{id}", summary: "Change an API key",
+		body:   body(tokenSchema, append([]string{"name", "quota", "models", "expires_at", "status"}, tokenLimitFields...), limitExtra),
+		answer: ref("Token")},
+	{route: "DELETE /api/tokens/{id}", summary: "Delete an API key", answer: ref("Deleted")},
+	{route: "POST /api/tokens/{id}/rotate", summary: "A new secret for the key, answered once; the old one works for grace_seconds (at most 604800)",
+		body: body(nil, []string{"grace_seconds"}, schema{"grace_seconds": schema{"type": "integer", "minimum": 0, "maximum": 604800}}), answer: ref("Token")},
+
+	{route: "GET /api/channels", summary: "List channels", query: paging, answer: listOf(ref("Channel"))},
+	{route: "POST /api/channels", summary: "Create a channel",
+		body: body(channelSchema, channelFields, schema{"key": str}, "name", "type"), answer: ref("Channel")},
+	{route: "GET /api/channels/{id}", summary: "One channel (keys masked)", answer: ref("Channel")},
+	{route: "PATCH /api/channels/{id}", summary: "Change a channel",
+		body: body(channelSchema, patchFields, schema{"key": str, "key_states": schema{"type": "object"}}), answer: ref("Channel")},
+	{route: "DELETE /api/channels/{id}", summary: "Delete a channel", answer: ref("Deleted")},
+	{route: "POST /api/channels/{id}/test", summary: "Send one small request through the channel", query: []string{"model"}, answer: ref("ChannelTest")},
+	{route: "GET /api/channels/{id}/upstream-models", summary: "The provider's model list for this channel", answer: object(schema{"models": strList})},
+
+	{route: "GET /api/models", summary: "List model prices", query: paging, answer: listOf(ref("ModelPrice"))},
+	{route: "GET /api/models/{name...}", summary: "One model's price", answer: ref("ModelPrice")},
+	{route: "PUT /api/models/{name...}", summary: "Set a model's price (USD per million tokens, per call, or free)",
+		body: body(priceSchema, priceFields, schema{"tiers": schema{"type": "array", "items": anyObj}, "extra": anyObj, "fallbacks": strList}), answer: ref("ModelPrice")},
+	{route: "DELETE /api/models/{name...}", summary: "Delete a model's price", answer: ref("NamedDeleted")},
+	{route: "GET /api/groups", summary: "List pricing groups", answer: listOf(ref("Group"))},
+	{route: "GET /api/groups/{name}", summary: "One pricing group", answer: ref("Group")},
+	{route: "PUT /api/groups/{name}", summary: "Create or change a pricing group",
+		body: body(groupSchema, append([]string{"name", "ratio"}, rateFields...), nil), answer: ref("Group")},
+	{route: "DELETE /api/groups/{name}", summary: "Delete a group; 409 group_in_use names what still uses it", answer: ref("NamedDeleted")},
+
+	{route: "GET /api/logs", summary: "Usage log, newest first (a user its own)",
+		query: []string{"page", "page_size", "type", "model", "user_id", "token_id", "channel_id"}, answer: listOf(ref("UsageLog"))},
+	{route: "GET /api/logs/{id}", summary: "One usage row", answer: ref("UsageLog")},
+	{route: "GET /api/ledger", summary: "The quota ledger", query: []string{"page", "page_size", "user_id"}, answer: listOf(ref("LedgerEntry"))},
+	{route: "GET /api/settings/notify", summary: "Where alerts go (the secret masked)", answer: ref("Notify")},
+	{route: "PUT /api/settings/notify", summary: "Change where alerts go",
+		body: body(notifySchema, []string{"webhook_url", "secret", "thresholds"}, nil), answer: ref("Notify")},
+
+	{route: "POST /api/redemptions", summary: "Create redemption codes; answers them once",
+		body:   body(nil, []string{"quota", "count", "expires_at", "name"}, schema{"quota": integer, "count": integer, "expires_at": schema{"type": []string{"string", "null"}, "format": "date-time"}, "name": str}, "quota"),
+		answer: object(schema{"codes": strList})},
+	{route: "GET /api/redemptions", summary: "List redemption codes (masked)", query: paging, answer: listOf(ref("Redemption"))},
+	{route: "POST /api/user/redeem", summary: "Redeem a code into one's own balance", body: codeBody,
+		answer: object(schema{"quota": integer, "balance": integer})},
+	{route: "GET /api/audit", summary: "The audit log of administrative changes",
+		query: []string{"page", "page_size", "user_id", "user", "method", "path", "since", "until"}, answer: listOf(ref("AuditEntry"))},
+
+	{route: "GET /api/reports/margin", summary: "Charged against upstream cost over a window, by channel, model, user or token",
+		query: []string{"since", "until", "group_by"}, answer: object(schema{"items": schema{"type": "array", "items": ref("MarginItem")}, "group_by": str, "since": str, "until": str})},
+	{route: "GET /api/reports/reconcile", summary: "Proves, per user and key over a window, ledger = usage rows and balance change = net spend",
+		query: []string{"since", "until"}, answer: ref("Reconcile")},
+	{route: "POST /api/reports/reconcile/provider", summary: "Compares a channel's rows with the provider's usage export (text/csv: date,model,requests,input_tokens,output_tokens,cost_usd)",
+		query: []string{"channel_id"}, body: schema{"type": "string", "contentMediaType": "text/csv"}, answer: ref("ProviderCSV")},
+
+	{route: "GET /api/tasks", who: store.RoleUser, summary: "Tasks (SPEC.md §3); a user its own", query: paging, answer: listOf(anyObj)},
+
+	{route: "POST /api/plugin/task", who: store.RoleRoot, summary: "Upload a task plugin (multipart file or JSON source)", body: anyObj, answer: anyObj},
+	{route: "GET /api/plugin/task", who: store.RoleRoot, summary: "List task plugins", answer: anyObj},
+	{route: "POST /api/plugin/task/dry-run", who: store.RoleRoot, summary: "Run a plugin's hooks on a sample without installing it", body: anyObj, answer: anyObj},
+	{route: "GET /api/plugin/task/runtime/status", who: store.RoleRoot, summary: "The plugin runtime: generation, pool, hook timings", answer: anyObj},
+	{route: "GET /api/plugin/task/marketplace", who: store.RoleRoot, summary: "The marketplace catalogue", answer: anyObj},
+	{route: "GET /api/plugin/task/marketplace/sources", who: store.RoleRoot, summary: "Marketplace sources", answer: anyObj},
+	{route: "POST /api/plugin/task/marketplace/sources", who: store.RoleRoot, summary: "Add a marketplace source",
+		body: object(schema{"url": str}), answer: anyObj},
+	{route: "DELETE /api/plugin/task/marketplace/sources", who: store.RoleRoot, summary: "Remove a marketplace source", query: []string{"url"}, answer: anyObj},
+	{route: "POST /api/plugin/task/marketplace/install", who: store.RoleRoot, summary: "Install a plugin from the marketplace",
+		body: object(schema{"source": str, "key": str, "version": str, "activate": boolean, "enabled": boolean, "force": boolean}), answer: anyObj},
+	{route: "GET /api/plugin/task/{key}", who: store.RoleRoot, summary: "One plugin with its versions", answer: anyObj},
+	{route: "GET /api/plugin/task/{key}/source", who: store.RoleRoot, summary: "A plugin version's source", query: []string{"version"},
+		answer: schema{"type": "string", "contentMediaType": "text/javascript"}},
+	{route: "POST /api/plugin/task/{key}/activate", who: store.RoleRoot, summary: "Make a version the active one", body: object(schema{"version": str, "force": boolean}), answer: anyObj},
+	{route: "POST /api/plugin/task/{key}/status", who: store.RoleRoot, summary: "Enable or disable a plugin", body: object(schema{"enabled": boolean, "force": boolean}), answer: anyObj},
+	{route: "DELETE /api/plugin/task/{key}", who: store.RoleRoot, summary: "Delete a plugin", answer: anyObj},
+	{route: "DELETE /api/plugin/task/{key}/versions/{version}", who: store.RoleRoot, summary: "Delete one version of a plugin", answer: anyObj},
+}

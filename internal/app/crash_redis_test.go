@@ -1,0 +1,49 @@
+package app_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/testkit/redisproc"
+)
+
+// With live balances in Redis, a node killed with SIGKILL has answered
+// calls whose settle only reached Redis's journal (the writer stores
+// batches every 100 ms). The next node's sweep writes those settles and
+// their rows instead of refunding them: every call a client got a 200 for
+// has exactly one consume row, and the books stay exact.
+func TestKilledGatewayWithRedisChargesEveryCallItAnswered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills the real binary")
+	}
+	rs := redisproc.Start(t)
+	bin := buildGateway(t)
+	up := delayedUpstream(t)
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "crash.db")
+	cfgPath := writeCrashConfig(t, dir, dbPath, up.URL)
+
+	first := startGateway(t, bin, cfgPath, "TURNPIKE_REDIS="+rs.URL())
+	calls := driveLoad(t, first.url, 1500*time.Millisecond, first.kill)
+	if calls.ok.Load() == 0 || calls.inFlight.Load() == 0 {
+		t.Fatalf("the load did not overlap the kill: %d answered, %d in flight", calls.ok.Load(), calls.inFlight.Load())
+	}
+
+	second := startGateway(t, bin, cfgPath, "TURNPIKE_REDIS="+rs.URL())
+	defer second.stop(t)
+	st := openBooks(t, dbPath)
+	waitNoOpenHolds(t, st, 15*time.Second)
+	checkBooks(t, st, second.url)
+	consumed := 0
+	for _, l := range allLogs(t, st, store.LogFilter{}) {
+		if l.Type == store.LogConsume {
+			consumed++
+		}
+	}
+	if int64(consumed) != calls.ok.Load() {
+		t.Fatalf("%d calls answered 200 before the kill, %d consume rows: an answered call went unbilled (or one was billed twice)",
+			calls.ok.Load(), consumed)
+	}
+}

@@ -1,0 +1,167 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// ErrNotEmpty is returned by Import for a database that holds records.
+var ErrNotEmpty = errors.New("the database already holds records")
+
+// Import loads an export (Export) into this database, which must be empty:
+// new, or just migrated. Every row keeps its id, so keys, logs and ledger
+// entries keep referring to the same users; on PostgreSQL the id sequences
+// are then moved past the loaded ids. It is one transaction: a failed
+// import leaves the database empty.
+func (s *Store) Import(ctx context.Context, r io.Reader) (DumpCounts, error) {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	var head dumpHeader
+	if err := dec.Decode(&head); err != nil {
+		return nil, fmt.Errorf("import: the file does not start with an export header: %w", err)
+	}
+	if head.Format != DumpFormat {
+		return nil, fmt.Errorf("import: the file is not a turnpike export of format %d (it says %d)", DumpFormat, head.Format)
+	}
+	if latest := migrations()[len(migrations())-1].Version; head.Schema > latest {
+		return nil, fmt.Errorf("import: the export's schema (migration %d) is newer than this binary's (%d); import with the version that exported", head.Schema, latest)
+	}
+	counts := DumpCounts{}
+	err := s.tryTx(ctx, func(tx *sql.Tx) error {
+		if err := s.checkEmpty(ctx, tx); err != nil {
+			return err
+		}
+		l := &loader{s: s, tx: tx, cols: map[string]map[string]colKind{}, stmts: map[string]*sql.Stmt{}}
+		defer l.close()
+		for line := 2; ; line++ {
+			var d dumpLine
+			err := dec.Decode(&d)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("line %d: %w", line, err)
+			}
+			if err := l.insert(ctx, d); err != nil {
+				return fmt.Errorf("line %d (%s): %w", line, d.Table, err)
+			}
+			counts[d.Table]++
+		}
+		return s.resetSequences(ctx, tx)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	return counts, nil
+}
+
+// checkEmpty refuses a database where any exported table has a row.
+func (s *Store) checkEmpty(ctx context.Context, tx *sql.Tx) error {
+	for _, t := range dumpTables {
+		var one int
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.name+" LIMIT 1").Scan(&one)
+		if err == nil {
+			return fmt.Errorf("%w (table %s has rows); import loads only into a new or just migrated database", ErrNotEmpty, t.name)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("check that %s is empty: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// loader inserts rows, with one prepared statement per table and column set.
+type loader struct {
+	s     *Store
+	tx    *sql.Tx
+	cols  map[string]map[string]colKind
+	stmts map[string]*sql.Stmt
+}
+
+func (l *loader) close() {
+	for _, st := range l.stmts {
+		st.Close()
+	}
+}
+
+func (l *loader) insert(ctx context.Context, d dumpLine) error {
+	if !slices.ContainsFunc(dumpTables, func(t dumpTable) bool { return t.name == d.Table }) {
+		return fmt.Errorf("table %q is not one an export carries", d.Table)
+	}
+	kinds, ok := l.cols[d.Table]
+	if !ok {
+		cols, err := tableColumns(ctx, l.tx, d.Table)
+		if err != nil {
+			return err
+		}
+		kinds = map[string]colKind{}
+		for _, c := range cols {
+			kinds[c.name] = c.kind
+		}
+		l.cols[d.Table] = kinds
+	}
+	names := make([]string, 0, len(d.Row))
+	for name := range d.Row {
+		if _, ok := kinds[name]; !ok {
+			return fmt.Errorf("column %q is not in this database's table", name)
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	args := make([]any, len(names))
+	for i, name := range names {
+		v, err := bindValue(kinds[name], d.Row[name])
+		if err != nil {
+			return fmt.Errorf("column %s: %w", name, err)
+		}
+		args[i] = v
+	}
+	key := d.Table + "(" + strings.Join(names, ",") + ")"
+	st, ok := l.stmts[key]
+	if !ok {
+		marks := strings.TrimSuffix(strings.Repeat("?, ", len(names)), ", ")
+		var err error
+		st, err = l.tx.PrepareContext(ctx, l.s.Rebind("INSERT INTO "+d.Table+" ("+strings.Join(names, ", ")+") VALUES ("+marks+")"))
+		if err != nil {
+			return err
+		}
+		l.stmts[key] = st
+	}
+	_, err := st.ExecContext(ctx, args...)
+	return err
+}
+
+// resetSequences moves PostgreSQL's id sequences past the loaded ids; an
+// insert with an explicit id does not advance them, so the next created
+// row would collide. MySQL and SQLite advance their counters themselves.
+func (s *Store) resetSequences(ctx context.Context, tx *sql.Tx) error {
+	if s.dialect != Postgres {
+		return nil
+	}
+	for _, t := range dumpTables {
+		cols, err := tableColumns(ctx, tx, t.name)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(cols, func(c column) bool { return c.name == "id" }) {
+			continue
+		}
+		var seq sql.NullString
+		if err := tx.QueryRowContext(ctx, "SELECT pg_get_serial_sequence($1, 'id')", t.name).Scan(&seq); err != nil {
+			return fmt.Errorf("sequence of %s: %w", t.name, err)
+		}
+		if !seq.Valid {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "SELECT setval($1, (SELECT COALESCE(MAX(id), 0) + 1 FROM "+t.name+"), false)", seq.String); err != nil {
+			return fmt.Errorf("move the id sequence of %s: %w", t.name, err)
+		}
+	}
+	return nil
+}
