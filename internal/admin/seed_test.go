@@ -366,4 +366,3 @@ func TestSeededChannelCostIsStoredAndComparesEqual(t *testing.T) {
 		t.Fatal("the seeded channel with a cost compares unequal to the stored one, so every start would rewrite it")
 	}
 }
-

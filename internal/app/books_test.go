@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -139,8 +140,8 @@ func TestTheBooksOfAMixedRun(t *testing.T) {
 	if code != 200 || len(items) != 1 {
 		t.Fatalf("margin: %d %v", code, margin)
 	}
-	want := map[string]any{"name": "discounted", "requests": 3.0, "charged_quota": float64(charged), "charged_usd": usd(charged, 500_000),
-		"upstream_cost_usd": usd(charged, 1_000_000), "margin_usd": usd(charged, 1_000_000)}
+	want := map[string]any{"name": "discounted", "requests": 3.0, "charged_quota": float64(charged), "charged_usd": usdNumber(charged, 500_000),
+		"upstream_cost_usd": usdNumber(charged, 1_000_000), "margin_usd": usdNumber(charged, 1_000_000)}
 	for k, v := range want {
 		if got := items[0].(map[string]any)[k]; got != v {
 			t.Errorf("margin %s = %v, want %v (%v)", k, got, v, items[0])
@@ -180,6 +181,12 @@ func TestTheBooksOfAMixedRun(t *testing.T) {
 func usd(n, d int64) string {
 	s := strings.TrimRight(big.NewRat(n, d).FloatString(12), "0")
 	return strings.TrimSuffix(s, ".")
+}
+
+// usdNumber is usd as the JSON number a report writes.
+func usdNumber(n, d int64) float64 {
+	f, _ := strconv.ParseFloat(usd(n, d), 64)
+	return f
 }
 
 // leaveStream starts a streamed call and closes it after the first chunk.

@@ -101,7 +101,8 @@ var booksTests = []namedTest{
 		if users[u.ID] != 980 || tokens[tok.ID] != -20 {
 			t.Fatalf("balances before = user %d key %d, want 980 and -20", users[u.ID], tokens[tok.ID])
 		}
-	}},	{"a user's drift from its ledger and a key's balance at a moment", func(t *testing.T, s store.Store) {
+	}},
+	{"a user's drift from its ledger and a key's balance at a moment", func(t *testing.T, s store.Store) {
 		u := newUser(t, s, "dave", 0)
 		limited := newToken(t, s, u, "limited", 500)
 		unlimited := newToken(t, s, u, "unlimited", -1)
