@@ -250,3 +250,43 @@ func reconcileCommand(t *testing.T, g *testkit.Gateway) int {
 	}
 	return code
 }
+
+// Every chat surface's consume row records the call's upstream cost at the
+// channel's own price for the model it was mapped to, whatever the
+// caller's group ratio.
+func TestEverySurfaceRecordsItsUpstreamCostAtTheChannelsPrice(t *testing.T) {
+	up := fakeOpenAIChat(t, func(r *http.Request) bool {
+		return r.URL.Path == "/v1/chat/completions" && r.Header.Get("Authorization") == "Bearer own-price-key"
+	})
+	g := testkit.Start(t, testkit.WithRootToken(booksRoot), testkit.WithGroups(map[string]float64{"default": 1, "vip": 0.5}),
+		testkit.WithUsers(config.SeedUser{Username: "vic", Password: "vic-password", Role: "user", Group: "vip", Quota: 10_000_000}),
+		testkit.WithTokens(config.SeedToken{Name: "k", User: "vic", Key: "sk-vic-books"}),
+		testkit.WithChannels(config.SeedChannel{Name: "own-price", Type: "openai", BaseURL: up.URL, Key: "own-price-key",
+			Models: []string{"gpt-4o"}, Groups: []string{"vip"}, ModelMapping: map[string]string{"gpt-4o": "gpt-4o-2024"},
+			Cost: map[string]any{"discount": 0.9, "prices": map[string]any{"gpt-4o-2024": map[string]any{"input_per_mtok": 0.5, "output_per_mtok": 1}}}}),
+		// 1000 × $1 + 500 × $2 per million = $0.002, 500 units at vip's 0.5;
+		// the channel pays 1000 × $0.5 + 500 × $1 per million = $0.001.
+		testkit.WithModels(map[string]config.SeedPrice{"gpt-4o": {InputPerMTok: 1, OutputPerMTok: 2}}))
+	calls := testkit.SurfaceCalls("gpt-4o")
+	for _, c := range calls {
+		if code, body := g.DoSurface(t, c, "sk-vic-books"); code != 200 {
+			t.Fatalf("%s: %d %s", c.Name, code, body)
+		}
+	}
+	var rows []any
+	testkit.WaitFor(10*time.Second, 50*time.Millisecond, func() bool {
+		_, logs := g.Do(t, "GET", "/api/logs?type=consume&page_size=50", booksRoot, nil)
+		rows, _ = logs["items"].([]any)
+		return len(rows) == len(calls)
+	})
+	if len(rows) != len(calls) {
+		t.Fatalf("consume rows: %d, want %d", len(rows), len(calls))
+	}
+	for _, r := range rows {
+		row := r.(map[string]any)
+		other := row["other"].(map[string]any)
+		if row["quota"] != 500.0 || other["upstream_cost_usd"] != "0.001" {
+			t.Errorf("%v row: quota %v, upstream cost %v; want 500 and \"0.001\"", other["surface"], row["quota"], other["upstream_cost_usd"])
+		}
+	}
+}
