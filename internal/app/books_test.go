@@ -20,6 +20,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
+	"github.com/turnpike-gw/turnpike/internal/testkit/redisproc"
 )
 
 const booksRoot = "root-token-for-books-tests"
@@ -69,15 +70,23 @@ func booksUpstream(t *testing.T) (*httptest.Server, *atomic.Int32) {
 // discount, the margin sums them, the books reconcile, and a lost usage row
 // is found by the API and by the command.
 func TestTheBooksOfAMixedRun(t *testing.T) {
+	t.Run("balances in memory", func(t *testing.T) { booksOfAMixedRun(t) })
+	t.Run("balances in Redis", func(t *testing.T) {
+		rs := redisproc.Start(t)
+		booksOfAMixedRun(t, testkit.WithConfig(func(c *config.Config) { c.Redis = rs.URL() }))
+	})
+}
+
+func booksOfAMixedRun(t *testing.T, opts ...testkit.Option) {
 	up, calls := booksUpstream(t)
 	keyQuota := int64(5_000_000)
-	g := testkit.Start(t, testkit.WithRootToken(booksRoot),
+	g := testkit.Start(t, append(opts, testkit.WithRootToken(booksRoot),
 		testkit.WithUsers(config.SeedUser{Username: "ann", Password: "ann-password", Role: "user", Group: "default", Quota: 10_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "ann-key", User: "ann", Key: "sk-ann-books", Quota: &keyQuota}),
 		testkit.WithChannels(config.SeedChannel{Name: "discounted", Type: "openai", BaseURL: up.URL, Key: "books-upstream-key",
 			Models: []string{"gpt-x"}, Groups: []string{"default"}, Cost: map[string]any{"discount": 0.5}}),
 		// 1000 × $2 + 500 × $8 per million tokens = $0.006 = 3000 quota units; upstream pays half.
-		testkit.WithModels(map[string]config.SeedPrice{"gpt-x": {InputPerMTok: 2, OutputPerMTok: 8}}))
+		testkit.WithModels(map[string]config.SeedPrice{"gpt-x": {InputPerMTok: 2, OutputPerMTok: 8}}))...)
 
 	chat := func(content string) map[string]any {
 		return map[string]any{"model": "gpt-x", "messages": []any{map[string]any{"role": "user", "content": content}}}
