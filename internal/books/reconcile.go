@@ -83,9 +83,9 @@ func account(m map[int64]*books, id int64) *books {
 }
 
 // Reconcile proves, per user and per key over w, that the ledger's entries
-// equal the usage rows and that the balance moved by the net spend. now
-// decides whether the stored balances and open holds describe w's end
-// (a window ending now or later) or the ledger alone does.
+// equal the usage rows and that the balance moved by the net spend. For a
+// window ending at now or later, the reservations still open from before
+// it (the open holds) are counted too.
 //
 // A call's usage row is written with the end of its reservation, so its
 // reserve and settle are booked together when it ends, and a reservation
