@@ -372,6 +372,27 @@ func priceWithTiers(p *page, gw *testkit.Gateway) {
 	if want := `[map[above_input_tokens:1e+06 output_per_mtok:15]]`; fmt.Sprint(saved.Tiers) != want {
 		p.t.Fatalf("tiers after removing one: %v, want %s", saved.Tiers, want)
 	}
+
+	// Routing choices: a longer affinity and the latency strategy.
+	p.click(`[aria-label="Edit price of tiered-model"]`)
+	p.waitVisible("dialog[open] input[name=affinity_ttl]")
+	p.fill("dialog[open] input[name=affinity_ttl]", "3600")
+	p.must("Runtime.evaluate", map[string]any{"expression": `(() => { const s = document.querySelector("dialog[open] select[name=strategy]"); s.value = "latency"; s.dispatchEvent(new Event("change", { bubbles: true })); })()`})
+	submitDialog(p)
+	p.waitFor(`!document.querySelector("dialog[open]")`, "the routing choices saved")
+	var routed struct {
+		Affinity struct {
+			Enabled    bool `json:"enabled"`
+			TTLSeconds int  `json:"ttl_seconds"`
+		} `json:"affinity"`
+		Routing struct {
+			Strategy string `json:"strategy"`
+		} `json:"routing"`
+	}
+	rootAPI(p.t, gw, "GET", "/api/models/"+model, nil, &routed)
+	if !routed.Affinity.Enabled || routed.Affinity.TTLSeconds != 3600 || routed.Routing.Strategy != "latency" {
+		p.t.Fatalf("routing choices saved as %+v", routed)
+	}
 }
 
 // baseURLOfSeed reads the seeded channel's base URL through the admin API

@@ -13,34 +13,11 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
-// AuditEntry is one recorded state-changing /api call. It holds who, what
-// and how it ended, never a body: secrets travel in bodies.
-type AuditEntry struct {
-	ID        int64     `json:"id"`
-	CreatedAt time.Time `json:"created_at"`
-	UserID    int64     `json:"user_id"`
-	Username  string    `json:"username"`
-	Role      string    `json:"role"`
-	Method    string    `json:"method"`
-	Path      string    `json:"path"`
-	Target    string    `json:"target"`
-	// TargetID repeats Target under the name CONTRACT.md §12 uses.
-	TargetID  string `json:"target_id"`
-	Status    int    `json:"status"`
-	Outcome   string `json:"outcome"`
-	RequestID string `json:"request_id,omitempty"`
-	ClientIP  string `json:"client_ip"`
-}
+// AuditEntry is one recorded state-changing /api call (store.AuditEntry).
+type AuditEntry = store.AuditEntry
 
-// AuditFilter narrows a listing; zero values do not filter.
-type AuditFilter struct {
-	UserID     int64
-	Username   string
-	Method     string
-	PathPrefix string
-	Since      time.Time
-	Until      time.Time
-}
+// AuditFilter narrows a listing (store.AuditFilter).
+type AuditFilter = store.AuditFilter
 
 // Audit outcomes.
 const (
@@ -51,84 +28,12 @@ const (
 
 // InsertAudit records one entry.
 func (s *Store) InsertAudit(ctx context.Context, e AuditEntry) error {
-	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO audit_log (created_ms, user_id, username, role, method, path, target, status, outcome, request_id, client_ip)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), e.CreatedAt.UnixMilli(), e.UserID, clip(e.Username), clip(e.Role), clip(e.Method),
-		clip(e.Path), clip(e.Target), e.Status, e.Outcome, clip(e.RequestID), clip(e.ClientIP))
-	return err
-}
-
-// clip keeps a value within the column (255 characters on MySQL).
-func clip(s string) string {
-	if len(s) <= 200 {
-		return s
-	}
-	s = s[:200]
-	for len(s) > 0 && s[len(s)-1]&0xC0 == 0x80 { // do not cut a UTF-8 sequence
-		s = s[:len(s)-1]
-	}
-	if len(s) > 0 && s[len(s)-1] >= 0xC0 {
-		s = s[:len(s)-1]
-	}
-	return s
+	return s.st.Audit().Insert(ctx, e)
 }
 
 // ListAudit lists entries newest first.
 func (s *Store) ListAudit(ctx context.Context, f AuditFilter, p store.Page) ([]AuditEntry, int, error) {
-	var where []string
-	var args []any
-	add := func(cond string, v any) { where = append(where, cond); args = append(args, v) }
-	if f.UserID != 0 {
-		add("user_id = ?", f.UserID)
-	}
-	if f.Username != "" {
-		add("username = ?", f.Username)
-	}
-	if f.Method != "" {
-		add("method = ?", strings.ToUpper(f.Method))
-	}
-	if f.PathPrefix != "" {
-		add("path LIKE ? ESCAPE '!'", likePrefix(f.PathPrefix))
-	}
-	if !f.Since.IsZero() {
-		add("created_ms >= ?", f.Since.UnixMilli())
-	}
-	if !f.Until.IsZero() {
-		add("created_ms < ?", f.Until.UnixMilli())
-	}
-	cond := ""
-	if len(where) > 0 {
-		cond = " WHERE " + strings.Join(where, " AND ")
-	}
-	var total int
-	if err := s.db.QueryRowContext(ctx, s.q("SELECT COUNT(*) FROM audit_log"+cond), args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, created_ms, user_id, username, role, method, path, target, status, outcome, request_id, client_ip
-FROM audit_log`+cond+" ORDER BY id DESC LIMIT ? OFFSET ?"), append(args, p.PageSize, (p.Page-1)*p.PageSize)...)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []AuditEntry{}
-	for rows.Next() {
-		var e AuditEntry
-		var ms int64
-		if err := rows.Scan(&e.ID, &ms, &e.UserID, &e.Username, &e.Role, &e.Method, &e.Path, &e.Target, &e.Status,
-			&e.Outcome, &e.RequestID, &e.ClientIP); err != nil {
-			return nil, 0, err
-		}
-		e.CreatedAt = time.UnixMilli(ms).UTC()
-		e.TargetID = e.Target
-		out = append(out, e)
-	}
-	return out, total, rows.Err()
-}
-
-// likePrefix escapes LIKE's wildcards (with '!', which every dialect
-// accepts as an ESCAPE character) so a prefix matches literally.
-func likePrefix(p string) string {
-	r := strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
-	return r.Replace(p) + "%"
+	return s.st.Audit().List(ctx, f, p)
 }
 
 // auditNote is where handlers add what the middleware cannot see from

@@ -49,6 +49,10 @@ type Identity struct {
 	Issuer   string
 	Subject  string
 	Username string
+	// LinkUser is the account a link flow was started for (StartLink), 0
+	// for a sign-in. It comes from the sealed flow cookie, so it cannot be
+	// chosen by whoever finishes the flow.
+	LinkUser int64
 }
 
 type flowState struct {
@@ -56,6 +60,7 @@ type flowState struct {
 	Nonce    string `json:"n"`
 	Verifier string `json:"v"`
 	Expires  int64  `json:"e"`
+	Link     int64  `json:"l,omitempty"`
 }
 
 func (o *OIDC) ctx(ctx context.Context) context.Context { return oidc.ClientContext(ctx, o.client) }
@@ -86,12 +91,26 @@ func (o *OIDC) oauth(p *oidc.Provider) *oauth2.Config {
 // Start begins a sign-in: it returns the provider address to send the
 // browser to and the sealed value for OIDCCookie.
 func (o *OIDC) Start(ctx context.Context) (authURL, cookie string, err error) {
+	return o.start(ctx, 0)
+}
+
+// StartLink begins linking the provider's identity to userID, who is
+// signed in: the flow is the sign-in's, with the user sealed into the
+// cookie so the callback links to that account and to no other.
+func (o *OIDC) StartLink(ctx context.Context, userID int64) (authURL, cookie string, err error) {
+	if userID <= 0 {
+		return "", "", errors.New("accounts: a link needs a signed-in user")
+	}
+	return o.start(ctx, userID)
+}
+
+func (o *OIDC) start(ctx context.Context, link int64) (authURL, cookie string, err error) {
 	p, err := o.discover(ctx)
 	if err != nil {
 		return "", "", err
 	}
 	fs := flowState{State: codeEncoding.EncodeToString(randomBytes(20)), Nonce: codeEncoding.EncodeToString(randomBytes(20)),
-		Verifier: oauth2.GenerateVerifier(), Expires: time.Now().Add(oidcFlowTTL).Unix()}
+		Verifier: oauth2.GenerateVerifier(), Expires: time.Now().Add(oidcFlowTTL).Unix(), Link: link}
 	raw, _ := json.Marshal(fs)
 	authURL = o.oauth(p).AuthCodeURL(fs.State, oidc.Nonce(fs.Nonce), oauth2.S256ChallengeOption(fs.Verifier))
 	return authURL, o.seal.seal(raw), nil
@@ -139,5 +158,9 @@ func (o *OIDC) Finish(ctx context.Context, cookie, state, code string) (*Identit
 		return nil, fmt.Errorf("%w: %v", ErrOIDCToken, err)
 	}
 	name, _ := claims[o.cfg.Claim()].(string)
-	return &Identity{Issuer: idt.Issuer, Subject: idt.Subject, Username: name}, nil
+	return &Identity{Issuer: idt.Issuer, Subject: idt.Subject, Username: name, LinkUser: fs.Link}, nil
 }
+
+// Issuer is the configured provider, the issuer of every identity it
+// verifies.
+func (o *OIDC) Issuer() string { return o.cfg.Issuer }

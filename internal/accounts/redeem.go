@@ -2,9 +2,7 @@ package accounts
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 	"strings"
 	"time"
 
@@ -71,105 +69,61 @@ const (
 // them; this is the only time they exist outside the caller's hands.
 func (s *Store) CreateRedemptions(ctx context.Context, name string, quota int64, count int, expires *time.Time, by int64) (codes []string, ids []int64, err error) {
 	codes, ids = make([]string, count), make([]int64, count)
-	var exp sql.NullInt64
-	if expires != nil {
-		exp = sql.NullInt64{Int64: expires.Unix(), Valid: true}
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer tx.Rollback()
-	now := s.now().Unix()
-	insert := s.q(`INSERT INTO redemptions (name, code_hash, code_hint, quota, expires_unix, created_by, created_unix)
-VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	rows := make([]*store.Redemption, count)
+	now := s.now()
 	for i := range codes {
 		codes[i] = NewRedemptionCode()
-		hint := codes[i][:len(RedemptionPrefix)+4] + "…"
-		if ids[i], err = s.insertID(ctx, tx, insert, name, hashSecret(codes[i]), hint, quota, exp, by, now); err != nil {
-			return nil, nil, err
-		}
+		rows[i] = &store.Redemption{Name: name, CodeHash: hashSecret(codes[i]), CodeHint: codes[i][:len(RedemptionPrefix)+4] + "…",
+			Quota: quota, ExpiresAt: expires, CreatedBy: by, CreatedAt: now}
 	}
-	return codes, ids, tx.Commit()
-}
-
-// insertID runs an INSERT and returns the new row's id: through RETURNING
-// on PostgreSQL, whose driver has no LastInsertId.
-func (s *Store) insertID(ctx context.Context, tx *sql.Tx, query string, args ...any) (int64, error) {
-	if s.d == sqlstore.Postgres {
-		var id int64
-		err := tx.QueryRowContext(ctx, query+" RETURNING id", args...).Scan(&id)
-		return id, err
+	if err := s.st.Redemptions().Create(ctx, rows); err != nil {
+		return nil, nil, err
 	}
-	res, err := tx.ExecContext(ctx, query, args...)
-	if err != nil {
-		return 0, err
+	for i, r := range rows {
+		ids[i] = r.ID
 	}
-	return res.LastInsertId()
+	return codes, ids, nil
 }
 
 // ClaimRedemption marks the code used by userID, if it is unused and not
-// expired, and returns its id and quota. The one conditional UPDATE is what
-// makes a code pay out once however many nodes and requests race for it.
+// expired, and returns its id and quota. The store's one conditional update
+// is what makes a code pay out once however many nodes and requests race
+// for it.
 func (s *Store) ClaimRedemption(ctx context.Context, code string, userID int64) (id, quota int64, err error) {
-	hash := hashSecret(code)
-	now := s.now().Unix()
-	res, err := s.db.ExecContext(ctx, s.q(`UPDATE redemptions SET used_by = ?, used_unix = ?
-WHERE code_hash = ? AND used_by IS NULL AND (expires_unix IS NULL OR expires_unix > ?)`), userID, now, hash, now)
-	n, err := rowsAffected(res, err)
+	r, err := s.st.Redemptions().Claim(ctx, hashSecret(code), userID, s.now())
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, 0, ErrBadCode
+	}
 	if err != nil {
 		return 0, 0, err
 	}
-	if n != 1 {
-		return 0, 0, ErrBadCode
-	}
-	err = s.db.QueryRowContext(ctx, s.q("SELECT id, quota FROM redemptions WHERE code_hash = ?"), hash).Scan(&id, &quota)
-	return id, quota, err
+	return r.ID, r.Quota, nil
 }
 
 // ReleaseRedemption undoes a claim whose top-up could not be made, so the
 // code is not lost to a failure that was not the user's.
 func (s *Store) ReleaseRedemption(ctx context.Context, id, userID int64) error {
-	_, err := s.db.ExecContext(ctx, s.q("UPDATE redemptions SET used_by = NULL, used_unix = NULL WHERE id = ? AND used_by = ?"), id, userID)
-	return err
+	return s.st.Redemptions().Release(ctx, id, userID)
 }
 
-// ListRedemptions lists codes newest first.
+// ListRedemptions lists codes newest first, masked, with their state now.
 func (s *Store) ListRedemptions(ctx context.Context, p store.Page) ([]Redemption, int, error) {
-	var total int
-	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM redemptions").Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, name, code_hint, quota, expires_unix, used_by, used_unix, created_unix
-FROM redemptions ORDER BY id DESC LIMIT ? OFFSET ?`), p.PageSize, (p.Page-1)*p.PageSize)
+	rows, total, err := s.st.Redemptions().List(ctx, p)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
 	now := s.now()
-	out := []Redemption{}
-	for rows.Next() {
-		var r Redemption
-		var exp, usedBy, usedAt sql.NullInt64
-		var created int64
-		if err := rows.Scan(&r.ID, &r.Name, &r.Code, &r.Quota, &exp, &usedBy, &usedAt, &created); err != nil {
-			return nil, 0, err
+	out := make([]Redemption, len(rows))
+	for i, r := range rows {
+		v := Redemption{ID: r.ID, Name: r.Name, Code: r.CodeHint, Quota: r.Quota, ExpiresAt: r.ExpiresAt,
+			UsedBy: r.UsedBy, UsedAt: r.UsedAt, CreatedAt: r.CreatedAt, State: StateUnused}
+		if r.ExpiresAt != nil && !r.ExpiresAt.After(now) {
+			v.State = StateExpired
 		}
-		r.CreatedAt = time.Unix(created, 0).UTC()
-		r.State = StateUnused
-		if exp.Valid {
-			t := time.Unix(exp.Int64, 0).UTC()
-			r.ExpiresAt = &t
-			if !t.After(now) {
-				r.State = StateExpired
-			}
+		if r.UsedBy != nil {
+			v.State = StateUsed
 		}
-		if usedBy.Valid {
-			r.UsedBy, r.State = &usedBy.Int64, StateUsed
-			t := time.Unix(usedAt.Int64, 0).UTC()
-			r.UsedAt = &t
-		}
-		out = append(out, r)
+		out[i] = v
 	}
-	return out, total, rows.Err()
+	return out, total, nil
 }

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
-	"database/sql"
 	"encoding/base32"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"image/png"
 	"strings"
@@ -43,36 +43,32 @@ type TOTPStatus struct {
 }
 
 type totpRow struct {
-	secret   string
-	enabled  bool
-	lastStep int64
+	secret  string
+	enabled bool
 }
 
 func (s *Store) totpRow(ctx context.Context, userID int64) (*totpRow, error) {
-	var sealed string
-	var enabled int
-	var row totpRow
-	err := s.db.QueryRowContext(ctx, s.q("SELECT secret, enabled, last_step FROM user_totp WHERE user_id = ?"), userID).
-		Scan(&sealed, &enabled, &row.lastStep)
-	if err != nil {
-		return nil, notFound(err)
-	}
-	plain, err := s.seal.open(sealed)
+	t, err := s.st.TOTP().Get(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
-	row.secret, row.enabled = string(plain), enabled == 1
-	return &row, nil
+	plain, err := s.seal.open(t.Secret)
+	if err != nil {
+		return nil, err
+	}
+	return &totpRow{secret: string(plain), enabled: t.Enabled}, nil
 }
 
 // TOTPEnabled reports whether userID must give a second factor.
 func (s *Store) TOTPEnabled(ctx context.Context, userID int64) (bool, error) {
-	var enabled int
-	err := s.db.QueryRowContext(ctx, s.q("SELECT enabled FROM user_totp WHERE user_id = ?"), userID).Scan(&enabled)
-	if err == sql.ErrNoRows {
+	t, err := s.st.TOTP().Get(ctx, userID)
+	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}
-	return enabled == 1, err
+	if err != nil {
+		return false, err
+	}
+	return t.Enabled, nil
 }
 
 // TOTPStatus reports the user's two-factor state.
@@ -83,7 +79,7 @@ func (s *Store) TOTPStatus(ctx context.Context, userID int64) (TOTPStatus, error
 		return st, err
 	}
 	st.Enabled = true
-	err = s.db.QueryRowContext(ctx, s.q("SELECT COUNT(*) FROM user_recovery_codes WHERE user_id = ? AND used_unix IS NULL"), userID).Scan(&st.RecoveryLeft)
+	st.RecoveryLeft, err = s.st.TOTP().RecoveryLeft(ctx, userID)
 	return st, err
 }
 
@@ -101,20 +97,8 @@ func (s *Store) BeginTOTP(ctx context.Context, userID int64, account string) (*T
 	if err != nil {
 		return nil, err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, s.q("DELETE FROM user_totp WHERE user_id = ? AND enabled = 0"), userID); err != nil {
-		return nil, err
-	}
-	if _, err := tx.ExecContext(ctx, s.q("INSERT INTO user_totp (user_id, secret, enabled, last_step, updated_unix) VALUES (?, ?, 0, 0, ?)"),
-		userID, s.seal.seal([]byte(key.Secret())), s.now().Unix()); err != nil {
+	if err := s.st.TOTP().Begin(ctx, userID, s.seal.seal([]byte(key.Secret())), s.now()); err != nil {
 		return nil, fmt.Errorf("begin two-factor setup: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, err
 	}
 	setup := &TOTPSetup{Secret: key.Secret(), OTPAuthURL: key.URL()}
 	if img, err := key.Image(240, 240); err == nil {
@@ -147,7 +131,7 @@ func matchStep(secret, code string, now time.Time) int64 {
 // or no pending secret, is false.
 func (s *Store) EnableTOTP(ctx context.Context, userID int64, code string) ([]string, bool, error) {
 	row, err := s.totpRow(ctx, userID)
-	if err == store.ErrNotFound {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, false, nil
 	}
 	if err != nil || row.enabled {
@@ -157,30 +141,19 @@ func (s *Store) EnableTOTP(ctx context.Context, userID int64, code string) ([]st
 	if step < 0 {
 		return nil, false, nil
 	}
-	codes := make([]string, RecoveryCodeCount)
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, false, err
-	}
-	defer tx.Rollback()
 	// The confirming code does not spend its step: the first sign-in
 	// with two factors usually follows within the same 30 seconds.
-	res, err := tx.ExecContext(ctx, s.q("UPDATE user_totp SET enabled = 1, updated_unix = ? WHERE user_id = ? AND enabled = 0"),
-		s.now().Unix(), userID)
-	if n, err := rowsAffected(res, err); err != nil || n != 1 {
-		return nil, false, err
-	}
-	if _, err := tx.ExecContext(ctx, s.q("DELETE FROM user_recovery_codes WHERE user_id = ?"), userID); err != nil {
-		return nil, false, err
-	}
+	codes := make([]string, RecoveryCodeCount)
+	hashes := make([]string, RecoveryCodeCount)
 	for i := range codes {
 		codes[i] = newRecoveryCode()
-		if _, err := tx.ExecContext(ctx, s.q("INSERT INTO user_recovery_codes (user_id, code_hash) VALUES (?, ?)"),
-			userID, hashSecret(normalizeRecovery(codes[i]))); err != nil {
-			return nil, false, err
-		}
+		hashes[i] = hashSecret(normalizeRecovery(codes[i]))
 	}
-	return codes, true, tx.Commit()
+	ok, err := s.st.TOTP().Enable(ctx, userID, hashes, s.now())
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return codes, true, nil
 }
 
 // VerifyTOTP checks a second factor of a user who has two-factor sign-in
@@ -195,7 +168,7 @@ func (s *Store) VerifyTOTP(ctx context.Context, userID int64, code string, signI
 		return false, nil
 	}
 	row, err := s.totpRow(ctx, userID)
-	if err == store.ErrNotFound {
+	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil || !row.enabled {
@@ -209,30 +182,14 @@ func (s *Store) VerifyTOTP(ctx context.Context, userID int64, code string, signI
 		if !signIn {
 			return true, nil
 		}
-		res, err := s.db.ExecContext(ctx, s.q("UPDATE user_totp SET last_step = ? WHERE user_id = ? AND last_step < ?"), step, userID, step)
-		n, err := rowsAffected(res, err)
-		return n == 1, err
+		return s.st.TOTP().SpendStep(ctx, userID, step)
 	}
-	res, err := s.db.ExecContext(ctx, s.q("UPDATE user_recovery_codes SET used_unix = ? WHERE user_id = ? AND code_hash = ? AND used_unix IS NULL"),
-		s.now().Unix(), userID, hashSecret(normalizeRecovery(code)))
-	n, err := rowsAffected(res, err)
-	return n >= 1, err
+	return s.st.TOTP().SpendRecovery(ctx, userID, hashSecret(normalizeRecovery(code)), s.now())
 }
 
 // DisableTOTP removes the user's second factor and recovery codes.
 func (s *Store) DisableTOTP(ctx context.Context, userID int64) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, s.q("DELETE FROM user_totp WHERE user_id = ?"), userID); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, s.q("DELETE FROM user_recovery_codes WHERE user_id = ?"), userID); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return s.st.TOTP().Delete(ctx, userID)
 }
 
 func isDigits(s string) bool {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -32,9 +33,72 @@ func (a *API) oidcLogin(w http.ResponseWriter, r *http.Request, _ *auth.Principa
 	return nil
 }
 
-// oidcCallback finishes a sign-in. Failures go back to the console's
-// sign-in page when a browser is asking, and are JSON errors otherwise;
-// either way no session is made.
+// oidcLinkStart begins linking the signed-in user's account to the
+// provider; the callback is the sign-in's.
+func (a *API) oidcLinkStart(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	o := a.d.Accounts.OIDC
+	if o == nil {
+		return notFound("OpenID Connect sign-in")
+	}
+	if p.UserID == 0 {
+		return badRequest("sign in as a user to link a sign-in; the root token has no account")
+	}
+	to, cookie, err := o.StartLink(r.Context(), p.UserID)
+	if err != nil {
+		a.log.Warn("OpenID Connect link cannot start", "err", err)
+		return errorf(http.StatusBadGateway, "oidc_unavailable", "the sign-in provider does not answer")
+	}
+	http.SetCookie(w, &http.Cookie{Name: accounts.OIDCCookie, Value: cookie, Path: oidcCookiePath, MaxAge: 600,
+		HttpOnly: true, Secure: a.d.Secure, SameSite: http.SameSiteLaxMode})
+	http.Redirect(w, r, to, http.StatusFound)
+	return nil
+}
+
+// oidcLinkStatus tells the account page whether the user's account is
+// linked to the provider (never the subject: it is the provider's
+// identifier for the person, not the gateway's to show).
+func (a *API) oidcLinkStatus(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	o := a.d.Accounts.OIDC
+	out := map[string]any{"enabled": o != nil, "linked": false, "linked_at": nil}
+	if o != nil && p.UserID != 0 {
+		li, err := a.d.Accounts.Store.UserIdentity(r.Context(), o.Issuer(), p.UserID)
+		switch {
+		case err == nil:
+			out["linked"], out["linked_at"] = true, li.LinkedAt
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	apijson.Write(w, http.StatusOK, out)
+	return nil
+}
+
+// oidcUnlink removes the link; the account keeps signing in with its
+// password (and second factor), which an administrator can reset.
+func (a *API) oidcUnlink(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	o := a.d.Accounts.OIDC
+	if o == nil {
+		return notFound("OpenID Connect sign-in")
+	}
+	if p.UserID == 0 {
+		return badRequest("sign in as a user to unlink a sign-in; the root token has no account")
+	}
+	noteTarget(r.Context(), p.UserID)
+	had, err := a.d.Accounts.Store.UnlinkIdentity(r.Context(), o.Issuer(), p.UserID)
+	if err != nil {
+		return err
+	}
+	if !had {
+		return errorf(http.StatusNotFound, "not_linked", "this account is not linked to the sign-in provider")
+	}
+	apijson.Write(w, http.StatusOK, map[string]bool{"linked": false})
+	return nil
+}
+
+// oidcCallback finishes a sign-in or a link. Failures go back to the
+// console (the account page for a signed-in browser, else the sign-in
+// page) when a browser is asking, and are JSON errors otherwise; either
+// way no session and no link is made.
 func (a *API) oidcCallback(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
 	o := a.d.Accounts.OIDC
 	if o == nil {
@@ -43,9 +107,13 @@ func (a *API) oidcCallback(w http.ResponseWriter, r *http.Request, _ *auth.Princ
 	// The flow cookie is single-use whatever happens next.
 	http.SetCookie(w, &http.Cookie{Name: accounts.OIDCCookie, Value: "", Path: oidcCookiePath, MaxAge: -1,
 		HttpOnly: true, Secure: a.d.Secure, SameSite: http.SameSiteLaxMode})
-	err := a.finishOIDC(w, r, o)
+	linked, err := a.finishOIDC(w, r, o)
 	if err == nil {
-		http.Redirect(w, r, "/", http.StatusFound)
+		to := "/"
+		if linked {
+			to = "/account?oidc_linked=1"
+		}
+		http.Redirect(w, r, to, http.StatusFound)
 		return nil
 	}
 	e := classify(err, "user")
@@ -55,36 +123,62 @@ func (a *API) oidcCallback(w http.ResponseWriter, r *http.Request, _ *auth.Princ
 		a.log.Info("OpenID Connect sign-in refused", "reason", e.Code, "err", err)
 	}
 	if strings.Contains(r.Header.Get("Accept"), "text/html") {
-		http.Redirect(w, r, "/login?oidc_error="+url.QueryEscape(e.Code), http.StatusFound)
+		back := "/login"
+		if _, ok := a.SessionPrincipal(r); ok {
+			back = "/account"
+		}
+		http.Redirect(w, r, back+"?oidc_error="+url.QueryEscape(e.Code), http.StatusFound)
 		return nil
 	}
 	return e
 }
 
-func (a *API) finishOIDC(w http.ResponseWriter, r *http.Request, o *accounts.OIDC) error {
+// finishOIDC verifies the provider's answer, then signs in, or links when
+// the flow was started by StartLink; linked reports which.
+func (a *API) finishOIDC(w http.ResponseWriter, r *http.Request, o *accounts.OIDC) (linked bool, err error) {
 	q := r.URL.Query()
 	if q.Get("error") != "" {
-		return errorf(http.StatusUnauthorized, "oidc_denied", "the provider did not sign you in")
+		return false, errorf(http.StatusUnauthorized, "oidc_denied", "the provider did not sign you in")
 	}
 	c, err := r.Cookie(accounts.OIDCCookie)
 	if err != nil {
-		return errorf(http.StatusBadRequest, "oidc_state", "%s", accounts.ErrOIDCState.Error())
+		return false, errorf(http.StatusBadRequest, "oidc_state", "%s", accounts.ErrOIDCState.Error())
 	}
 	id, err := o.Finish(r.Context(), c.Value, q.Get("state"), q.Get("code"))
 	switch {
 	case errors.Is(err, accounts.ErrOIDCState):
-		return errorf(http.StatusBadRequest, "oidc_state", "%s", err.Error())
+		return false, errorf(http.StatusBadRequest, "oidc_state", "%s", err.Error())
 	case errors.Is(err, accounts.ErrOIDCToken):
 		a.log.Warn("OpenID Connect token refused", "err", err)
-		return errorf(http.StatusUnauthorized, "oidc_invalid_token", "%s", accounts.ErrOIDCToken.Error())
+		return false, errorf(http.StatusUnauthorized, "oidc_invalid_token", "%s", accounts.ErrOIDCToken.Error())
 	case err != nil:
-		return err
+		return false, err
+	}
+	if id.LinkUser != 0 {
+		return true, a.linkIdentity(r, id)
 	}
 	u, err := a.oidcUser(r, id)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return a.startSession(w, r, u)
+	return false, a.startSession(w, r, u)
+}
+
+// linkIdentity links the provider's subject to the account the flow was
+// started for, which must still be the one signed in on this browser: a
+// flow cookie carried into another user's session links nothing.
+func (a *API) linkIdentity(r *http.Request, id *accounts.Identity) error {
+	p, ok := a.SessionPrincipal(r)
+	if !ok || p.UserID != id.LinkUser {
+		return errorf(http.StatusForbidden, "oidc_link_session", "the link was started by another session; sign in and start it again")
+	}
+	noteTarget(r.Context(), p.UserID)
+	accounts.NoteActor(r.Context(), p.UserID, p.Username, p.Role)
+	err := a.d.Accounts.Store.LinkUserIdentity(r.Context(), id.Issuer, id.Subject, p.UserID)
+	if errors.Is(err, accounts.ErrIdentityTaken) {
+		return errorf(http.StatusConflict, "identity_linked", "this sign-in is linked to another account, or this account to another sign-in; unlink it first")
+	}
+	return err
 }
 
 // oidcUser finds the account linked to the provider's subject, creating

@@ -37,6 +37,9 @@ type Deps struct {
 	// UpstreamModels asks a channel's provider for its model list
 	// (provided by the relay); nil answers 501.
 	UpstreamModels func(ctx context.Context, c *store.Channel) ([]string, error)
+	// FetchCatalogue reads a price catalogue's address under the content
+	// guard (allow_private_content); nil refuses catalogue addresses.
+	FetchCatalogue func(ctx context.Context, url string) ([]byte, error)
 	// Metrics is served at GET /metrics; nil answers 404.
 	Metrics http.Handler
 	// MetricsAdminOnly requires an admin for /metrics (metrics_public: false).
@@ -59,6 +62,8 @@ type Deps struct {
 	// Accounts are registration, two-factor and OpenID Connect sign-in,
 	// redemption codes and the audit log.
 	Accounts AccountDeps
+	// Payments are top-ups by card.
+	Payments PaymentDeps
 	// SeedMarks keeps which seed entries were applied (Seed); nil applies
 	// every entry at every start.
 	SeedMarks SeedMarks
@@ -115,6 +120,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.routeTokens(mux)
 	a.routeChannels(mux)
 	a.routePrices(mux)
+	a.routeCatalogue(mux)
 	a.routeGroups(mux)
 	a.routeNotify(mux)
 	a.routeReports(mux)
@@ -122,6 +128,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.route(mux, "GET /api/logs/{id}", store.RoleUser, "log", a.getLog)
 	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)
 	a.routeAccounts(mux)
+	a.routePayments(mux)
 }
 
 // route mounts h behind authentication when role is set. what names the

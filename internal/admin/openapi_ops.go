@@ -3,6 +3,7 @@ package admin
 import (
 	"github.com/turnpike-gw/turnpike/internal/accounts"
 	"github.com/turnpike-gw/turnpike/internal/books"
+	"github.com/turnpike-gw/turnpike/internal/catalogue"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -38,33 +39,39 @@ var (
 var componentSchemas = map[string]schema{
 	"Error": {"type": "object", "required": []string{"error"}, "properties": schema{
 		"error": schema{"type": "object", "required": []string{"code", "message"}, "properties": schema{"code": str, "message": str}}}},
-	"User":         userSchema,
-	"Token":        tokenSchema,
-	"Channel":      channelSchema,
-	"ChannelTest":  schemaOf[testResult](),
-	"Group":        groupSchema,
-	"ModelPrice":   priceSchema,
-	"UsageLog":     schemaOf[store.UsageLog](),
-	"LedgerEntry":  schemaOf[store.LedgerEntry](),
-	"Notify":       notifySchema,
-	"Deleted":      schemaOf[deleted](),
-	"TOTPStatus":   schemaOf[accounts.TOTPStatus](),
-	"TOTPSetup":    schemaOf[accounts.TOTPSetup](),
-	"Redemption":   schemaOf[accounts.Redemption](),
-	"AuditEntry":   schemaOf[accounts.AuditEntry](),
-	"GroupInUse":   schemaOf[store.GroupUse](),
-	"NamedDeleted": object(schema{"name": str, "deleted": boolean}),
-	"MarginItem":   schemaOf[books.MarginItem](),
-	"Reconcile":    schemaOf[books.Report](),
-	"ProviderCSV":  schemaOf[books.ProviderReport](),
+	"User":             userSchema,
+	"Token":            tokenSchema,
+	"Channel":          channelSchema,
+	"ChannelTest":      schemaOf[testResult](),
+	"Group":            groupSchema,
+	"ModelPrice":       priceSchema,
+	"UsageLog":         schemaOf[store.UsageLog](),
+	"LedgerEntry":      schemaOf[store.LedgerEntry](),
+	"Notify":           notifySchema,
+	"Deleted":          schemaOf[deleted](),
+	"TOTPStatus":       schemaOf[accounts.TOTPStatus](),
+	"TOTPSetup":        schemaOf[accounts.TOTPSetup](),
+	"Redemption":       schemaOf[accounts.Redemption](),
+	"AuditEntry":       schemaOf[accounts.AuditEntry](),
+	"PaymentOrder":     schemaOf[orderView](),
+	"GroupInUse":       schemaOf[store.GroupUse](),
+	"NamedDeleted":     object(schema{"name": str, "deleted": boolean}),
+	"MarginItem":       schemaOf[books.MarginItem](),
+	"Catalogue":        schemaOf[catalogue.Export](),
+	"CatalogueDiff":    schemaOf[catalogue.Diff](),
+	"CatalogueApplied": schemaOf[catalogueApplied](),
+	"Reconcile":        schemaOf[books.Report](),
+	"ProviderCSV":      schemaOf[books.ProviderReport](),
 }
 
 var (
-	paging      = []string{"page", "page_size"}
-	codeBody    = body(nil, []string{"code"}, schema{"code": str}, "code")
-	success     = object(schema{"success": boolean})
-	enabledOnly = object(schema{"enabled": boolean})
-	limitExtra  = schema{"model_limits": schema{"type": "object"}, "period": str}
+	paging        = []string{"page", "page_size"}
+	codeBody      = body(nil, []string{"code"}, schema{"code": str}, "code")
+	success       = object(schema{"success": boolean})
+	enabledOnly   = object(schema{"enabled": boolean})
+	catalogueBody = body(nil, []string{"url", "catalogue", "models", "max_change_ratio", "accept_suspicious"},
+		schema{"url": str, "catalogue": anyObj, "models": strList, "max_change_ratio": schema{"type": "number"}, "accept_suspicious": boolean})
+	limitExtra = schema{"model_limits": schema{"type": "object"}, "period": str}
 )
 
 // apiOps is every route under /api (and /healthz, /metrics). The test in
@@ -72,7 +79,8 @@ var (
 // missing here.
 var apiOps = []apiOp{
 	{route: "GET /api/status", summary: "The gateway's version and how the console signs in and shows money",
-		answer: object(schema{"status": str, "version": str, "quota_per_usd": integer, "registration": boolean, "oidc": boolean})},
+		answer: object(schema{"status": str, "version": str, "quota_per_usd": integer, "registration": boolean, "oidc": boolean,
+			"payments": nullable(object(schema{"provider": str, "currency": str, "min_usd": number, "max_usd": number}))})},
 	{route: "GET /healthz", summary: "200 when the database answers, else 503", answer: object(schema{"status": str})},
 	{route: "GET /metrics", summary: "Prometheus text format (admin only when metrics_public is false)",
 		answer: schema{"type": "string", "contentMediaType": "text/plain"}},
@@ -91,6 +99,12 @@ var apiOps = []apiOp{
 	{route: "GET /api/auth/oidc/login", summary: "Redirect to the OpenID Connect provider", answer: schema{}},
 	{route: "GET /api/auth/oidc/callback", summary: "The provider's redirect back; signs in and redirects to the console",
 		query: []string{"code", "state"}, answer: schema{}},
+	{route: "GET /api/auth/oidc/link", summary: "Redirect to the OpenID Connect provider to link the signed-in account; the callback links it",
+		answer: schema{}},
+	{route: "DELETE /api/auth/oidc/link", summary: "Unlink the signed-in account from the OpenID Connect provider",
+		answer: object(schema{"linked": boolean})},
+	{route: "GET /api/auth/oidc/identity", summary: "Whether the signed-in account is linked to the OpenID Connect provider",
+		answer: object(schema{"enabled": boolean, "linked": boolean, "linked_at": nullable(schema{"type": "string", "format": "date-time"})})},
 	{route: "GET /api/auth/2fa", summary: "Whether two-factor sign-in is on", answer: ref("TOTPStatus")},
 	{route: "POST /api/auth/2fa/setup", summary: "Start two-factor set-up: a new secret and its QR code", answer: ref("TOTPSetup")},
 	{route: "POST /api/auth/2fa/enable", summary: "Turn two-factor sign-in on with a first code; answers the recovery codes once",
@@ -137,6 +151,11 @@ var apiOps = []apiOp{
 	{route: "PUT /api/models/{name...}", summary: "Set a model's price (USD per million tokens, per call, or free)",
 		body: body(priceSchema, priceFields, schema{"tiers": schema{"type": "array", "items": anyObj}, "extra": anyObj, "fallbacks": strList}), answer: ref("ModelPrice")},
 	{route: "DELETE /api/models/{name...}", summary: "Delete a model's price", answer: ref("NamedDeleted")},
+	{route: "GET /api/models/catalogue", summary: "The gateway's prices as a catalogue (its own export shape)", answer: ref("Catalogue")},
+	{route: "POST /api/models/catalogue/preview", summary: "The difference between a price catalogue (url or inline) and the gateway's prices",
+		body: catalogueBody, answer: ref("CatalogueDiff")},
+	{route: "POST /api/models/catalogue/apply", summary: "Apply a catalogue's changes as new price versions (suspicious ones only when accepted)",
+		body: catalogueBody, answer: ref("CatalogueApplied")},
 	{route: "GET /api/groups", summary: "List pricing groups", answer: listOf(ref("Group"))},
 	{route: "GET /api/groups/{name}", summary: "One pricing group", answer: ref("Group")},
 	{route: "PUT /api/groups/{name}", summary: "Create or change a pricing group",
@@ -147,6 +166,10 @@ var apiOps = []apiOp{
 		query: []string{"page", "page_size", "type", "model", "user_id", "token_id", "channel_id"}, answer: listOf(ref("UsageLog"))},
 	{route: "GET /api/logs/{id}", summary: "One usage row", answer: ref("UsageLog")},
 	{route: "GET /api/ledger", summary: "The quota ledger", query: []string{"page", "page_size", "user_id"}, answer: listOf(ref("LedgerEntry"))},
+	{route: "GET /api/reports/cache", summary: "Share of prompt tokens read from the providers' caches, by channel, key or model",
+		query: []string{"since", "until", "group_by"}, answer: object(schema{
+			"items": schema{"type": "array", "items": schemaOf[books.CacheItem]()}, "group_by": str,
+			"since": schema{"type": "string", "format": "date-time"}, "until": schema{"type": "string", "format": "date-time"}})},
 	{route: "GET /api/settings/notify", summary: "Where alerts go (the secret masked)", answer: ref("Notify")},
 	{route: "PUT /api/settings/notify", summary: "Change where alerts go",
 		body: body(notifySchema, []string{"webhook_url", "secret", "thresholds"}, nil), answer: ref("Notify")},
@@ -157,6 +180,14 @@ var apiOps = []apiOp{
 	{route: "GET /api/redemptions", summary: "List redemption codes (masked)", query: paging, answer: listOf(ref("Redemption"))},
 	{route: "POST /api/user/redeem", summary: "Redeem a code into one's own balance", body: codeBody,
 		answer: object(schema{"quota": integer, "balance": integer})},
+	{route: "POST /api/user/topup", summary: "Buy credit by card: a pending order and its Stripe Checkout Session",
+		body:   body(nil, []string{"amount_usd"}, schema{"amount_usd": number}, "amount_usd"),
+		answer: object(schema{"id": str, "checkout_url": str})},
+	{route: "GET /api/user/topups", summary: "One's own card top-up orders, newest first", query: paging, answer: listOf(ref("PaymentOrder"))},
+	{route: "GET /api/payments", summary: "Every card top-up order, newest first", query: []string{"page", "page_size", "user_id"},
+		answer: listOf(ref("PaymentOrder"))},
+	{route: "POST /api/payments/stripe/webhook", summary: "Stripe's events, verified by Stripe-Signature; a paid checkout credits its order once",
+		body: anyObj, answer: object(schema{"received": boolean, "handled": boolean})},
 	{route: "GET /api/audit", summary: "The audit log of administrative changes",
 		query: []string{"page", "page_size", "user_id", "user", "method", "path", "since", "until"}, answer: listOf(ref("AuditEntry"))},
 
@@ -167,6 +198,15 @@ var apiOps = []apiOp{
 	{route: "POST /api/reports/reconcile/provider", summary: "Compares a channel's rows with the provider's usage export (text/csv: date,model,requests,input_tokens,output_tokens,cost_usd)",
 		query: []string{"channel_id"}, body: schema{"type": "string", "contentMediaType": "text/csv"}, answer: ref("ProviderCSV")},
 
+	{route: "POST /api/pricing/estimate", who: store.RoleUser,
+		summary: "What a chat body (openai, messages or gemini format) would reserve and the range it could be charged, at the caller's group ratio",
+		body:    body(nil, []string{"model", "format", "body"}, schema{"model": str, "format": schema{"type": "string", "enum": []string{"openai", "messages", "gemini"}}, "body": anyObj}, "body"),
+		answer: object(schema{"model": str, "price_version": integer, "input_tokens": integer, "max_output_tokens": integer,
+			"hold_quota": integer, "min_quota": integer, "max_quota": integer, "min_usd": schema{"type": "number"}, "max_usd": schema{"type": "number"}})},
+	{route: "GET /api/files", who: store.RoleUser, summary: "The signed-in user's uploaded files (as /v1/files answers them)",
+		answer: listOf(anyObj)},
+	{route: "GET /api/batches", who: store.RoleUser, summary: "The signed-in user's batches, both forms, with their state and what they hold or cost",
+		answer: listOf(anyObj)},
 	{route: "GET /api/tasks", who: store.RoleUser, summary: "Tasks (SPEC.md §3); a user its own", query: paging, answer: listOf(anyObj)},
 
 	{route: "POST /api/plugin/task", who: store.RoleRoot, summary: "Upload a task plugin (multipart file or JSON source)", body: anyObj, answer: anyObj},

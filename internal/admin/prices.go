@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -43,7 +44,11 @@ func (a *API) listPrices(w http.ResponseWriter, r *http.Request, _ *auth.Princip
 	return nil
 }
 
-func (a *API) getPrice(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+func (a *API) getPrice(w http.ResponseWriter, r *http.Request, pr *auth.Principal) error {
+	// {name...} must end a pattern, so the history is told apart here.
+	if model, ok := strings.CutSuffix(r.PathValue("name"), "/history"); ok && model != "" {
+		return a.priceHistory(w, r, model)
+	}
 	p, err := a.d.Store.Prices().Get(r.Context(), r.PathValue("name"))
 	if err != nil {
 		return err
@@ -53,7 +58,7 @@ func (a *API) getPrice(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 }
 
 var priceFields = []string{"name", "input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok",
-	"reasoning_per_mtok", "per_call", "free", "extra", "fallbacks", "tiers"}
+	"reasoning_per_mtok", "batch_input_per_mtok", "batch_output_per_mtok", "per_call", "free", "extra", "fallbacks", "tiers", "affinity", "routing"}
 
 // tierFields are the members of one long-context tier.
 var tierFields = []string{"above_input_tokens", "input_per_mtok", "output_per_mtok", "cache_read_per_mtok",
@@ -81,7 +86,8 @@ func readPrice(f fields, name string) (store.ModelPrice, error) {
 		name string
 		dst  *float64
 	}{{"input_per_mtok", &p.InputPerMTok}, {"output_per_mtok", &p.OutputPerMTok}, {"cache_read_per_mtok", &p.CacheReadPerMTok},
-		{"cache_write_per_mtok", &p.CacheWritePerMTok}, {"reasoning_per_mtok", &p.ReasoningPerMTok}, {"per_call", &p.PerCall}}
+		{"cache_write_per_mtok", &p.CacheWritePerMTok}, {"reasoning_per_mtok", &p.ReasoningPerMTok}, {"per_call", &p.PerCall},
+		{"batch_input_per_mtok", &p.BatchInputPerMTok}, {"batch_output_per_mtok", &p.BatchOutputPerMTok}}
 	for _, rt := range rates {
 		if err := getRate(f, rt.name, rt.dst); err != nil {
 			return p, err
@@ -107,6 +113,9 @@ func readPrice(f fields, name string) (store.ModelPrice, error) {
 	}
 	if len(p.Fallbacks) == 0 {
 		p.Fallbacks = nil // stored and read back as none
+	}
+	if err := readRouting(f, &p); err != nil {
+		return p, err
 	}
 	return p, checkFallbacks(name, p.Fallbacks)
 }
@@ -226,12 +235,15 @@ func checkFallbacks(model string, fallbacks []string) error {
 	return nil
 }
 
-func (a *API) putPrice(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+// putPrice adds a version of the model's price, effective now or from
+// effective_from. It answers the version it added, which for a future
+// effective_from is not yet the one GET answers.
+func (a *API) putPrice(w http.ResponseWriter, r *http.Request, pr *auth.Principal) error {
 	name := r.PathValue("name")
 	if err := checkName("name", name, 128); err != nil {
 		return err
 	}
-	f, err := readFields(w, r, priceFields...)
+	f, err := readFields(w, r, append(priceFields, "effective_from")...)
 	if err != nil {
 		return err
 	}
@@ -239,6 +251,10 @@ func (a *API) putPrice(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err != nil {
 		return err
 	}
+	if p.EffectiveFrom, err = readEffectiveFrom(f, time.Now()); err != nil {
+		return err
+	}
+	p.Source, p.Actor = store.PriceSourceAPI, actorOf(pr)
 	if err := a.d.Store.Prices().Upsert(r.Context(), p); err != nil {
 		return err
 	}
@@ -249,8 +265,48 @@ func (a *API) putPrice(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err != nil {
 		return err
 	}
+	h, err := a.d.Store.Prices().History(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	if len(h) > 0 {
+		*saved = h[0].On(*saved)
+	}
 	apijson.Write(w, http.StatusOK, saved)
 	return nil
+}
+
+// readEffectiveFrom reads the optional effective_from (RFC 3339). A time
+// not after now means now: a version never takes effect in the past, so a
+// call already priced keeps the price it was admitted at. Zero (also for
+// an absent or null member) means now.
+func readEffectiveFrom(f fields, now time.Time) (time.Time, error) {
+	var s string
+	if f.isNull("effective_from") {
+		return time.Time{}, nil
+	}
+	if ok, err := get(f, "effective_from", &s); err != nil || !ok {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, badField("effective_from", "must be a time in RFC 3339 (2026-01-02T15:04:05Z)")
+	}
+	if !t.After(now) {
+		return time.Time{}, nil
+	}
+	return t.UTC(), nil
+}
+
+// actorOf names who made an administrative change in a record of it.
+func actorOf(p *auth.Principal) string {
+	if p == nil {
+		return ""
+	}
+	if p.UserID == 0 {
+		return "root-token"
+	}
+	return p.Username
 }
 
 func (a *API) deletePrice(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {

@@ -144,3 +144,34 @@ func TestPriceReasoningAndTierScenarios(t *testing.T) {
 			want: map[string]any{"input_per_mtok": 1, "tiers": nil}},
 	})
 }
+
+func TestPriceAffinityAndRoutingScenarios(t *testing.T) {
+	e := newEnv(t)
+	e.run([]scenario{
+		{name: "affinity and strategy are stored and shown as sent", who: "admin", method: "PUT", path: "/api/models/claude-x",
+			body: `{"input_per_mtok":3,"affinity":{"enabled":true,"ttl_seconds":3600},"routing":{"strategy":"latency"}}`, status: 200,
+			want: map[string]any{"affinity.enabled": true, "affinity.ttl_seconds": 3600, "routing.strategy": "latency"}},
+		{name: "a member left out of affinity takes its default", who: "admin", method: "PUT", path: "/api/models/claude-y",
+			body: `{"input_per_mtok":3,"affinity":{"enabled":false}}`, status: 200,
+			want: map[string]any{"affinity.enabled": false, "affinity.ttl_seconds": 300}},
+		{name: "a price without them shows none (the defaults)", who: "admin", method: "PUT", path: "/api/models/claude-z",
+			body: `{"input_per_mtok":3}`, status: 200,
+			check: func(t *testing.T, _ *env, r response) {
+				if _, ok := r.body["affinity"]; ok {
+					t.Fatalf("affinity shown: %s", r.raw)
+				}
+				if _, ok := r.body["routing"]; ok {
+					t.Fatalf("routing shown: %s", r.raw)
+				}
+			}},
+		{name: "an unknown strategy is 400", who: "admin", method: "PUT", path: "/api/models/x", body: `{"routing":{"strategy":"fastest"}}`, status: 400,
+			want: map[string]any{"error.message": "routing.strategy must be one of weighted, least_busy, latency, cost"}},
+		{name: "a ttl of zero is 400", who: "admin", method: "PUT", path: "/api/models/x", body: `{"affinity":{"ttl_seconds":0}}`, status: 400},
+		{name: "a fractional ttl is 400", who: "admin", method: "PUT", path: "/api/models/x", body: `{"affinity":{"ttl_seconds":1.5}}`, status: 400},
+		{name: "a ttl over a day is 400", who: "admin", method: "PUT", path: "/api/models/x", body: `{"affinity":{"ttl_seconds":90000}}`, status: 400},
+		{name: "enabled must be a boolean", who: "admin", method: "PUT", path: "/api/models/x", body: `{"affinity":{"enabled":"yes"}}`, status: 400},
+		{name: "an unknown affinity member is 400", who: "admin", method: "PUT", path: "/api/models/x", body: `{"affinity":{"per_key":true}}`, status: 400},
+		{name: "affinity must be an object", who: "admin", method: "PUT", path: "/api/models/x", body: `{"affinity":true}`, status: 400},
+		{name: "routing must be an object", who: "admin", method: "PUT", path: "/api/models/x", body: `{"routing":"cost"}`, status: 400},
+	})
+}

@@ -16,6 +16,7 @@ const maxProviderCSV = 16 << 20
 
 func (a *API) routeReports(mux *http.ServeMux) {
 	a.route(mux, "GET /api/reports/margin", store.RoleAdmin, "report", a.marginReport)
+	a.route(mux, "GET /api/reports/cache", store.RoleAdmin, "report", a.cacheReport)
 	a.route(mux, "GET /api/reports/reconcile", store.RoleRoot, "report", a.reconcileReport)
 	a.route(mux, "POST /api/reports/reconcile/provider", store.RoleRoot, "channel", a.providerReport)
 }
@@ -44,6 +45,27 @@ func (a *API) marginReport(w http.ResponseWriter, r *http.Request, _ *auth.Princ
 	var bad books.ErrGrouping
 	if errors.As(err, &bad) {
 		return badRequest("%s", err.Error())
+	}
+	if err != nil {
+		return err
+	}
+	apijson.Write(w, http.StatusOK, map[string]any{"items": items, "group_by": by, "since": win.Since, "until": win.Until})
+	return nil
+}
+
+func (a *API) cacheReport(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+	win, err := a.window(r)
+	if err != nil {
+		return err
+	}
+	by := r.URL.Query().Get("group_by")
+	if by == "" {
+		by = "channel"
+	}
+	items, err := books.Cache(r.Context(), a.d.Store, win, by)
+	var bad books.ErrGrouping
+	if errors.As(err, &bad) {
+		return badField("group_by", "must be channel, key or model")
 	}
 	if err != nil {
 		return err

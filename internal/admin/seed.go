@@ -349,6 +349,7 @@ func seedPrices(ctx context.Context, d Deps, s config.Seed) error {
 			if have, err := d.Store.Prices().Get(ctx, name); err == nil && samePrice(have, &p) {
 				return nil
 			}
+			p.Source, p.Actor = store.PriceSourceSeed, "seed"
 			return d.Store.Prices().Upsert(ctx, p)
 		})
 		if err != nil {
@@ -376,6 +377,9 @@ func samePrice(a, b *store.ModelPrice) bool {
 	x, y := *a, *b
 	x.UpdatedAt, y.UpdatedAt = time.Time{}, time.Time{}
 	x.Extra, y.Extra = nil, nil
+	// Which version holds the price does not make it another price.
+	x.Version, x.EffectiveFrom, x.Source, x.Actor = 0, time.Time{}, "", ""
+	y.Version, y.EffectiveFrom, y.Source, y.Actor = 0, time.Time{}, "", ""
 	return reflect.DeepEqual(x, y) && jsonEqual(a.Extra, b.Extra)
 }
 

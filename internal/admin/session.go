@@ -18,7 +18,7 @@ import (
 func (a *API) status(w http.ResponseWriter, _ *http.Request, _ *auth.Principal) error {
 	apijson.Write(w, http.StatusOK, map[string]any{"status": "ok", "version": a.d.Version,
 		"quota_per_usd": a.d.Billing.QuotaPerUSD(), "registration": a.d.Accounts.Registration.Enabled,
-		"oidc": a.d.Accounts.OIDC != nil})
+		"oidc": a.d.Accounts.OIDC != nil, "payments": a.paymentStatus()})
 	return nil
 }
 

@@ -38,6 +38,15 @@ type Other struct {
 	// UpstreamCostUSD is what the call cost the operator at its channel
 	// (UpstreamCost), a decimal string; set on consume and refund rows.
 	UpstreamCostUSD string `json:"upstream_cost_usd,omitempty"`
+	// PriceVersion is the version of the model's price the call was
+	// admitted, and so charged, at (0: a price from before versions).
+	PriceVersion int64 `json:"price_version,omitempty"`
+	// Affinity is the call's cache affinity result (hit, miss, repin);
+	// empty when the model has affinity off or the surface has no session.
+	Affinity string `json:"affinity,omitempty"`
+	// Strategy is how the channels were ordered (weighted, least_busy,
+	// latency, cost).
+	Strategy string `json:"strategy,omitempty"`
 }
 
 // Row is the usage row of acct's call of model with usage u, started at
@@ -85,4 +94,4 @@ func MarshalOther(o *Other, detail map[string]any) json.RawMessage {
 // otherKeys are Other's own keys.
 var otherKeys = map[string]bool{"endpoint": true, "surface": true, "stream": true, "upstream_model": true,
 	"cache_read_tokens": true, "cache_write_tokens": true, "reasoning_tokens": true, "group_ratio": true,
-	"attempts": true, "fallback_from": true, "upstream_cost_usd": true}
+	"attempts": true, "fallback_from": true, "upstream_cost_usd": true, "price_version": true, "affinity": true, "strategy": true}

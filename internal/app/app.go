@@ -25,8 +25,10 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/accounts"
 	"github.com/turnpike-gw/turnpike/internal/admin"
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/batch"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/guardfetch"
 	"github.com/turnpike-gw/turnpike/internal/notify"
 	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
@@ -73,12 +75,15 @@ type App struct {
 	sql       *sqlstore.Store
 	plugins   *plugin.Registry
 	tasks     *task.Service
+	batches   *batch.Service
 	registry  *prometheus.Registry
 	redis     redis.UniversalClient
 	changes   *changes
 	adminDeps admin.Deps
-	stop      context.CancelFunc
-	bg        chan struct{}
+	// catalogues fetches price catalogues under the content guard.
+	catalogues *guardfetch.Fetcher
+	stop       context.CancelFunc
+	bg         chan struct{}
 }
 
 // New builds a gateway from cfg. It opens the store, migrates it, creates
@@ -160,9 +165,15 @@ func (a *App) buildServices(balances billing.Balances) {
 	}
 	a.Sessions = auth.NewSessions(a.Store.Sessions(), a.Config.CryptoSecret, 7*24*time.Hour)
 	a.Router = routing.NewRouter(routing.NewHealth(a.sql.Health(), a.Log))
+	if a.redis != nil {
+		// Cache affinity pins are shared, so a session's next turn finds
+		// its key whichever node it reaches.
+		a.Router.Pins = routing.NewRedisPins(a.redis, billing.RedisKeyPrefix(a.redis))
+	}
 	a.registry.MustRegister(channelStates{a.Router})
 	a.buildTraffic()
 	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.Store, Logger: a.Log})
+	a.catalogues = guardfetch.New(newUpstreamClient(), a.Config.AllowPrivateContent)
 	a.adminDeps = admin.Deps{
 		Store: a.Store, Billing: a.Billing, Keys: a.Keys, Sessions: a.Sessions, Router: a.Router,
 		Throttle:  auth.NewLoginThrottle(a.failureCounter(), auth.DefaultThrottleLimits),
@@ -172,7 +183,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
 		TypeClaimed:   func(t int) bool { return a.plugins.Current().ClaimsType(t) },
 		Limits:        a.Limits, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
-		Accounts: a.accountDeps(), Demo: cfg.Demo,
+		Accounts: a.accountDeps(), Payments: a.paymentDeps(), Demo: cfg.Demo, FetchCatalogue: a.fetchCatalogue,
 	}
 	a.Admin = admin.New(a.adminDeps)
 	a.changes = newChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
@@ -205,6 +216,7 @@ func (a *App) buildServices(balances billing.Balances) {
 			UpstreamTimeout:  time.Duration(cfg.UpstreamTimeout) * time.Second,
 		},
 	})
+	a.buildBatches()
 	a.wireHealth()
 }
 
@@ -261,6 +273,8 @@ func (a *App) buildHandler() {
 	a.Admin.Register(mux)
 	a.Relay.Register(mux)
 	a.tasks.Register(mux)
+	a.batches.Register(mux)
+	a.batches.RegisterConsole(mux, a.Admin.SessionOrRoot)
 	plugin.NewAdminAPI(plugin.AdminDeps{Registry: a.plugins, RootToken: a.Config.RootToken,
 		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
 	mux.Handle("/", fallback(a.tasks, web.Handler()))
@@ -426,13 +440,21 @@ func (a *App) background(ctx context.Context) {
 	defer close(a.bg)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(6)
+	wg.Add(7)
+	go func() { defer wg.Done(); a.batches.Run(ctx) }()
 	go func() { defer wg.Done(); a.changes.Run(ctx) }()
 	go func() { defer wg.Done(); a.plugins.Watch(ctx, 3*time.Second) }()
 	go func() { defer wg.Done(); a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }()
 	go func() { defer wg.Done(); a.Router.Health.Run(ctx, healthRefresh) }()
 	go func() { defer wg.Done(); a.Limits.Follow(ctx, 5*time.Second) }()
 	a.Notify.Start(ctx, &wg)
+	wg.Add(1)
+	go func() { defer wg.Done(); a.followPrices(ctx, priceFollowEvery) }()
+	if a.Config.PriceCatalogue.Enabled() {
+		w := &priceWatch{cfg: a.Config.PriceCatalogue, fetch: a.fetchCatalogue, prices: a.Store.Prices(), alert: a.Notify.PriceCatalogueChanged, log: a.Log}
+		wg.Add(1)
+		go func() { defer wg.Done(); w.run(ctx) }()
+	}
 	if a.Config.LogRetentionDays > 0 {
 		r := &retention{logs: a.Store.Logs(), days: a.Config.LogRetentionDays, now: time.Now, log: a.Log, batch: 1000, pause: 50 * time.Millisecond}
 		wg.Add(1)

@@ -128,6 +128,10 @@ func (c *changes) announce(next http.Handler) http.Handler {
 	})
 }
 
+// readOnlyPosts are POSTs that answer a computation and change nothing:
+// announcing them would make every node reload for a read.
+var readOnlyPosts = map[string]bool{"pricing/estimate": true, "models/catalogue/preview": true}
+
 // changeKind names the resource a state-changing /api request changes.
 // Signing in and out change nothing other nodes cache (sessions are read
 // from the database on every request).
@@ -141,7 +145,7 @@ func changeKind(r *http.Request) (string, bool) {
 		return "", false
 	}
 	kind, _, _ := strings.Cut(rest, "/")
-	if kind == "" || kind == "auth" {
+	if kind == "" || kind == "auth" || readOnlyPosts[rest] {
 		return "", false
 	}
 	return kind, true

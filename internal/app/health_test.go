@@ -110,13 +110,19 @@ func healthChannel(name, url string, models []string, settings map[string]any) c
 		Groups: []string{"default"}, Weight: &weight, Settings: settings}
 }
 
+// affinityOff is a model entry's affinity turned off.
+var affinityOff = map[string]any{"enabled": false}
+
 func healthGateway(t *testing.T, extra []testkit.Option, channels ...config.SeedChannel) (*testkit.Gateway, *manualClock) {
 	opts := append([]testkit.Option{
 		testkit.WithRootToken(healthRoot),
 		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: 10_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "alice", Key: healthKey}),
 		testkit.WithChannels(channels...),
-		testkit.WithModels(map[string]config.SeedPrice{"m": {InputPerMTok: 1, OutputPerMTok: 1},
+		// Every call of these tests is the same conversation: cache
+		// affinity would keep it on one key, and the tests are about
+		// how health spreads calls (affinity has its own tests).
+		testkit.WithModels(map[string]config.SeedPrice{"m": {InputPerMTok: 1, OutputPerMTok: 1, Affinity: affinityOff},
 			"text-embedding-3-small": {InputPerMTok: 1}}),
 	}, extra...)
 	g := testkit.Start(t, opts...)

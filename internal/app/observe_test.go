@@ -48,7 +48,9 @@ func observedGateway(t *testing.T, opts ...testkit.Option) (*testkit.Gateway, *a
 				Priority: 10, Weight: &weight, Settings: settings},
 			config.SeedChannel{Name: "good", Type: "openai", BaseURL: good.URL, Key: "k", Models: []string{"m"}, Groups: []string{"default"},
 				Priority: 1, Weight: &weight, Settings: settings}),
-		testkit.WithModels(map[string]config.SeedPrice{"m": {InputPerMTok: 1000, OutputPerMTok: 1000}}),
+		// Each call must meet the broken channel first, as a new
+		// conversation does: affinity off.
+		testkit.WithModels(map[string]config.SeedPrice{"m": {InputPerMTok: 1000, OutputPerMTok: 1000, Affinity: affinityOff}}),
 	}, opts...)
 	return testkit.Start(t, all...), &brokenCalls
 }

@@ -224,7 +224,7 @@ func TestTaskAndChatUsageRowsShareOneShape(t *testing.T) {
 	if chat == nil || vid == nil {
 		t.Fatalf("consume rows %v", others)
 	}
-	for _, k := range []string{"surface", "stream", "upstream_model", "group_ratio", "attempts"} {
+	for _, k := range []string{"surface", "stream", "upstream_model", "group_ratio", "attempts", "price_version"} {
 		if _, ok := chat[k]; !ok {
 			t.Fatalf("the chat row lacks %s: %v", k, chat)
 		}

@@ -160,7 +160,7 @@ func (k *Keys) load(ctx context.Context, hash string, now time.Time) (*cached, e
 		return c, nil
 	}
 	if err != nil {
-		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "store_unavailable", Message: "the gateway cannot check keys right now", Cause: err}
+		return nil, storeDown(err)
 	}
 	if t.KeyHash != hash {
 		// The key was rotated: its old secret works only in the grace, and
@@ -171,13 +171,41 @@ func (k *Keys) load(ctx context.Context, hash string, now time.Time) (*cached, e
 		}
 		c.until = minTime(c.until, *t.PrevUntil)
 	}
+	return k.fromToken(ctx, c, t)
+}
+
+func storeDown(err error) *ir.Error {
+	return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "store_unavailable", Message: "the gateway cannot check keys right now", Cause: err}
+}
+
+// ForToken is the principal of the key with id, checked as Authenticate
+// checks a key: work that runs later as a key (a batch) has only its id,
+// since the gateway never keeps a key's raw value.
+func (k *Keys) ForToken(ctx context.Context, id int64) (*Principal, error) {
+	now := k.now()
+	t, err := k.st.Tokens().Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errBadKey
+	}
+	if err != nil {
+		return nil, storeDown(err)
+	}
+	c, err := k.fromToken(ctx, &cached{until: now}, t)
+	if err != nil {
+		return nil, err
+	}
+	return c.result(now)
+}
+
+// fromToken completes c with the principal of token t and its user.
+func (k *Keys) fromToken(ctx context.Context, c *cached, t *store.Token) (*cached, error) {
 	u, err := k.st.Users().Get(ctx, t.UserID)
 	if errors.Is(err, store.ErrNotFound) {
 		c.err = errBadKey
 		return c, nil
 	}
 	if err != nil {
-		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "store_unavailable", Message: "the gateway cannot check keys right now", Cause: err}
+		return nil, storeDown(err)
 	}
 	switch {
 	case t.Status != store.StatusEnabled:

@@ -16,7 +16,7 @@ func bigCharge(s *Service, p *Price, u ir.Usage, group string) (int64, error) {
 
 func serviceWithGroups(quotaPerUSD int64, ratios map[string]float64) *Service {
 	s := NewService(nil, nil, quotaPerUSD)
-	t := &priceTable{prices: map[string]*Price{}, ratios: ratios, millionths: map[string]uint64{}}
+	t := &priceTable{prices: map[string][]*Price{}, ratios: ratios, millionths: map[string]uint64{}}
 	for g, r := range ratios {
 		if m, ok := ratioMillionths(r); ok {
 			t.millionths[g] = m

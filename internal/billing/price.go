@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -16,12 +17,16 @@ import (
 
 // Price is a model price prepared for exact arithmetic.
 type Price struct {
-	Name    string
-	Free    bool
-	base    rates
-	tiers   []tier // ascending by threshold
-	perCall *big.Rat
-	Raw     store.ModelPrice
+	Name string
+	Free bool
+	// Version is the price version this is (0 for a price stored before
+	// versions existed), in effect from EffectiveFrom.
+	Version       int64
+	EffectiveFrom time.Time
+	base          rates
+	tiers         []tier // ascending by threshold
+	perCall       *big.Rat
+	Raw           store.ModelPrice
 }
 
 // rates are the per-million-token prices that apply to one request. A nil
@@ -53,7 +58,7 @@ func exactRat(f float64) *big.Rat {
 // NewPrice prepares a stored price.
 func NewPrice(p store.ModelPrice) *Price {
 	out := &Price{
-		Name: p.Name, Free: p.Free, Raw: p,
+		Name: p.Name, Free: p.Free, Raw: p, Version: p.Version, EffectiveFrom: p.EffectiveFrom,
 		base: rates{input: exactRat(p.InputPerMTok), output: exactRat(p.OutputPerMTok),
 			cacheRead: exactRat(p.CacheReadPerMTok), cacheWrite: exactRat(p.CacheWritePerMTok),
 			reasoning: exactRat(p.ReasoningPerMTok)},

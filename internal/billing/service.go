@@ -41,7 +41,10 @@ type Service struct {
 }
 
 type priceTable struct {
-	prices map[string]*Price
+	// prices holds every version of each priced model, in the order they
+	// take effect: a snapshot knows a future price before it starts, so
+	// every node switches at its time without being told.
+	prices map[string][]*Price
 	ratios map[string]float64
 	// millionths are the ratios in whole millionths, for Charge's fast
 	// path; a ratio that is not whole is missing.
@@ -57,7 +60,7 @@ func NewService(b Balances, w *Writer, quotaPerUSD int64) *Service {
 	if r, ok := b.(*redisBalances); ok {
 		r.onStale = s.resync
 	}
-	s.table.Store(&priceTable{prices: map[string]*Price{}, ratios: map[string]float64{}})
+	s.table.Store(&priceTable{prices: map[string][]*Price{}, ratios: map[string]float64{}})
 	return s
 }
 
@@ -68,14 +71,15 @@ func (s *Service) Reload(ctx context.Context, st store.Store) error {
 	if err != nil {
 		return err
 	}
+	versions, err := st.Prices().Versions(ctx)
+	if err != nil {
+		return err
+	}
 	groups, err := st.Groups().List(ctx)
 	if err != nil {
 		return err
 	}
-	t := &priceTable{prices: make(map[string]*Price, len(prices)), ratios: make(map[string]float64, len(groups))}
-	for _, p := range prices {
-		t.prices[p.Name] = NewPrice(p)
-	}
+	t := &priceTable{prices: priceLines(prices, versions), ratios: make(map[string]float64, len(groups))}
 	t.millionths = make(map[string]uint64, len(groups))
 	for _, g := range groups {
 		t.ratios[g.Name] = g.Ratio
@@ -101,7 +105,13 @@ func (s *Service) Writer() *Writer { return s.writer }
 // 400, not a 5xx, so client libraries report it at once instead of retrying
 // a call that cannot succeed until an administrator acts.
 func (s *Service) Price(model string) (*Price, error) {
-	if p, ok := s.table.Load().prices[model]; ok {
+	return s.PriceAt(model, time.Now())
+}
+
+// PriceAt is the model's price version in effect at at: what a call
+// admitted then is charged at, also when it is settled later (a task).
+func (s *Service) PriceAt(model string, at time.Time) (*Price, error) {
+	if p := inEffect(s.table.Load().prices[model], at); p != nil {
 		return p, nil
 	}
 	return nil, &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "model_price_error",
@@ -180,6 +190,29 @@ func (s *Service) TopUp(ctx context.Context, userID, delta int64, note string) (
 		Log: &store.UsageLog{Type: quotaLogType(delta), UserID: userID, Quota: delta, RequestID: key,
 			Other: noteJSON(note), CreatedAt: time.Now().UTC()}})
 	return bal, nil
+}
+
+// TopUpPaid adds bought credit to a user: a top-up like TopUp whose log row
+// carries other as its detail and whose ledger entry has the caller's key.
+// A key derived from what was paid for lets the ledger itself refuse a
+// second entry for the same payment, beneath the caller's own once-only
+// claim.
+func (s *Service) TopUpPaid(ctx context.Context, userID, delta int64, key string, other json.RawMessage) (bool, error) {
+	if delta <= 0 || key == "" {
+		return false, fmt.Errorf("billing: a paid top-up needs a positive amount and a key")
+	}
+	// Written now and moved only if written: a credit whose key is stored
+	// already is not given twice, so a delivery retried after a crash
+	// between the order's mark and this write completes it exactly once.
+	now := time.Now().UTC()
+	written, err := s.commit(ctx, []store.BillingItem{{
+		Entry: &store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: userID, Delta: delta, CreatedAt: now},
+		Log:   &store.UsageLog{Type: store.LogTopUp, UserID: userID, Quota: delta, RequestID: key, Other: other, CreatedAt: now}}},
+		[]Move{{UserID: userID, Delta: delta}})
+	if err != nil {
+		return false, err
+	}
+	return written[0], nil
 }
 
 func quotaLogType(delta int64) string {

@@ -27,6 +27,7 @@ var endpointPrices = map[string]config.SeedPrice{
 	rerankModel:       {InputPerMTok: inputPerMTok},
 	searchModel:       {PerCall: 0.001},
 	realtimeModel:     {InputPerMTok: inputPerMTok, OutputPerMTok: outputPerMTok},
+	batchModel:        {InputPerMTok: inputPerMTok, OutputPerMTok: outputPerMTok},
 }
 
 // billedEndpoint is one endpoint the Node tests must have exercised, with
@@ -59,6 +60,9 @@ var billedEndpoints = []billedEndpoint{
 	{"up-openai", "responses", fixed(wantQuota)},
 	{"up-openai", "responses_compact", fixed(wantQuota)},
 	{"up-anthropic", "responses", fixed(wantQuota)},
+	// Each batch of the Node tests has two lines, billed at the live price
+	// (the gateway runs them) in one row per batch.
+	{batchModel, "batch", fixed(2 * wantQuota)},
 }
 
 // imageQuota is $0.04 an image (20000 units) times the size and quality

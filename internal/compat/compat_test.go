@@ -42,8 +42,15 @@ func TestOfficialClientLibraries(t *testing.T) {
 		"up-gemini": startFake(t, "gemini", "up-gemini-key",
 			geminiEmbedFake(geminiFake("up-gemini", "up-gemini-key"), geminiEmbedModel, "up-gemini-key")),
 	}
+	// Batches have an upstream of their own: a batch bills once for many
+	// answers, which the per-answer check of the chat fakes cannot count.
+	batchFake := startFake(t, "anthropic", "up-batch-key", anthropicFake(batchModel, "up-batch-key"))
+	seed := seedFor(fakes)
+	weight := 1
+	seed.Channels = append(seed.Channels, config.SeedChannel{Name: "compat-batches", Type: "anthropic", BaseURL: batchFake.srv.URL,
+		Key: batchFake.key, Models: []string{batchModel}, Groups: []string{"default"}, Weight: &weight, Status: "enabled"})
 	// On failure the kit shows the gateway's log after this report.
-	gw := testkit.Start(t, testkit.WithSeed(seedFor(fakes)))
+	gw := testkit.Start(t, testkit.WithSeed(seed))
 
 	out, err := runNode(t, dir, node, gw.URL, modelNames(fakes))
 	if err != nil {

@@ -24,6 +24,9 @@ const (
 	rerankModel       = "up-openai-rerank"
 	searchModel       = "up-openai-search"
 	realtimeModel     = "up-openai-realtime"
+	// batchModel is served by an Anthropic-type channel, whose lines the
+	// gateway runs itself.
+	batchModel = "up-batch"
 )
 
 // endpointModelEnv names each endpoint model for the Node tests.
@@ -31,6 +34,7 @@ var endpointModelEnv = map[string]string{
 	"COMPLETIONS": instructModel, "EMBEDDINGS": embedModel, "GEMINI_EMBEDDINGS": geminiEmbedModel,
 	"IMAGES": imageModel, "TRANSCRIPTIONS": whisperModel, "SPEECH": ttsModel, "MODERATIONS": moderationModel,
 	"DEFAULT_MODERATIONS": defaultModeration, "RERANK": rerankModel, "SEARCH": searchModel, "REALTIME": realtimeModel,
+	"BATCH": batchModel,
 }
 
 // openAIEndpointModels are served by the OpenAI-type channel besides its

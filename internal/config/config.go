@@ -54,10 +54,16 @@ type Config struct {
 
 	Registration Registration `yaml:"registration"`
 	OIDC         OIDC         `yaml:"oidc"`
+	// Payments are top-ups by card (CONTRACT.md §17).
+	Payments Payments `yaml:"payments"`
 
 	// GeneratedSecret is true when CryptoSecret was made up at start.
 	// Notify is where alerts are sent (CONTRACT.md §10).
 	Notify Notify `yaml:"notify"`
+	// PriceCatalogue is the scheduled price catalogue check (CONTRACT.md §13).
+	PriceCatalogue PriceCatalogue `yaml:"price_catalogue"`
+	// Files is where uploaded files are kept and how large one may be.
+	Files Files `yaml:"files"`
 
 	GeneratedSecret bool `yaml:"-"`
 	// Demo is set by `turnpike demo`, the one mode that accepts the demo's
@@ -87,6 +93,7 @@ func Defaults() Config {
 		ChannelCooldown:        300,
 		MetricsPublic:          true,
 		LogLevel:               "info",
+		Payments:               defaultPayments(),
 	}
 }
 
@@ -132,6 +139,18 @@ func str(dst func(*Config) *string) func(*Config, string) error {
 	return func(c *Config, v string) error { *dst(c) = v; return nil }
 }
 
+// decimal reads a setting that takes a fractional number.
+func decimal(name string, dst func(*Config) *float64) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return fmt.Errorf("config: %s must be a number, got %q", name, v)
+		}
+		*dst(c) = f
+		return nil
+	}
+}
+
 func integer(name string, dst func(*Config) *int) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -144,8 +163,8 @@ func integer(name string, dst func(*Config) *int) func(*Config, string) error {
 }
 
 // envVars is every setting's environment name: the main table, then the
-// accounts section's.
-var envVars = append(mainEnvVars[:len(mainEnvVars):len(mainEnvVars)], accountEnvVars...)
+// accounts and payments sections'.
+var envVars = append(append(mainEnvVars[:len(mainEnvVars):len(mainEnvVars)], accountEnvVars...), paymentEnvVars...)
 
 var mainEnvVars = []envVar{
 	{"TURNPIKE_LISTEN", str(func(c *Config) *string { return &c.Listen })},
@@ -192,6 +211,9 @@ var mainEnvVars = []envVar{
 		c.Notify.Thresholds = t
 		return err
 	}},
+	{"TURNPIKE_PRICE_CATALOGUE_URL", str(func(c *Config) *string { return &c.PriceCatalogue.URL })},
+	{"TURNPIKE_PRICE_CATALOGUE_INTERVAL_HOURS", decimal("TURNPIKE_PRICE_CATALOGUE_INTERVAL_HOURS", func(c *Config) *float64 { return &c.PriceCatalogue.IntervalHours })},
+	{"TURNPIKE_PRICE_CATALOGUE_MAX_CHANGE_RATIO", decimal("TURNPIKE_PRICE_CATALOGUE_MAX_CHANGE_RATIO", func(c *Config) *float64 { return &c.PriceCatalogue.MaxChangeRatio })},
 }
 
 func applyEnv(cfg *Config, getenv func(string) string) error {
@@ -243,10 +265,15 @@ func (c *Config) Validate() error {
 	if c.LogRetentionDays < 0 {
 		errs = append(errs, "log_retention_days must not be negative")
 	}
+	if err := c.PriceCatalogue.Validate(); err != nil {
+		errs = append(errs, err.Error())
+	}
 	if err := c.Notify.Validate(); err != nil {
 		errs = append(errs, err.Error())
 	}
+	errs = append(errs, c.Files.validate()...)
 	errs = append(errs, c.validateAccounts()...)
+	errs = append(errs, c.Payments.validate()...)
 	if err := c.Seed.validate(); err != nil {
 		errs = append(errs, err.Error())
 	}

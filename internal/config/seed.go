@@ -70,16 +70,23 @@ type SeedChannel struct {
 // SeedPrice is a model price in US dollars. It is checked with the admin
 // API's rules when applied.
 type SeedPrice struct {
-	InputPerMTok      float64         `yaml:"input_per_mtok" json:"input_per_mtok,omitempty"`
-	OutputPerMTok     float64         `yaml:"output_per_mtok" json:"output_per_mtok,omitempty"`
-	CacheReadPerMTok  float64         `yaml:"cache_read_per_mtok" json:"cache_read_per_mtok,omitempty"`
-	CacheWritePerMTok float64         `yaml:"cache_write_per_mtok" json:"cache_write_per_mtok,omitempty"`
-	ReasoningPerMTok  float64         `yaml:"reasoning_per_mtok" json:"reasoning_per_mtok,omitempty"`
-	PerCall           float64         `yaml:"per_call" json:"per_call,omitempty"`
-	Free              bool            `yaml:"free" json:"free,omitempty"`
-	Extra             map[string]any  `yaml:"extra" json:"extra,omitempty"`
-	Fallbacks         []string        `yaml:"fallbacks" json:"fallbacks,omitempty"`
-	Tiers             []SeedPriceTier `yaml:"tiers" json:"tiers,omitempty"`
+	InputPerMTok      float64 `yaml:"input_per_mtok" json:"input_per_mtok,omitempty"`
+	OutputPerMTok     float64 `yaml:"output_per_mtok" json:"output_per_mtok,omitempty"`
+	CacheReadPerMTok  float64 `yaml:"cache_read_per_mtok" json:"cache_read_per_mtok,omitempty"`
+	CacheWritePerMTok float64 `yaml:"cache_write_per_mtok" json:"cache_write_per_mtok,omitempty"`
+	ReasoningPerMTok  float64 `yaml:"reasoning_per_mtok" json:"reasoning_per_mtok,omitempty"`
+	PerCall           float64 `yaml:"per_call" json:"per_call,omitempty"`
+	// BatchInputPerMTok and BatchOutputPerMTok are the batch prices.
+	BatchInputPerMTok  float64         `yaml:"batch_input_per_mtok" json:"batch_input_per_mtok,omitempty"`
+	BatchOutputPerMTok float64         `yaml:"batch_output_per_mtok" json:"batch_output_per_mtok,omitempty"`
+	Free               bool            `yaml:"free" json:"free,omitempty"`
+	Extra              map[string]any  `yaml:"extra" json:"extra,omitempty"`
+	Fallbacks          []string        `yaml:"fallbacks" json:"fallbacks,omitempty"`
+	Tiers              []SeedPriceTier `yaml:"tiers" json:"tiers,omitempty"`
+	// Affinity and Routing are kept as written and checked by the admin
+	// API's rules, which know their defaults.
+	Affinity map[string]any `yaml:"affinity" json:"affinity,omitempty"`
+	Routing  map[string]any `yaml:"routing" json:"routing,omitempty"`
 }
 
 // SeedPriceTier is a long-context tier of a seed price: its prices apply

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/config"
 )
 
 // The relay benchmarks call the gateway's handler directly with an
@@ -26,6 +28,17 @@ func BenchmarkRelayChatStream(b *testing.B) {
 	benchHandler(b, gatewayHandler(b), Stream)
 }
 
+// BenchmarkRelayChatRegularAffinityOff is BenchmarkRelayChatRegular with
+// the model's cache affinity off: the difference is what looking up and
+// renewing a session's pin costs a call.
+func BenchmarkRelayChatRegularAffinityOff(b *testing.B) {
+	benchHandler(b, gatewayHandlerWith(b, func(cfg *config.Config) {
+		p := cfg.Models[BenchModel]
+		p.Affinity = map[string]any{"enabled": false}
+		cfg.Models[BenchModel] = p
+	}), Regular)
+}
+
 func BenchmarkBaselineChatRegular(b *testing.B) {
 	benchHandler(b, baselineHandler(b), Regular)
 }
@@ -40,9 +53,15 @@ func fakeUpstream(b *testing.B) *httptest.Server {
 	return srv
 }
 
-func gatewayHandler(b *testing.B) http.Handler {
+func gatewayHandler(b *testing.B) http.Handler { return gatewayHandlerWith(b, nil) }
+
+func gatewayHandlerWith(b *testing.B, change func(*config.Config)) http.Handler {
 	up := fakeUpstream(b)
-	a, err := NewGateway(context.Background(), GatewayConfig(b.TempDir(), up.URL), io.Discard)
+	cfg := GatewayConfig(b.TempDir(), up.URL)
+	if change != nil {
+		change(&cfg)
+	}
+	a, err := NewGateway(context.Background(), cfg, io.Discard)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,8 +22,8 @@ import (
 // tryChannels is the retry rule every surface shares (routing.Attempts),
 // with the relay's metrics and log on each judged failure and the client's
 // view of the last failure once every channel failed.
-func (rl *Relay) tryChannels(clientCtx context.Context, plan []*routing.Channel, wrote func() bool, attempt func(*routing.Channel) error) (err error, exhausted bool) {
-	last, exhausted := routing.Attempts{Health: rl.Router.Health, RetryCount: rl.Options.RetryCount}.Try(clientCtx, plan, wrote, attempt,
+func (rl *Relay) tryChannels(clientCtx context.Context, plan []*routing.Channel, pin *routing.Channel, wrote func() bool, attempt func(*routing.Channel) error) (err error, exhausted bool) {
+	last, exhausted := routing.Attempts{Health: rl.Router.Health, RetryCount: rl.Options.RetryCount, Pin: pin}.Try(clientCtx, plan, wrote, attempt,
 		func(ch *routing.Channel, e *ir.Error, moveOn bool) {
 			if !moveOn {
 				rl.Metrics.attempt("rejected")
@@ -124,7 +124,13 @@ func (rl *Relay) exchange(clientCtx context.Context, req *http.Request, ch *rout
 	resp, err := rl.Client.Do(req)
 	stopped := timer.Stop()
 	if err == nil {
-		rl.Metrics.firstByteAt(ch.Name, time.Since(sent).Seconds())
+		took := time.Since(sent)
+		rl.Metrics.firstByteAt(ch.Name, took.Seconds())
+		if resp.StatusCode < 300 {
+			// A quick refusal says nothing of how fast the channel
+			// answers; the latency strategy learns from answers only.
+			ch.ObserveFirstByte(took)
+		}
 		return resp, nil
 	}
 	if clientCtx.Err() != nil {

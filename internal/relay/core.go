@@ -62,6 +62,10 @@ type callCore struct {
 	filter func(*routing.Channel) bool
 	// fallbackFrom is the requested model while a fallback model serves.
 	fallbackFrom string
+	// aff is the call's cache affinity; strategy how its channels were
+	// ordered (the usage row's other.affinity and other.strategy).
+	aff      affinity
+	strategy string
 	// inflight is the attempt under way: a row written while it runs (the
 	// answer settles inside its attempt) lists it as the one that served.
 	inflight      *routing.Channel
@@ -69,6 +73,8 @@ type callCore struct {
 	// span is the client span of the attempt under way, serverSpan the
 	// request's (tracing on only).
 	span, serverSpan trace.Span
+	// line is set when the call is a batch line (RunLine).
+	line *lineRun
 }
 
 // exactly wraps an estimate that is always exact.
@@ -78,7 +84,7 @@ func exactly(f func(*billing.Price) charge) estimator {
 
 func newCore(rl *Relay, w http.ResponseWriter, r *http.Request, name string, dialect protocol.Format) callCore {
 	return callCore{rl: rl, w: w, r: r, name: name, dialect: dialect, start: time.Now(), status: http.StatusOK,
-		bg: context.WithoutCancel(r.Context())}
+		bg: context.WithoutCancel(r.Context()), line: lineOf(r.Context())}
 }
 
 // charge is what a call costs: tokens at the model's token price plus a
@@ -120,7 +126,7 @@ func (c *callCore) admit(estimate estimator) error {
 	if err != nil {
 		return err
 	}
-	c.price = price
+	c.price = c.linePrice(price)
 	if err := c.limit(estimate); err != nil {
 		return err
 	}
@@ -142,6 +148,10 @@ func (c *callCore) limit(estimate estimator) error {
 // reserve takes amount under a fresh request key (realtime takes one per
 // response), after holding it against the period budgets that apply.
 func (c *callCore) reserve(amount int64) error {
+	if c.line != nil {
+		c.line.reserved = amount
+		return nil
+	}
 	hold, err := c.rl.gate().Reserve(c.r.Context(), c.background(), &c.ticket, admission.Account(c.principal),
 		c.rl.Billing.NewRequestKey(c.name), amount, c.w.Header())
 	if err != nil {
@@ -167,16 +177,22 @@ func (c *callCore) quota(ch charge) (int64, error) {
 // empty when a fallback model has channels: attemptAll goes on to it.
 func (c *callCore) plan(filter func(*routing.Channel) bool) ([]*routing.Channel, error) {
 	c.filter = filter
-	plan := c.planFor(c.model)
-	if len(plan) == 0 && !c.fallbackPlannable() {
+	plan := c.planFor(c.model, c.price)
+	if len(plan) == 0 && c.aff.first == nil && !c.fallbackPlannable() {
 		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "no_available_channel",
 			Message: "no channel is available for model " + c.model + " right now"}
 	}
 	return plan, nil
 }
 
-func (c *callCore) planFor(model string) []*routing.Channel {
-	return c.table.Plan(c.rl.Router.Health, c.principal.Group, model, c.rl.Options.RetryCount+1, c.filter)
+// planFor plans model at price under the model's strategy; the strategy of
+// the requested model is the row's.
+func (c *callCore) planFor(model string, price *billing.Price) []*routing.Channel {
+	o := c.planOptions(model, price, c.rl.Options.RetryCount+1)
+	if c.strategy == "" {
+		c.strategy = o.Strategy
+	}
+	return c.table.PlanWith(c.rl.Router.Health, o)
 }
 
 // plannable says whether some channel passing filter could serve the model
@@ -193,8 +209,8 @@ func (c *callCore) plannable(filter func(*routing.Channel) bool) bool {
 func (c *callCore) attemptAll(plan []*routing.Channel, attempt func(*routing.Channel) error) error {
 	var err error
 	exhausted := true
-	if len(plan) > 0 {
-		err, exhausted = c.tryPlan(plan, attempt)
+	if len(plan) > 0 || c.aff.first != nil {
+		err, exhausted = c.tryPlan(plan, c.aff.first, attempt)
 	}
 	if !exhausted || c.price == nil || len(c.price.Raw.Fallbacks) == 0 {
 		return err
@@ -210,7 +226,7 @@ func (c *callCore) attemptAll(plan []*routing.Channel, attempt func(*routing.Cha
 			continue
 		}
 		c.fallbackFrom = requested
-		ferr, fexhausted := c.tryPlan(fplan, attempt)
+		ferr, fexhausted := c.tryPlan(fplan, nil, attempt)
 		if ferr == nil || !fexhausted {
 			return ferr // served, or failed in a way the client must see
 		}
@@ -225,8 +241,10 @@ func (c *callCore) attemptAll(plan []*routing.Channel, attempt func(*routing.Cha
 	return err
 }
 
-func (c *callCore) tryPlan(plan []*routing.Channel, attempt func(*routing.Channel) error) (error, bool) {
-	return c.rl.tryChannels(c.r.Context(), plan, func() bool { return c.wrote }, func(ch *routing.Channel) error {
+// tryPlan attempts pin (a session's pinned key; nil for none) and then the
+// plan.
+func (c *callCore) tryPlan(plan []*routing.Channel, pin *routing.Channel, attempt func(*routing.Channel) error) (error, bool) {
+	return c.rl.tryChannels(c.r.Context(), plan, pin, func() bool { return c.wrote }, func(ch *routing.Channel) error {
 		c.channel = ch
 		began := time.Now()
 		if c.attempts == nil {
@@ -237,7 +255,9 @@ func (c *callCore) tryPlan(plan []*routing.Channel, attempt func(*routing.Channe
 		if c.rl.Tracer.On() {
 			c.startAttemptSpan(ch)
 		}
+		ch.Begin()
 		err := attempt(ch)
+		ch.End()
 		c.inflight = nil
 		took := time.Since(began)
 		rec := attemptRecord{ChannelID: ch.ID, KeyIndex: ch.KeyIndex, Status: http.StatusOK, LatencyMS: took.Milliseconds()}
@@ -266,7 +286,7 @@ func (c *callCore) fallbackPlan(model string) ([]*routing.Channel, *billing.Pric
 	if err != nil {
 		return nil, nil
 	}
-	return c.planFor(model), price
+	return c.planFor(model, price), c.linePrice(price)
 }
 
 func (c *callCore) fallbackPlannable() bool {
@@ -345,19 +365,23 @@ func (c *callCore) holdQuota(ch charge) (int64, error) {
 // (quantities past every bound) keeps the reservation, which admission
 // priced, rather than a wrong figure.
 func (c *callCore) settle(ch charge) {
-	if c.hold == nil {
+	if c.hold == nil && c.line == nil {
 		return
 	}
 	amount, err := c.quota(ch)
 	if err != nil {
 		c.rl.Logger.ErrorContext(c.r.Context(), "answer could not be priced; charging the reservation", "surface", c.name, "model", c.model, "err", err)
-		amount = c.hold.Reserved
+		amount = c.reserved()
 	}
 	c.settleAt(ch, amount)
 }
 
 // settleAt settles the hold at amount, with ch's usage in the row.
 func (c *callCore) settleAt(ch charge, amount int64) {
+	if c.line != nil {
+		c.settleLine(ch, amount)
+		return
+	}
 	c.rl.Metrics.settled(c.metricModel(), c.metricChannel(), ch.usage, amount)
 	if c.rl.Tracer.On() {
 		c.traceUsage(ch.usage)
@@ -366,6 +390,14 @@ func (c *callCore) settleAt(ch charge, amount int64) {
 	if c.rl.OnSettle != nil && amount > 0 {
 		c.rl.OnSettle(c.principal.UserID, c.principal.TokenID)
 	}
+}
+
+// reserved is what the call holds: its hold, or a batch line's estimate.
+func (c *callCore) reserved() int64 {
+	if c.line != nil {
+		return c.line.reserved
+	}
+	return c.hold.Reserved
 }
 
 // settleAndRenew settles the current charge of a call that is billed in
@@ -398,6 +430,9 @@ func (c *callCore) fail(err error) {
 // slots.
 func (c *callCore) finish() {
 	c.ticket.Release(c.background())
+	if c.aff.on {
+		c.rl.Metrics.affinityResult(c.metricModel(), c.aff.result())
+	}
 	c.rl.Metrics.observe(c.name, c.metricModel(), c.metricChannel(), c.status, time.Since(c.start).Seconds())
 }
 
@@ -431,13 +466,19 @@ func (c *callCore) logRow(ch charge, consume bool) store.UsageLog {
 	row := admission.Row(admission.Account(c.principal), c.model, obs.RequestID(c.r.Context()), u, c.start)
 	o := logOther{Endpoint: c.name, Stream: c.stream, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens,
 		Reasoning: u.ReasoningTokens, GroupRatio: c.rl.Billing.Ratio(c.principal.Group), Attempts: c.attempts,
-		FallbackFrom: c.fallbackFrom}
+		FallbackFrom: c.fallbackFrom, Strategy: c.strategy}
+	if c.aff.on {
+		o.Affinity = c.aff.result()
+	}
 	if c.inflight != nil {
 		// Settled inside the attempt that answered: it is the last one. The
 		// record may take c.attempts' spare slot; o is marshalled below,
 		// before tryPlan appends the attempt's own record there.
 		o.Attempts = append(c.attempts, attemptRecord{ChannelID: c.inflight.ID, KeyIndex: c.inflight.KeyIndex,
 			Status: http.StatusOK, LatencyMS: time.Since(c.inflightSince).Milliseconds()})
+	}
+	if c.price != nil {
+		o.PriceVersion = c.price.Version
 	}
 	var cost *store.ChannelCost
 	if c.channel != nil {

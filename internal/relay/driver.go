@@ -29,6 +29,10 @@ type hooks struct {
 	read     func() error
 	estimate estimator
 	filter   func(*routing.Channel) bool
+	// session is the call's cache affinity session (routing.SessionKey),
+	// ok false when the call names none the surface can tell; nil for
+	// surfaces whose calls have no prompt to cache.
+	session func() (key uint64, ok bool)
 	// noChannel replaces the answer when no channel can take the call
 	// (nil keeps the core's 503).
 	noChannel func(err error) error
@@ -63,11 +67,15 @@ func (c *callCore) serve(h *hooks) {
 // drive runs the stages up to the attempts; a surface that lives on after
 // them (realtime) calls it directly.
 func (c *callCore) drive(h *hooks) error {
-	p, err := h.authenticate()
-	if err != nil {
-		return err
+	if c.line != nil {
+		c.principal = c.line.principal
+	} else {
+		p, err := h.authenticate()
+		if err != nil {
+			return err
+		}
+		c.principal = p
 	}
-	c.principal = p
 	if h.offer != nil {
 		served, err := h.offer()
 		if err != nil {
@@ -82,6 +90,12 @@ func (c *callCore) drive(h *hooks) error {
 	}
 	if err := c.admit(h.estimate); err != nil {
 		return err
+	}
+	c.filter = h.filter
+	if h.session != nil {
+		if key, ok := h.session(); ok {
+			c.lookupPin(key)
+		}
 	}
 	plan, err := c.plan(h.filter)
 	if err != nil {
@@ -126,6 +140,7 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 		return adapterError(a, a.Codec(t), resp)
 	}
 	c.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
+	c.servedBy(ch)
 	return h.relay(a, t, ch, resp)
 }
 

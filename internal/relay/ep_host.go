@@ -14,7 +14,7 @@ import (
 // for the endpoint's host protocol. The body is read once; when no plugin
 // takes it, the bytes are replayed into the ordinary flow.
 func (c *epCall) offerToHost() (served bool, err error) {
-	if c.ep.hostProtocol == "" || c.rl.Hosts == nil {
+	if c.ep.hostProtocol == "" || c.rl.Hosts == nil || c.line != nil {
 		return false, nil
 	}
 	raw, e := readLimited(c.w, c.r, c.rl.Options.BodyLimit)

@@ -45,6 +45,9 @@ func (rl *Relay) serveResponses(w http.ResponseWriter, r *http.Request, compact 
 	h.authenticate = rc.keyAuth(bearerKey)
 	h.offer, h.read, h.noChannel = rc.offer, rc.read, func(error) error { return rc.noChannel() }
 	h.filter = rc.servable
+	if !compact {
+		h.session = rc.session
+	}
 	rc.callCore.serve(h)
 	if rc.follow != nil {
 		rl.startFollowing(rc.follow)
@@ -69,7 +72,8 @@ func (rc *respCall) offer() (bool, error) {
 	}
 	rc.in.raw = raw
 	model := gjson.GetBytes(raw, "model").String()
-	return !rc.compact && model != "" && rc.rl.Hosts != nil && rc.rl.Hosts.ServeProtocol(rc.w, rc.r, "std_responses", model, raw), nil
+	// A batch line is billed by its batch, never by a plugin's task.
+	return !rc.compact && rc.line == nil && model != "" && rc.rl.Hosts != nil && rc.rl.Hosts.ServeProtocol(rc.w, rc.r, "std_responses", model, raw), nil
 }
 
 // read validates the body offer read and converts it for chat channels.
@@ -90,6 +94,24 @@ func (rc *respCall) read() error {
 		rc.dec, rc.decErr = rc.rl.ResponsesAPI.DecodeRequest(raw)
 	}
 	return nil
+}
+
+// session is a Responses call's cache affinity session: the ids its body
+// names or the header, else the prefix of the conversation as converted
+// for chat channels. A request that could not be converted and names no id
+// has no session.
+func (rc *respCall) session() (uint64, bool) {
+	src := routing.SessionSources{Header: rc.r.Header.Get(SessionHeader)}
+	ids := gjson.GetManyBytes(rc.in.raw, "prompt_cache_key", "metadata.user_id", "user")
+	src.PromptCacheKey, src.MetadataUserID, src.User = ids[0].String(), ids[1].String(), ids[2].String()
+	var req *ir.Request
+	if rc.decErr == nil && rc.dec != nil {
+		req = rc.dec.Call()
+	}
+	if id, _ := src.First(); id == "" && req == nil {
+		return 0, false
+	}
+	return routing.SessionKey(rc.principal.Group, rc.model, src, req), true
 }
 
 // servable: native channels always; chat channels only when the request

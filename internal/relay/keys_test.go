@@ -256,8 +256,10 @@ func TestAnUpstreamErrorNeverCarriesAChannelKey(t *testing.T) {
 		c.Settings = map[string]any{"key_selection": "round_robin"}
 	})
 	refused := 0
-	for range 4 {
-		resp := e.post("/v1/chat/completions", testKey, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`)
+	for i := range 4 {
+		// Each call its own conversation, so cache affinity does not pin
+		// them all to the key that answered first.
+		resp := e.post("/v1/chat/completions", testKey, fmt.Sprintf(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi %d"}]}`, i))
 		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if strings.Contains(string(raw), echoedKey) {

@@ -24,6 +24,7 @@ type Metrics struct {
 	quota     *prometheus.CounterVec
 	upstream  *prometheus.HistogramVec
 	firstByte *prometheus.HistogramVec
+	affinity  *prometheus.CounterVec
 
 	reqs      childCache[requestLabels, prometheus.Counter]
 	lat       childCache[string, prometheus.Observer]
@@ -32,6 +33,7 @@ type Metrics struct {
 	upstreams childCache[string, prometheus.Observer]
 	firsts    childCache[string, prometheus.Observer]
 	outcomes  childCache[string, prometheus.Counter]
+	affs      childCache[[2]string, prometheus.Counter]
 }
 
 type requestLabels struct {
@@ -79,6 +81,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "turnpike_first_byte_seconds", Help: "Time from sending an upstream request to its response headers, by channel.",
 			Buckets: upstreamBuckets,
 		}, []string{"channel"}),
+		affinity: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "turnpike_affinity_total", Help: "Calls of sessions with cache affinity, by model and result (hit, miss, repin).",
+		}, []string{"model", "result"}),
 	}
 	m.reqs.make = func(k requestLabels) prometheus.Counter {
 		return m.requests.WithLabelValues(k.surface, k.model, k.channel, strconv.Itoa(k.status))
@@ -92,8 +97,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.upstreams.make = func(s string) prometheus.Observer { return m.upstream.WithLabelValues(s) }
 	m.firsts.make = func(s string) prometheus.Observer { return m.firstByte.WithLabelValues(s) }
 	m.outcomes.make = func(s string) prometheus.Counter { return m.attempts.WithLabelValues(s) }
+	m.affs.make = func(k [2]string) prometheus.Counter { return m.affinity.WithLabelValues(k[0], k[1]) }
 	if reg != nil {
-		reg.MustRegister(m.requests, m.latency, m.attempts, m.tokens, m.quota, m.upstream, m.firstByte)
+		reg.MustRegister(m.requests, m.latency, m.attempts, m.tokens, m.quota, m.upstream, m.firstByte, m.affinity)
 	}
 	return m
 }
@@ -133,6 +139,9 @@ func (m *Metrics) firstByteAt(channel string, seconds float64) {
 }
 
 func (m *Metrics) attempt(outcome string) { m.outcomes.get(outcome).Inc() }
+
+// affinityResult counts a call's cache affinity result.
+func (m *Metrics) affinityResult(model, result string) { m.affs.get([2]string{model, result}).Inc() }
 
 // childCache keeps the children of a metric vector by label set. The set
 // of keys is bounded by the label rules above; a cache that still grows

@@ -40,10 +40,31 @@ func (rl *Relay) chatHandler(sf surface) http.Handler {
 			read:         c.read,
 			estimate:     c.estimate,
 			filter:       rl.hasChatWire,
+			session:      c.session,
 			send:         c.send,
 			relay:        c.relay,
 		})
 	})
+}
+
+// SessionHeader names a session for cache affinity when the body cannot.
+const SessionHeader = "X-Turnpike-Session"
+
+// session is the call's cache affinity session (CONTRACT §14), from the
+// ids its format carries and the header, else its prompt's prefix.
+func (c *call) session() (uint64, bool) {
+	src := routing.SessionSources{Header: c.r.Header.Get(SessionHeader)}
+	switch c.sf.codec.Format() {
+	case protocol.OpenAI:
+		// Only this format has the member, and it is not part of the IR.
+		src.PromptCacheKey = gjson.GetBytes(c.raw, "prompt_cache_key").String()
+		src.MetadataUserID, _ = c.req.Metadata["user_id"].(string)
+		src.User = c.req.User
+	case protocol.Anthropic:
+		// The messages codec decodes metadata.user_id as the IR's user.
+		src.MetadataUserID = c.req.User
+	}
+	return routing.SessionKey(c.principal.Group, c.model, src, c.req), true
 }
 
 // read takes the body, applies the playground's group choice and decodes.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
@@ -100,6 +101,9 @@ type Relay struct {
 	altActions map[string]AltAction
 	sockets    rtRegistry
 	background bgFollowers
+	// pinWarned is when a cache affinity pin store failure was last
+	// logged (unix nanoseconds), so an outage logs once in a while.
+	pinWarned atomic.Int64
 }
 
 // Drain ends what outlives the HTTP server's own shutdown: live realtime
@@ -143,6 +147,7 @@ func (rl *Relay) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1beta/models", rl.listAltModels)
 	mux.HandleFunc("GET /v1beta/models/{model}", rl.getAltModel)
 	mux.HandleFunc("GET /v1beta/openai/models", rl.listOpenAIModels)
+	mux.HandleFunc("POST /api/pricing/estimate", rl.pricingEstimate)
 	rl.registerEndpoints(mux)
 	rl.registerResponses(mux)
 }

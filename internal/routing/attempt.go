@@ -20,6 +20,10 @@ import (
 type Attempts struct {
 	Health     *Health
 	RetryCount int
+	// Pin, when set, is a channel with one key (Table.Pinned) tried first,
+	// with that key, before the plan: a session's pinned key. Its failure
+	// is judged like any other and moves on to the plan.
+	Pin *Channel
 }
 
 // Try runs attempt on the plan's channels under the rule. wrote reports
@@ -34,31 +38,44 @@ type Attempts struct {
 // so a fallback may be tried.
 func (a Attempts) Try(ctx context.Context, plan []*Channel, wrote func() bool, attempt func(*Channel) error,
 	judged func(ch *Channel, e *ir.Error, moveOn bool)) (last *ir.Error, exhausted bool) {
+	// one runs an attempt on ch and judges its failure; goOn is false when
+	// the call is over (served, or failed for the client to see).
+	one := func(ch *Channel) (e *ir.Error, goOn bool) {
+		err := attempt(ch)
+		if err == nil {
+			return nil, false
+		}
+		e = ir.As(err)
+		// A provider may echo the key it refused: never pass it on to
+		// the log, the usage row or the client.
+		e.Message = ch.Redact(e.Message)
+		if (wrote != nil && wrote()) || ctx.Err() != nil {
+			return e, false
+		}
+		moveOn := a.Health.Report(ch, ch.KeyIndex, e)
+		if judged != nil {
+			judged(ch, e, moveOn)
+		}
+		return e, moveOn
+	}
+	if a.Pin != nil && a.Health.Routable(a.Pin.ID, a.Pin.KeyIndex) {
+		e, goOn := one(a.Pin)
+		if !goOn {
+			return e, false
+		}
+		last = e
+	}
 	for _, planned := range plan {
 		for tries := 0; ; tries++ {
 			ch, ok := a.Health.Pick(planned)
 			if !ok {
 				break // every key went out since the plan was made
 			}
-			err := attempt(ch)
-			if err == nil {
-				return nil, false
+			e, goOn := one(ch)
+			if !goOn {
+				return e, false
 			}
-			e := ir.As(err)
-			// A provider may echo the key it refused: never pass it on to
-			// the log, the usage row or the client.
-			e.Message = ch.Redact(e.Message)
 			last = e
-			if (wrote != nil && wrote()) || ctx.Err() != nil {
-				return e, false
-			}
-			moveOn := a.Health.Report(ch, ch.KeyIndex, e)
-			if judged != nil {
-				judged(ch, e, moveOn)
-			}
-			if !moveOn {
-				return e, false
-			}
 			if tries >= a.RetryCount || ch.KeyCount() < 2 || a.Health.Routable(ch.ID, ch.KeyIndex) {
 				break
 			}

@@ -112,6 +112,9 @@ type keyRing struct {
 	// one holds the channel with each key alone, made with the snapshot so
 	// an attempt allocates nothing.
 	one []*Channel
+	// stats are the channel's load and speed counters (stats.go), set by
+	// Router.Swap before the snapshot is published.
+	stats *chanStats
 }
 
 // newChannel reads a channel's policy and key list once, for a snapshot.

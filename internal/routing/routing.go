@@ -109,24 +109,33 @@ func (t *Table) Models(group string) []string {
 // Serves reports whether any enabled channel serves model for group.
 func (t *Table) Serves(group, model string) bool { return len(t.index[group][model]) > 0 }
 
-// Router holds the current snapshot and channel health.
+// Router holds the current snapshot, channel health, the channels' load
+// and speed counters and the sessions' pins.
 type Router struct {
 	table  atomic.Pointer[Table]
 	Health *Health
+	stats  Stats
+	// Pins keeps cache affinity (affinity.go); nil turns it off.
+	Pins PinStore
 }
 
 // NewRouter returns a router with an empty table. Health finds channels
 // (their names and policies) through the router's current snapshot.
 func NewRouter(h *Health) *Router {
-	r := &Router{Health: h}
+	r := &Router{Health: h, Pins: NewMemoryPins(DefaultPinCapacity)}
 	r.table.Store(NewTable(nil))
 	lookup := func(id int64) *Channel { return r.Table().Channel(id) }
 	h.lookup.Store(&lookup)
 	return r
 }
 
-// Swap installs a new snapshot.
-func (r *Router) Swap(t *Table) { r.table.Store(t) }
+// Swap installs a new snapshot, handing its channels their counters.
+func (r *Router) Swap(t *Table) {
+	for id, c := range t.byID {
+		c.ring().stats = r.stats.of(id)
+	}
+	r.table.Store(t)
+}
 
 // Table returns the current snapshot.
 func (r *Router) Table() *Table { return r.table.Load() }
@@ -141,26 +150,7 @@ func (r *Router) Plan(group, model string, max int, filter func(*Channel) bool) 
 // admission that checked the model is served and the plan then agree even
 // when an administrator's change swaps the snapshot in between.
 func (t *Table) Plan(h *Health, group, model string, max int, filter func(*Channel) bool) []*Channel {
-	tiers := t.index[group][model]
-	plan := make([]*Channel, 0, max)
-	for _, tr := range tiers {
-		pool := make([]*Channel, 0, len(tr.channels))
-		for _, c := range tr.channels {
-			if !c.Routable(h) || (filter != nil && !filter(c)) {
-				continue
-			}
-			pool = append(pool, c)
-		}
-		for len(pool) > 0 && len(plan) < max {
-			i := pickWeighted(pool)
-			plan = append(plan, pool[i])
-			pool = append(pool[:i], pool[i+1:]...)
-		}
-		if len(plan) >= max {
-			break
-		}
-	}
-	return plan
+	return t.PlanWith(h, PlanOptions{Group: group, Model: model, Max: max, Filter: filter})
 }
 
 // pickWeighted draws an index with probability proportional to weight;

@@ -144,13 +144,45 @@ type ModelPrice struct {
 	// highest threshold below a request's input tokens prices the whole
 	// request.
 	Tiers []PriceTier `json:"tiers,omitempty"`
+	// BatchInputPerMTok and BatchOutputPerMTok price the lines of a batch;
+	// zero takes the live price (lines the gateway runs) or half of it
+	// (provider batches).
+	BatchInputPerMTok  float64 `json:"batch_input_per_mtok,omitempty"`
+	BatchOutputPerMTok float64 `json:"batch_output_per_mtok,omitempty"`
 	// Extra holds per-kind pricing (image size/quality factors, audio per
 	// minute, task expressions) as JSON so new kinds need no migration.
 	Extra json.RawMessage `json:"extra,omitempty"`
 	// Fallbacks are the models tried in order when every channel of this
 	// one failed before the first byte.
-	Fallbacks []string  `json:"fallbacks,omitempty"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Fallbacks []string `json:"fallbacks,omitempty"`
+	// Affinity keeps a session on the channel key that served it, so the
+	// provider's prompt cache is hit (CONTRACT §14); nil is the default
+	// (on, 300 s).
+	Affinity *Affinity `json:"affinity,omitempty"`
+	// Routing chooses among the healthy channels of the highest priority;
+	// nil is the default (weighted).
+	Routing   *RoutingChoice `json:"routing,omitempty"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	// Version, EffectiveFrom, Source and Actor describe the price version
+	// the fields above come from. Read: the version in effect. Written
+	// (PriceRepo.Upsert): the version to add, effective now when
+	// EffectiveFrom is zero.
+	Version       int64     `json:"version,omitempty"`
+	EffectiveFrom time.Time `json:"effective_from,omitzero"`
+	Source        string    `json:"source,omitempty"`
+	Actor         string    `json:"actor,omitempty"`
+}
+
+// Affinity is a model's cache affinity setting.
+type Affinity struct {
+	Enabled    bool `json:"enabled"`
+	TTLSeconds int  `json:"ttl_seconds"`
+}
+
+// RoutingChoice is a model's routing strategy: weighted, least_busy,
+// latency or cost.
+type RoutingChoice struct {
+	Strategy string `json:"strategy"`
 }
 
 // PriceTier is the price of a request whose input tokens (cache tokens

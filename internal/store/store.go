@@ -60,6 +60,11 @@ type Store interface {
 	Responses() ResponseRepo
 	Tasks() TaskRepo
 	Plugins() PluginRepo
+	Payments() PaymentRepo
+	Identities() IdentityRepo
+	TOTP() TOTPRepo
+	Redemptions() RedemptionRepo
+	Audit() AuditRepo
 	Books() BooksRepo
 }
 
@@ -162,12 +167,37 @@ type ChannelRepo interface {
 	Abilities(ctx context.Context) ([]Ability, error)
 }
 
-// PriceRepo stores model prices keyed by model name.
+// PriceRepo stores model prices keyed by model name, each with its
+// versions.
 type PriceRepo interface {
+	// Upsert sets the model's price: it adds a version numbered after the
+	// model's last one (deleted or not), effective from p.EffectiveFrom
+	// (now when zero) and recorded with p.Source and p.Actor, and writes
+	// the model's fallbacks. No earlier version is changed.
 	Upsert(ctx context.Context, p ModelPrice) error
+	// Get and List answer each model with the version in effect now (the
+	// earliest one while none is, so a model priced only from a future
+	// time still shows what it will cost).
 	Get(ctx context.Context, name string) (*ModelPrice, error)
 	List(ctx context.Context) ([]ModelPrice, error)
+	// Delete removes the model's price; its versions stay as history.
 	Delete(ctx context.Context, name string) error
+	// History is the model's versions, newest (highest numbered) first;
+	// empty, not an error, for a model that never had a price.
+	History(ctx context.Context, name string) ([]PriceVersion, error)
+	// Versions is every version of every model that has a price now, in
+	// model and version order: what a price snapshot chooses from.
+	Versions(ctx context.Context) ([]PriceVersion, error)
+	// Revision changes whenever a price is set or deleted: a cheap check
+	// of whether a snapshot is still current.
+	Revision(ctx context.Context) (PriceRevision, error)
+}
+
+// PriceRevision is where the prices stand: the newest version written and
+// how many models are priced.
+type PriceRevision struct {
+	LastVersion int64
+	Models      int64
 }
 
 // LogRepo stores the usage log. Insert takes a batch because logs are

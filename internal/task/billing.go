@@ -140,7 +140,7 @@ func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]an
 	row := admission.Row(t.account(), t.Model, t.BillingKey, ir.Usage{}, time.Time{})
 	row.Type, row.ChannelID, row.Quota = typ, t.ChannelID, quota
 	o := admission.Other{Surface: taskSurface, UpstreamModel: t.UpstreamModel,
-		GroupRatio: s.d.Billing.Ratio(t.Group), Attempts: attempts}
+		GroupRatio: s.d.Billing.Ratio(t.Group), Attempts: attempts, PriceVersion: s.priceVersionOf(t)}
 	if typ == store.LogConsume || typ == store.LogRefund {
 		o.UpstreamCostUSD = admission.USD(s.upstreamCost(t, quota, o.GroupRatio))
 	}
@@ -173,6 +173,21 @@ func (s *Service) upstreamCost(t *Task, quota int64, groupRatio float64) *big.Ra
 	}
 	return admission.UpstreamCost(price, cost, t.Model, t.UpstreamModel, ir.Usage{}, usd)
 }
+
+// priceVersionOf is the price version t was admitted at: the submitting
+// process knows it; any other finds the version in effect at the submit.
+func (s *Service) priceVersionOf(t *Task) int64 {
+	if t.priceVersion != 0 {
+		return t.priceVersion
+	}
+	if p, err := s.d.Billing.PriceAt(t.Model, submittedAt(t)); err == nil {
+		return p.Version
+	}
+	return 0
+}
+
+// submittedAt is when t was submitted, the moment its price is taken at.
+func submittedAt(t *Task) time.Time { return time.UnixMilli(t.SubmittedAt) }
 
 // taskSurface names task rows' surface in the usage log, as chat rows name theirs.
 const taskSurface = "task"

@@ -99,6 +99,7 @@ func (s *Service) submit(ctx context.Context, sub *submission) (*submitted, erro
 	defer sub.ticket.Release(context.WithoutCancel(ctx))
 	t := &Task{Task: store.Task{PublicID: newPublicID(), PluginKey: sub.plugin.Key, PluginVersion: sub.plugin.Version, Model: sub.model,
 		UserID: sub.principal.UserID, TokenID: sub.principal.TokenID, Group: sub.principal.Group, RetainResult: sub.retain}}
+	t.priceVersion = price.Version
 	t.BillingKey = store.TaskHoldPrefix + t.PublicID
 	var out *submitted
 	tries := routing.Attempts{Health: s.d.Router.Health, RetryCount: s.opts.RetryCount}

@@ -217,7 +217,9 @@ func (s *Service) completionCharge(ctx context.Context, l *plugin.Loaded, t *Tas
 	for k, v := range facts {
 		merged[k] = v
 	}
-	price, err := s.d.Billing.Price(t.Model)
+	// The task is charged at the price it was admitted at, not one that
+	// took effect while it ran.
+	price, err := s.d.Billing.PriceAt(t.Model, submittedAt(t))
 	if err == nil {
 		charge, err = s.chargeFor(l, price, t.Model, t.UpstreamModel, t.Group, merged)
 	}

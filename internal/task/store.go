@@ -18,6 +18,10 @@ type Task struct {
 	// hold is the reservation while the submitting process has it; a task
 	// read from the database restores it from BillingKey and QuotaReserved.
 	hold *billing.Hold
+	// priceVersion is the price version the submitting process admitted
+	// the task at; a task read from the database has none and looks it up
+	// by its submit time (priceVersionOf).
+	priceVersion int64
 }
 
 // Filter narrows a task listing; zero values do not filter.

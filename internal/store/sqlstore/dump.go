@@ -37,6 +37,7 @@ var dumpTables = []dumpTable{
 	{name: "channels", redact: func(r map[string]any) { r["channel_key"] = "" }},
 	{name: "abilities"},
 	{name: "model_prices"},
+	{name: "model_price_versions"},
 	{name: "quota_ledger"},
 	{name: "usage_logs"},
 	{name: "billing_holds"},
@@ -54,6 +55,12 @@ var dumpTables = []dumpTable{
 	{name: "plugin_audit"},
 	{name: "tasks"},
 	{name: "response_index"},
+	{name: "files"},
+	{name: "file_chunks"},
+	{name: "batches"},
+	{name: "batch_lines"},
+	{name: "payment_orders"},
+	{name: "payment_credits"},
 }
 
 var dumpSkipped = map[string]string{

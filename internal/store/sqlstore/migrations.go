@@ -15,13 +15,17 @@ var allMigrations = []Migration{
 	healthMigrations[0], healthMigrations[1], // 40, 41
 	accountsMigrations[0], accountsMigrations[1],
 	accountsMigrations[2], accountsMigrations[3], // 60–63
+	paymentsMigration,      // 64
 	pluginsMigration,       // 100
 	tasksMigration,         // 110
 	responsesMigration,     // 120
 	priceTiersMigration,    // 121
+	priceVersionsMigration, // 122
 	booksMigration,         // 123
 	tokenRotationMigration, // 130
 	nodeModeMigration,      // 131
+	priceRoutingMigration,  // 132
+	batchesMigration,       // 133
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
@@ -148,4 +152,47 @@ ALTER TABLE model_prices ADD tiers {{text}} NULL;
 var booksMigration = Migration{Version: 123, Name: "channel cost and ledger by time", SQL: `
 ALTER TABLE channels ADD cost {{text}} NULL;
 CREATE INDEX quota_ledger_created_idx ON quota_ledger (created_at);
+`}
+
+// priceVersionsMigration adds the batch prices and the price versions: every
+// change of a model's price becomes a new row of model_price_versions, and
+// the price a call is charged at is the version in effect when it was
+// admitted. Each existing price becomes its model's version 1, in effect
+// since it was last written, so nothing charges differently.
+var priceVersionsMigration = Migration{Version: 122, Name: "model price versions", SQL: `
+ALTER TABLE model_prices ADD batch_input_per_mtok {{float}} NOT NULL DEFAULT 0;
+ALTER TABLE model_prices ADD batch_output_per_mtok {{float}} NOT NULL DEFAULT 0;
+CREATE TABLE model_price_versions (
+	id {{id}},
+	model {{string}} NOT NULL,
+	version {{bigint}} NOT NULL,
+	effective_from {{time}} NOT NULL,
+	input_per_mtok {{float}} NOT NULL,
+	output_per_mtok {{float}} NOT NULL,
+	cache_read_per_mtok {{float}} NOT NULL,
+	cache_write_per_mtok {{float}} NOT NULL,
+	reasoning_per_mtok {{float}} NOT NULL,
+	batch_input_per_mtok {{float}} NOT NULL,
+	batch_output_per_mtok {{float}} NOT NULL,
+	per_call {{float}} NOT NULL,
+	is_free {{bool}} NOT NULL,
+	tiers {{text}} NULL,
+	extra {{text}} NULL,
+	source {{string}} NOT NULL,
+	actor {{string}} NOT NULL,
+	created_at {{time}} NOT NULL,
+	CONSTRAINT model_price_versions_model_version UNIQUE (model, version)
+) {{options}};
+INSERT INTO model_price_versions (model, version, effective_from, input_per_mtok, output_per_mtok, cache_read_per_mtok,
+	cache_write_per_mtok, reasoning_per_mtok, batch_input_per_mtok, batch_output_per_mtok, per_call, is_free, tiers, extra,
+	source, actor, created_at)
+SELECT name, 1, updated_at, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, reasoning_per_mtok,
+	0, 0, per_call, is_free, tiers, extra, 'api', '', updated_at FROM model_prices;
+`}
+
+// priceRoutingMigration adds a model's routing choices (cache affinity and
+// strategy, one JSON object) to model prices. NULL is the defaults, so
+// existing models route as before, with affinity on.
+var priceRoutingMigration = Migration{Version: 132, Name: "model price routing", SQL: `
+ALTER TABLE model_prices ADD routing {{text}} NULL;
 `}

@@ -53,6 +53,22 @@ var priceTests = []namedTest{
 			t.Errorf("after overwrite: reasoning %v tiers %#v", got.ReasoningPerMTok, got.Tiers)
 		}
 	}},
+	{"affinity and strategy round-trip and clear on overwrite", func(t *testing.T, s store.Store) {
+		p := store.ModelPrice{Name: "claude-x", InputPerMTok: 3, Affinity: &store.Affinity{Enabled: false, TTLSeconds: 3600},
+			Routing: &store.RoutingChoice{Strategy: "latency"}}
+		must(t, s.Prices().Upsert(ctx(t), p), "insert")
+		got, err := s.Prices().Get(ctx(t), "claude-x")
+		must(t, err, "get")
+		if !reflect.DeepEqual(got.Affinity, p.Affinity) || !reflect.DeepEqual(got.Routing, p.Routing) {
+			t.Errorf("got affinity %+v routing %+v", got.Affinity, got.Routing)
+		}
+		must(t, s.Prices().Upsert(ctx(t), store.ModelPrice{Name: "claude-x", InputPerMTok: 3}), "overwrite")
+		got, err = s.Prices().Get(ctx(t), "claude-x")
+		must(t, err, "get")
+		if got.Affinity != nil || got.Routing != nil {
+			t.Errorf("after overwrite: affinity %+v routing %+v", got.Affinity, got.Routing)
+		}
+	}},
 	{"list is ordered by name and delete removes", func(t *testing.T, s store.Store) {
 		for _, n := range []string{"b", "c", "a"} {
 			must(t, s.Prices().Upsert(ctx(t), store.ModelPrice{Name: n, InputPerMTok: 1}), "upsert "+n)

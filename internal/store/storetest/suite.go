@@ -28,6 +28,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TokenRotation", rotationTests},
 		{"Channels", channelTests},
 		{"Prices", priceTests},
+		{"PriceVersions", priceVersionTests},
 		{"Logs", logTests},
 		{"Ledger", ledgerTests},
 		{"Batch", batchTests},
@@ -36,7 +37,13 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Responses", responseTests},
 		{"Tasks", taskTests},
 		{"Plugins", pluginTests},
+		{"Payments", paymentTests},
+		{"Identities", identityTests},
+		{"TOTP", totpTests},
+		{"Redemptions", redemptionTests},
+		{"Audit", auditTests},
 		{"Books", booksTests},
+		{"FilesAndBatches", fileBatchTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

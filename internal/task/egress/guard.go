@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+
+	"github.com/turnpike-gw/turnpike/internal/guardfetch"
 )
 
 // ContentDescriptor is a validated buildContentRequest answer.
@@ -113,7 +115,7 @@ func (g Guard) CheckURL(ctx context.Context, u *url.URL) error {
 		addrs = found
 	}
 	for _, a := range addrs {
-		if PrivateAddr(a) {
+		if guardfetch.PrivateAddr(a) {
 			return blockedPrivate(u)
 		}
 	}
@@ -136,7 +138,7 @@ func (g Guard) Dial(dial func(ctx context.Context, network, addr string) (net.Co
 		if strings.EqualFold(addr, g.channelHostPort) {
 			return conn, nil
 		}
-		if ap, perr := netip.ParseAddrPort(conn.RemoteAddr().String()); perr == nil && PrivateAddr(ap.Addr()) {
+		if ap, perr := netip.ParseAddrPort(conn.RemoteAddr().String()); perr == nil && guardfetch.PrivateAddr(ap.Addr()) {
 			conn.Close()
 			return nil, &BlockedError{fmt.Sprintf("the content request may not reach the private address %s", addr)}
 		}

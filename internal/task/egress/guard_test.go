@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/guardfetch"
 )
 
 func TestParseContentDescriptorKeepsCredentialsOnTheirHosts(t *testing.T) {
@@ -48,7 +50,7 @@ func TestPrivateAddresses(t *testing.T) {
 		{"8.8.8.8", false}, {"168.63.129.17", false}, {"100.128.0.1", false}, {"2606:4700::1111", false}, {"::ffff:8.8.8.8", false},
 	}
 	for _, tt := range tests {
-		if got := PrivateAddr(netip.MustParseAddr(tt.addr)); got != tt.want {
+		if got := guardfetch.PrivateAddr(netip.MustParseAddr(tt.addr)); got != tt.want {
 			t.Errorf("PrivateAddr(%s) = %v, want %v", tt.addr, got, tt.want)
 		}
 	}

@@ -16,6 +16,7 @@ const ROUTES = [
   { path: "/keys", module: "keys", role: "user", section: "Workspace" },
   { path: "/logs", module: "logs", role: "user", section: "Workspace" },
   { path: "/tasks", module: "tasks", role: "user", section: "Workspace" },
+  { path: "/batches", module: "batches", role: "user", section: "Workspace" },
   { path: "/account", module: "account", role: "user", section: "Workspace" },
   { path: "/users", module: "users", role: "admin", section: "Administration" },
   { path: "/channels", module: "channels", role: "admin", section: "Administration" },
@@ -23,6 +24,7 @@ const ROUTES = [
   { path: "/groups", module: "groups", role: "admin", section: "Administration" },
   { path: "/redemptions", module: "redemptions", role: "admin", section: "Administration" },
   { path: "/plugins", module: "plugins", role: "root", section: "Root" },
+  { path: "/prices", module: "prices", role: "root", section: "Root" },
   { path: "/audit", module: "audit", role: "root", section: "Root" },
 ];
 
@@ -80,7 +82,7 @@ async function route() {
   main.setAttribute("aria-busy", "true");
   try {
     const mod = await import(`./pages/${r.module}.js`);
-    const ctx = { me: state.me, navigate, refreshMe, isAdmin: ROLE_RANK[state.me.role] >= 2, isRoot: state.me.role === "root" };
+    const ctx = { me: state.me, status: state.status, navigate, refreshMe, isAdmin: ROLE_RANK[state.me.role] >= 2, isRoot: state.me.role === "root" };
     const cleanup = (await mod.render(main, ctx)) || null;
     if (seq === state.seq) state.cleanup = cleanup;
     else cleanup?.(); // the user already moved on

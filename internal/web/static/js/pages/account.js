@@ -1,8 +1,9 @@
-// Account & security: balance, redeeming a code, password change and
-// two-factor sign-in (setup with a QR code, recovery codes shown once).
-import { h, clear } from "../dom.js";
+// Account & security: balance, redeeming a code, password change,
+// two-factor sign-in (setup with a QR code, recovery codes shown once) and
+// the link to the single sign-on provider.
+import { h, clear, when, badge } from "../dom.js";
 import { api } from "../api.js";
-import { pageHead, fieldSet, alertBox, showError, toast, infoDialog, copyButton } from "../ui.js";
+import { pageHead, fieldSet, alertBox, showError, toast, infoDialog, copyButton, confirmDialog, table } from "../ui.js";
 import { t } from "../i18n.js";
 import { money } from "../money.js";
 
@@ -11,7 +12,109 @@ export async function render(main, ctx) {
   const balance = h("dd", { id: "account-balance" }, money(me.quota));
   main.append(pageHead(t("account.title"), t("account.sub")),
     h("div", { class: "cards" }, h("div", { class: "card" }, h("dl", { class: "stat" }, h("dt", {}, t("account.balance")), balance))),
-    redeemCard(ctx, balance), twoFactorCard(), passwordCard());
+    ctx.status && ctx.status.payments ? creditCard(ctx.status.payments) : null,
+    redeemCard(ctx, balance), twoFactorCard(), ssoCard(), passwordCard());
+}
+
+// creditCard buys credit by card: the order is made here, paid on Stripe's
+// page, and credited when Stripe tells the gateway (the webhook), which may
+// be a moment after the buyer is sent back.
+function creditCard(pay) {
+  const params = new URLSearchParams(location.search);
+  const back = params.get("topup");
+  if (back === "paid") toast(t("credit.returned"));
+  if (back === "cancelled") toast(t("credit.cancelled"));
+  if (back) history.replaceState(null, "", location.pathname);
+  const set = fieldSet([{ name: "amount", label: t("credit.amount"), type: "number", required: true, step: "0.01",
+    min: String(pay.min_usd), max: String(pay.max_usd), hint: t("credit.hint", { min: pay.min_usd, max: pay.max_usd }) }]);
+  const alert = alertBox();
+  const submit = h("button", { type: "submit", class: "primary", id: "credit-submit" }, t("credit.submit"));
+  const form = h("form", { novalidate: true, id: "credit-form" }, set.el, alert, submit);
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const v = set.validate();
+    if (!v) return;
+    showError(alert, null);
+    submit.disabled = true;
+    try {
+      const r = await api("POST", "/api/user/topup", { amount_usd: Number(v.amount) });
+      location.assign(r.checkout_url);
+    } catch (e) {
+      showError(alert, e);
+      submit.disabled = false;
+    }
+  });
+  const list = h("div", { id: "credit-orders" });
+  async function paint() {
+    clear(list);
+    try {
+      const r = await api("GET", "/api/user/topups?page_size=20");
+      const fmt = new Intl.NumberFormat(undefined, { style: "currency", currency: (pay.currency || "usd").toUpperCase() });
+      list.append(table(t("credit.orders"), [
+        { label: t("credit.when"), cell: (o) => when(o.created_at) },
+        { label: t("credit.amount"), num: true, cell: (o) => fmt.format(o.amount_usd) },
+        { label: t("credit.state"), cell: (o) => badge(t(`credit.${o.state}`), { paid: "ok", expired: "bad", pending: "info" }[o.state]) },
+        { label: t("credit.credited"), num: true, cell: (o) => (o.state === "paid" ? money(o.quota) : "—") },
+        { label: "", cell: (o) => (o.checkout_url ? h("a", { href: o.checkout_url, class: "button" }, t("credit.pay")) : "") },
+      ], r.items, t("credit.none")));
+    } catch (e) {
+      const a = alertBox();
+      showError(a, e);
+      list.append(a);
+    }
+  }
+  paint();
+  return section("credit", "credit.title", form, h("h3", {}, t("credit.orders")), list);
+}
+
+// ssoCard shows whether the account is linked to the OpenID Connect
+// provider. Linking is a full-page trip to the provider and back (the
+// callback returns here with oidc_linked or oidc_error).
+function ssoCard() {
+  const body = h("div", { id: "sso-body" });
+  const alert = alertBox();
+  const card = section("sso", "sso.title", body);
+  const params = new URLSearchParams(location.search);
+  if (params.get("oidc_linked")) toast(t("sso.linkedNow"));
+  const failed = params.get("oidc_error");
+  if (params.has("oidc_linked") || params.has("oidc_error")) history.replaceState(null, "", location.pathname);
+
+  async function paint() {
+    clear(body);
+    let st;
+    try {
+      st = await api("GET", "/api/auth/oidc/identity");
+    } catch (e) {
+      showError(alert, e);
+      body.append(alert);
+      return;
+    }
+    if (!st.enabled) {
+      card.hidden = true;
+      return;
+    }
+    if (failed) alert.textContent = t("sso.failed", { code: failed });
+    if (st.linked) {
+      const unlink = h("button", { type: "button", class: "danger", id: "sso-unlink" }, t("sso.unlink"));
+      unlink.addEventListener("click", async () => {
+        if (!(await confirmDialog(t("sso.unlinkConfirm"), t("sso.unlink")))) return;
+        showError(alert, null);
+        try {
+          await api("DELETE", "/api/auth/oidc/link");
+          toast(t("sso.unlinked"));
+          paint();
+        } catch (e) {
+          showError(alert, e);
+        }
+      });
+      body.append(h("p", { id: "sso-state" }, t("sso.on", { since: when(st.linked_at) })), alert, unlink);
+    } else {
+      body.append(h("p", { id: "sso-state" }, t("sso.off")), alert,
+        h("a", { class: "button primary", id: "sso-link", href: "/api/auth/oidc/link" }, t("sso.link")));
+    }
+  }
+  paint();
+  return card;
 }
 
 function section(id, titleKey, ...content) {

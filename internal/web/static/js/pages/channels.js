@@ -121,7 +121,12 @@ export async function render(main) {
   }
 
   async function load() {
-    const data = await api("GET", `/api/channels${qs({ page, page_size: PAGE_SIZE })}`);
+    const [data, cache] = await Promise.all([
+      api("GET", `/api/channels${qs({ page, page_size: PAGE_SIZE })}`),
+      // The report is a nicety: the list shows without it.
+      api("GET", "/api/reports/cache?group_by=channel").catch(() => ({ items: [] })),
+    ]);
+    const hits = new Map((cache.items || []).map((it) => [it.key, it]));
     list.replaceChildren(table(t("ch.title"), [
       { label: t("common.name"), cell: (c) => h("strong", {}, c.name) },
       { label: t("ch.type"), cell: (c) => c.type_name || String(c.type) },
@@ -131,6 +136,7 @@ export async function render(main) {
       { label: t("ch.weight"), num: true, cell: (c) => String(c.weight) },
       { label: t("common.status"), cell: (c) => statusBadge(c.status) },
       { label: t("ch.health"), cell: (c) => h("div", {}, health(c), keyList(c)) },
+      { label: t("ch.cacheHit"), num: true, cell: (c) => cacheHit(hits.get(c.name)) },
       { label: t("common.actions"), cell: (c) => {
         const testBtn = h("button", { type: "button", class: "small", "aria-label": t("ch.testChannel", { name: c.name }) }, t("ch.test"));
         testBtn.addEventListener("click", () => test(c, testBtn));
@@ -147,6 +153,16 @@ export async function render(main) {
     pager({ page, pageSize: PAGE_SIZE, total: data.total }, (p) => { page = p; load(); }));
   }
   await load();
+}
+
+// cacheHit shows the share of a channel's prompt tokens the provider read
+// from its cache over the last 24 hours (cache affinity's effect).
+function cacheHit(it) {
+  if (!it || !it.input_tokens) return h("span", { class: "muted", "data-cache-hit": "" }, "—");
+  return h("span", {
+    "data-cache-hit": it.hit_ratio.toFixed(4),
+    title: t("ch.cacheHitTitle", { read: it.cache_read_tokens.toLocaleString(), input: it.input_tokens.toLocaleString(), n: it.requests.toLocaleString() }),
+  }, `${(it.hit_ratio * 100).toFixed(1)} %`);
 }
 
 // STATES are the four health states of the contract, with their badge.

@@ -1,8 +1,8 @@
 // Model prices (admin): US dollars per million tokens or per call, with
 // optional long-context tiers.
-import { h, num, splitList } from "../dom.js";
+import { h, num, splitList, when } from "../dom.js";
 import { api, items } from "../api.js";
-import { pageHead, table, formDialog, confirmDialog, guard, jsonObject } from "../ui.js";
+import { pageHead, table, formDialog, confirmDialog, infoDialog, guard, jsonObject } from "../ui.js";
 import { t } from "../i18n.js";
 
 const RATES = [
@@ -14,8 +14,14 @@ const RATES = [
   ["per_call", "mp.perCall"],
 ];
 
+// FORM_RATES adds the batch prices, set in the form but not listed.
+const FORM_RATES = [...RATES, ["batch_input_per_mtok", "mp.batchInput"], ["batch_output_per_mtok", "mp.batchOutput"]];
+
 // TIER_RATES are the prices a tier may replace; per_call is not one.
 const TIER_RATES = RATES.filter(([name]) => name !== "per_call");
+
+// STRATEGIES are the routing strategies a model entry may take (CONTRACT §14).
+const STRATEGIES = ["weighted", "least_busy", "latency", "cost"];
 
 // SHORT names a tier's prices in the list, where the column is narrow.
 const SHORT = { input_per_mtok: "mp.shortIn", output_per_mtok: "mp.shortOut", cache_read_per_mtok: "mp.shortCacheRead",
@@ -32,7 +38,7 @@ export async function render(main) {
       title: m ? t("mp.priceOf", { name: m.name }) : t("mp.addTitle"),
       fields: [
         { name: "name", label: t("mp.model"), required: true, maxlength: 128, value: m?.name, pattern: "\\S(.*\\S)?" },
-        ...RATES.map(([name, key]) => ({ name, label: t(key), type: "number", min: 0, step: "any", value: m?.[name] ?? "",
+        ...FORM_RATES.map(([name, key]) => ({ name, label: t(key), type: "number", min: 0, step: "any", value: m?.[name] ?? "",
           hint: name === "reasoning_per_mtok" ? t("mp.reasoningHint") : undefined })),
         { name: "tiers", label: t("mp.tiers"), type: "custom", editor: tiers, hint: t("mp.tiersHint"), validate: checkTiers },
         { name: "free", label: t("mp.freeField"), type: "checkbox", value: m?.free },
@@ -40,13 +46,23 @@ export async function render(main) {
           hint: t("mp.extraHint") },
         { name: "fallbacks", label: t("mp.fallbacks"), value: (m?.fallbacks || []).join(", "),
           hint: t("mp.fallbacksHint") },
+        { name: "effective_from", label: t("mp.effectiveFromField"), type: "datetime-local", hint: t("mp.effectiveFromHint") },
+        // Routing (not prices): kept on every save, as PUT replaces the entry.
+        { name: "affinity", label: t("mp.affinity"), type: "checkbox", value: m?.affinity?.enabled ?? true, hint: t("mp.affinityHint") },
+        { name: "affinity_ttl", label: t("mp.affinityTtl"), type: "number", min: 1, max: 86400, step: 1,
+          value: m?.affinity?.ttl_seconds ?? 300 },
+        { name: "strategy", label: t("mp.strategy"), type: "select", value: m?.routing?.strategy || "weighted",
+          options: STRATEGIES.map((s) => [s, t(`mp.strategy.${s}`)]) },
       ],
       onSubmit: (v) => {
         const body = { free: v.free };
-        for (const [name] of RATES) if (v[name] !== null) body[name] = v[name];
+        for (const [name] of FORM_RATES) if (v[name] !== null) body[name] = v[name];
+        if (v.effective_from) body.effective_from = new Date(v.effective_from).toISOString();
         body.tiers = v.tiers;
         if (v.extra.trim()) body.extra = JSON.parse(v.extra);
         body.fallbacks = splitList(v.fallbacks);
+        body.affinity = { enabled: v.affinity, ttl_seconds: v.affinity_ttl ?? 300 };
+        body.routing = { strategy: v.strategy };
         return api("PUT", `/api/models/${encodeURIComponent(v.name)}`, body);
       },
     });
@@ -63,6 +79,7 @@ export async function render(main) {
       { label: t("mp.fallbacksCol"), cell: (m) => (m.fallbacks?.length ? m.fallbacks.join(" → ") : "") },
       { label: t("common.actions"), cell: (m) => h("div", { class: "actions" },
         h("button", { type: "button", class: "small", "aria-label": t("mp.editPrice", { name: m.name }), onclick: () => edit(m) }, t("common.edit")),
+        h("button", { type: "button", class: "small", "aria-label": t("mp.historyOfShort", { name: m.name }), onclick: () => guard(() => history(m.name)) }, t("mp.history")),
         h("button", { type: "button", class: "small danger", "aria-label": t("mp.deletePrice", { name: m.name }),
           onclick: async () => { if (await confirmDialog(t("mp.confirmDelete", { name: m.name }))) await guard(async () => { await api("DELETE", `/api/models/${encodeURIComponent(m.name)}`); await load(); }, t("mp.deleted")); } },
           t("common.delete"))) },
@@ -156,4 +173,17 @@ function checkTiers(tiers) {
     if (!TIER_RATES.some(([name]) => tier[name] > 0)) return t("mp.tierNoPrice", { n: i + 1 });
   }
   return "";
+}
+
+/** history shows every version of a model's price, newest first. */
+async function history(name) {
+  const data = await api("GET", `/api/models/${encodeURIComponent(name)}/history?page_size=100`);
+  infoDialog(t("mp.historyOf", { name }), table(t("mp.historyOf", { name }), [
+    { label: t("mp.version"), num: true, cell: (v) => String(v.version) },
+    { label: t("mp.effectiveFrom"), cell: (v) => when(v.effective_from) },
+    ...FORM_RATES.map(([field, key]) => ({ label: t(key), num: true, cell: (v) => (v[field] ? String(v[field]) : "—") })),
+    { label: t("mp.free"), cell: (v) => (v.free ? t("common.yes") : "") },
+    { label: t("mp.source"), cell: (v) => v.source },
+    { label: t("mp.actor"), cell: (v) => v.actor },
+  ], items(data), t("mp.none")));
 }

@@ -1,4 +1,4 @@
-package egress
+package guardfetch
 
 import "net/netip"
 

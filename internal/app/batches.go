@@ -1,0 +1,33 @@
+package app
+
+import (
+	"context"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/batch"
+	"github.com/turnpike-gw/turnpike/internal/protocol/anthropic"
+	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
+)
+
+// buildBatches wires files and batches: their records in the store, and
+// their lines run in this process through the relay's one driver.
+func (a *App) buildBatches() {
+	cfg := a.Config
+	var blobs batch.Blobs
+	if f := cfg.Files; f.Store == "s3" {
+		blobs = batch.NewS3Blobs(batch.S3Options{Endpoint: f.Endpoint, Bucket: f.Bucket, AccessKey: f.AccessKey,
+			SecretKey: f.SecretKey, Region: f.Region, Client: newUpstreamClient()})
+	}
+	a.batches = batch.New(batch.Deps{Blobs: blobs,
+		Files: a.sql.Files(), Batches: a.sql.Batches(), Keys: a.Keys, Billing: a.Billing, Router: a.Router,
+		Limits: a.Limits, Client: a.Tracer.Client(newUpstreamClient()), OpenAI: openai.Chat, Messages: anthropic.Messages, Logger: a.Log,
+		Lines: func(ctx context.Context, p *auth.Principal, endpoint string, body []byte) batch.LineResult {
+			r := a.Relay.RunLine(ctx, p, endpoint, body)
+			return batch.LineResult{Status: r.Status, Body: r.Body, OK: r.OK, Model: r.Model, Usage: r.Usage, Quota: r.Quota}
+		},
+		Options: batch.Options{
+			MaxFileBytes: cfg.Files.MaxBytes(), PollInterval: cfg.PollInterval(), Node: a.Billing.Node(),
+			PublicAddress: a.Config.ServerAddress,
+		},
+	})
+}

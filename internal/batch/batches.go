@@ -1,0 +1,226 @@
+package batch
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/admission"
+	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+type createRequest struct {
+	InputFileID      string          `json:"input_file_id"`
+	Endpoint         string          `json:"endpoint"`
+	CompletionWindow string          `json:"completion_window"`
+	Metadata         json.RawMessage `json:"metadata"`
+}
+
+// createBatch validates the whole file, and either records a failed batch
+// with its errors (charging nothing) or reserves the whole estimate and
+// records a batch the runner takes up.
+func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.bearer(w, r)
+	if !ok {
+		return
+	}
+	var req createRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+		s.fail(w, badRequest("invalid_body", "", "the request body must be a JSON object"))
+		return
+	}
+	switch {
+	case req.InputFileID == "":
+		s.fail(w, badRequest("missing_required_parameter", "input_file_id", "input_file_id is required"))
+		return
+	case !endpoints[req.Endpoint]:
+		s.fail(w, badRequest("invalid_value", "endpoint", "endpoint must be /v1/chat/completions, /v1/embeddings or /v1/responses"))
+		return
+	case req.CompletionWindow != "24h":
+		s.fail(w, badRequest("invalid_value", "completion_window", "completion_window must be 24h"))
+		return
+	}
+	if len(req.Metadata) > 0 && string(req.Metadata) != "null" {
+		var m map[string]string
+		if json.Unmarshal(req.Metadata, &m) != nil || len(m) > 16 {
+			s.fail(w, badRequest("invalid_value", "metadata", "metadata must be an object of at most 16 string values"))
+			return
+		}
+	} else {
+		req.Metadata = nil
+	}
+	if _, err := s.ownFile(r.Context(), p, req.InputFileID); err != nil {
+		s.fail(w, err)
+		return
+	}
+	now := time.Now()
+	b := &store.Batch{PublicID: newID("batch_"), Kind: "openai", UserID: p.UserID, TokenID: p.TokenID, Group: p.Group,
+		Endpoint: req.Endpoint, InputFileID: req.InputFileID, CompletionWindow: req.CompletionWindow, Metadata: req.Metadata,
+		Mode: modeGateway, CreatedAt: now.Unix(), ExpiresAt: now.Add(24 * time.Hour).Unix()}
+	pl, err := s.validate(r.Context(), p, req.InputFileID, req.Endpoint, false)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if ch := s.providerChannel("openai", p.Group, pl); ch != nil && len(pl.errs) == 0 {
+		// The provider discounts its batches: the reservation is sized at
+		// the provider batch price.
+		if pl, err = s.validate(r.Context(), p, req.InputFileID, req.Endpoint, true); err != nil {
+			s.fail(w, err)
+			return
+		}
+		b.Mode, b.ChannelID = modeProvider, ch.ID
+		b.Upstream, _ = json.Marshal(providerState{KeyIndex: ch.KeyIndex})
+	}
+	if len(pl.errs) > 0 {
+		// A bad file is a batch that failed, as OpenAI answers it: the
+		// client learns every bad line from the batch's errors.
+		b.Status, b.FailedAt, b.Billed, b.Errors = store.BatchFailed, now.Unix(), true, marshalErrors(pl.errs)
+		if err := s.Batches.InsertBatch(r.Context(), b); err != nil {
+			s.fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, toBatchObject(b))
+		return
+	}
+	holds, err := s.reserve(r, admission.Account(p), b.PublicID, pl)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	b.Holds, _ = json.Marshal(holds)
+	b.Status, b.InProgressAt, b.Total = store.BatchInProgress, now.Unix(), pl.lines
+	if err := s.Batches.InsertBatch(r.Context(), b); err != nil {
+		for _, h := range holds {
+			s.Billing.RestoreHold(admission.Account(p), h.Key, h.Reserved).Refund(context0(r), nil)
+		}
+		s.fail(w, err)
+		return
+	}
+	for _, h := range holds {
+		// From here the batch record owns the hold: the sweep leaves it,
+		// and the runner settles it on whichever node ends the batch.
+		s.Billing.RestoreHold(admission.Account(p), h.Key, h.Reserved).Keep(nil)
+	}
+	s.runner.poke()
+	writeJSON(w, http.StatusOK, toBatchObject(b))
+}
+
+// reserve takes one hold per model of the plan, all or none: a model that
+// does not fit gives back the ones taken and refuses the batch with 402.
+func (s *Service) reserve(r *http.Request, acct billing.Account, id string, pl *plan) ([]heldModel, error) {
+	var taken []*billing.Hold
+	var out []heldModel
+	for _, m := range pl.sortedModels() {
+		mp := pl.models[m]
+		key := "batch:" + id + ":" + m
+		h, err := s.Billing.Reserve(r.Context(), acct, key, mp.estimate)
+		if err != nil {
+			for _, t := range taken {
+				t.Refund(context0(r), nil)
+			}
+			var e *ir.Error
+			if errors.As(err, &e) && e.Status == 402 {
+				e = &ir.Error{Status: 402, Kind: ir.KindQuota, Code: "insufficient_quota",
+					Message: "the batch's estimate does not fit the remaining quota", Cause: err}
+				return nil, e
+			}
+			return nil, err
+		}
+		taken = append(taken, h)
+		out = append(out, heldModel{Model: m, Key: key, Reserved: h.Reserved, Lines: mp.lines})
+	}
+	return out, nil
+}
+
+// ownBatch finds a batch of p's user of kind; another user's is not found.
+func (s *Service) ownBatch(r *http.Request, userID int64, kind, id string) (*store.Batch, error) {
+	b, err := s.Batches.GetBatch(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (b.UserID != userID || b.Kind != kind)) {
+		return nil, notFound("batch", id)
+	}
+	return b, err
+}
+
+func (s *Service) getBatch(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.bearer(w, r)
+	if !ok {
+		return
+	}
+	b, err := s.ownBatch(r, p.UserID, "openai", r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toBatchObject(b))
+}
+
+func (s *Service) listBatches(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.bearer(w, r)
+	if !ok {
+		return
+	}
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	if limit <= 0 || limit > 100 {
+		limit = 20
+	}
+	bs, err := s.Batches.ListBatches(r.Context(), p.UserID, "openai", r.URL.Query().Get("after"), limit+1)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	more := len(bs) > limit
+	if more {
+		bs = bs[:limit]
+	}
+	data := make([]batchObject, 0, len(bs))
+	for _, b := range bs {
+		data = append(data, toBatchObject(b))
+	}
+	out := map[string]any{"object": "list", "data": data, "has_more": more, "first_id": nil, "last_id": nil}
+	if len(data) > 0 {
+		out["first_id"], out["last_id"] = data[0].ID, data[len(data)-1].ID
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// cancelBatch asks the runner to stop: lines under way finish, no new one
+// starts, and the batch ends cancelled with what it did billed.
+func (s *Service) cancelBatch(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.bearer(w, r)
+	if !ok {
+		return
+	}
+	b, err := s.ownBatch(r, p.UserID, "openai", r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	b, err = s.cancel(r, b)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toBatchObject(b))
+}
+
+func (s *Service) cancel(r *http.Request, b *store.Batch) (*store.Batch, error) {
+	ok, err := s.Batches.MoveBatch(r.Context(), b.ID, []string{store.BatchValidating, store.BatchInProgress}, store.BatchCancelling, time.Now().Unix())
+	if err != nil {
+		return nil, err
+	}
+	if b, err = s.Batches.GetBatch(r.Context(), b.PublicID); err != nil {
+		return nil, err
+	}
+	if !ok && b.Status != store.BatchCancelling && b.Status != store.BatchCancelled {
+		return nil, &ir.Error{Status: 409, Kind: ir.KindInvalidRequest, Code: "batch_not_cancellable",
+			Message: "a batch that is " + b.Status + " cannot be cancelled"}
+	}
+	s.runner.stop(b.ID)
+	s.runner.poke()
+	return b, nil
+}

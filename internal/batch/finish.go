@@ -1,0 +1,230 @@
+package batch
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/turnpike-gw/turnpike/internal/admission"
+	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// finish ends a batch whose run stopped: an in-progress batch is finalized
+// (completed when every line has an outcome, expired otherwise), a
+// cancelling one is cancelled; the output and error files are written on
+// the way, and a batch that ended is billed. Each step is a conditional
+// move, so a node that resumes after a crash carries on where it stopped.
+func (s *Service) finish(ctx context.Context, id string) {
+	b, err := s.Batches.GetBatch(ctx, id)
+	if err != nil {
+		return
+	}
+	now := time.Now().Unix()
+	if b.Status == store.BatchInProgress || b.Status == store.BatchValidating {
+		if ok, err := s.Batches.MoveBatch(ctx, b.ID, []string{b.Status}, store.BatchFinalizing, now); err != nil || !ok {
+			if b, err = s.Batches.GetBatch(ctx, id); err != nil {
+				return
+			}
+		} else {
+			b.Status, b.FinalizingAt = store.BatchFinalizing, now
+		}
+	}
+	if b.Status == store.BatchFinalizing || b.Status == store.BatchCancelling {
+		if !s.finalize(ctx, b) {
+			return
+		}
+	}
+	if terminal(b.Status) && !b.Billed {
+		s.bill(ctx, b)
+	}
+}
+
+// finalize writes the output and error files and moves the batch to its
+// end.
+func (s *Service) finalize(ctx context.Context, b *store.Batch) bool {
+	pr, err := s.progressOf(ctx, b.ID)
+	if err != nil {
+		return false
+	}
+	unrun := b.Total - len(pr.done)
+	to, reason := store.BatchCompleted, ""
+	switch {
+	case b.Status == store.BatchCancelling:
+		to, reason = store.BatchCancelled, "batch_cancelled"
+	case unrun > 0:
+		to, reason = store.BatchExpired, "batch_expired"
+	}
+	b.Completed, b.Failed = int(pr.completed.Load()), int(pr.failed.Load())
+	if b.Completed > 0 && b.OutputFileID == "" {
+		f, err := s.writeResults(ctx, b, "output", func(w io.Writer) error { return s.writeOutcomes(ctx, b, w, true) })
+		if err != nil {
+			s.Logger.Error("batch output not written", "batch", b.PublicID, "err", err)
+			return false
+		}
+		b.OutputFileID = f
+	}
+	if (b.Failed > 0 || unrun > 0) && b.ErrorFileID == "" {
+		f, err := s.writeResults(ctx, b, "error", func(w io.Writer) error {
+			if err := s.writeOutcomes(ctx, b, w, false); err != nil {
+				return err
+			}
+			return s.writeUnrun(ctx, b, pr.done, reason, w)
+		})
+		if err != nil {
+			s.Logger.Error("batch errors not written", "batch", b.PublicID, "err", err)
+			return false
+		}
+		b.ErrorFileID = f
+	}
+	if ok, err := s.Batches.SaveBatch(ctx, b); err != nil || !ok {
+		return false
+	}
+	ok, err := s.Batches.MoveBatch(ctx, b.ID, []string{b.Status}, to, time.Now().Unix())
+	if err != nil || !ok {
+		return false
+	}
+	b.Status = to
+	return true
+}
+
+// writeResults stores what gen writes as a file of the batch's user,
+// streamed through a pipe so a large output never sits in memory.
+func (s *Service) writeResults(ctx context.Context, b *store.Batch, kind string, gen func(io.Writer) error) (string, error) {
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 64<<10)
+		err := gen(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		pw.CloseWithError(err)
+	}()
+	f, err := s.putFile(ctx, b.UserID, b.PublicID+"_"+kind+".jsonl", "batch_output", pr)
+	pr.CloseWithError(io.ErrClosedPipe)
+	if err != nil {
+		return "", err
+	}
+	return f.PublicID, nil
+}
+
+// resultLine is one line of a batch's output or error file.
+type resultLine struct {
+	ID       string          `json:"id"`
+	CustomID string          `json:"custom_id"`
+	Response *resultResponse `json:"response"`
+	Error    *resultError    `json:"error"`
+}
+
+type resultResponse struct {
+	StatusCode int             `json:"status_code"`
+	RequestID  string          `json:"request_id"`
+	Body       json.RawMessage `json:"body"`
+}
+
+type resultError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// writeOutcomes writes the recorded outcomes that succeeded (ok) or failed.
+func (s *Service) writeOutcomes(ctx context.Context, b *store.Batch, w io.Writer, ok bool) error {
+	enc := json.NewEncoder(w)
+	var werr error
+	err := s.eachOutcome(ctx, b.ID, func(l *store.BatchLine) {
+		if l.OK != ok || werr != nil {
+			return
+		}
+		body := json.RawMessage(l.Body)
+		if !gjson.Valid(l.Body) {
+			body, _ = json.Marshal(l.Body)
+		}
+		werr = enc.Encode(resultLine{ID: lineID(b, l.Line), CustomID: l.CustomID,
+			Response: &resultResponse{StatusCode: l.Status, RequestID: lineID(b, l.Line), Body: body}})
+	})
+	if werr != nil {
+		return werr
+	}
+	return err
+}
+
+// writeUnrun writes the lines that never ran (cancelled or expired).
+func (s *Service) writeUnrun(ctx context.Context, b *store.Batch, done map[int]bool, reason string, w io.Writer) error {
+	if reason == "" {
+		return nil
+	}
+	msg := "the batch was cancelled before this request ran"
+	if reason == "batch_expired" {
+		msg = "the batch expired before this request ran"
+	}
+	enc := json.NewEncoder(w)
+	return s.eachLine(ctx, b.InputFileID, func(n int, raw []byte) error {
+		if done[n] {
+			return nil
+		}
+		return enc.Encode(resultLine{ID: lineID(b, n), CustomID: gjson.GetBytes(raw, "custom_id").String(),
+			Error: &resultError{Code: reason, Message: msg}})
+	})
+}
+
+func lineID(b *store.Batch, n int) string {
+	return "batch_req_" + b.PublicID[len("batch_"):] + "_" + itoa(int64(n))
+}
+
+// modelBill is what one model's lines of a batch come to.
+type modelBill struct {
+	ok    int
+	quota int64
+	usage ir.Usage
+}
+
+// bill settles each of the batch's holds once, at what its model's
+// successful lines cost, with one usage row per batch and model. A hold
+// already settled (by a node that stopped before marking the batch billed)
+// is not settled again: SettleNow reports it and moves nothing.
+func (s *Service) bill(ctx context.Context, b *store.Batch) {
+	bills := map[string]*modelBill{}
+	err := s.eachOutcome(ctx, b.ID, func(l *store.BatchLine) {
+		mb := bills[l.Model]
+		if mb == nil {
+			mb = &modelBill{}
+			bills[l.Model] = mb
+		}
+		if l.OK {
+			mb.ok++
+			mb.quota += l.Quota
+			mb.usage.InputTokens += l.InputTokens
+			mb.usage.OutputTokens += l.OutputTokens
+		}
+	})
+	if err != nil {
+		return
+	}
+	acct := billing.Account{UserID: b.UserID, TokenID: b.TokenID, Group: b.Group}
+	var charged int64
+	for _, h := range holdsOf(b) {
+		mb := bills[h.Model]
+		if mb == nil {
+			mb = &modelBill{}
+		}
+		row := admission.Row(acct, h.Model, b.PublicID, mb.usage, time.Time{})
+		row.Type, row.Quota = store.LogConsume, mb.quota
+		charged += mb.quota
+		o := admission.Other{Endpoint: "batch", GroupRatio: s.Billing.Ratio(b.Group)}
+		row.Other = admission.MarshalOther(&o, map[string]any{
+			"batch": map[string]any{"id": b.PublicID, "lines": h.Lines, "failed": h.Lines - mb.ok}})
+		if _, err := s.Billing.RestoreHold(acct, h.Key, h.Reserved).SettleNow(ctx, mb.quota, &row); err != nil {
+			s.Logger.Error("batch hold not settled; retried on the next round", "batch", b.PublicID, "model", h.Model, "err", err)
+			return
+		}
+	}
+	if _, err := s.Batches.MarkBilled(ctx, b.ID, charged); err != nil {
+		s.Logger.Error("batch not marked billed; its holds are settled and stay so", "batch", b.PublicID, "err", err)
+	}
+	b.Billed, b.Charged = true, charged
+}

@@ -1,0 +1,388 @@
+package batch
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/obs"
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// Run modes of a batch: the gateway runs its lines, or a provider's batch
+// API does.
+const (
+	modeGateway  = "gateway"
+	modeProvider = "provider"
+)
+
+// LineRunner runs one line through the relay's one driver as p, in this
+// process (the app adapts relay.RunLine).
+type LineRunner func(ctx context.Context, p *auth.Principal, endpoint string, body []byte) LineResult
+
+// LineResult is a line's answer, and when OK its usage and its charge at
+// the batch price.
+type LineResult struct {
+	Status int
+	Body   []byte
+	OK     bool
+	Model  string
+	Usage  ir.Usage
+	Quota  int64
+}
+
+// defaultConcurrency is settings.batch_concurrency when no channel sets it.
+const defaultConcurrency = 4
+
+// rateLimitRetries is how often a line refused by a rate limit is tried
+// again (after 1, 2, … seconds) before it counts as failed.
+const rateLimitRetries = 5
+
+// leaseFor is how long a node's claim on a batch lasts without renewal;
+// another node takes the batch over after it lapses.
+const leaseFor = 2 * time.Minute
+
+// runner finds batches that need work and works them, one goroutine per
+// batch, under a lease in the database so that one node at a time does.
+type runner struct {
+	s       *Service
+	mu      sync.Mutex
+	running map[int64]bool
+	// stops are the stop flags of the batches running here, so a cancel
+	// taken by this node stops its batch at once; other nodes' cancels are
+	// seen by the run's watcher.
+	stops map[int64]*atomic.Bool
+	wg    sync.WaitGroup
+	wake  chan struct{}
+}
+
+func newRunner(s *Service) *runner {
+	return &runner{s: s, running: map[int64]bool{}, stops: map[int64]*atomic.Bool{}, wake: make(chan struct{}, 1)}
+}
+
+// stop stops the run of batch id if it runs in this process.
+func (r *runner) stop(id int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if f := r.stops[id]; f != nil {
+		f.Store(true)
+	}
+}
+
+// poke makes the runner look for work now rather than at its next tick.
+func (r *runner) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *runner) run(ctx context.Context) {
+	t := time.NewTicker(r.s.Options.PollInterval)
+	defer t.Stop()
+	for {
+		r.tick(ctx)
+		select {
+		case <-ctx.Done():
+			r.wg.Wait()
+			return
+		case <-t.C:
+		case <-r.wake:
+		}
+	}
+}
+
+func (r *runner) tick(ctx context.Context) {
+	now := time.Now().UnixMilli()
+	bs, err := r.s.Batches.Active(ctx, now, 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.s.Logger.Error("batch runner cannot list batches", "err", err)
+		}
+		return
+	}
+	for _, b := range bs {
+		if b.Mode == modeProvider && !terminal(b.Status) && b.Status != store.BatchFinalizing && b.NextPollAt > now {
+			continue
+		}
+		r.mu.Lock()
+		busy := r.running[b.ID]
+		r.mu.Unlock()
+		if busy {
+			continue
+		}
+		ok, err := r.s.Batches.LeaseBatch(ctx, b.ID, r.s.Options.Node, now, now+leaseFor.Milliseconds())
+		if err != nil || !ok {
+			continue
+		}
+		r.mu.Lock()
+		r.running[b.ID] = true
+		r.mu.Unlock()
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			r.work(ctx, b)
+		}()
+	}
+}
+
+// work carries a batch as far as it can go now: its lines (or one poll of
+// its provider batch), its output files, its end and its bill.
+func (r *runner) work(ctx context.Context, b *store.Batch) {
+	bg := context.WithoutCancel(ctx)
+	renewed := make(chan struct{})
+	go r.keepLease(ctx, b.ID, renewed)
+	defer func() {
+		close(renewed)
+		// A node that stops gives the batch up at once, so the next one
+		// need not wait for the lease to lapse.
+		_, _ = r.s.Batches.LeaseBatch(bg, b.ID, r.s.Options.Node, time.Now().UnixMilli(), 0)
+		r.mu.Lock()
+		delete(r.running, b.ID)
+		r.mu.Unlock()
+	}()
+	switch {
+	case b.Mode == modeProvider && (running(b.Status) || b.Status == store.BatchCancelling):
+		if !r.s.pollProvider(ctx, b) {
+			return
+		}
+	case running(b.Status):
+		if !r.runLines(ctx, b) {
+			return
+		}
+	}
+	r.s.finish(ctx, b.PublicID)
+}
+
+func (r *runner) keepLease(ctx context.Context, id int64, done chan struct{}) {
+	t := time.NewTicker(leaseFor / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			now := time.Now().UnixMilli()
+			_, _ = r.s.Batches.LeaseBatch(ctx, id, r.s.Options.Node, now, now+leaseFor.Milliseconds())
+		}
+	}
+}
+
+// progress is what a batch's lines did so far.
+type progress struct {
+	done      map[int]bool
+	completed atomic.Int64
+	failed    atomic.Int64
+}
+
+func (s *Service) progressOf(ctx context.Context, id int64) (*progress, error) {
+	pr := &progress{done: map[int]bool{}}
+	err := s.eachOutcome(ctx, id, func(l *store.BatchLine) {
+		pr.done[l.Line] = true
+		if l.OK {
+			pr.completed.Add(1)
+		} else {
+			pr.failed.Add(1)
+		}
+	})
+	return pr, err
+}
+
+// eachOutcome calls fn with every recorded line outcome, in line order.
+func (s *Service) eachOutcome(ctx context.Context, id int64, fn func(*store.BatchLine)) error {
+	after := 0
+	for {
+		ls, err := s.Batches.Lines(ctx, id, after, 500)
+		if err != nil {
+			return err
+		}
+		for _, l := range ls {
+			fn(l)
+			after = l.Line
+		}
+		if len(ls) < 500 {
+			return nil
+		}
+	}
+}
+
+// runLines runs the lines without an outcome, at most the batch's
+// concurrency at a time, until all ran, the batch is cancelled or expires,
+// or the process stops. A line whose call was cut by the process stopping
+// records nothing and runs again on the next node: its outcome, and so its
+// charge, is recorded once.
+func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
+	s := r.s
+	pr, err := s.progressOf(ctx, b.ID)
+	if err != nil {
+		s.Logger.Error("batch progress not read", "batch", b.PublicID, "err", err)
+		return false
+	}
+	p, perr := s.Keys.ForToken(ctx, b.TokenID)
+	stop := &atomic.Bool{}
+	r.mu.Lock()
+	r.stops[b.ID] = stop
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.stops, b.ID)
+		r.mu.Unlock()
+	}()
+	watchDone := make(chan struct{})
+	var watch sync.WaitGroup
+	watch.Add(1)
+	go func() {
+		defer watch.Done()
+		r.watch(ctx, b, pr, stop, watchDone)
+	}()
+	sem := make(chan struct{}, s.concurrency(b))
+	var lines sync.WaitGroup
+	err = s.eachLine(ctx, b.InputFileID, func(n int, raw []byte) error {
+		if pr.done[n] {
+			return nil
+		}
+		if stop.Load() || ctx.Err() != nil {
+			return errStop
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return errStop
+		}
+		if stop.Load() {
+			<-sem
+			return errStop
+		}
+		line := gjson.ParseBytes(raw)
+		customID, body := line.Get("custom_id").String(), []byte(line.Get("body").Raw)
+		lines.Add(1)
+		go func() {
+			defer func() { <-sem; lines.Done() }()
+			var res LineResult
+			if perr != nil {
+				e := ir.As(perr)
+				res = LineResult{Status: e.Status, Body: s.OpenAI.EncodeError(e)}
+			} else {
+				lctx := obs.WithRequestID(ctx, b.PublicID+"-"+strconv.Itoa(n))
+				res = s.Lines(lctx, p, b.Endpoint, body)
+				// A rate limit refuses a line for now, not for good: a
+				// batch has a day, so the line waits and tries again.
+				for try := 1; res.Status == 429 && try <= rateLimitRetries && !stop.Load(); try++ {
+					select {
+					case <-time.After(time.Duration(try) * time.Second):
+					case <-ctx.Done():
+					}
+					if ctx.Err() != nil {
+						break
+					}
+					res = s.Lines(lctx, p, b.Endpoint, body)
+				}
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			model := res.Model
+			if model == "" {
+				model = gjson.GetBytes(body, "model").String()
+			}
+			ok, err := s.Batches.PutLine(context.WithoutCancel(ctx), &store.BatchLine{BatchID: b.ID, Line: n, CustomID: customID,
+				Model: model, OK: res.OK, Status: res.Status, Body: string(res.Body), InputTokens: res.Usage.InputTokens,
+				OutputTokens: res.Usage.OutputTokens, Quota: res.Quota})
+			if err != nil {
+				s.Logger.Error("batch line outcome not stored; it runs again", "batch", b.PublicID, "line", n, "err", err)
+				return
+			}
+			if ok && res.OK {
+				pr.completed.Add(1)
+			} else if ok {
+				pr.failed.Add(1)
+			}
+		}()
+		return nil
+	})
+	lines.Wait()
+	close(watchDone)
+	watch.Wait()
+	if err != nil && ctx.Err() == nil {
+		s.Logger.Error("batch input not read", "batch", b.PublicID, "err", err)
+		return false
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	r.save(context.WithoutCancel(ctx), b, pr)
+	return true
+}
+
+// watch saves the counts as lines finish and stops the run when the batch
+// was cancelled (on any node) or expired.
+func (r *runner) watch(ctx context.Context, b *store.Batch, pr *progress, stop *atomic.Bool, done chan struct{}) {
+	period := min(r.s.Options.PollInterval, time.Second)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if time.Now().Unix() >= b.ExpiresAt {
+			stop.Store(true)
+		}
+		if !r.save(ctx, b, pr) {
+			stop.Store(true)
+		}
+	}
+}
+
+// save writes the counts while the batch is in progress; false when it is
+// not any more (cancelled).
+func (r *runner) save(ctx context.Context, b *store.Batch, pr *progress) bool {
+	b.Completed, b.Failed = int(pr.completed.Load()), int(pr.failed.Load())
+	ok, err := r.s.Batches.SaveBatch(ctx, b)
+	if err != nil {
+		return true // the database is away; the counts are saved later
+	}
+	return ok
+}
+
+// concurrency is settings.batch_concurrency of the channels that serve
+// the batch's models for its group: the smallest one set, else 4.
+func (s *Service) concurrency(b *store.Batch) int {
+	t := s.Router.Table()
+	n := 0
+	for _, h := range holdsOf(b) {
+		for _, ch := range t.Plan(s.Router.Health, b.Group, h.Model, 1000, nil) {
+			v, ok := ch.Settings["batch_concurrency"]
+			if !ok {
+				continue
+			}
+			var c int
+			switch x := v.(type) {
+			case float64:
+				c = int(x)
+			case int:
+				c = x
+			case string:
+				c, _ = strconv.Atoi(x)
+			}
+			if c > 0 && (n == 0 || c < n) {
+				n = c
+			}
+		}
+	}
+	if n == 0 {
+		n = defaultConcurrency
+	}
+	return n
+}

@@ -1,0 +1,126 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+)
+
+// LineResult is the outcome of one batch line run through the driver: the
+// answer the client would have had, and, when it succeeded, its usage and
+// its charge at the batch price.
+type LineResult struct {
+	Status int
+	Body   []byte
+	// OK is set when the line was answered and priced.
+	OK        bool
+	Model     string
+	ChannelID int64
+	Usage     ir.Usage
+	Quota     int64
+}
+
+// lineRun is a batch line's part of a call: who it runs as, and where its
+// charge goes instead of a hold of its own. The batch reserved the whole
+// estimate up front and settles once at its end, so a line reserves
+// nothing, writes no usage row and refunds nothing; it still passes the
+// key's allow-list, routing, rate limits and retries like a live call.
+type lineRun struct {
+	principal *auth.Principal
+	reserved  int64
+	res       LineResult
+}
+
+type lineKey struct{}
+
+func lineOf(ctx context.Context) *lineRun {
+	l, _ := ctx.Value(lineKey{}).(*lineRun)
+	return l
+}
+
+// RunLine runs one line of a batch in this process through the surface of
+// endpoint, as p, and returns what it answered. There is no HTTP hop: the
+// line is a call of the same driver with the batch's key.
+func (rl *Relay) RunLine(ctx context.Context, p *auth.Principal, endpoint string, body []byte) LineResult {
+	l := &lineRun{principal: p}
+	r, err := http.NewRequestWithContext(context.WithValue(ctx, lineKey{}, l), http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		e := &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "invalid_url", Message: "the line's url is not valid"}
+		return LineResult{Status: 400, Body: rl.Codecs[protocol.OpenAI].EncodeError(e)}
+	}
+	if gjson.GetBytes(body, "background").Bool() || gjson.GetBytes(body, "stream").Bool() {
+		// A line's answer is one body settled at once: nothing follows it.
+		e := &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "invalid_value",
+			Message: "a batch line cannot stream or run in the background"}
+		return LineResult{Status: 400, Body: rl.Codecs[protocol.OpenAI].EncodeError(e)}
+	}
+	r.Header.Set("Content-Type", "application/json")
+	w := &lineWriter{header: http.Header{}, status: http.StatusOK}
+	switch endpoint {
+	case "/v1/chat/completions":
+		rl.chatHandler(surface{codec: rl.Codecs[protocol.OpenAI], key: bearerKey}).ServeHTTP(w, r)
+	case "/v1/embeddings":
+		rl.endpointHandler(embeddingsEndpoint(), nil)(w, r)
+	case "/v1/responses":
+		rl.responsesCreate(w, r)
+	case "/v1/messages":
+		rl.chatHandler(surface{codec: rl.Codecs[protocol.Anthropic], key: messagesKey}).ServeHTTP(w, r)
+	default:
+		e := &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "invalid_url", Message: "a batch cannot call " + endpoint}
+		return LineResult{Status: 400, Body: rl.Codecs[protocol.OpenAI].EncodeError(e)}
+	}
+	res := l.res
+	res.Status, res.Body = w.status, w.buf.Bytes()
+	res.OK = res.OK && w.status >= 200 && w.status < 300
+	return res
+}
+
+// lineWriter keeps a line's answer in memory: a line is one bounded
+// request, not a file.
+type lineWriter struct {
+	header http.Header
+	status int
+	wrote  bool
+	buf    bytes.Buffer
+}
+
+func (w *lineWriter) Header() http.Header { return w.header }
+
+func (w *lineWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+}
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.buf.Write(b)
+}
+
+func (w *lineWriter) Flush() {}
+
+// settleLine records a line's charge for its batch, which bills it.
+func (c *callCore) settleLine(ch charge, amount int64) {
+	c.rl.Metrics.settled(c.metricModel(), c.metricChannel(), ch.usage, amount)
+	c.ticket.Lease.Settle(c.background(), int64(ch.usage.InputTokens)+int64(ch.usage.OutputTokens))
+	c.line.res.OK, c.line.res.Model, c.line.res.Usage, c.line.res.Quota = true, c.model, ch.usage, amount
+	if c.channel != nil {
+		c.line.res.ChannelID = c.channel.ID
+	}
+}
+
+// linePrice is the price a call pays: a batch line pays the model's batch
+// price for lines the gateway runs.
+func (c *callCore) linePrice(p *billing.Price) *billing.Price {
+	if c.line == nil {
+		return p
+	}
+	return billing.BatchPrice(p, false)
+}
