@@ -28,12 +28,14 @@ func TestKilledGatewayWithRedisChargesEveryCallItAnswered(t *testing.T) {
 	cfgPath := writeCrashConfig(t, dir, dbPath, up.URL)
 
 	first := startGateway(t, bin, cfgPath, "TURNPIKE_REDIS="+rs.URL())
+	first.showLogOnFailure(t, "killed")
 	calls := driveLoad(t, first.url, 1500*time.Millisecond, first.kill)
 	if calls.ok.Load() == 0 || calls.inFlight.Load() == 0 {
 		t.Fatalf("the load did not overlap the kill: %d answered, %d in flight", calls.ok.Load(), calls.inFlight.Load())
 	}
 
 	second := startGateway(t, bin, cfgPath, "TURNPIKE_REDIS="+rs.URL())
+	second.showLogOnFailure(t, "restarted")
 	defer second.stop(t)
 	st := openBooks(t, dbPath)
 	waitNoOpenHolds(t, st, 15*time.Second)
