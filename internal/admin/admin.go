@@ -154,10 +154,15 @@ func (a *API) route(mux *http.ServeMux, pattern, role, what string, h handlerFun
 	})
 }
 
-// authorize resolves the caller and checks it holds at least role.
+// authorize resolves the caller and checks it holds at least role. A
+// session that cannot be checked because the database does not answer is
+// a 503, not a 401: the caller is probably signed in.
 func (a *API) authorize(r *http.Request, role string) (*auth.Principal, *apiError) {
-	p, ok := a.principal(r)
-	if !ok {
+	p, err := a.CheckSessionOrRoot(r)
+	if err != nil {
+		return nil, classify(err, "session")
+	}
+	if p == nil {
 		return nil, errUnauthenticated
 	}
 	if !p.AtLeast(role) {
@@ -181,6 +186,19 @@ func (a *API) principal(r *http.Request) (*auth.Principal, bool) {
 // else the session cookie. Other packages serving /api paths use it.
 func (a *API) SessionOrRoot(r *http.Request) (*auth.Principal, bool) { return a.principal(r) }
 
+// CheckSessionOrRoot is SessionOrRoot telling an anonymous caller (nil)
+// from a session the database could not check (an error), which the
+// caller answers 503 rather than 401.
+func (a *API) CheckSessionOrRoot(r *http.Request) (*auth.Principal, error) {
+	if a.d.RootToken != "" {
+		if tok := auth.BearerToken(r); tok != "" && auth.Equal(tok, a.d.RootToken) {
+			return &auth.Principal{Username: store.RoleRoot, Role: store.RoleRoot}, nil
+		}
+	}
+	p, _, err := a.checkSession(r)
+	return p, err
+}
+
 // SessionPrincipal resolves the session cookie into its user, for other
 // surfaces (the playground) that share the console's sign-in. Ended
 // sessions and disabled or deleted users have none.
@@ -191,25 +209,41 @@ func (a *API) SessionPrincipal(r *http.Request) (*auth.Principal, bool) {
 
 // session resolves the session cookie into its user and the session itself.
 func (a *API) session(r *http.Request) (*auth.Principal, *auth.Session, bool) {
+	p, s, err := a.checkSession(r)
+	if err != nil {
+		a.log.Warn("session check failed", "err", err)
+	}
+	return p, s, err == nil && p != nil
+}
+
+// checkSession is session telling "no valid session" (nil, no error) from
+// "the database could not say" (an error).
+func (a *API) checkSession(r *http.Request) (*auth.Principal, *auth.Session, error) {
 	if a.d.Sessions == nil {
-		return nil, nil, false
+		return nil, nil, nil
 	}
 	c, err := r.Cookie(auth.SessionCookie)
 	if err != nil {
-		return nil, nil, false
+		return nil, nil, nil
 	}
 	s, err := a.d.Sessions.Resolve(r.Context(), c.Value)
+	if errors.Is(err, auth.ErrNoSession) {
+		return nil, nil, nil
+	}
 	if err != nil {
-		if !errors.Is(err, auth.ErrNoSession) {
-			a.log.Warn("session check failed", "err", err)
-		}
-		return nil, nil, false
+		return nil, nil, err
 	}
 	u, err := a.d.Store.Users().Get(r.Context(), s.UserID)
-	if err != nil || u.Status != store.StatusEnabled {
-		return nil, nil, false
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, nil
 	}
-	return &auth.Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group}, s, true
+	if err != nil {
+		return nil, nil, err
+	}
+	if u.Status != store.StatusEnabled {
+		return nil, nil, nil
+	}
+	return &auth.Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group}, s, nil
 }
 
 // reload makes routing and billing see a change to channels, prices or groups.

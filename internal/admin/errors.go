@@ -55,6 +55,8 @@ func classify(err error, what string) *apiError {
 		return notFound(what)
 	case errors.Is(err, store.ErrConflict):
 		return errorf(http.StatusConflict, "conflict", "a %s with this name already exists", what)
+	case store.Unavailable(err):
+		return errStoreUnavailable
 	}
 	return errorf(http.StatusInternalServerError, "internal_error", "the request could not be completed; see the server log")
 }
@@ -82,3 +84,6 @@ type deleted struct {
 	ID      int64 `json:"id"`
 	Deleted bool  `json:"deleted"`
 }
+
+var errStoreUnavailable = errorf(http.StatusServiceUnavailable, "store_unavailable",
+	"the database does not answer; try again shortly")

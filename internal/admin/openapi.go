@@ -70,7 +70,7 @@ func (a *API) document() schema {
 			"title":   "Turnpike administration API",
 			"version": a.d.Version,
 			"description": "Every route of /api (and /healthz, /metrics). x-turnpike-access says who may call each: " +
-				"public, user, admin or root (roles rank root > admin > user; a user sees only its own records). " +
+				"public, session (anyone signed in), user, admin or root (roles rank root > admin > user; a user sees only its own records). " +
 				"Authenticate with the root token as a Bearer, or with the session cookie set by POST /api/auth/login. " +
 				"Errors are {\"error\":{\"code\",\"message\"}}; lists take ?page=&page_size= and answer {\"items\",\"total\"}.",
 		},
@@ -101,6 +101,9 @@ func (a *API) operation(op apiOp, method, pattern string) schema {
 	} else {
 		o["security"] = []schema{{"rootToken": []string{}}, {"session": []string{}}}
 		o["description"] = "Who may call it: " + who + " or a stronger role (401 without a sign-in, 403 below " + who + ")."
+		if who == accessSession {
+			o["description"] = "Who may call it: anyone signed in (a console session, or the root token); 401 otherwise."
+		}
 	}
 	var params []schema
 	for _, m := range pathParam.FindAllStringSubmatch(pattern, -1) {

@@ -11,8 +11,9 @@ import (
 type schema = map[string]any
 
 var (
-	timeType = reflect.TypeFor[time.Time]()
-	rawType  = reflect.TypeFor[json.RawMessage]()
+	timeType   = reflect.TypeFor[time.Time]()
+	rawType    = reflect.TypeFor[json.RawMessage]()
+	numberType = reflect.TypeFor[json.Number]()
 )
 
 // schemaOf describes a Go type as the API writes it with encoding/json, so
@@ -26,6 +27,8 @@ func typeSchema(t reflect.Type) schema {
 		return schema{"type": "string", "format": "date-time"}
 	case t == rawType:
 		return schema{}
+	case t == numberType:
+		return schema{"type": "number"} // encoding/json writes its digits as a number
 	}
 	switch t.Kind() {
 	case reflect.Pointer:

@@ -2,9 +2,11 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,6 +134,11 @@ func dump(s snapshot) string {
 		b.WriteString(strings.ReplaceAll(strings.TrimSpace(fmtAny(v)), "\n", " "))
 		b.WriteString("|")
 	}
+	// %+v shows a channel's cost as its address; its JSON is its value.
+	for _, c := range s.channels {
+		cost, _ := json.Marshal(c.Cost)
+		b.Write(cost)
+	}
 	return b.String()
 }
 
@@ -214,7 +221,20 @@ func TestEnsureRootCreatesOnceAndGeneratesAPassword(t *testing.T) {
 	}
 }
 
-func fmtAny(v any) string { return fmt.Sprintf("%+v", v) }
+func fmtAny(v any) string {
+	if chs, ok := v.([]store.Channel); ok {
+		v = channelsWithoutCost(chs)
+	}
+	return fmt.Sprintf("%+v", v)
+}
+
+func channelsWithoutCost(chs []store.Channel) []store.Channel {
+	out := slices.Clone(chs)
+	for i := range out {
+		out[i].Cost = nil
+	}
+	return out
+}
 
 func TestSeedKeepsRolesTheFileDoesNotState(t *testing.T) {
 	e := newEnv(t)
@@ -320,5 +340,29 @@ func TestSeededTieredPriceComparesEqualToTheStoredOne(t *testing.T) {
 	fromFile.Tiers[1].InputPerMTok = 6
 	if samePrice(stored, &fromFile) {
 		t.Fatal("a changed tier compares equal")
+	}
+}
+
+func TestSeededChannelCostIsStoredAndComparesEqual(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	seed := loadSeed(t)
+	if err := Seed(ctx, e.d, seed); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := e.d.Store.Channels().GetByName(ctx, "openai-main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := stored.Cost; c == nil || c.Discount == nil || *c.Discount != 0.8 || c.Prices["text-embedding-3-small"].InputPerMTok != 0.01 {
+		t.Fatalf("stored cost = %+v", stored.Cost)
+	}
+	fromFile, err := channelFromSeed(seed.Channels[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFile.ID, fromFile.CreatedAt, fromFile.UpdatedAt = stored.ID, stored.CreatedAt, stored.UpdatedAt
+	if !sameChannel(stored, fromFile) {
+		t.Fatal("the seeded channel with a cost compares unequal to the stored one, so every start would rewrite it")
 	}
 }

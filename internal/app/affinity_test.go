@@ -130,7 +130,7 @@ func affinityGateway(t testing.TB, price config.SeedPrice, extra ...testkit.Opti
 	p := newCachingProvider(t)
 	opts := append([]testkit.Option{
 		testkit.WithRootToken(affinityRoot),
-		testkit.WithUsers(config.SeedUser{Username: "ann", Password: "pw", Role: "user", Group: "default", Quota: 1_000_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "ann", Password: "pw-longer", Role: "user", Group: "default", Quota: 1_000_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "ann", Key: affinityKey}),
 		testkit.WithChannels(keyedChannels(p.URL)...),
 		testkit.WithModels(map[string]config.SeedPrice{"m": price}),
@@ -353,7 +353,7 @@ func TestPinsHoldAcrossNodesSharingRedis(t *testing.T) {
 	p := newCachingProvider(t)
 	a, b := twoNodes(t,
 		testkit.WithRootToken(affinityRoot),
-		testkit.WithUsers(config.SeedUser{Username: "ann", Password: "pw", Role: "user", Group: "default", Quota: 1_000_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "ann", Password: "pw-longer", Role: "user", Group: "default", Quota: 1_000_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "ann", Key: affinityKey}),
 		testkit.WithChannels(keyedChannels(p.URL)...),
 		testkit.WithModels(map[string]config.SeedPrice{"m": {InputPerMTok: 1, OutputPerMTok: 1}}))

@@ -190,7 +190,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.tasks = task.New(task.Deps{
 		Store: a.Store, Billing: a.Billing, Router: a.Router, Keys: a.Keys, Generations: a.plugins,
 		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, RootToken: cfg.RootToken,
-		APIPrincipal: a.Admin.SessionOrRoot, Limits: a.Limits,
+		APIPrincipal: a.Admin.CheckSessionOrRoot, Limits: a.Limits,
 		Options: task.Options{
 			PollInterval: cfg.PollInterval(), MaxFailures: cfg.TaskPollMaxFails,
 			Timeout: time.Duration(cfg.TaskTimeoutMin) * time.Minute, RetryCount: cfg.RetryCount,
@@ -280,7 +280,7 @@ func (a *App) buildHandler() {
 	mux.Handle("/", fallback(a.tasks, web.Handler()))
 	a.mux = mux
 	audit := &accounts.Auditor{Store: a.adminDeps.Accounts.Store, Principal: a.Admin.SessionOrRoot, Log: a.Log}
-	a.Handler = accept(a.Log, a.Tracer, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, a.changes.announce(mux))))
+	a.Handler = accept(a.Log, a.Tracer, storeGuard(apiStoreTimeout, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, a.changes.announce(mux)))))
 }
 
 // Prepare creates the root user and applies the seed; it returns the

@@ -67,7 +67,7 @@ func TestShutdownFinishesInFlightCallsAndFlushesBilling(t *testing.T) {
 	up := slowUpstream(t, 300*time.Millisecond)
 	weight := 1
 	g := testkit.Start(t,
-		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: 1_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw-longer", Role: "user", Group: "default", Quota: 1_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "alice", Key: "sk-shutdown-test"}),
 		testkit.WithChannels(config.SeedChannel{Name: "c", Type: "openai", BaseURL: up.URL, Key: "k", Models: []string{"m"}, Groups: []string{"default"}, Weight: &weight}),
 		testkit.WithModels(map[string]config.SeedPrice{"m": {InputPerMTok: 1, OutputPerMTok: 1}}),

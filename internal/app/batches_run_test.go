@@ -186,6 +186,12 @@ func TestAGatewayRunBatchKeepsItsConcurrencyAndBillsOnlySuccessfulLines(t *testi
 		bo["id"] != b["id"] || bo["lines"] != float64(8) || bo["failed"] != float64(2) {
 		t.Errorf("usage row = %v", row)
 	}
+	if other["group_ratio"] != 1.0 || other["upstream_cost_usd"] != "0.012" {
+		t.Errorf("batch row's upstream cost = %v at group ratio %v, want its list dollars \"0.012\"", other["upstream_cost_usd"], other["group_ratio"])
+	}
+	if code, rec := g.Do(t, "GET", "/api/reports/reconcile", batchRoot, nil); code != 200 || rec["ok"] != true {
+		t.Errorf("the books after a batch do not reconcile: %d %v", code, rec["differences"])
+	}
 	if after := balance(t, g); before-after != 6000 {
 		t.Errorf("charged %d, want 6 lines × 1000", before-after)
 	}

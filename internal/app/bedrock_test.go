@@ -79,7 +79,7 @@ func bedrockGateway(t *testing.T) (*testkit.Gateway, *bedrocktest.Server) {
 	price := config.SeedPrice{InputPerMTok: 2, OutputPerMTok: 10, CacheReadPerMTok: 0.2, CacheWritePerMTok: 2.5}
 	g := testkit.Start(t,
 		testkit.WithRootToken("root-secret"),
-		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: 1_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw-longer", Role: "user", Group: "default", Quota: 1_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "a", User: "alice", Key: "sk-alice"}),
 		testkit.WithChannels(
 			config.SeedChannel{Name: "bedrock", Type: "aws", BaseURL: fake.URL, Key: key, Models: []string{"claude", "claude-fo"},
@@ -353,7 +353,7 @@ func TestBedrockEmbeddingsAreBilledFromTitansCount(t *testing.T) {
 	weight := 1
 	g := testkit.Start(t,
 		testkit.WithRootToken("root-secret"),
-		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: 1_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw-longer", Role: "user", Group: "default", Quota: 1_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "a", User: "alice", Key: "sk-alice"}),
 		testkit.WithChannels(config.SeedChannel{Name: "titan", Type: "bedrock", BaseURL: fake.URL,
 			Key: bedrockCreds.AccessKeyID + "|" + bedrockCreds.SecretAccessKey, Models: []string{"titan"}, Groups: []string{"default"},

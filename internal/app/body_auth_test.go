@@ -15,7 +15,7 @@ import (
 func TestAnonymousOversizedBodiesAreRefusedBeforeTheyAreRead(t *testing.T) {
 	g := testkit.Start(t,
 		testkit.WithConfig(func(c *config.Config) { c.RequestBodyLimitMB = 1 }),
-		testkit.WithUsers(config.SeedUser{Username: "eve", Password: "pw", Role: "user", Group: "default", Quota: 1000}),
+		testkit.WithUsers(config.SeedUser{Username: "eve", Password: "pw-longer", Role: "user", Group: "default", Quota: 1000}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "eve", Key: "sk-eve"}),
 	)
 	big := bytes.Repeat([]byte("a"), 2<<20)

@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
+	"github.com/turnpike-gw/turnpike/internal/testkit/redisproc"
 )
 
 const booksRoot = "root-token-for-books-tests"
@@ -68,15 +70,23 @@ func booksUpstream(t *testing.T) (*httptest.Server, *atomic.Int32) {
 // discount, the margin sums them, the books reconcile, and a lost usage row
 // is found by the API and by the command.
 func TestTheBooksOfAMixedRun(t *testing.T) {
+	t.Run("balances in memory", func(t *testing.T) { booksOfAMixedRun(t) })
+	t.Run("balances in Redis", func(t *testing.T) {
+		rs := redisproc.Start(t)
+		booksOfAMixedRun(t, testkit.WithConfig(func(c *config.Config) { c.Redis = rs.URL() }))
+	})
+}
+
+func booksOfAMixedRun(t *testing.T, opts ...testkit.Option) {
 	up, calls := booksUpstream(t)
 	keyQuota := int64(5_000_000)
-	g := testkit.Start(t, testkit.WithRootToken(booksRoot),
+	g := testkit.Start(t, append(opts, testkit.WithRootToken(booksRoot),
 		testkit.WithUsers(config.SeedUser{Username: "ann", Password: "ann-password", Role: "user", Group: "default", Quota: 10_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "ann-key", User: "ann", Key: "sk-ann-books", Quota: &keyQuota}),
 		testkit.WithChannels(config.SeedChannel{Name: "discounted", Type: "openai", BaseURL: up.URL, Key: "books-upstream-key",
 			Models: []string{"gpt-x"}, Groups: []string{"default"}, Cost: map[string]any{"discount": 0.5}}),
 		// 1000 × $2 + 500 × $8 per million tokens = $0.006 = 3000 quota units; upstream pays half.
-		testkit.WithModels(map[string]config.SeedPrice{"gpt-x": {InputPerMTok: 2, OutputPerMTok: 8}}))
+		testkit.WithModels(map[string]config.SeedPrice{"gpt-x": {InputPerMTok: 2, OutputPerMTok: 8}}))...)
 
 	chat := func(content string) map[string]any {
 		return map[string]any{"model": "gpt-x", "messages": []any{map[string]any{"role": "user", "content": content}}}
@@ -139,8 +149,8 @@ func TestTheBooksOfAMixedRun(t *testing.T) {
 	if code != 200 || len(items) != 1 {
 		t.Fatalf("margin: %d %v", code, margin)
 	}
-	want := map[string]any{"name": "discounted", "requests": 3.0, "charged_quota": float64(charged), "charged_usd": usd(charged, 500_000),
-		"upstream_cost_usd": usd(charged, 1_000_000), "margin_usd": usd(charged, 1_000_000)}
+	want := map[string]any{"name": "discounted", "requests": 3.0, "charged_quota": float64(charged), "charged_usd": usdNumber(charged, 500_000),
+		"upstream_cost_usd": usdNumber(charged, 1_000_000), "margin_usd": usdNumber(charged, 1_000_000)}
 	for k, v := range want {
 		if got := items[0].(map[string]any)[k]; got != v {
 			t.Errorf("margin %s = %v, want %v (%v)", k, got, v, items[0])
@@ -180,6 +190,12 @@ func TestTheBooksOfAMixedRun(t *testing.T) {
 func usd(n, d int64) string {
 	s := strings.TrimRight(big.NewRat(n, d).FloatString(12), "0")
 	return strings.TrimSuffix(s, ".")
+}
+
+// usdNumber is usd as the JSON number a report writes.
+func usdNumber(n, d int64) float64 {
+	f, _ := strconv.ParseFloat(usd(n, d), 64)
+	return f
 }
 
 // leaveStream starts a streamed call and closes it after the first chunk.
@@ -242,4 +258,44 @@ func reconcileCommand(t *testing.T, g *testkit.Gateway) int {
 		t.Errorf("reconcile's complaint %q names no usage row", errb.String())
 	}
 	return code
+}
+
+// Every chat surface's consume row records the call's upstream cost at the
+// channel's own price for the model it was mapped to, whatever the
+// caller's group ratio.
+func TestEverySurfaceRecordsItsUpstreamCostAtTheChannelsPrice(t *testing.T) {
+	up := fakeOpenAIChat(t, func(r *http.Request) bool {
+		return r.URL.Path == "/v1/chat/completions" && r.Header.Get("Authorization") == "Bearer own-price-key"
+	})
+	g := testkit.Start(t, testkit.WithRootToken(booksRoot), testkit.WithGroups(map[string]float64{"default": 1, "vip": 0.5}),
+		testkit.WithUsers(config.SeedUser{Username: "vic", Password: "vic-password", Role: "user", Group: "vip", Quota: 10_000_000}),
+		testkit.WithTokens(config.SeedToken{Name: "k", User: "vic", Key: "sk-vic-books"}),
+		testkit.WithChannels(config.SeedChannel{Name: "own-price", Type: "openai", BaseURL: up.URL, Key: "own-price-key",
+			Models: []string{"gpt-4o"}, Groups: []string{"vip"}, ModelMapping: map[string]string{"gpt-4o": "gpt-4o-2024"},
+			Cost: map[string]any{"discount": 0.9, "prices": map[string]any{"gpt-4o-2024": map[string]any{"input_per_mtok": 0.5, "output_per_mtok": 1}}}}),
+		// 1000 × $1 + 500 × $2 per million = $0.002, 500 units at vip's 0.5;
+		// the channel pays 1000 × $0.5 + 500 × $1 per million = $0.001.
+		testkit.WithModels(map[string]config.SeedPrice{"gpt-4o": {InputPerMTok: 1, OutputPerMTok: 2}}))
+	calls := testkit.SurfaceCalls("gpt-4o")
+	for _, c := range calls {
+		if code, body := g.DoSurface(t, c, "sk-vic-books"); code != 200 {
+			t.Fatalf("%s: %d %s", c.Name, code, body)
+		}
+	}
+	var rows []any
+	testkit.WaitFor(10*time.Second, 50*time.Millisecond, func() bool {
+		_, logs := g.Do(t, "GET", "/api/logs?type=consume&page_size=50", booksRoot, nil)
+		rows, _ = logs["items"].([]any)
+		return len(rows) == len(calls)
+	})
+	if len(rows) != len(calls) {
+		t.Fatalf("consume rows: %d, want %d", len(rows), len(calls))
+	}
+	for _, r := range rows {
+		row := r.(map[string]any)
+		other := row["other"].(map[string]any)
+		if row["quota"] != 500.0 || other["upstream_cost_usd"] != "0.001" {
+			t.Errorf("%v row: quota %v, upstream cost %v; want 500 and \"0.001\"", other["surface"], row["quota"], other["upstream_cost_usd"])
+		}
+	}
 }

@@ -306,7 +306,7 @@ func cohereGateway(t *testing.T, f *fakeCohere) *testkit.Gateway {
 	weight := 1
 	return testkit.Start(t,
 		testkit.WithRootToken(cohereRoot),
-		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: 10_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw-longer", Role: "user", Group: "default", Quota: 10_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "alice", Key: cohereClient}),
 		testkit.WithChannels(config.SeedChannel{Name: "cohere", Type: "cohere", BaseURL: f.URL, Key: cohereKey,
 			Models: []string{cohereChat, cohereEmbed, cohereRerank}, Groups: []string{"default"}, Weight: &weight,

@@ -28,26 +28,29 @@ func TestKilledGatewayWithRedisChargesEveryCallItAnswered(t *testing.T) {
 	cfgPath := writeCrashConfig(t, dir, dbPath, up.URL)
 
 	first := startGateway(t, bin, cfgPath, "TURNPIKE_REDIS="+rs.URL())
+	first.showLogOnFailure(t, "killed")
 	calls := driveLoad(t, first.url, 1500*time.Millisecond, first.kill)
 	if calls.ok.Load() == 0 || calls.inFlight.Load() == 0 {
 		t.Fatalf("the load did not overlap the kill: %d answered, %d in flight", calls.ok.Load(), calls.inFlight.Load())
 	}
 
 	second := startGateway(t, bin, cfgPath, "TURNPIKE_REDIS="+rs.URL())
+	second.showLogOnFailure(t, "restarted")
 	defer second.stop(t)
 	st := openBooks(t, dbPath)
 	waitNoOpenHolds(t, st, 15*time.Second)
+	// The sweep writes the journaled settles once the dead node's lease
+	// lapsed; on a loaded machine that can take a while.
+	consumed := countConsumed(t, st)
+	for deadline := time.Now().Add(20 * time.Second); int64(consumed) < calls.ok.Load() && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		consumed = countConsumed(t, st)
+	}
 	// A reserve that never reached the database leaves no hold to wait
 	// for, only a journal record, given back once the dead node's lease
 	// lapsed: wait for the live balances to agree before judging them.
 	waitLiveEqualsDatabase(t, st, second.url, 15*time.Second)
 	checkBooks(t, st, second.url)
-	consumed := 0
-	for _, l := range allLogs(t, st, store.LogFilter{}) {
-		if l.Type == store.LogConsume {
-			consumed++
-		}
-	}
 	if int64(consumed) != calls.ok.Load() {
 		t.Fatalf("%d calls answered 200 before the kill, %d consume rows: an answered call went unbilled (or one was billed twice)",
 			calls.ok.Load(), consumed)
@@ -71,4 +74,14 @@ func waitLiveEqualsDatabase(t *testing.T, st store.Store, url string, limit time
 			return
 		}
 	}
+}
+
+func countConsumed(t *testing.T, st store.Store) int {
+	n := 0
+	for _, l := range allLogs(t, st, store.LogFilter{}) {
+		if l.Type == store.LogConsume {
+			n++
+		}
+	}
+	return n
 }

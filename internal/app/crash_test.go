@@ -141,6 +141,18 @@ type gateway struct {
 	cmd  *exec.Cmd
 	url  string
 	done chan error
+	// logPath is the process's stderr, shown when a test fails.
+	logPath string
+}
+
+// showLogOnFailure prints the gateway's log if t has failed by its end.
+func (g *gateway) showLogOnFailure(t *testing.T, name string) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := os.ReadFile(g.logPath)
+			t.Logf("%s gateway log:\n%s", name, out)
+		}
+	})
 }
 
 // startGateway starts the binary with cfgPath; env adds to (and wins over)
@@ -167,7 +179,7 @@ func startGateway(t *testing.T, bin, cfgPath string, env ...string) *gateway {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	g := &gateway{cmd: cmd, url: "http://" + addr, done: make(chan error, 1)}
+	g := &gateway{cmd: cmd, url: "http://" + addr, done: make(chan error, 1), logPath: logs.Name()}
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)

@@ -116,7 +116,7 @@ var affinityOff = map[string]any{"enabled": false}
 func healthGateway(t *testing.T, extra []testkit.Option, channels ...config.SeedChannel) (*testkit.Gateway, *manualClock) {
 	opts := append([]testkit.Option{
 		testkit.WithRootToken(healthRoot),
-		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: 10_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw-longer", Role: "user", Group: "default", Quota: 10_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "alice", Key: healthKey}),
 		testkit.WithChannels(channels...),
 		// Every call of these tests is the same conversation: cache

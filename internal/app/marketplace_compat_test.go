@@ -111,7 +111,7 @@ func TestPublishedMarketplacePluginsRunUnchanged(t *testing.T) {
 	g := testkit.Start(t,
 		testkit.WithRootToken("root-secret"),
 		testkit.WithPollInterval(50*time.Millisecond),
-		testkit.WithUsers(config.SeedUser{Username: "mia", Password: "pw", Role: "user", Group: "default", Quota: 10_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "mia", Password: "pw-longer", Role: "user", Group: "default", Quota: 10_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "mia", Key: "sk-market-user"}),
 		testkit.WithModels(prices),
 	)

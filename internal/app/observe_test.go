@@ -40,7 +40,7 @@ func observedGateway(t *testing.T, opts ...testkit.Option) (*testkit.Gateway, *a
 	all := append([]testkit.Option{
 		testkit.WithRootToken("root-secret"),
 		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "alice-pw", Role: "user", Group: "default", Quota: 1_000_000},
-			config.SeedUser{Username: "bob", Password: "bob-pw", Role: "user", Group: "default", Quota: 1_000_000}),
+			config.SeedUser{Username: "bob", Password: "bob-password", Role: "user", Group: "default", Quota: 1_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "a", User: "alice", Key: "sk-alice"}, config.SeedToken{Name: "b", User: "bob", Key: "sk-bob"},
 			config.SeedToken{Name: "l", User: "alice", Key: "sk-limited", SeedRate: config.SeedRate{RPM: 1}}),
 		testkit.WithChannels(
@@ -206,7 +206,7 @@ func TestALogRowShowsHowTheCallWasRouted(t *testing.T) {
 			case "sk-alice-session":
 				req.AddCookie(g.Login(t, "alice", "alice-pw"))
 			case "sk-bob-session":
-				req.AddCookie(g.Login(t, "bob", "bob-pw"))
+				req.AddCookie(g.Login(t, "bob", "bob-password"))
 			case "":
 			default:
 				req.Header.Set("Authorization", "Bearer "+tc.bearer)

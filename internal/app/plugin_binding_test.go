@@ -73,7 +73,7 @@ func TestPluginsGetChatChannelKeysOnlyWhenTheChannelConsents(t *testing.T) {
 	}
 	g := testkit.Start(t,
 		testkit.WithRootToken("root-secret"),
-		testkit.WithUsers(config.SeedUser{Username: "bob", Password: "pw", Role: "user", Group: "default", Quota: 1_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "bob", Password: "pw-longer", Role: "user", Group: "default", Quota: 1_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "bob", Key: "sk-bob"}),
 		testkit.WithModels(prices),
 	)

@@ -12,7 +12,7 @@ import (
 func TestListingsAndLookupsGiveNothingAway(t *testing.T) {
 	const rootToken = "root-token-for-probing-tests"
 	g := testkit.Start(t, testkit.WithRootToken(rootToken),
-		testkit.WithUsers(config.SeedUser{Username: "u", Password: "u-pass", Role: "user", Group: "default"}),
+		testkit.WithUsers(config.SeedUser{Username: "u", Password: "u-password", Role: "user", Group: "default"}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "u", Key: "sk-probing-test-key"}))
 	cases := []struct {
 		name, path, bearer string

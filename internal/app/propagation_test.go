@@ -56,8 +56,8 @@ func TestAdminChangesReachTheOtherNodeWithinTwoSeconds(t *testing.T) {
 	seed := []testkit.Option{
 		testkit.WithRootToken("root-secret"),
 		testkit.WithConfig(func(c *config.Config) { c.Database, c.Redis = dsn, rurl }),
-		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Group: "default", Quota: 100_000_000},
-			config.SeedUser{Username: "bob", Password: "pw", Group: "default", Quota: 100_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw-longer", Group: "default", Quota: 100_000_000},
+			config.SeedUser{Username: "bob", Password: "pw-longer", Group: "default", Quota: 100_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "k1", User: "alice", Key: "sk-prop-k1"},
 			config.SeedToken{Name: "k2", User: "alice", Key: "sk-prop-k2"},
 			config.SeedToken{Name: "kb", User: "bob", Key: "sk-prop-kb"}),

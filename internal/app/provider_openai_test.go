@@ -76,7 +76,7 @@ func TestAzureServesEverySurfaceThroughItsDeploymentAndIsBilledExactly(t *testin
 		t.Run(tc.name, func(t *testing.T) {
 			az := fakeAzure(t, tc.path, tc.version, "az-resource-key")
 			g := testkit.Start(t, testkit.WithRootToken("root-secret"),
-				testkit.WithUsers(config.SeedUser{Username: "ann", Password: "pw", Role: "user", Group: "default", Quota: 10_000_000}),
+				testkit.WithUsers(config.SeedUser{Username: "ann", Password: "pw-longer", Role: "user", Group: "default", Quota: 10_000_000}),
 				testkit.WithTokens(config.SeedToken{Name: "k", User: "ann", Key: "sk-ann"}),
 				testkit.WithChannels(config.SeedChannel{Name: "az", Type: "azure", BaseURL: az.URL, Key: "az-resource-key",
 					Models: []string{"gpt-4o"}, Groups: []string{"default"}, Settings: tc.settings}),
@@ -116,7 +116,7 @@ func TestPresetsReachTheirProviderPathThroughEverySurface(t *testing.T) {
 					(tc.typ != "openrouter" || r.Header.Get("X-Title") == "turnpike")
 			})
 			g := testkit.Start(t, testkit.WithRootToken("root-secret"),
-				testkit.WithUsers(config.SeedUser{Username: "ann", Password: "pw", Role: "user", Group: "default", Quota: 10_000_000}),
+				testkit.WithUsers(config.SeedUser{Username: "ann", Password: "pw-longer", Role: "user", Group: "default", Quota: 10_000_000}),
 				testkit.WithTokens(config.SeedToken{Name: "k", User: "ann", Key: "sk-ann"}),
 				testkit.WithChannels(config.SeedChannel{Name: "p", Type: tc.typ, BaseURL: up.URL, Key: "preset-key",
 					Models: []string{"m-1"}, Groups: []string{"default"}, Settings: tc.settings}),

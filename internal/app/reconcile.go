@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/books"
-	"github.com/turnpike-gw/turnpike/internal/config"
-	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
 // reconcileCommand prints the reconciliation GET /api/reports/reconcile
@@ -27,15 +25,9 @@ func reconcileCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 		fmt.Fprintln(stderr, "turnpike: reconcile:", err)
 		return 2
 	}
-	cfg, err := config.Load(*cfgPath, getenv)
-	if err != nil {
-		fmt.Fprintln(stderr, "turnpike:", err)
-		return 1
-	}
 	ctx := context.Background()
-	st, err := sqlstore.OpenStore(ctx, cfg.Database)
-	if err != nil {
-		fmt.Fprintln(stderr, "turnpike: reconcile:", err)
+	_, st, ok := commandStore(ctx, *cfgPath, getenv, stderr)
+	if !ok {
 		return 1
 	}
 	defer st.Close()

@@ -45,7 +45,7 @@ func TestUpstreamRedirectsAreNotFollowed(t *testing.T) {
 	weight := 1
 	g := testkit.Start(t,
 		testkit.WithRootToken("root-secret"),
-		testkit.WithUsers(config.SeedUser{Username: "bob", Password: "pw", Role: "user", Group: "default", Quota: 1_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "bob", Password: "pw-longer", Role: "user", Group: "default", Quota: 1_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "bob", Key: "sk-bob"}),
 		testkit.WithChannels(config.SeedChannel{Name: "chat", Type: "openai", BaseURL: redirect.URL, Key: "channel-secret",
 			Models: []string{"chat-model"}, Groups: []string{"default"}, Weight: &weight}),

@@ -22,7 +22,7 @@ func taskGateway(t *testing.T, limits string) (*testkit.Gateway, *vendor) {
 		t.Fatal(err)
 	}
 	g := testkit.Start(t, testkit.WithRootToken("root-secret"), testkit.WithPollInterval(50*time.Millisecond),
-		testkit.WithUsers(config.SeedUser{Username: "bob", Password: "pw", Role: "user", Group: "default", Quota: 10_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "bob", Password: "pw-longer", Role: "user", Group: "default", Quota: 10_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "bob", Key: "sk-task-user"}),
 		testkit.WithModels(map[string]config.SeedPrice{"acme-v1": {PerCall: 0.1}}))
 	if code, body := g.Do(t, "POST", "/api/plugin/task", "root-secret", map[string]any{"source": string(src)}); code/100 != 2 {

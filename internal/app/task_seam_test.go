@@ -36,7 +36,7 @@ func seamGateway(t *testing.T, up string, quota int64, limits string) (*testkit.
 	}
 	weight := 1
 	g := testkit.Start(t, testkit.WithRootToken("root-secret"), testkit.WithPollInterval(50*time.Millisecond),
-		testkit.WithUsers(config.SeedUser{Username: "bob", Password: "pw", Role: "user", Group: "default", Quota: quota}),
+		testkit.WithUsers(config.SeedUser{Username: "bob", Password: "pw-longer", Role: "user", Group: "default", Quota: quota}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "bob", Key: "sk-task-user"}),
 		testkit.WithChannels(config.SeedChannel{Name: "chat", Type: "openai", BaseURL: up, Key: "k", Models: []string{"m"},
 			Groups: []string{"default"}, Weight: &weight, Settings: map[string]any{"failure_threshold": 1000}}),

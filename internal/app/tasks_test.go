@@ -89,7 +89,7 @@ func TestUploadedPluginRunsTasksAcrossARestart(t *testing.T) {
 	g := testkit.Start(t,
 		testkit.WithRootToken("root-secret"),
 		testkit.WithPollInterval(50*time.Millisecond),
-		testkit.WithUsers(config.SeedUser{Username: "bob", Password: "pw", Role: "user", Group: "default", Quota: 1_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "bob", Password: "pw-longer", Role: "user", Group: "default", Quota: 1_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "k", User: "bob", Key: "sk-task-user"}),
 		testkit.WithModels(map[string]config.SeedPrice{"acme-v1": {PerCall: 0.1}}),
 	)

@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
-	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/store"
-	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
 const tokenUsage = "usage: turnpike token rotate ID [--grace 10m] [--config FILE]\n"
@@ -45,15 +43,9 @@ func tokenCommand(args []string, stdout, stderr io.Writer, getenv func(string) s
 		fmt.Fprintf(stderr, "turnpike: token id %q: want the key's number (see GET /api/tokens)\n", named[0])
 		return 2
 	}
-	cfg, err := config.Load(*cfgPath, getenv)
-	if err != nil {
-		fmt.Fprintln(stderr, "turnpike:", err)
-		return 1
-	}
 	ctx := context.Background()
-	st, err := sqlstore.OpenStore(ctx, cfg.Database)
-	if err != nil {
-		fmt.Fprintln(stderr, "turnpike:", err)
+	cfg, st, ok := commandStore(ctx, *cfgPath, getenv, stderr)
+	if !ok {
 		return 1
 	}
 	defer st.Close()

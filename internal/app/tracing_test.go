@@ -83,7 +83,7 @@ func TestTracesReachTheOTLPEndpointAndTheUpstream(t *testing.T) {
 	start := func(t *testing.T) *testkit.Gateway {
 		weight := 1
 		return testkit.Start(t, testkit.WithRootToken("root-secret"),
-			testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: 1_000_000}),
+			testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw-longer", Role: "user", Group: "default", Quota: 1_000_000}),
 			testkit.WithTokens(config.SeedToken{Name: "a", User: "alice", Key: "sk-alice"}),
 			testkit.WithChannels(config.SeedChannel{Name: "c", Type: "openai", BaseURL: up.URL, Key: "k", Models: []string{"m"},
 				Groups: []string{"default"}, Weight: &weight, ModelMapping: map[string]string{"m": "up-m"}}),

@@ -61,7 +61,7 @@ func trafficGateway(t *testing.T, up string, quota int64, tokens []config.SeedTo
 	weight := 1
 	all := append([]testkit.Option{
 		testkit.WithRootToken("root-secret"),
-		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: quota}),
+		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw-longer", Role: "user", Group: "default", Quota: quota}),
 		testkit.WithTokens(tokens...),
 		// The tests make the upstream fail on purpose; channel health must
 		// not take the only channel out under them.
@@ -246,8 +246,8 @@ func TestGroupLimitsApplyToUsersWithoutTheirOwn(t *testing.T) {
 			c.Groups = map[string]float64{"default": 1, "vip": 0.5}
 			c.GroupLimits = map[string]config.SeedRate{"vip": {RPM: 1}}
 			c.Users = append(c.Users,
-				config.SeedUser{Username: "bob", Password: "pw", Group: "vip", Quota: 1_000_000},
-				config.SeedUser{Username: "carol", Password: "pw", Group: "vip", Quota: 1_000_000, SeedRate: config.SeedRate{RPM: 3}})
+				config.SeedUser{Username: "bob", Password: "pw-longer", Group: "vip", Quota: 1_000_000},
+				config.SeedUser{Username: "carol", Password: "pw-longer", Group: "vip", Quota: 1_000_000, SeedRate: config.SeedRate{RPM: 3}})
 			c.Tokens = append(c.Tokens,
 				config.SeedToken{Name: "b", User: "bob", Key: "sk-bob-key-1"},
 				config.SeedToken{Name: "c", User: "carol", Key: "sk-carol-key"})

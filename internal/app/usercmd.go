@@ -55,15 +55,9 @@ func userCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, geten
 		fmt.Fprintln(stderr, "turnpike:", err)
 		return 1
 	}
-	cfg, err := config.Load(*cfgPath, getenv)
-	if err != nil {
-		fmt.Fprintln(stderr, "turnpike:", err)
-		return 1
-	}
 	ctx := context.Background()
-	st, err := sqlstore.OpenStore(ctx, cfg.Database)
-	if err != nil {
-		fmt.Fprintln(stderr, "turnpike:", err)
+	_, st, ok := commandStore(ctx, *cfgPath, getenv, stderr)
+	if !ok {
 		return 1
 	}
 	defer st.Close()
@@ -140,4 +134,21 @@ func resetPassword(ctx context.Context, st store.Store, username, password strin
 		return err
 	}
 	return st.Sessions().DeleteUser(ctx, u.ID, "")
+}
+
+// commandStore loads the configuration and opens its database for a
+// command that works on the records; what goes wrong is told to stderr
+// and ok is false.
+func commandStore(ctx context.Context, cfgPath string, getenv func(string) string, stderr io.Writer) (cfg config.Config, st *sqlstore.Store, ok bool) {
+	cfg, err := config.Load(cfgPath, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "turnpike:", err)
+		return cfg, nil, false
+	}
+	st, err = sqlstore.OpenStore(ctx, cfg.Database)
+	if err != nil {
+		fmt.Fprintln(stderr, "turnpike:", err)
+		return cfg, nil, false
+	}
+	return cfg, st, true
 }

@@ -285,7 +285,7 @@ func TestVertexChannelServesGeminiAndClaudeOnEverySurfaceBilledExactly(t *testin
 	fake, key := newVertexFake(t)
 	g := testkit.Start(t,
 		testkit.WithRootToken(healthRoot),
-		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: 10_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw-longer", Role: "user", Group: "default", Quota: 10_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "vx", User: "alice", Key: vertexKey}),
 		testkit.WithModels(map[string]config.SeedPrice{
 			vertexGemini:   {InputPerMTok: 2, OutputPerMTok: 4},
@@ -398,7 +398,7 @@ func TestVertexTokenRefusalIsAnUpstreamFailureWithoutSecrets(t *testing.T) {
 	key = strings.Replace(key, fake.URL+"/token", refusing.URL+"/token", 1)
 	g := testkit.Start(t,
 		testkit.WithRootToken(healthRoot),
-		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: 10_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw-longer", Role: "user", Group: "default", Quota: 10_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "vx", User: "alice", Key: vertexKey}),
 		testkit.WithModels(map[string]config.SeedPrice{vertexGemini: {InputPerMTok: 2, OutputPerMTok: 4}}),
 		testkit.WithChannels(config.SeedChannel{Name: "vertex", Type: "vertex", BaseURL: fake.URL, Key: key,
@@ -421,7 +421,7 @@ func TestVertexEmbeddingsArePredictionsBilledByTheirTokenCounts(t *testing.T) {
 	fake, key := newVertexFake(t)
 	g := testkit.Start(t,
 		testkit.WithRootToken(healthRoot),
-		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw", Role: "user", Group: "default", Quota: 10_000_000}),
+		testkit.WithUsers(config.SeedUser{Username: "alice", Password: "pw-longer", Role: "user", Group: "default", Quota: 10_000_000}),
 		testkit.WithTokens(config.SeedToken{Name: "vx", User: "alice", Key: vertexKey}),
 		// 7 tokens × $1000 per million × 500,000 quota per dollar = 3500.
 		testkit.WithModels(map[string]config.SeedPrice{"text-embedding-005": {InputPerMTok: 1000}}),

@@ -1,5 +1,7 @@
 package auth
 
+import "github.com/turnpike-gw/turnpike/internal/config"
+
 // The demo's credentials are published (README, `turnpike demo`), so
 // anyone knows them: a gateway that is not the demo never accepts them
 // (CONTRACT §16), even when its database came from a demo run or a seed
@@ -11,7 +13,7 @@ const (
 )
 
 // MinPasswordLen is the shortest password any account may have.
-const MinPasswordLen = 8
+const MinPasswordLen = config.MinPasswordLen
 
 // AllowDemoKey makes k accept the demo's published key; only `turnpike
 // demo` does.

@@ -227,6 +227,9 @@ func (s *Service) bill(ctx context.Context, b *store.Batch) {
 		row.Type, row.Quota = store.LogConsume, mb.quota
 		charged += mb.quota
 		o := admission.Other{Endpoint: "batch", GroupRatio: s.Billing.Ratio(b.Group)}
+		// The lines are not kept with their channels, so a batch costs its
+		// list (batch) price upstream: the row's dollars before the ratio.
+		o.UpstreamCostUSD = admission.USD(admission.QuotaUSD(mb.quota, s.Billing.QuotaPerUSD(), o.GroupRatio))
 		row.Other = admission.MarshalOther(&o, map[string]any{
 			"batch": map[string]any{"id": b.PublicID, "lines": h.Lines, "failed": h.Lines - mb.ok}})
 		if _, err := s.Billing.RestoreHold(acct, h.Key, h.Reserved).SettleNow(ctx, mb.quota, &row); err != nil {

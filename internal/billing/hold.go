@@ -142,6 +142,15 @@ func (h *Hold) end(ctx context.Context, kind string, delta int64, it store.Billi
 	case err != nil:
 		// An account deleted meanwhile, or Redis away (a rebuild follows).
 		s.writer.log.Warn(kind+" could not adjust the live balance", "key", h.key, "err", err)
+		if _, shared := s.balances.(Journal); shared && kind == store.LedgerSettle {
+			// Not journaled, so a crash before the next batch would lose an
+			// answered call: write it now instead.
+			fctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			if err := s.writer.Flush(fctx); err != nil {
+				s.writer.log.Warn("settle not written at once; it stays queued", "key", h.key, "err", err)
+			}
+		}
 	}
 }
 

@@ -16,17 +16,16 @@ import (
 var Groupings = []string{"channel", "model", "user", "token"}
 
 // MarginItem is one group's line of the margin report. Dollar figures
-// are decimal strings, like the rows' upstream_cost_usd, so sums stay
-// exact.
+// are JSON numbers written with the exact decimal digits of the sums.
 type MarginItem struct {
 	Key string `json:"key"`
 	// Name is the channel's, user's or key's name where Key is its id.
-	Name            string `json:"name,omitempty"`
-	Requests        int64  `json:"requests"`
-	ChargedQuota    int64  `json:"charged_quota"`
-	ChargedUSD      string `json:"charged_usd"`
-	UpstreamCostUSD string `json:"upstream_cost_usd"`
-	MarginUSD       string `json:"margin_usd"`
+	Name            string      `json:"name,omitempty"`
+	Requests        int64       `json:"requests"`
+	ChargedQuota    int64       `json:"charged_quota"`
+	ChargedUSD      json.Number `json:"charged_usd"`
+	UpstreamCostUSD json.Number `json:"upstream_cost_usd"`
+	MarginUSD       json.Number `json:"margin_usd"`
 }
 
 // rowCost is the part of a row's other the margin reads.
@@ -83,7 +82,7 @@ func Margin(ctx context.Context, st store.Store, w store.Window, groupBy string,
 		charged := big.NewRat(s.quota, quotaPerUSD)
 		margin := new(big.Rat).Sub(charged, &s.cost)
 		items = append(items, MarginItem{Key: k, Requests: s.requests, ChargedQuota: s.quota,
-			ChargedUSD: admission.USD(charged), UpstreamCostUSD: admission.USD(&s.cost), MarginUSD: admission.USD(margin)})
+			ChargedUSD: number(charged), UpstreamCostUSD: number(&s.cost), MarginUSD: number(margin)})
 	}
 	sort.Slice(items, func(i, j int) bool {
 		if items[i].ChargedQuota != items[j].ChargedQuota {
@@ -142,3 +141,6 @@ func nameItems(ctx context.Context, st store.Store, by string, items []MarginIte
 		items[i].Name = name
 	}
 }
+
+// number is an exact dollar amount as a JSON number.
+func number(r *big.Rat) json.Number { return json.Number(admission.USD(r)) }

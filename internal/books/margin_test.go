@@ -2,7 +2,9 @@ package books
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +60,11 @@ func TestMarginSumsChargesAndUpstreamCostsPerGroup(t *testing.T) {
 				}
 			}
 		})
+	}
+	raw, err := json.Marshal(MarginItem{Key: "1", ChargedUSD: "3.6", UpstreamCostUSD: "2.475", MarginUSD: "1.125"})
+	must(t, err)
+	if want := `"charged_usd":3.6,"upstream_cost_usd":2.475,"margin_usd":1.125`; !strings.Contains(string(raw), want) {
+		t.Errorf("item JSON %s, want the dollars as exact numbers %s", raw, want)
 	}
 	var bad ErrGrouping
 	if _, err := Margin(ctx, e.st, w, "group", 500_000); !errors.As(err, &bad) {

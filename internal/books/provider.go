@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -29,14 +28,14 @@ const MaxProviderRows = 200_000
 // FlagPct is how far apart ours and theirs may be before a line is flagged.
 const FlagPct = 2.0
 
-// Usage is one side of a provider comparison line. CostUSD is empty
-// where that side has no cost.
+// Usage is one side of a provider comparison line. CostUSD is null where
+// that side has no cost.
 type Usage struct {
-	Requests     int64  `json:"requests"`
-	InputTokens  int64  `json:"input_tokens"`
-	OutputTokens int64  `json:"output_tokens"`
-	CostUSD      string `json:"cost_usd"`
-	cost         *big.Rat // nil: this side has no cost
+	Requests     int64        `json:"requests"`
+	InputTokens  int64        `json:"input_tokens"`
+	OutputTokens int64        `json:"output_tokens"`
+	CostUSD      *json.Number `json:"cost_usd"`
+	cost         *big.Rat     // nil: this side has no cost
 }
 
 // ProviderLine is one day and model: our rows routed to the channel beside
@@ -132,7 +131,8 @@ func ParseProviderCSV(r io.Reader) (map[lineKey]*Usage, error) {
 			if !ok || c.Sign() < 0 {
 				return nil, csvErr("line %d: cost_usd %q is not a dollar amount of zero or more", line, v)
 			}
-			u.cost, u.CostUSD = c, admission.USD(c)
+			n := number(c)
+			u.cost, u.CostUSD = c, &n
 		}
 		k := lineKey{day.Format(time.DateOnly), model}
 		if out[k] != nil {
@@ -248,7 +248,8 @@ func CompareProvider(ctx context.Context, st store.Store, channelID int64, their
 
 func (rep *ProviderReport) add(k lineKey, ours, theirs *Usage) {
 	if ours.cost != nil {
-		ours.CostUSD = admission.USD(ours.cost)
+		n := number(ours.cost)
+		ours.CostUSD = &n
 	}
 	l := ProviderLine{Date: k.date, Model: k.model, Ours: *ours, Theirs: *theirs}
 	if ours.cost != nil && theirs.cost != nil {

@@ -43,6 +43,7 @@ type Account struct {
 // Checks a Difference names.
 const (
 	CheckLedgerRows   = "ledger_vs_rows"
+	CheckCallsRows    = "calls_vs_rows"
 	CheckBalanceSpend = "balance_vs_spend"
 )
 
@@ -65,6 +66,10 @@ type books struct {
 	booked int64
 	open   int64 // growth of the call reservations open
 	rows   int64
+	// settled is the calls the ledger settled and callRows their consume
+	// rows: one each, so a lost row of a call that cost nothing (a free
+	// model) shows too.
+	settled, callRows int64
 }
 
 type ledgerRead struct {
@@ -83,9 +88,9 @@ func account(m map[int64]*books, id int64) *books {
 }
 
 // Reconcile proves, per user and per key over w, that the ledger's entries
-// equal the usage rows and that the balance moved by the net spend. now
-// decides whether the stored balances and open holds describe w's end
-// (a window ending now or later) or the ledger alone does.
+// equal the usage rows and that the balance moved by the net spend. For a
+// window ending at now or later, the reservations still open from before
+// it (the open holds) are counted too.
 //
 // A call's usage row is written with the end of its reservation, so its
 // reserve and settle are booked together when it ends, and a reservation
@@ -232,6 +237,9 @@ func book(b *books, e store.LedgerEntry, delta int64, call bool) {
 	case e.Kind == store.LedgerReserve:
 		b.open -= delta
 	default:
+		if e.Kind == store.LedgerSettle {
+			b.settled++
+		}
 		// A call's end: its row says the charge (Used); the reservation
 		// it ends (Used + delta) is no longer open.
 		b.booked -= e.Used
@@ -268,14 +276,23 @@ func (lr *ledgerRead) row(t store.LogTotal) {
 		v = t.Quota
 	}
 	keyQuota := t.TokenID != 0 && (t.Type == store.LogTopUp || t.Type == store.LogAdjust)
+	if t.UserID == 0 {
+		return // a row of no account (a call refused before its key was known) moves nothing
+	}
+	var calls int64
+	if t.Type == store.LogConsume && !t.Task {
+		calls = t.Rows
+	}
 	if !keyQuota {
 		b := account(lr.users, t.UserID)
 		b.rows += v
+		b.callRows += calls
 		b.active = true
 	}
 	if t.TokenID != 0 {
 		b := account(lr.tokens, t.TokenID)
 		b.rows += v
+		b.callRows += calls
 		b.owner, b.active = t.UserID, true
 	}
 }
@@ -295,6 +312,13 @@ func (rep *Report) add(a Account, b *books, kind string) {
 			Check: CheckLedgerRows, Expected: a.LedgerSum, Actual: a.RowsSum,
 			Message: fmt.Sprintf("%s: the ledger books %d quota units in the window but its usage rows sum to %d (%+d): a usage row is missing, extra or altered",
 				name, a.LedgerSum, a.RowsSum, a.RowsSum-a.LedgerSum)})
+	}
+	if b.settled != b.callRows {
+		a.OK = false
+		rep.Differences = append(rep.Differences, Difference{Account: kind, UserID: a.UserID, TokenID: a.TokenID,
+			Check: CheckCallsRows, Expected: b.settled, Actual: b.callRows,
+			Message: fmt.Sprintf("%s: the ledger settled %d calls in the window but %d consume rows record them: a usage row is missing or extra",
+				name, b.settled, b.callRows)})
 	}
 	if moved := a.BalanceStart - a.BalanceEnd; moved != a.NetSpend {
 		a.OK = false

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
@@ -64,7 +65,15 @@ func (e *ledgerEnv) reserve(tok *store.Token, key string, amount int64) *billing
 }
 
 func (e *ledgerEnv) row(tok *store.Token, typ string, quota int64) store.UsageLog {
-	return store.UsageLog{Type: typ, UserID: e.user.ID, TokenID: tok.ID, Model: "m", Quota: quota}
+	return store.UsageLog{Type: typ, UserID: e.user.ID, TokenID: tok.ID, Model: "m", Quota: quota,
+		Other: admission.MarshalOther(&admission.Other{Surface: "openai"}, nil)}
+}
+
+// taskRow is a task's row, as the task service writes it.
+func (e *ledgerEnv) taskRow(tok *store.Token, typ string, quota int64) store.UsageLog {
+	r := e.row(tok, typ, quota)
+	r.Other = admission.MarshalOther(&admission.Other{Surface: "task"}, map[string]any{"task_id": "task_x"})
+	return r
 }
 
 // mixedRun is every way quota moves: answered calls, a failure, a stream
@@ -81,17 +90,17 @@ func (e *ledgerEnv) mixedRun() {
 	e.reserve(e.key, "chat-running", 300)
 
 	task := e.reserve(e.key, store.TaskHoldPrefix+"a", 2000)
-	submit := e.row(e.key, store.LogConsume, 2000)
+	submit := e.taskRow(e.key, store.LogConsume, 2000)
 	task.Keep(&submit)
 	must(e.t, e.w.Flush(ctx))
-	correction := e.row(e.key, store.LogRefund, 500)
+	correction := e.taskRow(e.key, store.LogRefund, 500)
 	_, err := e.bill.RestoreHold(e.acct(e.key), store.TaskHoldPrefix+"a", 2000).SettleNow(ctx, 1500, &correction)
 	must(e.t, err)
 	failedTask := e.reserve(e.unlim, store.TaskHoldPrefix+"b", 700)
-	submitB := e.row(e.unlim, store.LogConsume, 700)
+	submitB := e.taskRow(e.unlim, store.LogConsume, 700)
 	failedTask.Keep(&submitB)
 	must(e.t, e.w.Flush(ctx))
-	refund := e.row(e.unlim, store.LogRefund, 700)
+	refund := e.taskRow(e.unlim, store.LogRefund, 700)
 	_, err = e.bill.RestoreHold(e.acct(e.unlim), store.TaskHoldPrefix+"b", 700).RefundNow(ctx, &refund)
 	must(e.t, err)
 
@@ -119,6 +128,8 @@ func lastHour() store.Window {
 func TestAMixedRunReconciles(t *testing.T) {
 	e := newLedgerEnv(t)
 	e.mixedRun()
+	// A call refused before its key was known leaves a row of no account.
+	must(t, e.st.Logs().Insert(context.Background(), []store.UsageLog{{Type: store.LogError, Model: "m"}}))
 	rep := e.reconcile(lastHour())
 	if !rep.OK || len(rep.Differences) != 0 {
 		t.Fatalf("not ok: %+v", rep.Differences)
@@ -212,3 +223,26 @@ func TestABalanceChangedOutsideTheLedgerIsNamed(t *testing.T) {
 		t.Fatalf("differences %+v, want the user's balance named", rep.Differences)
 	}
 }
+
+// A call that cost nothing moves no quota, yet its lost row is found.
+func TestALostRowOfAFreeCallIsNamed(t *testing.T) {
+	e := newLedgerEnv(t)
+	ctx := context.Background()
+	e.reserve(e.key, "chat-free", 0).Settle(ctx, 0, e.row(e.key, "", 0))
+	e.reserve(e.key, "chat-paid", 10).Settle(ctx, 10, e.row(e.key, "", 0))
+	must(t, e.w.Flush(ctx))
+	if rep := e.reconcile(lastHour()); !rep.OK {
+		t.Fatalf("not ok before the loss: %+v", rep.Differences)
+	}
+	_, err := e.st.DB().Exec("DELETE FROM usage_logs WHERE type = 'consume' AND quota = 0")
+	must(t, err)
+	rep := e.reconcile(lastHour())
+	var checks []string
+	for _, d := range rep.Differences {
+		checks = append(checks, d.Account+" "+d.Check)
+	}
+	if rep.OK || len(checks) != 2 || checks[0] != "user "+CheckCallsRows || checks[1] != "token "+CheckCallsRows {
+		t.Fatalf("differences %v, want the user's and the key's calls named", checks)
+	}
+}
+

@@ -239,6 +239,9 @@ func (c *Config) Validate() error {
 	if n := len(c.RootToken); n > 0 && n < MinRootToken {
 		errs = append(errs, fmt.Sprintf("root_token (TURNPIKE_ROOT_TOKEN) is %d characters; it must be at least %d (a long random string)", n, MinRootToken))
 	}
+	if n := len(c.RootPassword); n > 0 && n < MinPasswordLen {
+		errs = append(errs, fmt.Sprintf("root_password (TURNPIKE_ROOT_PASSWORD) is %d characters; every password must have at least %d", n, MinPasswordLen))
+	}
 	if c.QuotaPerUSD <= 0 {
 		errs = append(errs, "quota_per_usd must be positive")
 	}
@@ -288,6 +291,11 @@ func (c *Config) Validate() error {
 type Problems []string
 
 func (p Problems) Error() string { return "config: " + strings.Join(p, "; ") }
+
+// MinPasswordLen is the shortest password any account may have (CONTRACT
+// §16), whether it comes from the API, a command, the seed or
+// root_password.
+const MinPasswordLen = 8
 
 // MinRootToken is the shortest root token a gateway starts with;
 // GoodRootToken the length below which it warns (CONTRACT §16).

@@ -206,3 +206,32 @@ func TestShortRootTokensAreRefusedOrWarnedAbout(t *testing.T) {
 		})
 	}
 }
+
+func TestShortPasswordsAreRefusedAtStart(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  func(c *Config)
+		want string
+	}{
+		{"a short root_password", func(c *Config) { c.RootPassword = "short" }, "root_password (TURNPIKE_ROOT_PASSWORD) is 5 characters"},
+		{"a short seeded password", func(c *Config) {
+			c.Seed.Users = []SeedUser{{Username: "alice", Password: "alice"}}
+		}, "users[0] (alice): the password is 5 characters"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Defaults()
+			tc.cfg(&c)
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate() = %v, want it to say %q", err, tc.want)
+			}
+		})
+	}
+	ok := Defaults()
+	ok.RootPassword = "eight-ch"
+	ok.Seed.Users = []SeedUser{{Username: "bob", Password: "12345678"}, {Username: "carol"}}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("passwords of 8 characters (and a user without one) refused: %v", err)
+	}
+}

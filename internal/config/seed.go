@@ -112,6 +112,9 @@ func (s *Seed) validate() error {
 		if u.Username == "" {
 			errs = append(errs, fmt.Errorf("users[%d].username is required", i))
 		}
+		if n := len(u.Password); n > 0 && n < MinPasswordLen {
+			errs = append(errs, fmt.Errorf("users[%d] (%s): the password is %d characters; every password must have at least %d", i, u.Username, n, MinPasswordLen))
+		}
 	}
 	for i, t := range s.Tokens {
 		if t.Name == "" || t.User == "" || t.Key == "" {

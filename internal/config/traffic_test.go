@@ -24,7 +24,7 @@ func TestGroupsTakeTheRatioAloneOrWithLimits(t *testing.T) {
 
 func TestUsersAndTokensTakeLimitsAndBudgets(t *testing.T) {
 	p := writeFile(t, `users:
-  - {username: a, password: p, rpm: 10, period_quota: 500, period: week}
+  - {username: a, password: p-longer, rpm: 10, period_quota: 500, period: week}
 tokens:
   - {name: k, user: a, key: sk-aaaaaaaa, tpm: 100, concurrency: 2, model_limits: {gpt-4o: {rpm: 1, tpm: 50}}, period_quota: 9, period: day}
 notify: {webhook_url: "http://127.0.0.1:9/hook", secret: s, thresholds: [50, 80, 100]}

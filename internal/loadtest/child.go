@@ -61,8 +61,18 @@ func RunChild(role string, args []string, stdin io.Reader, stdout, stderr io.Wri
 		_, _ = io.Copy(io.Discard, stdin)
 		cancel()
 	}()
-	ready := func(addr string) { fmt.Fprintf(stdout, "%shttp://%s\n", readyPrefix, addr) }
-	var err error
+	pprofURL, err := servePprof(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "turnpike-load %s: %v\n", role, err)
+		return 1
+	}
+	ready := func(addr string) {
+		fmt.Fprintf(stdout, "%shttp://%s", readyPrefix, addr)
+		if pprofURL != "" {
+			fmt.Fprintf(stdout, " %s", pprofURL)
+		}
+		fmt.Fprintln(stdout)
+	}
 	switch role {
 	case roleUpstream:
 		up := NewUpstream(*chunks, *delay)
@@ -133,6 +143,8 @@ type child struct {
 	err   error
 	// URL is the base URL the child serves on.
 	URL string
+	// pprofURL is where it serves profiles ("" for none; see PprofEnv).
+	pprofURL string
 }
 
 // startChild re-executes self in role and waits until it is ready.
@@ -157,7 +169,7 @@ func startChild(self, role string, args, env []string, stderr io.Writer) (*child
 	select {
 	case line := <-first.lines:
 		if strings.HasPrefix(line, readyPrefix) {
-			c.URL = strings.TrimPrefix(line, readyPrefix)
+			c.URL, c.pprofURL, _ = strings.Cut(strings.TrimPrefix(line, readyPrefix), " ")
 			return c, nil
 		}
 		c.stop()

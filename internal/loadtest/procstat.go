@@ -52,31 +52,40 @@ func ParseProcStat(raw []byte) (time.Duration, error) {
 }
 
 // ProcessRSS returns pid's resident memory in bytes (VmRSS of
-// /proc/<pid>/status).
-func ProcessRSS(pid int) (int64, error) {
+// /proc/<pid>/status) and the anonymous part of it (RssAnon): the rest is
+// file pages, mostly the binary's code and embedded data, which the
+// kernel can drop and reread.
+func ProcessRSS(pid int) (rss, anon int64, err error) {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return ParseRSS(raw)
+	if rss, err = ParseStatusKB(raw, "VmRSS"); err == nil {
+		anon, err = ParseStatusKB(raw, "RssAnon")
+	}
+	return rss, anon, err
 }
 
 // ParseRSS reads the VmRSS line ("VmRSS:   12345 kB") of a status file.
-func ParseRSS(raw []byte) (int64, error) {
+func ParseRSS(raw []byte) (int64, error) { return ParseStatusKB(raw, "VmRSS") }
+
+// ParseStatusKB reads one "Name:   12345 kB" line of a status file, in bytes.
+func ParseStatusKB(raw []byte, name string) (int64, error) {
+	prefix := []byte(name + ":")
 	for _, line := range bytes.Split(raw, []byte("\n")) {
-		rest, ok := bytes.CutPrefix(line, []byte("VmRSS:"))
+		rest, ok := bytes.CutPrefix(line, prefix)
 		if !ok {
 			continue
 		}
 		f := bytes.Fields(rest)
 		if len(f) != 2 || string(f[1]) != "kB" {
-			return 0, fmt.Errorf("procstat: unexpected VmRSS line %q", line)
+			return 0, fmt.Errorf("procstat: unexpected %s line %q", name, line)
 		}
 		kb, err := strconv.ParseInt(string(f[0]), 10, 64)
 		if err != nil || kb < 0 || kb > 1<<40 {
-			return 0, fmt.Errorf("procstat: VmRSS %q", f[0])
+			return 0, fmt.Errorf("procstat: %s %q", name, f[0])
 		}
 		return kb << 10, nil
 	}
-	return 0, errors.New("procstat: no VmRSS line")
+	return 0, fmt.Errorf("procstat: no %s line", name)
 }

@@ -90,9 +90,21 @@ func TestParseRSSReadsTheResidentSetInBytes(t *testing.T) {
 	}
 }
 
+func TestParseStatusKBReadsTheNamedLineOnly(t *testing.T) {
+	status := []byte("Name:\tx\nVmRSS:\t   61440 kB\nRssAnon:\t   20480 kB\nRssFile:\t   40960 kB\n")
+	for name, want := range map[string]int64{"VmRSS": 61440 << 10, "RssAnon": 20480 << 10, "RssFile": 40960 << 10} {
+		if got, err := ParseStatusKB(status, name); err != nil || got != want {
+			t.Errorf("%s = %d, %v; want %d", name, got, err, want)
+		}
+	}
+	if got, err := ParseStatusKB(status, "Rss"); err == nil {
+		t.Errorf("a prefix of a field name matched: %d", got)
+	}
+}
+
 func TestProcessRSSReadsTheRunningProcess(t *testing.T) {
-	rss, err := ProcessRSS(os.Getpid())
-	if err != nil || rss < 1<<20 {
-		t.Fatalf("rss %d, %v", rss, err)
+	rss, anon, err := ProcessRSS(os.Getpid())
+	if err != nil || rss < 1<<20 || anon <= 0 || anon > rss {
+		t.Fatalf("rss %d, anon %d, %v", rss, anon, err)
 	}
 }

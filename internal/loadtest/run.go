@@ -45,6 +45,9 @@ type Options struct {
 	AbortPercent int
 	// CPUProfile, if set, is where the gateway child writes a CPU profile.
 	CPUProfile string
+	// ProfileDir, if set, receives heap, allocation and goroutine profiles
+	// of both proxies taken halfway through every measured phase.
+	ProfileDir string
 	// Log receives the children's diagnostics and progress lines.
 	Log io.Writer
 }
@@ -71,6 +74,9 @@ type Result struct {
 	LagP50, LagP99 time.Duration
 	// RSS is the proxy process's resident memory right after the phase.
 	RSS int64
+	// RSSAnon is the anonymous part of RSS (heap, stacks, the store's
+	// caches); the rest is file pages of the binary.
+	RSSAnon int64
 }
 
 // RPS is completed requests per second.
@@ -108,11 +114,14 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	defer up.stop()
 	targets := make([]*child, 2)
 	names := []string{Baseline, Gateway}
-	if targets[0], err = startChild(o.Self, roleProxy, []string{"-upstream", up.URL}, nil, o.Log); err != nil {
+	var env []string
+	if o.ProfileDir != "" {
+		env = append(env, PprofEnv+"=1")
+	}
+	if targets[0], err = startChild(o.Self, roleProxy, []string{"-upstream", up.URL}, env, o.Log); err != nil {
 		return nil, err
 	}
 	defer targets[0].stop()
-	var env []string
 	if o.CPUProfile != "" {
 		env = append(env, ProfileEnv+"="+o.CPUProfile)
 	}
@@ -128,13 +137,13 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 			// spell of a shared machine lands in one pair, not one target.
 			for round := 1; round <= max(o.Rounds, 1); round++ {
 				for i, t := range targets {
-					r, err := measure(ctx, o, t, names[i], mode, conns)
+					r, err := measure(ctx, o, t, names[i], mode, conns, round)
 					if err != nil {
 						return results, err
 					}
 					r.Round = round
-					fmt.Fprintf(o.Log, "%-8s %-12s %3d conns: %8.0f req/s  p50 %-9s  CPU %s/req  %d aborted  RSS %.0f MB\n",
-						r.Target, r.Mode, r.Conns, r.RPS(), fmtDur(r.P50), fmtDur(r.CPUPerRequest()), r.Aborted, float64(r.RSS)/(1<<20))
+					fmt.Fprintf(o.Log, "%-8s %-12s %3d conns: %8.0f req/s  p50 %-9s  CPU %s/req  %d aborted  RSS %.0f MB (anon %.0f)\n",
+						r.Target, r.Mode, r.Conns, r.RPS(), fmtDur(r.P50), fmtDur(r.CPUPerRequest()), r.Aborted, float64(r.RSS)/(1<<20), float64(r.RSSAnon)/(1<<20))
 					results = append(results, r)
 				}
 			}
@@ -163,7 +172,7 @@ func newPhase(o Options, url, name string, mode Mode, conns int) *phase {
 	return p
 }
 
-func measure(ctx context.Context, o Options, t *child, name string, mode Mode, conns int) (Result, error) {
+func measure(ctx context.Context, o Options, t *child, name string, mode Mode, conns, round int) (Result, error) {
 	if o.Warmup > 0 {
 		warm := newPhase(o, t.URL, name, mode, conns)
 		warm.duration, warm.requests = o.Warmup, 0
@@ -175,8 +184,19 @@ func measure(ctx context.Context, o Options, t *child, name string, mode Mode, c
 		return Result{}, fmt.Errorf("read CPU of %s: %w", name, err)
 	}
 	start := time.Now()
+	profiled := make(chan error, 1)
+	if o.ProfileDir != "" && o.Requests == 0 {
+		// Halfway through, the phase's streams are open in their steady state.
+		stem := fmt.Sprintf("%s-%s-%d-r%d", name, mode, conns, round)
+		time.AfterFunc(o.Duration/2, func() { profiled <- takeProfiles(ctx, t, o.ProfileDir, stem) })
+	} else {
+		profiled <- nil
+	}
 	s := p.run(ctx)
 	elapsed := time.Since(start)
+	if err := <-profiled; err != nil {
+		return Result{}, err
+	}
 	after, err := ProcessCPU(t.pid())
 	if err != nil {
 		return Result{}, fmt.Errorf("read CPU of %s: %w", name, err)
@@ -184,7 +204,7 @@ func measure(ctx context.Context, o Options, t *child, name string, mode Mode, c
 	if ctx.Err() != nil {
 		return Result{}, ctx.Err()
 	}
-	rss, err := ProcessRSS(t.pid())
+	rss, anon, err := ProcessRSS(t.pid())
 	if err != nil {
 		return Result{}, fmt.Errorf("read memory of %s: %w", name, err)
 	}
@@ -192,7 +212,7 @@ func measure(ctx context.Context, o Options, t *child, name string, mode Mode, c
 	return Result{
 		Target: name, Mode: mode, Conns: conns, Requests: len(lat), Aborted: s.aborted, Errors: s.errors, FirstErr: s.firstErr,
 		Elapsed: elapsed, P50: percentile(lat, 0.5), P99: percentile(lat, 0.99), CPU: after - before,
-		LagP50: percentile(lags, 0.5), LagP99: percentile(lags, 0.99), RSS: rss,
+		LagP50: percentile(lags, 0.5), LagP99: percentile(lags, 0.99), RSS: rss, RSSAnon: anon,
 	}, nil
 }
 

@@ -7,9 +7,12 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
 
-// maxKeptEvents bounds the raw events kept for counting an answer's tokens
-// when the upstream reports no usage; past it, text is extracted at once.
-const maxKeptEvents = 4 << 20
+// maxKeptRaw bounds the raw events one stream keeps for counting its
+// answer's tokens. Past it, the text of the kept events is extracted (a
+// twentieth of their size, the rest is JSON framing) and the buffer starts
+// over, so a long answer held open costs tens of KB, not megabytes, while
+// answers shorter than this (most) are never parsed when usage comes.
+const maxKeptRaw = 32 << 10
 
 // keptAnswer keeps what counting an answer's tokens needs should the
 // upstream report no usage. Usage almost always arrives, so a passed-through
@@ -17,10 +20,12 @@ const maxKeptEvents = 4 << 20
 // only when it is needed, instead of on every event.
 type keptAnswer struct {
 	// sp reads the text out of kept raw events.
-	sp   protocol.StreamPassthrough
-	raw  []byte
-	ends []int
+	sp protocol.StreamPassthrough
+	// text is the answer's text before the kept raw events (extracted
+	// when the buffer was full, or added by a converting stream).
 	text []byte
+	raw  []byte
+	ends []uint32
 	bufs *keptBufs
 	// frozen: the client left, so what the upstream sends after is not
 	// delivered text and is not counted.
@@ -48,21 +53,24 @@ func (a *keptAnswer) release() {
 // its usage arrives last, and then needs none of them.
 type keptBufs struct {
 	raw  []byte
-	ends []int
+	ends []uint32
 }
 
-var keptPool = sync.Pool{New: func() any { return &keptBufs{raw: make([]byte, 0, 8<<10), ends: make([]int, 0, 128)} }}
+// keptPool starts buffers small and lets them grow to what answers need:
+// every open stream holds its own until it ends, so a fixed large start
+// would be paid by each of thousands of short open answers.
+var keptPool = sync.Pool{New: func() any { return &keptBufs{raw: make([]byte, 0, 2<<10), ends: make([]uint32, 0, 16)} }}
 
-// maxPooledKept leaves a rare huge answer's buffers to the collector.
-const maxPooledKept = 256 << 10
+// maxPooledKept leaves buffers grown for a rare huge event to the collector.
+const maxPooledKept = 2 * maxKeptRaw
 
-func (a *keptAnswer) keepEvent(name string, data []byte) {
+func (a *keptAnswer) keepEvent(_ string, data []byte) {
 	if a.frozen {
 		return
 	}
-	if len(a.raw)+len(data) > maxKeptEvents {
-		a.text = a.sp.AppendStreamText(a.text, name, data)
-		return
+	if len(a.raw)+len(data) > maxKeptRaw && len(a.ends) > 0 {
+		a.text = a.appendKeptText(a.text)
+		a.raw, a.ends = a.raw[:0], a.ends[:0]
 	}
 	if a.bufs == nil {
 		a.bufs = keptPool.Get().(*keptBufs)
@@ -71,7 +79,17 @@ func (a *keptAnswer) keepEvent(name string, data []byte) {
 	// Names are not kept: every format's text events are recognisable by
 	// their data alone.
 	a.raw = append(a.raw, data...)
-	a.ends = append(a.ends, len(a.raw))
+	a.ends = append(a.ends, uint32(len(a.raw)))
+}
+
+// appendKeptText appends the text of the kept raw events to dst.
+func (a *keptAnswer) appendKeptText(dst []byte) []byte {
+	start := uint32(0)
+	for _, end := range a.ends {
+		dst = a.sp.AppendStreamText(dst, "", a.raw[start:end])
+		start = end
+	}
+	return dst
 }
 
 func (a *keptAnswer) addText(s string) {
@@ -84,17 +102,11 @@ func (a *keptAnswer) addText(s string) {
 // is never counted (and the tokenizer never loaded for it).
 func (a *keptAnswer) kept() bool { return len(a.ends) > 0 || len(a.text) > 0 }
 
-// String returns the kept answer text: that of kept events, then the rest.
+// String returns the kept answer text in the order it came.
 func (a *keptAnswer) String() string {
-	var out []byte
-	start := 0
-	for _, end := range a.ends {
-		out = a.sp.AppendStreamText(out, "", a.raw[start:end])
-		start = end
-	}
 	var b strings.Builder
-	b.Grow(len(out) + len(a.text))
-	b.Write(out)
+	b.Grow(len(a.text) + len(a.raw)/8)
 	b.Write(a.text)
+	b.Write(a.appendKeptText(nil))
 	return b.String()
 }

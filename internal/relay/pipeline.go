@@ -28,6 +28,14 @@ type call struct {
 	usage   ir.Usage
 }
 
+// answerStarted also lets go of the client's raw body: from the first byte
+// on no other channel is tried, so nothing sends it again, and a streamed
+// answer can keep the call alive for minutes with a prompt of megabytes.
+func (c *call) answerStarted() {
+	c.callCore.answerStarted()
+	c.raw = nil
+}
+
 func (rl *Relay) chatHandler(sf surface) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &call{callCore: newCore(rl, w, r, string(sf.codec.Format()), sf.codec.Format()), sf: sf}

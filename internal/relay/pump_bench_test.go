@@ -16,9 +16,12 @@ const benchEvents = 200
 
 // benchOpenAIStream is an OpenAI chunk stream of benchEvents deltas, then
 // the finish chunk, the usage chunk and [DONE].
-func benchOpenAIStream() []byte {
+func benchOpenAIStream() []byte { return benchOpenAIStreamOf(benchEvents) }
+
+// benchOpenAIStreamOf is benchOpenAIStream with n deltas.
+func benchOpenAIStreamOf(n int) []byte {
 	var b bytes.Buffer
-	for i := 0; i < benchEvents; i++ {
+	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok%d \"},\"finish_reason\":null}]}\n\n", i)
 	}
 	b.WriteString("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
@@ -49,12 +52,22 @@ func runPumpBench(b *testing.B, stream []byte, step func(*sink, *streamTally) ev
 		if err := pump(bytes.NewReader(stream), s, step(s, tally)); err != nil {
 			b.Fatal(err)
 		}
+		// As relayEvents does once the stream is settled.
+		tally.answer.release()
 	}
 }
 
 // BenchmarkPumpSameFormat relays an OpenAI stream to an OpenAI client.
 func BenchmarkPumpSameFormat(b *testing.B) {
 	runPumpBench(b, benchOpenAIStream(), func(s *sink, t *streamTally) eventStep {
+		return &passStep{sp: openai.Chat, sink: s, tally: t, dropUsageOnly: true}
+	})
+}
+
+// BenchmarkPumpLongAnswer relays a 2,000-chunk OpenAI stream to an OpenAI
+// client: past maxKeptRaw the kept events' text is extracted as it goes.
+func BenchmarkPumpLongAnswer(b *testing.B) {
+	runPumpBench(b, benchOpenAIStreamOf(10*benchEvents), func(s *sink, t *streamTally) eventStep {
 		return &passStep{sp: openai.Chat, sink: s, tally: t, dropUsageOnly: true}
 	})
 }

@@ -11,11 +11,13 @@ type Window struct {
 	Since, Until time.Time
 }
 
-// LogTotal is the sum of one account's usage rows of one type in a window.
+// LogTotal is the sum of one account's usage rows of one type in a window,
+// the rows of tasks (other.surface "task") apart.
 type LogTotal struct {
 	UserID  int64
 	TokenID int64
 	Type    string
+	Task    bool
 	Rows    int64
 	Quota   int64
 }
@@ -27,7 +29,8 @@ type BooksRepo interface {
 	// EachLog calls fn for every usage row of one of types created in w,
 	// oldest first.
 	EachLog(ctx context.Context, w Window, types []string, fn func(UsageLog) error) error
-	// LogTotals sums the usage rows created in w per user, key and type.
+	// LogTotals sums the usage rows created in w per user, key, type and
+	// whether they are a task's.
 	LogTotals(ctx context.Context, w Window) ([]LogTotal, error)
 	// EachEntry calls fn for every ledger entry created at or after since,
 	// in creation order.

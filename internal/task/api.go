@@ -139,8 +139,17 @@ func adminTask(t *Task) map[string]any {
 // adminTasks lists tasks for the console: users see their own, admins and
 // root everyone's. Errors use the /api envelope.
 func (s *Service) adminTasks(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.apiPrincipal(r)
-	if !ok {
+	p, err := s.apiPrincipal(r)
+	if err != nil {
+		s.log.Warn("session check failed", "err", err)
+		if store.Unavailable(err) {
+			writeAPIError(w, http.StatusServiceUnavailable, "store_unavailable", "the database does not answer; try again shortly")
+		} else {
+			writeAPIError(w, http.StatusInternalServerError, "internal_error", "the request could not be completed; see the server log")
+		}
+		return
+	}
+	if p == nil {
 		writeAPIError(w, http.StatusUnauthorized, "unauthorized", "sign in, or send the root token as a Bearer token")
 		return
 	}
@@ -164,6 +173,10 @@ func (s *Service) adminTasks(w http.ResponseWriter, r *http.Request) {
 	ts, total, err := s.store.List(r.Context(), f, page)
 	if err != nil {
 		s.log.Error("listing tasks failed", "err", err)
+		if store.Unavailable(err) {
+			writeAPIError(w, http.StatusServiceUnavailable, "store_unavailable", "the database does not answer; try again shortly")
+			return
+		}
 		writeAPIError(w, http.StatusInternalServerError, "internal_error", "the request could not be completed; see the server log")
 		return
 	}
@@ -174,17 +187,18 @@ func (s *Service) adminTasks(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": total})
 }
 
-// apiPrincipal authenticates /api like the admin API.
-func (s *Service) apiPrincipal(r *http.Request) (*auth.Principal, bool) {
+// apiPrincipal authenticates /api like the admin API: nil for an
+// anonymous caller, an error when the session could not be checked.
+func (s *Service) apiPrincipal(r *http.Request) (*auth.Principal, error) {
 	if s.d.APIPrincipal != nil {
 		return s.d.APIPrincipal(r)
 	}
 	if s.d.RootToken != "" {
 		if tok := auth.BearerToken(r); tok != "" && auth.Equal(tok, s.d.RootToken) {
-			return &auth.Principal{Username: store.RoleRoot, Role: store.RoleRoot}, true
+			return &auth.Principal{Username: store.RoleRoot, Role: store.RoleRoot}, nil
 		}
 	}
-	return nil, false
+	return nil, nil
 }
 
 func writeAPIError(w http.ResponseWriter, status int, code, msg string) {

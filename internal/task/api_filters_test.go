@@ -11,8 +11,8 @@ import (
 
 func TestAdminTaskListRejectsAnUnknownStatus(t *testing.T) {
 	s := &Service{}
-	s.d.APIPrincipal = func(*http.Request) (*auth.Principal, bool) {
-		return &auth.Principal{Username: "root", Role: store.RoleRoot}, true
+	s.d.APIPrincipal = func(*http.Request) (*auth.Principal, error) {
+		return &auth.Principal{Username: "root", Role: store.RoleRoot}, nil
 	}
 	w := httptest.NewRecorder()
 	s.adminTasks(w, httptest.NewRequest(http.MethodGet, "/api/tasks?status=DONE", nil))

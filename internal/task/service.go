@@ -81,7 +81,9 @@ type Deps struct {
 	// APIPrincipal authenticates /api/tasks like the admin API (root token
 	// or console session). Sessions are checked against the store, which
 	// only the admin API does, so without it only the root token works.
-	APIPrincipal func(r *http.Request) (*auth.Principal, bool)
+	// It answers nil for an anonymous caller and an error when the
+	// session could not be checked (the database does not answer).
+	APIPrincipal func(r *http.Request) (*auth.Principal, error)
 	// Limits is traffic control (rate limits and period budgets); nil
 	// admits every submission.
 	Limits *ratelimit.Service

@@ -54,9 +54,16 @@ func NewReader(r io.Reader, max int) *Reader {
 	return rd
 }
 
-// readers keeps released readers with their 16 KiB buffer: a gateway
-// under load opens and ends streams all the time.
-var readers = sync.Pool{New: func() any { return &Reader{br: bufio.NewReaderSize(nil, 16<<10)} }}
+// readers keeps released readers with their buffer: a gateway under load
+// opens and ends streams all the time.
+var readers = sync.Pool{New: func() any { return &Reader{br: bufio.NewReaderSize(nil, readBufferSize)} }}
+
+// readBufferSize is what one open stream holds while it waits for its
+// upstream. An HTTP/1 body is read through the transport's own 4 KiB
+// buffer, so one read rarely returns more than that and a larger buffer
+// here would only sit empty, for each of thousands of open streams. Lines
+// longer than the buffer are still read whole (into line).
+const readBufferSize = 4 << 10
 
 // maxPooledEvent leaves a reader that grew for a rare huge event to the
 // collector.

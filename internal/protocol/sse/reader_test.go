@@ -155,3 +155,29 @@ func BenchmarkReaderNext(b *testing.B) {
 		}
 	}
 }
+
+func TestReaderReadsLinesLongerThanItsBufferWhole(t *testing.T) {
+	long := strings.Repeat("0123456789abcdef", 5*readBufferSize/16+3)
+	in := "event: big\ndata: " + long + "\ndata: tail\n\n" + "data: " + long[:readBufferSize-7] + "\r\n\r\ndata: next\n\n"
+	for name, r := range map[string]io.Reader{
+		"whole":       strings.NewReader(in),
+		"byte a read": iotest.OneByteReader(strings.NewReader(in)),
+		"half reads":  iotest.HalfReader(strings.NewReader(in)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, err := readAll(t, r, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []got{{"big", "", long + "\ntail"}, {"", "", long[:readBufferSize-7]}, {"", "", "next"}}
+			if len(out) != len(want) {
+				t.Fatalf("got %d events, want %d", len(out), len(want))
+			}
+			for i := range want {
+				if out[i] != want[i] {
+					t.Errorf("event %d: name %q, %d data bytes; want name %q, %d data bytes", i, out[i].name, len(out[i].data), want[i].name, len(want[i].data))
+				}
+			}
+		})
+	}
+}

@@ -53,17 +53,24 @@ func (r booksRepo) EachLog(ctx context.Context, w store.Window, types []string, 
 	}
 }
 
+// taskRow tells a task's row by its other, which the server writes
+// (admission.MarshalOther): a client's text in it is a JSON string, whose
+// quotes are escaped, so it cannot spell the member.
+const taskRow = `CASE WHEN other LIKE '%"surface":"task"%' THEN 1 ELSE 0 END`
+
 // LogTotals is one aggregate over the window's rows.
 func (r booksRepo) LogTotals(ctx context.Context, w store.Window) ([]store.LogTotal, error) {
-	q := "SELECT user_id, token_id, type, " + r.s.castInt("COUNT(*)") + ", " + r.s.castInt("COALESCE(SUM(quota), 0)") +
-		" FROM usage_logs WHERE created_at >= ? AND created_at < ? GROUP BY user_id, token_id, type"
+	q := "SELECT user_id, token_id, type, " + taskRow + ", " + r.s.castInt("COUNT(*)") + ", " + r.s.castInt("COALESCE(SUM(quota), 0)") +
+		" FROM usage_logs WHERE created_at >= ? AND created_at < ? GROUP BY 1, 2, 3, 4"
 	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(q), dbTime(w.Since), dbTime(w.Until))
 	if err != nil {
 		return nil, wrap(err, "sum logs")
 	}
 	out, err := collect(rows, func(row interface{ Scan(...any) error }) (store.LogTotal, error) {
 		var t store.LogTotal
-		err := row.Scan(&t.UserID, &t.TokenID, &t.Type, &t.Rows, &t.Quota)
+		var task int
+		err := row.Scan(&t.UserID, &t.TokenID, &t.Type, &task, &t.Rows, &t.Quota)
+		t.Task = task == 1
 		return t, err
 	})
 	return out, wrap(err, "sum logs")

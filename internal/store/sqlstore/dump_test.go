@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,6 +67,14 @@ func fill(t *testing.T, s store.Store) (secrets []string) {
 	}), "ledger")
 	must(s.Logs().Insert(ctx, []store.UsageLog{{Type: store.LogConsume, UserID: alice.ID, TokenID: tok.ID, ChannelID: ch.ID, Model: "gpt-4o",
 		PromptTokens: 10, CompletionTokens: 5, Quota: 120, LatencyMS: 42, RequestID: "req-1", Other: json.RawMessage(`{"surface":"chat"}`)}}), "log")
+	// More usage rows than one import batch holds, so batches are full,
+	// partial and split by a change of table.
+	many := make([]store.UsageLog, 2*importBatch+50)
+	for i := range many {
+		many[i] = store.UsageLog{Type: store.LogConsume, UserID: alice.ID, TokenID: tok.ID, ChannelID: ch.ID, Model: "gpt-4o",
+			PromptTokens: i, Quota: int64(i), RequestID: fmt.Sprintf("bulk-%d", i)}
+	}
+	must(s.Logs().Insert(ctx, many), "many logs")
 	must(st.Traffic().PutSetting(ctx, "notify", `{"webhook_url":"http://hook","secret":"whsec-notify-secret"}`), "setting")
 	must(st.Traffic().PutLimits(ctx, store.SubjectToken, "1", json.RawMessage(`{"rpm":5}`)), "limits")
 	return []string{"alice-password-hash", "alice-key-hash", "alice-rotated-hash", "sk-upstream-channel-secret", "whsec-notify-secret"}
@@ -135,7 +144,7 @@ func TestAnExportFromSQLiteLoadsIntoEachDatabaseWithEveryRowAndId(t *testing.T) 
 			if err != nil {
 				t.Fatalf("import: %v", err)
 			}
-			if counts["users"] != 1 || counts["tokens"] != 1 || counts["quota_ledger"] != 2 {
+			if counts["users"] != 1 || counts["tokens"] != 1 || counts["quota_ledger"] != 2 || counts["usage_logs"] != 2*importBatch+51 {
 				t.Errorf("counts = %v", counts)
 			}
 			// Exporting the target again gives the same rows: every
@@ -186,11 +195,12 @@ func TestImportOfABrokenFileLeavesTheDatabaseEmpty(t *testing.T) {
 	fill(t, src)
 	dump := export(t, src, true)
 	cases := map[string][]byte{
-		"not an export":             []byte(`{"hello":1}` + "\n"),
-		"cut in the middle":         dump[:len(dump)*2/3],
-		"an unknown table":          append(bytes.Clone(dump), []byte(`{"table":"secrets","row":{"id":1}}`+"\n")...),
-		"an unknown column":         append(bytes.Clone(dump), []byte(`{"table":"user_groups","row":{"name":"x","ratio":1,"colour":"red"}}`+"\n")...),
-		"a value of the wrong kind": append(bytes.Clone(dump), []byte(`{"table":"user_groups","row":{"name":"y","ratio":"high"}}`+"\n")...),
+		"not an export":     []byte(`{"hello":1}` + "\n"),
+		"cut in the middle": dump[:len(dump)*2/3],
+		"an unknown table":  append(bytes.Clone(dump), []byte(`{"table":"secrets","row":{"id":1}}`+"\n")...),
+		"an unknown column": append(bytes.Clone(dump), []byte(`{"table":"user_groups","row":{"name":"x","ratio":1,"colour":"red"}}`+"\n")...),
+		"a row the database refuses (a repeated key)": append(bytes.Clone(dump), []byte(`{"table":"user_groups","row":{"name":"vip","ratio":2}}`+"\n")...),
+		"a value of the wrong kind":                   append(bytes.Clone(dump), []byte(`{"table":"user_groups","row":{"name":"y","ratio":"high"}}`+"\n")...),
 	}
 	for name, data := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -48,10 +48,13 @@ func (s *Store) Import(ctx context.Context, r io.Reader) (DumpCounts, error) {
 			if err != nil {
 				return fmt.Errorf("line %d: %w", line, err)
 			}
-			if err := l.insert(ctx, d); err != nil {
+			if err := l.insert(ctx, d, line); err != nil {
 				return fmt.Errorf("line %d (%s): %w", line, d.Table, err)
 			}
 			counts[d.Table]++
+		}
+		if err := l.flush(ctx); err != nil {
+			return err
 		}
 		return s.resetSequences(ctx, tx)
 	})
@@ -76,12 +79,25 @@ func (s *Store) checkEmpty(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-// loader inserts rows, with one prepared statement per table and column set.
+// importBatch is how many rows one INSERT carries: a round trip per row
+// made a large usage log slow to move to a database over the network.
+const importBatch = 200
+
+// loader inserts rows in batches of one table and column set, with one
+// prepared statement per full batch shape.
 type loader struct {
 	s     *Store
 	tx    *sql.Tx
 	cols  map[string]map[string]colKind
 	stmts map[string]*sql.Stmt
+
+	// The batch being gathered: rows of table with the columns names.
+	table    string
+	names    []string
+	key      string
+	args     []any
+	rows     int
+	lastLine int
 }
 
 func (l *loader) close() {
@@ -90,7 +106,7 @@ func (l *loader) close() {
 	}
 }
 
-func (l *loader) insert(ctx context.Context, d dumpLine) error {
+func (l *loader) insert(ctx context.Context, d dumpLine, line int) error {
 	if !slices.ContainsFunc(dumpTables, func(t dumpTable) bool { return t.name == d.Table }) {
 		return fmt.Errorf("table %q is not one an export carries", d.Table)
 	}
@@ -123,18 +139,44 @@ func (l *loader) insert(ctx context.Context, d dumpLine) error {
 		args[i] = v
 	}
 	key := d.Table + "(" + strings.Join(names, ",") + ")"
-	st, ok := l.stmts[key]
-	if !ok {
-		marks := strings.TrimSuffix(strings.Repeat("?, ", len(names)), ", ")
-		var err error
-		st, err = l.tx.PrepareContext(ctx, l.s.Rebind("INSERT INTO "+d.Table+" ("+strings.Join(names, ", ")+") VALUES ("+marks+")"))
-		if err != nil {
+	if key != l.key || l.rows == importBatch {
+		if err := l.flush(ctx); err != nil {
 			return err
 		}
-		l.stmts[key] = st
+		l.table, l.names, l.key = d.Table, names, key
 	}
-	_, err := st.ExecContext(ctx, args...)
-	return err
+	l.args = append(l.args, args...)
+	l.rows++
+	l.lastLine = line
+	return nil
+}
+
+// flush writes the gathered batch.
+func (l *loader) flush(ctx context.Context) error {
+	if l.rows == 0 {
+		return nil
+	}
+	defer func() { l.args, l.rows = l.args[:0], 0 }()
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(l.names)), ", ") + ")"
+	query := l.s.Rebind("INSERT INTO " + l.table + " (" + strings.Join(l.names, ", ") + ") VALUES " +
+		strings.TrimSuffix(strings.Repeat(tuple+", ", l.rows), ", "))
+	var err error
+	if l.rows == importBatch {
+		st, ok := l.stmts[l.key]
+		if !ok {
+			if st, err = l.tx.PrepareContext(ctx, query); err != nil {
+				return fmt.Errorf("rows of %s up to line %d: %w", l.table, l.lastLine, err)
+			}
+			l.stmts[l.key] = st
+		}
+		_, err = st.ExecContext(ctx, l.args...)
+	} else {
+		_, err = l.tx.ExecContext(ctx, query, l.args...)
+	}
+	if err != nil {
+		return fmt.Errorf("rows of %s up to line %d: %w", l.table, l.lastLine, err)
+	}
+	return nil
 }
 
 // resetSequences moves PostgreSQL's id sequences past the loaded ids; an

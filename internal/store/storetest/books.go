@@ -42,6 +42,10 @@ var booksTests = []namedTest{
 			{Type: store.LogTopUp, UserID: 2, Quota: 100, CreatedAt: base.Add(3 * time.Minute)},
 			{Type: store.LogError, UserID: 2, TokenID: 20, Model: "m", CreatedAt: base.Add(4 * time.Minute)},
 			{Type: store.LogConsume, UserID: 2, TokenID: 20, Model: "m", Quota: 13, CreatedAt: base.Add(time.Hour)},
+			{Type: store.LogConsume, UserID: 1, TokenID: 10, Model: "m", Quota: 2, CreatedAt: base.Add(5 * time.Minute),
+				Other: []byte(`{"surface":"task","stream":false,"task_id":"task_1"}`)},
+			{Type: store.LogConsume, UserID: 1, TokenID: 10, Model: "m", Quota: 1, CreatedAt: base.Add(6 * time.Minute),
+				Other: []byte(`{"surface":"openai","stream":false,"note":"\"surface\":\"task\""}`)},
 		}
 		must(t, s.Logs().Insert(ctx(t), logs), "insert logs")
 		w := store.Window{Since: base, Until: base.Add(time.Hour)}
@@ -50,8 +54,8 @@ var booksTests = []namedTest{
 			quotas = append(quotas, l.Quota)
 			return nil
 		}), "each log")
-		if !slices.Equal(quotas, []int64{7, 11, 3}) {
-			t.Fatalf("rows read = %v, want [7 11 3] (the window's consume and refund rows, oldest first)", quotas)
+		if !slices.Equal(quotas, []int64{7, 11, 3, 2, 1}) {
+			t.Fatalf("rows read = %v, want [7 11 3 2 1] (the window's consume and refund rows, oldest first)", quotas)
 		}
 		stop := errors.New("stop")
 		if err := s.Books().EachLog(ctx(t), w, nil, func(store.UsageLog) error { return stop }); !errors.Is(err, stop) {
@@ -63,7 +67,8 @@ var booksTests = []namedTest{
 		for _, tt := range totals {
 			got[tt] = true
 		}
-		want := []store.LogTotal{{UserID: 1, TokenID: 10, Type: store.LogConsume, Rows: 2, Quota: 18},
+		want := []store.LogTotal{{UserID: 1, TokenID: 10, Type: store.LogConsume, Rows: 3, Quota: 19},
+			{UserID: 1, TokenID: 10, Type: store.LogConsume, Task: true, Rows: 1, Quota: 2},
 			{UserID: 1, TokenID: 10, Type: store.LogRefund, Rows: 1, Quota: 3},
 			{UserID: 2, Type: store.LogTopUp, Rows: 1, Quota: 100},
 			{UserID: 2, TokenID: 20, Type: store.LogError, Rows: 1}}
@@ -101,7 +106,8 @@ var booksTests = []namedTest{
 		if users[u.ID] != 980 || tokens[tok.ID] != -20 {
 			t.Fatalf("balances before = user %d key %d, want 980 and -20", users[u.ID], tokens[tok.ID])
 		}
-	}},	{"a user's drift from its ledger and a key's balance at a moment", func(t *testing.T, s store.Store) {
+	}},
+	{"a user's drift from its ledger and a key's balance at a moment", func(t *testing.T, s store.Store) {
 		u := newUser(t, s, "dave", 0)
 		limited := newToken(t, s, u, "limited", 500)
 		unlimited := newToken(t, s, u, "unlimited", -1)
