@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/batch"
@@ -21,8 +22,8 @@ func (a *App) buildBatches() {
 	a.batches = batch.New(batch.Deps{Blobs: blobs,
 		Files: a.sql.Files(), Batches: a.sql.Batches(), Keys: a.Keys, Billing: a.Billing, Router: a.Router,
 		Limits: a.Limits, Client: a.Tracer.Client(newUpstreamClient()), OpenAI: openai.Chat, Messages: anthropic.Messages, Logger: a.Log,
-		Lines: func(ctx context.Context, p *auth.Principal, endpoint string, body []byte) batch.LineResult {
-			r := a.Relay.RunLine(ctx, p, endpoint, body)
+		Lines: func(ctx context.Context, p *auth.Principal, endpoint string, body []byte, admitted time.Time) batch.LineResult {
+			r := a.Relay.RunLine(ctx, p, endpoint, body, admitted)
 			return batch.LineResult{Status: r.Status, Body: r.Body, OK: r.OK, Model: r.Model, Usage: r.Usage, Quota: r.Quota}
 		},
 		Options: batch.Options{

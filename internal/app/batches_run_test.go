@@ -345,3 +345,31 @@ func TestABatchRefusedOnItsByteBoundIsRecountedBeforeA402(t *testing.T) {
 	}
 	awaitBatch(t, g, batchKey, b["id"].(string), "completed")
 }
+
+// A batch is admitted when it is created: a price change while its lines
+// wait does not reach them, and its row names the version it was priced at.
+func TestABatchIsChargedAtThePriceVersionInEffectWhenItWasCreated(t *testing.T) {
+	up := &batchUpstream{release: make(chan struct{})}
+	g := batchGateway(t, up.serve(t).URL, 1, 1_000_000)
+	before := balance(t, g)
+	_, b := startBatch(t, g, batchKey, chatLine("req-1", "work"), chatLine("req-2", "work"))
+	id := b["id"].(string)
+	testkit.WaitFor(5*time.Second, 10*time.Millisecond, func() bool { return up.calls.Load() == 1 })
+	if code, body := g.Do(t, "PUT", "/api/models/"+batchModel, batchRoot,
+		map[string]any{"input_per_mtok": 2, "output_per_mtok": 4}); code != 200 {
+		t.Fatalf("price change: %d %v", code, body)
+	}
+	up.release <- struct{}{}
+	up.release <- struct{}{}
+	awaitBatch(t, g, batchKey, id, "completed")
+	rows := batchRows(t, g, 1)
+	if len(rows) != 1 || rows[0]["quota"] != float64(2000) {
+		t.Fatalf("rows = %v, want both lines at the first price (1,000 each)", rows)
+	}
+	if other, _ := rows[0]["other"].(map[string]any); other["price_version"] != float64(1) {
+		t.Errorf("row other = %v, want price_version 1", rows[0]["other"])
+	}
+	if after := balance(t, g); before-after != 2000 {
+		t.Errorf("charged %d, want 2000", before-after)
+	}
+}

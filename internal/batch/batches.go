@@ -139,6 +139,7 @@ func (s *Service) start(r *http.Request, acct billing.Account, b *store.Batch, p
 func (s *Service) reserve(r *http.Request, acct billing.Account, id string, pl *plan) ([]heldModel, []*billing.Hold, error) {
 	var taken []*billing.Hold
 	var out []heldModel
+	admitted := time.Now()
 	for _, m := range pl.sortedModels() {
 		mp := pl.models[m]
 		key := "batch:" + id + ":" + m
@@ -156,7 +157,7 @@ func (s *Service) reserve(r *http.Request, acct billing.Account, id string, pl *
 			return nil, nil, err
 		}
 		taken = append(taken, h)
-		out = append(out, heldModel{Model: m, Key: key, Reserved: h.Reserved, Lines: mp.lines})
+		out = append(out, heldModel{Model: m, Key: key, Reserved: h.Reserved, Lines: mp.lines, AdmittedNS: admitted.UnixNano()})
 	}
 	return out, taken, nil
 }

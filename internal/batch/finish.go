@@ -227,6 +227,9 @@ func (s *Service) bill(ctx context.Context, b *store.Batch) {
 		row.Type, row.Quota = store.LogConsume, mb.quota
 		charged += mb.quota
 		o := admission.Other{Endpoint: "batch", GroupRatio: s.Billing.Ratio(b.Group)}
+		if p, err := s.Billing.PriceAt(h.Model, admittedAt(b)); err == nil {
+			o.PriceVersion = p.Version
+		}
 		// The lines are not kept with their channels, so a batch costs its
 		// list (batch) price upstream: the row's dollars before the ratio.
 		o.UpstreamCostUSD = admission.USD(admission.QuotaUSD(mb.quota, s.Billing.QuotaPerUSD(), o.GroupRatio))
@@ -241,4 +244,16 @@ func (s *Service) bill(ctx context.Context, b *store.Batch) {
 		s.Logger.Error("batch not marked billed; its holds are settled and stay so", "batch", b.PublicID, "err", err)
 	}
 	b.Billed, b.Charged = true, charged
+}
+
+// admittedAt is when b was admitted (its holds taken): its lines are priced
+// with the price version in effect then. A batch from before holds kept
+// the instant counts from the end of its creation second.
+func admittedAt(b *store.Batch) time.Time {
+	for _, h := range holdsOf(b) {
+		if h.AdmittedNS != 0 {
+			return time.Unix(0, h.AdmittedNS)
+		}
+	}
+	return time.Unix(b.CreatedAt+1, 0)
 }

@@ -74,6 +74,9 @@ type heldModel struct {
 	Key      string `json:"key"`
 	Reserved int64  `json:"reserved"`
 	Lines    int    `json:"lines"`
+	// AdmittedNS is when the hold was taken (Unix nanoseconds): the lines
+	// are priced with the price version in effect then.
+	AdmittedNS int64 `json:"admitted_ns,omitempty"`
 }
 
 func holdsOf(b *store.Batch) []heldModel {

@@ -380,7 +380,7 @@ func (s *Service) pollUpstream(ctx context.Context, b *store.Batch, st *provider
 	if err != nil {
 		return false, err
 	}
-	price, err := s.Billing.Price(modelOf(b))
+	price, err := s.Billing.PriceAt(modelOf(b), admittedAt(b))
 	if err != nil {
 		return false, err
 	}

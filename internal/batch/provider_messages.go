@@ -116,7 +116,7 @@ func (s *Service) pollMessagesUpstream(ctx context.Context, b *store.Batch, st *
 	if err != nil {
 		return false, err
 	}
-	price, err := s.Billing.Price(modelOf(b))
+	price, err := s.Billing.PriceAt(modelOf(b), admittedAt(b))
 	if err != nil {
 		return false, err
 	}

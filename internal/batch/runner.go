@@ -23,8 +23,9 @@ const (
 )
 
 // LineRunner runs one line through the relay's one driver as p, in this
-// process (the app adapts relay.RunLine).
-type LineRunner func(ctx context.Context, p *auth.Principal, endpoint string, body []byte) LineResult
+// process (the app adapts relay.RunLine), priced with the price version in
+// effect when the batch was admitted.
+type LineRunner func(ctx context.Context, p *auth.Principal, endpoint string, body []byte, admitted time.Time) LineResult
 
 // LineResult is a line's answer, and when OK its usage and its charge at
 // the batch price.
@@ -272,7 +273,7 @@ func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 				res = LineResult{Status: e.Status, Body: s.OpenAI.EncodeError(e)}
 			} else {
 				lctx := obs.WithRequestID(ctx, b.PublicID+"-"+strconv.Itoa(n))
-				res = s.Lines(lctx, p, b.Endpoint, body)
+				res = s.Lines(lctx, p, b.Endpoint, body, admittedAt(b))
 				// A rate limit refuses a line for now, not for good: a
 				// batch has a day, so the line waits and tries again.
 				for try := 1; res.Status == 429 && try <= rateLimitRetries && !stop.Load(); try++ {
@@ -283,7 +284,7 @@ func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 					if ctx.Err() != nil {
 						break
 					}
-					res = s.Lines(lctx, p, b.Endpoint, body)
+					res = s.Lines(lctx, p, b.Endpoint, body, admittedAt(b))
 				}
 			}
 			if ctx.Err() != nil {

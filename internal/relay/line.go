@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -34,8 +35,11 @@ type LineResult struct {
 // key's allow-list, routing, rate limits and retries like a live call.
 type lineRun struct {
 	principal *auth.Principal
-	reserved  int64
-	res       LineResult
+	// admitted is when the batch was admitted: the line is priced with the
+	// version in effect then (zero: now).
+	admitted time.Time
+	reserved int64
+	res      LineResult
 }
 
 type lineKey struct{}
@@ -48,8 +52,8 @@ func lineOf(ctx context.Context) *lineRun {
 // RunLine runs one line of a batch in this process through the surface of
 // endpoint, as p, and returns what it answered. There is no HTTP hop: the
 // line is a call of the same driver with the batch's key.
-func (rl *Relay) RunLine(ctx context.Context, p *auth.Principal, endpoint string, body []byte) LineResult {
-	l := &lineRun{principal: p}
+func (rl *Relay) RunLine(ctx context.Context, p *auth.Principal, endpoint string, body []byte, admitted time.Time) LineResult {
+	l := &lineRun{principal: p, admitted: admitted}
 	r, err := http.NewRequestWithContext(context.WithValue(ctx, lineKey{}, l), http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		e := &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "invalid_url", Message: "the line's url is not valid"}
@@ -121,6 +125,11 @@ func (c *callCore) settleLine(ch charge, amount int64) {
 func (c *callCore) linePrice(p *billing.Price) *billing.Price {
 	if c.line == nil {
 		return p
+	}
+	if !c.line.admitted.IsZero() {
+		if then, err := c.rl.Billing.PriceAt(c.model, c.line.admitted); err == nil {
+			p = then
+		}
 	}
 	return billing.BatchPrice(p, false)
 }
