@@ -245,4 +245,3 @@ func TestALostRowOfAFreeCallIsNamed(t *testing.T) {
 		t.Fatalf("differences %v, want the user's and the key's calls named", checks)
 	}
 }
-
