@@ -376,15 +376,10 @@ func (s *Service) pollUpstream(ctx context.Context, b *store.Batch, st *provider
 	if err := s.saveState(ctx, b, *st); err != nil {
 		return false, err
 	}
-	lines, err := s.customIDs(ctx, b)
+	lines, price, err := s.providerResultsBasis(ctx, b)
 	if err != nil {
 		return false, err
 	}
-	price, err := s.Billing.PriceAt(modelOf(b), admittedAt(b))
-	if err != nil {
-		return false, err
-	}
-	price = billing.BatchPrice(price, true)
 	for _, f := range []string{up.Get("output_file_id").String(), up.Get("error_file_id").String()} {
 		if f == "" {
 			continue
@@ -394,6 +389,21 @@ func (s *Service) pollUpstream(ctx context.Context, b *store.Batch, st *provider
 		}
 	}
 	return true, nil
+}
+
+// providerResultsBasis is what reading a provider batch's results needs:
+// the input's line numbers by custom id, and the batch price the lines are
+// charged at (of the version in effect when the batch was admitted).
+func (s *Service) providerResultsBasis(ctx context.Context, b *store.Batch) (map[string]int, *billing.Price, error) {
+	lines, err := s.customIDs(ctx, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	price, err := s.Billing.PriceAt(modelOf(b), admittedAt(b))
+	if err != nil {
+		return nil, nil, err
+	}
+	return lines, billing.BatchPrice(price, true), nil
 }
 
 // customIDs maps the input's custom ids to their line numbers.

@@ -12,7 +12,6 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -112,15 +111,10 @@ func (s *Service) pollMessagesUpstream(ctx context.Context, b *store.Batch, st *
 		b.Completed, b.Failed = int(up.Get("request_counts.succeeded").Int()), int(up.Get("request_counts.errored").Int())
 		return false, nil
 	}
-	lines, err := s.customIDs(ctx, b)
+	lines, price, err := s.providerResultsBasis(ctx, b)
 	if err != nil {
 		return false, err
 	}
-	price, err := s.Billing.PriceAt(modelOf(b), admittedAt(b))
-	if err != nil {
-		return false, err
-	}
-	price = billing.BatchPrice(price, true)
 	// The results are read from the channel's own address, never from a
 	// results_url the answer names: the key goes only where it belongs.
 	req, err = w.request(ctx, http.MethodGet, path+"/results", nil)
