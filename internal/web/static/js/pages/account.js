@@ -10,10 +10,12 @@ import { money } from "../money.js";
 export async function render(main, ctx) {
   const me = await ctx.refreshMe();
   const balance = h("dd", { id: "account-balance" }, money(me.quota));
-  main.append(pageHead(t("account.title"), t("account.sub")),
+  // append writes a null as the text "null": cards a gateway does not
+  // offer are left out instead.
+  main.append(...[pageHead(t("account.title"), t("account.sub")),
     h("div", { class: "cards" }, h("div", { class: "card" }, h("dl", { class: "stat" }, h("dt", {}, t("account.balance")), balance))),
     ctx.status && ctx.status.payments ? creditCard(ctx.status.payments) : null,
-    redeemCard(ctx, balance), twoFactorCard(), ssoCard(), passwordCard());
+    redeemCard(ctx, balance), twoFactorCard(), ssoCard(), passwordCard()].filter(Boolean));
 }
 
 // creditCard buys credit by card: the order is made here, paid on Stripe's
