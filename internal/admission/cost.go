@@ -1,7 +1,9 @@
 package admission
 
 import (
+	"bytes"
 	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/turnpike-gw/turnpike/internal/billing"
@@ -46,6 +48,34 @@ func ownCost(list *billing.Price, own store.CostPrice, model string, u ir.Usage,
 		part.Quo(part, billing.Decimal(list.Raw.PerCall))
 	}
 	return c.Add(c, part)
+}
+
+// UpstreamCostUSD is UpstreamCost as the row's decimal string. A call on a
+// channel that pays list prices, charged by tokens alone, is the common
+// case on every settle: it is priced in pico-dollars without math/big.
+func UpstreamCostUSD(list *billing.Price, cost *store.ChannelCost, model, upstreamModel string, u ir.Usage, usd *big.Rat) string {
+	if cost == nil && (usd == nil || usd.Sign() == 0) {
+		if pico, ok := list.FixedTokenCost(u); ok {
+			return picoUSD(pico)
+		}
+	}
+	return USD(UpstreamCost(list, cost, model, upstreamModel, u, usd))
+}
+
+// picoUSD writes pico-dollars as USD writes the same amount.
+func picoUSD(pico uint64) string {
+	const unit = 1_000_000_000_000
+	b := strconv.AppendUint(make([]byte, 0, 24), pico/unit, 10)
+	frac := pico % unit
+	if frac == 0 {
+		return string(b)
+	}
+	digits := strconv.AppendUint(make([]byte, 0, 12), frac, 10)
+	b = append(b, '.')
+	for range usdDigits - len(digits) {
+		b = append(b, '0')
+	}
+	return string(append(b, bytes.TrimRight(digits, "0")...))
 }
 
 // usdDigits is how many decimals a dollar figure in a usage row keeps: a

@@ -127,3 +127,17 @@ func fixedQuota(pico uint64, quotaPerUSD int64, millionths uint64) (int64, bool)
 	}
 	return int64(q), true
 }
+
+// FixedTokenCost is TokenCost in pico-dollars without math/big, when the
+// rates are whole in pico-dollars and the sum fits; ok is false otherwise
+// (the caller then takes TokenCost).
+func (p *Price) FixedTokenCost(u ir.Usage) (pico uint64, ok bool) {
+	if p.Free {
+		return 0, true
+	}
+	f := p.ratesFor(u.InputTokens).fixed
+	if !f.ok {
+		return 0, false
+	}
+	return f.cost(u)
+}

@@ -487,7 +487,7 @@ func (c *callCore) logRow(ch charge, consume bool) store.UsageLog {
 		cost = c.channel.Cost
 	}
 	if consume && c.price != nil {
-		o.UpstreamCostUSD = admission.USD(admission.UpstreamCost(c.price, cost, c.model, o.UpstreamModel, u, ch.usd))
+		o.UpstreamCostUSD = admission.UpstreamCostUSD(c.price, cost, c.model, o.UpstreamModel, u, ch.usd)
 	}
 	if c.rowOther != nil {
 		c.rowOther(&o)
