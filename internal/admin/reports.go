@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -33,27 +34,24 @@ func (a *API) window(r *http.Request) (store.Window, error) {
 }
 
 func (a *API) marginReport(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
-	win, err := a.window(r)
-	if err != nil {
-		return err
-	}
-	by := r.URL.Query().Get("group_by")
-	if by == "" {
-		by = "channel"
-	}
-	items, err := books.Margin(r.Context(), a.d.Store, win, by, a.d.Billing.QuotaPerUSD())
-	var bad books.ErrGrouping
-	if errors.As(err, &bad) {
-		return badRequest("%s", err.Error())
-	}
-	if err != nil {
-		return err
-	}
-	apijson.Write(w, http.StatusOK, map[string]any{"items": items, "group_by": by, "since": win.Since, "until": win.Until})
-	return nil
+	refuse := func(err error) error { return badRequest("%s", err.Error()) }
+	return a.groupedReport(w, r, refuse, func(ctx context.Context, win store.Window, by string) (any, error) {
+		return books.Margin(ctx, a.d.Store, win, by, a.d.Billing.QuotaPerUSD())
+	})
 }
 
 func (a *API) cacheReport(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+	refuse := func(error) error { return badField("group_by", "must be channel, key or model") }
+	return a.groupedReport(w, r, refuse, func(ctx context.Context, win store.Window, by string) (any, error) {
+		return books.Cache(ctx, a.d.Store, win, by)
+	})
+}
+
+// groupedReport answers a report over the request's window grouped by its
+// group_by (channel unless given); a grouping the report does not know is
+// refused with refuse's 400.
+func (a *API) groupedReport(w http.ResponseWriter, r *http.Request, refuse func(error) error,
+	report func(ctx context.Context, win store.Window, by string) (any, error)) error {
 	win, err := a.window(r)
 	if err != nil {
 		return err
@@ -62,10 +60,10 @@ func (a *API) cacheReport(w http.ResponseWriter, r *http.Request, _ *auth.Princi
 	if by == "" {
 		by = "channel"
 	}
-	items, err := books.Cache(r.Context(), a.d.Store, win, by)
+	items, err := report(r.Context(), win, by)
 	var bad books.ErrGrouping
 	if errors.As(err, &bad) {
-		return badField("group_by", "must be channel, key or model")
+		return refuse(err)
 	}
 	if err != nil {
 		return err
