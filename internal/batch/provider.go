@@ -243,12 +243,17 @@ func (s *Service) pollProvider(ctx context.Context, b *store.Batch) bool {
 			return true
 		}
 	}
-	if err != nil {
-		s.later(ctx, b, st, err.Error())
-		return false
-	}
-	s.later(ctx, b, st, "")
+	s.laterAfter(ctx, b, st, err)
 	return false
+}
+
+// laterAfter is later for a step that ended with err (nil: it went well).
+func (s *Service) laterAfter(ctx context.Context, b *store.Batch, st providerState, err error) {
+	why := ""
+	if err != nil {
+		why = err.Error()
+	}
+	s.later(ctx, b, st, why)
 }
 
 // later saves the state and schedules the next poll.

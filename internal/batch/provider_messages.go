@@ -31,11 +31,7 @@ func (s *Service) pollMessagesProvider(ctx context.Context, b *store.Batch, st p
 			return true
 		}
 	}
-	if err != nil {
-		s.later(ctx, b, st, err.Error())
-		return false
-	}
-	s.later(ctx, b, st, "")
+	s.laterAfter(ctx, b, st, err)
 	return false
 }
 
