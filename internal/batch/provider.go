@@ -311,12 +311,20 @@ func (s *Service) uploadInput(ctx context.Context, b *store.Batch, ch *routing.C
 		}()
 		pw.CloseWithError(err)
 	}()
-	req, err := w.request(ctx, http.MethodPost, "/files", pr)
+	return s.postStreamed(ctx, w, "/files", mw.FormDataContentType(), pr, "file upload")
+}
+
+// postStreamed posts the body a writer goroutine produces into pr and
+// answers the id the provider gave what it created (what names it in
+// errors). The pipe is closed on every way out, so the writer never
+// blocks on a request that was not sent.
+func (s *Service) postStreamed(ctx context.Context, w providerWire, path, contentType string, pr *io.PipeReader, what string) (string, error) {
+	req, err := w.request(ctx, http.MethodPost, path, pr)
 	if err != nil {
 		pr.Close()
 		return "", err
 	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Content-Type", contentType)
 	raw, err := s.call(req)
 	pr.CloseWithError(io.ErrClosedPipe)
 	if err != nil {
@@ -324,7 +332,7 @@ func (s *Service) uploadInput(ctx context.Context, b *store.Batch, ch *routing.C
 	}
 	id := gjson.GetBytes(raw, "id").String()
 	if id == "" {
-		return "", fmt.Errorf("the provider's file upload answered no id")
+		return "", fmt.Errorf("the provider's %s answered no id", what)
 	}
 	return id, nil
 }

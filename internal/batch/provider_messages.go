@@ -63,22 +63,7 @@ func (s *Service) createMessagesUpstream(ctx context.Context, b *store.Batch, ch
 		}
 		pw.CloseWithError(err)
 	}()
-	req, err := w.request(ctx, http.MethodPost, "/messages/batches", pr)
-	if err != nil {
-		pr.Close()
-		return "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	raw, err := s.call(req)
-	pr.CloseWithError(io.ErrClosedPipe)
-	if err != nil {
-		return "", err
-	}
-	id := gjson.GetBytes(raw, "id").String()
-	if id == "" {
-		return "", fmt.Errorf("the provider's message batch create answered no id")
-	}
-	return id, nil
+	return s.postStreamed(ctx, w, "/messages/batches", "application/json", pr, "message batch create")
 }
 
 func (s *Service) pollMessagesUpstream(ctx context.Context, b *store.Batch, st *providerState, w providerWire) (bool, error) {
