@@ -15,6 +15,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
+	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
 )
 
 // TestStoreOnEveryDialect runs the accounts tables' SQL on SQLite, and on
@@ -27,15 +28,7 @@ func TestStoreOnEveryDialect(t *testing.T) {
 		if base == "" {
 			t.Skip("TURNPIKE_TEST_POSTGRES is not set")
 		}
-		admin := mustOpen(t, "pgx", base)
-		schema := "turnpike_accounts_" + hex.EncodeToString(randomBytes(5))
-		mustExec(t, admin, "CREATE SCHEMA "+schema)
-		t.Cleanup(func() { admin.Exec("DROP SCHEMA " + schema + " CASCADE") })
-		sep := "?"
-		if strings.Contains(base, "?") {
-			sep = "&"
-		}
-		exercise(t, openDialect(t, base+sep+"search_path="+schema))
+		exercise(t, openDialect(t, pgschema.Fresh(t, base)))
 	})
 	t.Run("mysql", func(t *testing.T) {
 		base := os.Getenv("TURNPIKE_TEST_MYSQL")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
+	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
 )
 
 // TestThreeNodesOnOneDatabaseAndRedis runs three real gateway processes on
@@ -36,7 +37,7 @@ func TestThreeNodesOnOneDatabaseAndRedis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the real binary")
 	}
-	dsn, rurl := freshPostgresSchema(t, pg), freshRedis(t, rd)
+	dsn, rurl := pgschema.Fresh(t, pg), freshRedis(t, rd)
 	bin := buildGateway(t)
 	up := clusterUpstream(t)
 	dir := t.TempDir()

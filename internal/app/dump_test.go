@@ -16,6 +16,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
+	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
 )
 
 const dumpRoot = "root-token-for-the-move-test"
@@ -105,7 +106,7 @@ func TestAMoveFromSQLiteKeepsKeysAndBalances(t *testing.T) {
 		"sqlite": func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "moved.db") },
 	}
 	if pg := os.Getenv("TURNPIKE_TEST_POSTGRES"); pg != "" {
-		targets["postgres"] = func(t *testing.T) string { return freshPostgresSchema(t, pg) }
+		targets["postgres"] = func(t *testing.T) string { return pgschema.Fresh(t, pg) }
 	}
 	if my := os.Getenv("TURNPIKE_TEST_MYSQL"); my != "" {
 		targets["mysql"] = func(t *testing.T) string { return freshMySQLDatabase(t, my) }

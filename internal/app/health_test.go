@@ -2,9 +2,6 @@ package app_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +18,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
+	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
 )
 
 // switchUpstream is a fake OpenAI-compatible upstream whose answer is
@@ -480,7 +478,7 @@ func TestTwoNodesSharingPostgreSQLSeeTheSameHealth(t *testing.T) {
 	if base == "" {
 		t.Skip("set TURNPIKE_TEST_POSTGRES (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run two nodes on one database")
 	}
-	dsn := freshPostgresSchema(t, base)
+	dsn := pgschema.Fresh(t, base)
 	up := newSwitchUpstream(t)
 	useDB := testkit.WithConfig(func(c *config.Config) { c.Database = dsn })
 	a, _ := healthGateway(t, []testkit.Option{useDB}, healthChannel("c", up.URL, []string{"m"}, healthSettings))
@@ -514,27 +512,6 @@ func TestTwoNodesSharingPostgreSQLSeeTheSameHealth(t *testing.T) {
 	if events["a"] != 1 || events["b"] != 1 {
 		t.Fatalf("events per node %v, want the down on a and the up on b only", events)
 	}
-}
-
-// freshPostgresSchema gives the test its own schema on the test server.
-func freshPostgresSchema(t *testing.T, base string) string {
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "turnpike_health_" + hex.EncodeToString(b)
-	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() { db.Exec("DROP SCHEMA " + schema + " CASCADE") })
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + schema
 }
 
 // startErr builds and prepares a gateway from cfg and reports the error.

@@ -16,6 +16,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
+	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
 )
 
 // freshRedis gives the test a Redis database of its own (1–15 of the test
@@ -50,7 +51,7 @@ func TestAdminChangesReachTheOtherNodeWithinTwoSeconds(t *testing.T) {
 	if pg == "" || rd == "" {
 		t.Skip("set TURNPIKE_TEST_POSTGRES and TURNPIKE_TEST_REDIS to measure propagation between two nodes")
 	}
-	dsn, rurl := freshPostgresSchema(t, pg), freshRedis(t, rd)
+	dsn, rurl := pgschema.Fresh(t, pg), freshRedis(t, rd)
 	up := slowUpstream(t, 0)
 	weight := 1
 	seed := []testkit.Option{

@@ -17,6 +17,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
+	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
 )
 
 const guardRoot = "root-token-for-the-outage-test"
@@ -186,7 +187,7 @@ func TestAPICallsFailFastWith503WhenPostgreSQLDoesNotAnswer(t *testing.T) {
 	if pg == "" {
 		t.Skip("set TURNPIKE_TEST_POSTGRES to cut the gateway off its database")
 	}
-	dsn := freshPostgresSchema(t, pg)
+	dsn := pgschema.Fresh(t, pg)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)

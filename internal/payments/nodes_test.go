@@ -1,9 +1,6 @@
 package payments_test
 
 import (
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
+	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
 )
 
 // TestConcurrentDeliveriesAcrossTwoNodesCreditOnce sends 20 deliveries of a
@@ -27,7 +25,7 @@ func TestConcurrentDeliveriesAcrossTwoNodesCreditOnce(t *testing.T) {
 		"sqlite": func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "shared.db") },
 	}
 	if base := os.Getenv("TURNPIKE_TEST_POSTGRES"); base != "" {
-		dbs["postgres"] = func(t *testing.T) string { return freshPostgresSchema(t, base) }
+		dbs["postgres"] = func(t *testing.T) string { return pgschema.Fresh(t, base) }
 	} else {
 		t.Log("TURNPIKE_TEST_POSTGRES is not set: the PostgreSQL run is skipped")
 	}
@@ -83,25 +81,4 @@ func TestConcurrentDeliveriesAcrossTwoNodesCreditOnce(t *testing.T) {
 			}
 		})
 	}
-}
-
-// freshPostgresSchema gives the test its own schema on the shared server.
-func freshPostgresSchema(t *testing.T, base string) string {
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "turnpike_pay_" + hex.EncodeToString(b)
-	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() { db.Exec("DROP SCHEMA " + schema + " CASCADE") })
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + schema
 }
