@@ -44,6 +44,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 	"github.com/turnpike-gw/turnpike/internal/task"
+	"github.com/turnpike-gw/turnpike/internal/task/taskhttp"
 	"github.com/turnpike-gw/turnpike/internal/web"
 )
 
@@ -75,6 +76,7 @@ type App struct {
 	sql       *sqlstore.Store
 	plugins   *plugin.Registry
 	tasks     *task.Service
+	taskHTTP  *taskhttp.Handlers
 	batches   *batch.Service
 	registry  *prometheus.Registry
 	redis     redis.UniversalClient
@@ -188,18 +190,20 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.Admin = admin.New(a.adminDeps)
 	a.changes = newChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
 	a.tasks = task.New(task.Deps{
-		Store: a.Store, Billing: a.Billing, Router: a.Router, Keys: a.Keys, Generations: a.plugins,
-		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, RootToken: cfg.RootToken,
-		APIPrincipal: a.Admin.CheckSessionOrRoot, Limits: a.Limits,
+		Store: a.Store, Billing: a.Billing, Router: a.Router, Generations: a.plugins,
+		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, Limits: a.Limits,
 		Options: task.Options{
 			PollInterval: cfg.PollInterval(), MaxFailures: cfg.TaskPollMaxFails,
 			Timeout: time.Duration(cfg.TaskTimeoutMin) * time.Minute, RetryCount: cfg.RetryCount,
-			PublicAddress: a.publicAddress(), BodyLimit: cfg.BodyLimit(),
+			PublicAddress:   a.publicAddress(),
 			UpstreamTimeout: time.Duration(cfg.UpstreamTimeout) * time.Second, Node: a.plugins.Node(),
-			ProtocolTimeout: time.Duration(cfg.ProtocolTimeout) * time.Second,
-			MaxFileBytes:    int64(cfg.MaxFileDownloadMB) << 20,
-			Secret:          a.Config.CryptoSecret, AllowPrivateContent: cfg.AllowPrivateContent,
+			MaxFileBytes: int64(cfg.MaxFileDownloadMB) << 20,
+			Secret:       a.Config.CryptoSecret, AllowPrivateContent: cfg.AllowPrivateContent,
 		},
+	})
+	a.taskHTTP = taskhttp.New(taskhttp.Deps{
+		Core: a.tasks, Keys: a.Keys, Logger: a.Log, RootToken: cfg.RootToken, APIPrincipal: a.Admin.CheckSessionOrRoot,
+		Options: taskhttp.Options{BodyLimit: cfg.BodyLimit(), ProtocolTimeout: time.Duration(cfg.ProtocolTimeout) * time.Second},
 	})
 	a.Relay = relay.New(relay.Deps{
 		Keys: a.Keys, Billing: a.Billing, Router: a.Router, Client: newUpstreamClient(), Adapters: providers.For,
@@ -207,7 +211,7 @@ func (a *App) buildServices(balances billing.Balances) {
 			protocol.OpenAI: openai.Chat, protocol.Anthropic: anthropic.Messages, protocol.Gemini: gemini.Generate,
 		},
 		Embedder: gemini.Generate, TokenCounter: gemini.Generate, ResponsesAPI: responses.API, Completions: openai.Completions,
-		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.tasks,
+		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.taskHTTP,
 		Responses: relay.NewResponseIndex(a.Store.Responses(), a.Log),
 		Limits:    a.Limits, OnSettle: a.Notify.Spent, Tracer: a.Tracer,
 		Options: relay.Options{
@@ -241,8 +245,9 @@ func (a *App) buildTraffic() {
 	a.Limits.OnRefuse(func(scope string) { refused.WithLabelValues(scope).Inc() })
 }
 
-// The task service serves the standard endpoints for plugin-claimed models.
-var _ relay.HostProtocols = (*task.Service)(nil)
+// The task host protocol serves the standard endpoints for plugin-claimed
+// models.
+var _ relay.HostProtocols = (*taskhttp.Handlers)(nil)
 
 // publicAddress is TaskPublicAddress, falling back to ServerAddress.
 func (a *App) publicAddress() string {
@@ -272,12 +277,12 @@ func (a *App) buildHandler() {
 	mux := http.NewServeMux()
 	a.Admin.Register(mux)
 	a.Relay.Register(mux)
-	a.tasks.Register(mux)
+	a.taskHTTP.Register(mux)
 	a.batches.Register(mux)
 	a.batches.RegisterConsole(mux, a.Admin.SessionOrRoot)
 	plugin.NewAdminAPI(plugin.AdminDeps{Registry: a.plugins, RootToken: a.Config.RootToken,
 		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
-	mux.Handle("/", fallback(a.tasks, web.Handler()))
+	mux.Handle("/", fallback(a.taskHTTP, web.Handler()))
 	a.mux = mux
 	audit := &accounts.Auditor{Store: a.adminDeps.Accounts.Store, Principal: a.Admin.SessionOrRoot, Log: a.Log}
 	a.Handler = accept(a.Log, a.Tracer, storeGuard(apiStoreTimeout, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, a.changes.announce(mux)))))

@@ -18,7 +18,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/relay"
 	"github.com/turnpike-gw/turnpike/internal/store"
-	"github.com/turnpike-gw/turnpike/internal/task"
+	"github.com/turnpike-gw/turnpike/internal/task/taskhttp"
 )
 
 func newLogger(level string, out io.Writer) *slog.Logger {
@@ -138,7 +138,7 @@ func (a *App) upstreamModels(ctx context.Context, c *store.Channel) ([]string, e
 
 // fallback serves what no fixed route matched: task plugins' native routes
 // first, then the console for everything else.
-func fallback(tasks *task.Service, console http.Handler) http.Handler {
+func fallback(tasks *taskhttp.Handlers, console http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tasks.ServeNative(w, r) {
 			return

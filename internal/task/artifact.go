@@ -40,10 +40,10 @@ type artifact struct {
 	key, typ, mime string
 }
 
-// artifactLinks lists the task's artifacts (listArtifacts) with signed
+// ArtifactLinks lists the task's artifacts (listArtifacts) with signed
 // URLs; nil, nil when the plugin has no artifact hooks.
-func (s *Service) artifactLinks(ctx context.Context, t *Task) ([]ArtifactLink, error) {
-	l, ok := s.loadedFor(ctx, t)
+func (s *Service) ArtifactLinks(ctx context.Context, t *Task) ([]ArtifactLink, error) {
+	l, ok := s.PluginFor(ctx, t)
 	if !ok || !l.Manifest.Hooks.Has(manifest.HookListArtifacts) {
 		return nil, nil
 	}
@@ -54,7 +54,7 @@ func (s *Service) artifactLinks(ctx context.Context, t *Task) ([]ArtifactLink, e
 	exp := time.Now().Add(artifactLinkTTL)
 	links := make([]ArtifactLink, 0, len(list))
 	for _, a := range list {
-		links = append(links, ArtifactLink{Key: a.key, Type: a.typ, MIMEType: a.mime, URL: s.artifactURL(t.PublicID, a.key, exp)})
+		links = append(links, ArtifactLink{Key: a.key, Type: a.typ, MIMEType: a.mime, URL: s.ArtifactURL(t.PublicID, a.key, exp)})
 	}
 	return links, nil
 }
@@ -122,22 +122,13 @@ func artifactContext(t *Task) map[string]any {
 		"state": rawOrNil(t.State), "producerVersion": t.PluginVersion, "resultUrl": t.ResultURL}
 }
 
-// serveArtifact streams one artifact's content to the client: the key must
-// be listed, buildContentRequest builds the upstream request, the host
-// checks where it goes and relays the safe parts of the answer.
-func (s *Service) serveArtifact(w http.ResponseWriter, r *http.Request, t *Task, key string) {
-	if err := s.streamArtifact(w, r, t, key); err != nil {
-		e := ir.As(err)
-		if e.Status >= 500 {
-			s.log.Warn("artifact content failed", "task", t.PublicID, "artifact", key, "code", e.Code, "err", err)
-		}
-		writeOpenAIError(w, e)
-	}
-}
-
-func (s *Service) streamArtifact(w http.ResponseWriter, r *http.Request, t *Task, key string) error {
+// StreamArtifact relays one artifact's content for r to w: the key must be
+// listed, buildContentRequest builds the upstream request, the host checks
+// where it goes and relays the safe parts of the answer. An error means
+// nothing was written; the caller words it in its dialect.
+func (s *Service) StreamArtifact(w http.ResponseWriter, r *http.Request, t *Task, key string) error {
 	ctx := r.Context()
-	l, ok := s.loadedFor(ctx, t)
+	l, ok := s.PluginFor(ctx, t)
 	if !ok || !l.Manifest.Hooks.Has(manifest.HookListArtifacts) {
 		return artifactNotFound(key)
 	}

@@ -5,18 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/turnpike-gw/turnpike/internal/ir"
 )
 
-// artifactURL is the signed client address of one artifact on the public
-// address (a path only when none is configured).
-func (s *Service) artifactURL(publicID, key string, exp time.Time) string {
+// ArtifactURL is the signed client address of one artifact on the public
+// address (a path only when none is configured), valid until exp.
+func (s *Service) ArtifactURL(publicID, key string, exp time.Time) string {
 	unix := exp.Unix()
 	q := url.Values{"exp": {strconv.FormatInt(unix, 10)}, "sig": {signArtifact(s.opts.Secret, publicID, key, unix)}}
 	return strings.TrimRight(s.opts.PublicAddress, "/") + "/v1/tasks/" + url.PathEscape(publicID) +
@@ -57,20 +54,8 @@ func verifyArtifact(secret, publicID, key, exp, sig string, now time.Time) error
 	return nil
 }
 
-// getArtifact serves GET and HEAD /v1/tasks/{id}/artifacts/{key}. The
-// signature is the credential, so no API key is needed: the address was
-// handed to the task's owner and works on any node sharing the secret.
-func (s *Service) getArtifact(w http.ResponseWriter, r *http.Request) {
-	id, key := r.PathValue("id"), r.PathValue("key")
-	q := r.URL.Query()
-	if err := verifyArtifact(s.opts.Secret, id, key, q.Get("exp"), q.Get("sig"), time.Now()); err != nil {
-		writeOpenAIError(w, &ir.Error{Status: http.StatusForbidden, Kind: ir.KindPermission, Code: "invalid_signature", Message: err.Error()})
-		return
-	}
-	t, err := s.store.GetPublic(r.Context(), id)
-	if err != nil || (!t.RetainResult && terminal(t.Status)) {
-		writeOpenAIError(w, taskNotFound(id))
-		return
-	}
-	s.serveArtifact(w, r, t, key)
+// CheckArtifactAddress checks the exp and sig query values of a signed
+// artifact address now, against this gateway's secret.
+func (s *Service) CheckArtifactAddress(publicID, key, exp, sig string) error {
+	return verifyArtifact(s.opts.Secret, publicID, key, exp, sig, time.Now())
 }

@@ -235,7 +235,7 @@ func (s *Service) settle(ctx context.Context, t *Task, charge int64) error {
 // refund returns a failed task's whole reservation once, with a refund row
 // matching the submit's consume row.
 func (s *Service) refund(ctx context.Context, t *Task, reason string) error {
-	row := s.usageLog(t, store.LogRefund, t.QuotaReserved, map[string]any{"reason": truncate(reason, 200)}, nil)
+	row := s.usageLog(t, store.LogRefund, t.QuotaReserved, map[string]any{"reason": Truncate(reason, 200)}, nil)
 	refunded, err := s.holdOf(t).RefundNow(ctx, &row)
 	if err != nil {
 		return err

@@ -2,31 +2,11 @@ package task
 
 import (
 	"encoding/json"
-	"net/http"
 	"strings"
 
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
-
-// credentialHeaders never reach hooks: they carry the gateway key or the
-// caller's session, not anything meant for the upstream.
-var credentialHeaders = map[string]bool{"Authorization": true, "X-Api-Key": true, "X-Alt-Api-Key": true,
-	"X-Goog-Api-Key": true, "Cookie": true, "Proxy-Authorization": true}
-
-// requestHeaders is the inbound header map hooks see: canonical name →
-// first value, without credentials.
-func requestHeaders(h http.Header) map[string]any {
-	out := map[string]any{}
-	for k, vs := range h {
-		ck := http.CanonicalHeaderKey(k)
-		if credentialHeaders[ck] || len(vs) == 0 {
-			continue
-		}
-		out[ck] = vs[0]
-	}
-	return out
-}
 
 // channelBase is the base URL hooks get: the channel's, or the plugin's
 // default for a type 61 channel saved without one.
@@ -118,9 +98,10 @@ func rawOrNil(b json.RawMessage) any {
 	return b
 }
 
-// taskView is the render input of PLUGIN-CONTEXT.md; it is also the shape
-// of GET /v1/tasks. It never holds the upstream id or origin tasks.
-func taskView(t *Task) map[string]any {
+// View is the task as renderers see it (the render input of
+// PLUGIN-CONTEXT.md) and the shape of GET /v1/tasks. It never holds the
+// upstream id or origin tasks.
+func (t *Task) View() map[string]any {
 	v := map[string]any{
 		"task_id":     t.PublicID,
 		"platform":    t.PluginKey,

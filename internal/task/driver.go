@@ -19,34 +19,48 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/task/egress"
 )
 
-// submission is one decoded submit, ready for channel selection.
+// Submission is a decoded submit a host surface hands to Submit: the
+// plugin and model it is for, the caller, and the request as hooks see it.
+type Submission struct {
+	// Header is the answer's header: rate-limit headers and refusals go
+	// there, as on a chat call.
+	Header http.Header
+	// Table is the routing snapshot the submission pins; nil takes the
+	// current one.
+	Table      *routing.Table
+	Generation *plugin.Generation
+	Plugin     *plugin.Loaded
+	Principal  *auth.Principal
+	Model      string
+	Action     string
+	// Body is the request body the plugin's decoder chose (ctx.requestBody).
+	Body any
+	// Headers are the inbound headers hooks see, without credentials.
+	Headers map[string]any
+	// Files are the references of the request's uploads (ctx.files);
+	// Resolver opens them when a descriptor names one.
+	Files    []any
+	Resolver egress.FileResolver
+	// Origins are the caller's own tasks the submit follows up on
+	// (OriginTasks); the submit runs on the channel they ran on.
+	Origins []*Task
+	// Retain keeps the task's result after it ends (retainResult).
+	Retain bool
+	// Channels, when set, is the plan a host protocol already chose (its
+	// first channel decided the plugin); nil plans here.
+	Channels []*routing.Channel
+	// LogExtra is added to the consume row's other (std_image: images).
+	LogExtra map[string]any
+}
+
+// submission is a Submission under way.
 type submission struct {
+	Submission
 	// ticket is the submission's standing with traffic control, taken
 	// through the admission seam chat calls pass too.
 	ticket admission.Ticket
-	// price is the model's price, checked on table, the routing snapshot
-	// the submission pinned.
+	// price is the model's price, checked on Table.
 	price *billing.Price
-	table *routing.Table
-	// header is the answer's header: rate-limit headers and refusals go
-	// there, as on a chat call.
-	header    http.Header
-	gen       *plugin.Generation
-	plugin    *plugin.Loaded
-	principal *auth.Principal
-	model     string
-	action    string
-	body      any
-	headers   map[string]any
-	files     []any
-	resolver  egress.FileResolver
-	origins   []*Task
-	retain    bool
-	// channels, when set, is the plan a host protocol already chose (its
-	// first channel decided the plugin); nil plans here.
-	channels []*routing.Channel
-	// logExtra is added to the consume row's other (std_image: images).
-	logExtra map[string]any
 	// attempts are the channels tried, for the consume row; attemptStart
 	// is when the one under way began (the row is written inside it).
 	attempts     []admission.Attempt
@@ -61,11 +75,11 @@ type attempt struct {
 	model string // upstream model
 }
 
-// submitted is a persisted task plus the full data the submit renderer sees
+// Submitted is a persisted task plus the full data the submit renderer sees
 // even when the stored copy is discarded.
-type submitted struct {
-	task *Task
-	data any
+type Submitted struct {
+	Task *Task
+	Data any
 }
 
 // errRetry marks an upstream failure before acceptance: the next channel
@@ -74,34 +88,35 @@ type errRetry struct{ err *ir.Error }
 
 func (e *errRetry) Error() string { return e.err.Error() }
 
-// submit runs a submission through channel selection, billing and the
+// Submit runs a submission through channel selection, billing and the
 // upstream exchange, and persists the accepted task.
-func (s *Service) submit(ctx context.Context, sub *submission) (*submitted, error) {
-	if sub.table == nil {
-		sub.table = s.d.Router.Table()
+func (s *Service) Submit(ctx context.Context, in Submission) (*Submitted, error) {
+	sub := &submission{Submission: in}
+	if sub.Table == nil {
+		sub.Table = s.Table()
 	}
-	price, err := s.gate().Price(sub.table, sub.principal, sub.model)
+	price, err := s.gate().Price(sub.Table, sub.Principal, sub.Model)
 	if err != nil {
 		return nil, err
 	}
 	sub.price = price
-	plan := sub.channels
+	plan := sub.Channels
 	if plan == nil {
 		plan = s.plan(sub)
 	}
 	if len(plan) == 0 {
 		return nil, &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "model_not_available",
-			Message: fmt.Sprintf("no available channel serves model %s for this route", sub.model)}
+			Message: fmt.Sprintf("no available channel serves model %s for this route", sub.Model)}
 	}
-	if err := s.gate().Limit(ctx, &sub.ticket, sub.principal, sub.model, sub.header, nil); err != nil {
+	if err := s.gate().Limit(ctx, &sub.ticket, sub.Principal, sub.Model, sub.Header, nil); err != nil {
 		return nil, err
 	}
 	defer sub.ticket.Release(context.WithoutCancel(ctx))
-	t := &Task{Task: store.Task{PublicID: newPublicID(), PluginKey: sub.plugin.Key, PluginVersion: sub.plugin.Version, Model: sub.model,
-		UserID: sub.principal.UserID, TokenID: sub.principal.TokenID, Group: sub.principal.Group, RetainResult: sub.retain}}
+	t := &Task{Task: store.Task{PublicID: newPublicID(), PluginKey: sub.Plugin.Key, PluginVersion: sub.Plugin.Version, Model: sub.Model,
+		UserID: sub.Principal.UserID, TokenID: sub.Principal.TokenID, Group: sub.Principal.Group, RetainResult: sub.Retain}}
 	t.priceVersion = price.Version
 	t.BillingKey = store.TaskHoldPrefix + t.PublicID
-	var out *submitted
+	var out *Submitted
 	tries := routing.Attempts{Health: s.d.Router.Health, RetryCount: s.opts.RetryCount}
 	judged := func(ch *routing.Channel, e *ir.Error, moveOn bool) {
 		if moveOn {
@@ -149,7 +164,7 @@ func (sub *submission) servedAttempts(ch *routing.Channel) []admission.Attempt {
 // reservation (taken once, before the first byte goes upstream) and the
 // exchange. A failure the next channel may mend carries ir.RetryNext
 // (classifySubmitStatus); anything else ends the submission.
-func (s *Service) attemptOn(ctx context.Context, sub *submission, t *Task, ch *routing.Channel) (*submitted, error) {
+func (s *Service) attemptOn(ctx context.Context, sub *submission, t *Task, ch *routing.Channel) (*Submitted, error) {
 	at, err := s.prepare(ctx, sub, t, ch)
 	if err != nil {
 		return nil, err
@@ -171,45 +186,58 @@ func (s *Service) attemptOn(ctx context.Context, sub *submission, t *Task, ch *r
 	return out, nil
 }
 
+// Table is the routing snapshot live now; a host protocol pins one to
+// choose its plugin and hands it to Submit.
+func (s *Service) Table() *routing.Table { return s.d.Router.Table() }
+
+// RetryCount is how many further channels a submit may try.
+func (s *Service) RetryCount() int { return s.opts.RetryCount }
+
+// Plan lists up to n channels of table that serve model for group and that
+// keep accepts, in the order the router's health prefers.
+func (s *Service) Plan(table *routing.Table, group, model string, n int, keep func(*routing.Channel) bool) []*routing.Channel {
+	return table.Plan(s.d.Router.Health, group, model, n, keep)
+}
+
 // plan lists the channels to try: those that bind this route's plugin for
 // the model and, with origin tasks, only the channel they ran on.
 func (s *Service) plan(sub *submission) []*routing.Channel {
 	want := int64(0)
-	if len(sub.origins) > 0 {
-		want = sub.origins[0].ChannelID
+	if len(sub.Origins) > 0 {
+		want = sub.Origins[0].ChannelID
 	}
-	return sub.table.Plan(s.d.Router.Health, sub.principal.Group, sub.model, s.opts.RetryCount+1, func(c *routing.Channel) bool {
+	return s.Plan(sub.Table, sub.Principal.Group, sub.Model, s.opts.RetryCount+1, func(c *routing.Channel) bool {
 		if want != 0 && c.ID != want {
 			return false
 		}
-		l, err := sub.gen.ForChannelModel(&c.Channel, sub.model)
-		return err == nil && l.Key == sub.plugin.Key
+		l, err := sub.Generation.ForChannelModel(&c.Channel, sub.Model)
+		return err == nil && l.Key == sub.Plugin.Key
 	})
 }
 
 // prepare resolves the channel's credentials and builds the driver context.
 func (s *Service) prepare(ctx context.Context, sub *submission, t *Task, ch *routing.Channel) (*attempt, error) {
-	cr, err := s.credentialsFor(ctx, &ch.Channel, sub.plugin)
+	cr, err := s.credentialsFor(ctx, &ch.Channel, sub.Plugin)
 	if err != nil {
 		s.log.Warn("task channel credentials unusable", "channel", ch.ID, "err", err)
 		return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "channel_credentials", Message: "the channel's credentials cannot be used", Retry: ir.RetryNext}
 	}
-	at := &attempt{ch: ch, cr: cr, model: ch.MapModel(sub.model)}
+	at := &attempt{ch: ch, cr: cr, model: ch.MapModel(sub.Model)}
 	var origins []any
-	for _, o := range sub.origins {
+	for _, o := range sub.Origins {
 		origins = append(origins, originTaskValue(o))
 	}
-	at.dctx = driverContext(submitInput{requestBody: sub.body, headers: sub.headers, action: sub.action, model: sub.model,
-		upstreamModel: at.model, files: sub.files, publicID: t.PublicID, originTasks: origins}, &ch.Channel, sub.plugin, cr)
+	at.dctx = driverContext(submitInput{requestBody: sub.Body, headers: sub.Headers, action: sub.Action, model: sub.Model,
+		upstreamModel: at.model, files: sub.Files, publicID: t.PublicID, originTasks: origins}, &ch.Channel, sub.Plugin, cr)
 	return at, nil
 }
 
 // reserve validates the final payload, extracts the usage facts and takes
 // the estimated charge before anything is sent upstream.
 func (s *Service) reserve(ctx context.Context, sub *submission, t *Task, at *attempt) error {
-	l := sub.plugin
+	l := sub.Plugin
 	if l.Manifest.Hooks.Has(manifest.HookValidatePreparedRequest) {
-		if _, err := call(ctx, l, manifest.HookValidatePreparedRequest, at.dctx, sub.body); err != nil {
+		if _, err := call(ctx, l, manifest.HookValidatePreparedRequest, at.dctx, sub.Body); err != nil {
 			return hookError(400, "invalid_request", err, at.cr.secrets)
 		}
 	}
@@ -217,11 +245,11 @@ func (s *Service) reserve(ctx context.Context, sub *submission, t *Task, at *att
 	if err != nil {
 		return err
 	}
-	amount, err := s.chargeFor(l, sub.price, sub.model, at.model, t.Group, facts)
+	amount, err := s.chargeFor(l, sub.price, sub.Model, at.model, t.Group, facts)
 	if err != nil {
 		return err
 	}
-	h, err := s.gate().Reserve(ctx, context.WithoutCancel(ctx), &sub.ticket, t.account(), t.BillingKey, amount, sub.header)
+	h, err := s.gate().Reserve(ctx, context.WithoutCancel(ctx), &sub.ticket, t.account(), t.BillingKey, amount, sub.Header)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,14 @@
 package task
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
@@ -61,10 +64,34 @@ func (s *Service) send(ctx context.Context, d *egress.Descriptor, files egress.F
 		return nil, fmt.Errorf("reading the upstream answer from %s failed", egress.HostPort(d.URL))
 	}
 	out := &upstreamResponse{status: resp.StatusCode, headers: resp.Header, raw: raw, body: string(raw)}
-	if v, err := decodeJSON(raw); err == nil {
+	if v, err := DecodeJSON(raw); err == nil {
 		out.body = v
 	}
 	return out, nil
+}
+
+// DecodeJSON parses one JSON value, keeping integers exact.
+func DecodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+// parseBase parses a channel base URL for the host policy; nil when it is
+// not a URL, which then admits only allowedHosts.
+func parseBase(base string) *url.URL {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return nil
+	}
+	return u
 }
 
 // call runs a plugin hook.
@@ -88,6 +115,15 @@ func hookMessage(err error, secrets []string) string {
 	return "the plugin failed"
 }
 
+// HookMessage is the readable text of a hook failure that saw no secrets.
+func HookMessage(err error) string { return hookMessage(err, nil) }
+
+// HookError turns the failure of a hook that saw no secrets (decoders,
+// renderers) into a client error.
+func HookError(status int, code string, err error) *ir.Error {
+	return hookError(status, code, err, nil)
+}
+
 // hookError turns a hook failure into a client error with a scrubbed message.
 func hookError(status int, code string, err error, secrets []string) *ir.Error {
 	kind := ir.KindInvalidRequest
@@ -96,6 +132,9 @@ func hookError(status int, code string, err error, secrets []string) *ir.Error {
 	}
 	return &ir.Error{Status: status, Kind: kind, Code: code, Message: hookMessage(err, secrets), Cause: err}
 }
+
+// IDString reads an id a plugin returned as a string or a number.
+func IDString(v any) string { return stringOf(v) }
 
 // stringOf reads an id the plugin may have returned as a string or number.
 func stringOf(v any) string {

@@ -7,93 +7,6 @@ import (
 	"testing"
 )
 
-func TestPollOutcomesFollowTheHostRules(t *testing.T) {
-	tests := []struct {
-		name         string
-		script       []vendorAnswer
-		ticks        int
-		wantStatus   string
-		wantFailures int
-		wantBilling  string
-	}{
-		{"2xx progress is written", []vendorAnswer{{200, `{"status":"running","progress":40}`}}, 1, StatusInProgress, 0, BillingHeld},
-		{"valid progress resets the failure count", []vendorAnswer{{500, `{}`}, {200, `{"status":"queued"}`}}, 2, StatusQueued, 0, BillingHeld},
-		{"404 fails and refunds", []vendorAnswer{{404, `{}`}}, 1, StatusFailure, 0, BillingRefunded},
-		{"410 fails and refunds", []vendorAnswer{{410, `{}`}}, 1, StatusFailure, 0, BillingRefunded},
-		{"401 is counted, status unchanged", []vendorAnswer{{401, `{}`}}, 1, StatusSubmitted, 1, BillingHeld},
-		{"403 is counted, status unchanged", []vendorAnswer{{403, `{}`}}, 1, StatusSubmitted, 1, BillingHeld},
-		{"429 is counted", []vendorAnswer{{429, `{}`}}, 1, StatusSubmitted, 1, BillingHeld},
-		{"5xx is counted", []vendorAnswer{{503, `{}`}}, 1, StatusSubmitted, 1, BillingHeld},
-		{"other 4xx parsed as terminal fails", []vendorAnswer{{400, `{"status":"failed","error":"bad prompt"}`}}, 1, StatusFailure, 0, BillingRefunded},
-		{"other 4xx parsed as non-terminal is counted", []vendorAnswer{{400, `{"status":"running"}`}}, 1, StatusSubmitted, 1, BillingHeld},
-		{"unrecognised status is counted, never progress", []vendorAnswer{{200, `{"status":"weird"}`}}, 1, StatusSubmitted, 1, BillingHeld},
-		{"empty status is counted", []vendorAnswer{{200, `{}`}}, 1, StatusSubmitted, 1, BillingHeld},
-		{"a hook error is counted", []vendorAnswer{{200, `{"crash":true}`}}, 1, StatusSubmitted, 1, BillingHeld},
-		{"max consecutive failures fail and refund", []vendorAnswer{{500, `{}`}}, 3, StatusFailure, 3, BillingRefunded},
-		{"2xx success settles", []vendorAnswer{{200, `{"status":"done","url":"https://x.test/v"}`}}, 1, StatusSuccess, 0, BillingSettled},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, "pertask.js")
-			v := newVendor(t, tt.script...)
-			e.channel("acme-main", "acme", v.srv.URL, []string{"acme-v1"}, nil)
-			_, out := e.postJSON("/acme/v1/videos", userKey, `{"model":"acme-v1","prompt":"p"}`)
-			id := out["id"].(string)
-			before := string(e.task(id).Data)
-			e.tick(tt.ticks)
-			tk := e.task(id)
-			if tk.Status != tt.wantStatus || tk.PollFailures != tt.wantFailures || tk.BillingStatus != tt.wantBilling {
-				t.Fatalf("got %s failures=%d billing=%s, want %s failures=%d billing=%s",
-					tk.Status, tk.PollFailures, tk.BillingStatus, tt.wantStatus, tt.wantFailures, tt.wantBilling)
-			}
-			if tt.wantStatus == StatusSubmitted && string(tk.Data) != before {
-				t.Errorf("a counted failure changed data: %s → %s", before, tk.Data)
-			}
-			wantQuota := int64(1_000_000 - 25_000)
-			switch tt.wantBilling {
-			case BillingRefunded:
-				wantQuota = 1_000_000
-			}
-			if got := e.quota(e.alice); got != wantQuota {
-				t.Errorf("quota = %d, want %d", got, wantQuota)
-			}
-		})
-	}
-}
-
-func TestTransportErrorsCountAsPollFailures(t *testing.T) {
-	e := newEnv(t, "pertask.js")
-	v := newVendor(t, vendorAnswer{200, `{"status":"running"}`})
-	c := e.channel("acme-main", "acme", v.srv.URL, []string{"acme-v1"}, nil)
-	_, out := e.postJSON("/acme/v1/videos", userKey, `{"model":"acme-v1","prompt":"p"}`)
-	id := out["id"].(string)
-	v.srv.Close()
-	_ = c
-	e.tick(1)
-	if tk := e.task(id); tk.Status != StatusSubmitted || tk.PollFailures != 1 {
-		t.Fatalf("got %s failures=%d, want SUBMITTED failures=1", tk.Status, tk.PollFailures)
-	}
-}
-
-func TestOuterDeadlineFailsAndRefunds(t *testing.T) {
-	e := newEnv(t, "pertask.js")
-	v := newVendor(t, vendorAnswer{200, `{"status":"running"}`})
-	e.channel("acme-main", "acme", v.srv.URL, []string{"acme-v1"}, nil)
-	_, out := e.postJSON("/acme/v1/videos", userKey, `{"model":"acme-v1","prompt":"p"}`)
-	id := out["id"].(string)
-	if _, err := e.st.DB().Exec("UPDATE tasks SET deadline = 1 WHERE public_id = ?", id); err != nil {
-		t.Fatal(err)
-	}
-	e.tick(1)
-	tk := e.task(id)
-	if tk.Status != StatusFailure || tk.BillingStatus != BillingRefunded || tk.FailReason != "the task timed out" {
-		t.Fatalf("got %+v", tk)
-	}
-	if v.polls != 0 {
-		t.Errorf("an expired task was still polled %d times", v.polls)
-	}
-}
-
 func TestPollHTTPAndParsedClassification(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -129,12 +42,9 @@ func TestPollHTTPAndParsedClassification(t *testing.T) {
 }
 
 func TestTwoPollersRacingOnOneTaskSettleOnce(t *testing.T) {
-	e := newEnv(t, "pertask.js")
-	v := newVendor(t, vendorAnswer{200, `{"status":"running"}`})
-	e.channel("acme-main", "acme", v.srv.URL, []string{"acme-v1"}, nil)
-	_, out := e.postJSON("/acme/v1/videos", userKey, `{"model":"acme-v1","prompt":"p","seconds":2}`)
-	id := out["id"].(string)
-	l := e.plugins[0]
+	e := newCoreEnv(t)
+	id := e.submitVideo(`{"model":"acme-v1","prompt":"p","seconds":2}`)
+	l := e.plugin
 	done := make(chan struct{})
 	for _, status := range []string{StatusSuccess, StatusSuccess, StatusFailure, StatusSuccess} {
 		go func() {
@@ -154,10 +64,10 @@ func TestTwoPollersRacingOnOneTaskSettleOnce(t *testing.T) {
 	if tk.Status == StatusFailure {
 		want = 1_000_000
 	}
-	if got := e.quota(e.alice); got != want {
+	if got := e.Quota(e.alice); got != want {
 		t.Errorf("quota = %d, want %d: billed more than once", got, want)
 	}
-	if n := len(e.logs(e.alice, "refund")) + len(e.logs(e.alice, "consume")); n != map[bool]int{true: 2, false: 1}[tk.Status == StatusFailure] {
+	if n := len(e.Logs(e.alice, "refund")) + len(e.Logs(e.alice, "consume")); n != map[bool]int{true: 2, false: 1}[tk.Status == StatusFailure] {
 		t.Errorf("%d usage rows for one task", n)
 	}
 	// A second node's lease attempt on a leased task fails.
@@ -169,11 +79,8 @@ func TestTwoPollersRacingOnOneTaskSettleOnce(t *testing.T) {
 }
 
 func TestLeasesKeepTwoNodesOffOneTask(t *testing.T) {
-	e := newEnv(t, "pertask.js")
-	v := newVendor(t, vendorAnswer{200, `{"status":"running"}`})
-	e.channel("acme-main", "acme", v.srv.URL, []string{"acme-v1"}, nil)
-	_, out := e.postJSON("/acme/v1/videos", userKey, `{"model":"acme-v1","prompt":"p"}`)
-	tk := e.task(out["id"].(string))
+	e := newCoreEnv(t)
+	tk := e.task(e.submitVideo(`{"model":"acme-v1","prompt":"p"}`))
 	now := nowMS()
 	st := e.svc.Store()
 	if ok, _ := st.Lease(context.Background(), tk.ID, "node-a", now, now+60_000); !ok {

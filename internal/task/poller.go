@@ -60,7 +60,7 @@ func (p *Poller) Tick(ctx context.Context) {
 			continue
 		}
 		t.LeaseOwner, t.LeaseUntil = p.s.opts.Node, leaseUntil
-		l, found := p.s.loadedFor(ctx, t)
+		l, found := p.s.PluginFor(ctx, t)
 		switch {
 		case found && l.Manifest.FetchMode == manifest.FetchBatch:
 			key := fmt.Sprintf("%s\x00%s\x00%d", l.Key, l.Version, t.ChannelID)
@@ -116,7 +116,7 @@ type polled struct {
 // resolve finds the plugin, channel and credentials of a task; a failure is
 // a counted poll failure (the task cannot be asked about right now).
 func (p *Poller) resolve(ctx context.Context, t *Task) (*polled, string) {
-	l, ok := p.s.loadedFor(ctx, t)
+	l, ok := p.s.PluginFor(ctx, t)
 	if !ok {
 		return nil, "the task's plugin is not loaded"
 	}

@@ -8,34 +8,24 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 )
 
-// defaultProtocolTimeout is TASK_PLUGIN_PROTOCOL_TIMEOUT_SECONDS' default.
-const defaultProtocolTimeout = 600 * time.Second
+// ErrWaitTimeout ends an in-request wait that reached its deadline; the
+// task itself goes on in background polling.
+var ErrWaitTimeout = errors.New("the task did not finish within the protocol timeout")
 
-// errWaitTimeout ends an in-request wait that reached the protocol timeout;
-// the task itself goes on in background polling.
-var errWaitTimeout = errors.New("the task did not finish within the protocol timeout")
-
-func (s *Service) protocolTimeout() time.Duration {
-	if s.opts.ProtocolTimeout > 0 {
-		return s.opts.ProtocolTimeout
-	}
-	return defaultProtocolTimeout
-}
-
-// await waits inside a client request for t to end, polling it through the
+// Await waits inside a client request for t to end, polling it through the
 // ordinary query hooks (with the poller's lease, outcomes and billing) when
 // it is due, and re-reading it otherwise. after, when set, runs after each
 // round and may end the wait early by returning true. The wait ends with
-// the task's latest stored state, errWaitTimeout at the deadline, or the
+// the task's latest stored state, ErrWaitTimeout at the deadline, or the
 // request's error when the client goes away: the task is then left to the
 // background poller.
-func (s *Service) await(ctx context.Context, t *Task, deadline time.Time, after func(*Task) bool) (*Task, error) {
+func (s *Service) Await(ctx context.Context, t *Task, deadline time.Time, after func(*Task) bool) (*Task, error) {
 	// Polls run detached from the request, so a client that disconnects in
 	// the middle of one never turns into a counted poll failure.
 	bg := context.WithoutCancel(ctx)
 	for !terminal(t.Status) {
 		if !time.Now().Before(deadline) {
-			return t, errWaitTimeout
+			return t, ErrWaitTimeout
 		}
 		timer := time.NewTimer(min(s.nextWait(t), time.Until(deadline)))
 		select {
@@ -78,7 +68,7 @@ func (s *Service) pollNow(ctx context.Context, t *Task) {
 	}
 	lt := *t
 	lt.LeaseOwner, lt.LeaseUntil = s.opts.Node, until
-	if l, ok := s.loadedFor(ctx, &lt); ok && l.Manifest.FetchMode == manifest.FetchBatch {
+	if l, ok := s.PluginFor(ctx, &lt); ok && l.Manifest.FetchMode == manifest.FetchBatch {
 		s.poller.pollBatch(ctx, []*Task{&lt})
 		return
 	}

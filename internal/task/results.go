@@ -197,7 +197,7 @@ func (s *Service) completionCharge(ctx context.Context, l *plugin.Loaded, t *Tas
 	if !l.Manifest.Hooks.Has(manifest.HookExtractUsageOnComplete) {
 		return t.QuotaReserved
 	}
-	v, err := call(ctx, l, manifest.HookExtractUsageOnComplete, taskView(t), completionValue(t, r), data)
+	v, err := call(ctx, l, manifest.HookExtractUsageOnComplete, t.View(), completionValue(t, r), data)
 	if err != nil {
 		s.log.Warn("extractUsageOnComplete failed; the reserved charge stands", "task", t.PublicID, "err", hookMessage(err, nil))
 		return t.QuotaReserved

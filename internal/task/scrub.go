@@ -20,11 +20,11 @@ func scrub(s string, secrets ...string) string {
 			s = strings.ReplaceAll(s, sec, "[redacted]")
 		}
 	}
-	return truncate(s, maxClientErrorBytes)
+	return Truncate(s, maxClientErrorBytes)
 }
 
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
+// Truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
@@ -44,17 +43,15 @@ type Options struct {
 	RetryCount int
 	// PublicAddress is TaskPublicAddress (or ServerAddress) for links.
 	PublicAddress string
-	// BodyLimit caps inbound request bodies; default 32 MiB.
-	BodyLimit int64
 	// UpstreamTimeout bounds one upstream exchange; default 60 s.
 	UpstreamTimeout time.Duration
+	// SubmitStreamIdle is how long an SSE submit answer may stay silent
+	// before the submit fails; default 30 s.
+	SubmitStreamIdle time.Duration
 	// Node names this process in leases; default host name plus random.
 	Node string
 	// BatchSize is how many due tasks one poll round takes; default 100.
 	BatchSize int
-	// ProtocolTimeout bounds in-request waits of host protocols
-	// (TASK_PLUGIN_PROTOCOL_TIMEOUT_SECONDS); default 600 s.
-	ProtocolTimeout time.Duration
 	// MaxFileBytes caps each inlined or uploaded file and their total
 	// (MAX_FILE_DOWNLOAD_MB); default 64 MiB.
 	MaxFileBytes int64
@@ -71,25 +68,17 @@ type Deps struct {
 	Store       store.Store
 	Billing     *billing.Service
 	Router      *routing.Router
-	Keys        *auth.Keys
 	Generations Generations
 	Client      *http.Client
 	Logger      *slog.Logger
 	Options     Options
-	// RootToken authenticates /api/tasks when APIPrincipal is not set.
-	RootToken string
-	// APIPrincipal authenticates /api/tasks like the admin API (root token
-	// or console session). Sessions are checked against the store, which
-	// only the admin API does, so without it only the root token works.
-	// It answers nil for an anonymous caller and an error when the
-	// session could not be checked (the database does not answer).
-	APIPrincipal func(r *http.Request) (*auth.Principal, error)
 	// Limits is traffic control (rate limits and period budgets); nil
 	// admits every submission.
 	Limits *ratelimit.Service
 }
 
-// Service is the task pipeline: native routes, the task API and the poller.
+// Service is the task pipeline: submission, the task records, the poller and
+// the artifacts of finished tasks. Its HTTP surface is internal/task/taskhttp.
 type Service struct {
 	d      Deps
 	opts   Options
@@ -115,11 +104,11 @@ func New(d Deps) *Service {
 	if o.RetryCount < 0 {
 		o.RetryCount = 0
 	}
-	if o.BodyLimit <= 0 {
-		o.BodyLimit = 32 << 20
-	}
 	if o.UpstreamTimeout <= 0 {
 		o.UpstreamTimeout = 60 * time.Second
+	}
+	if o.SubmitStreamIdle <= 0 {
+		o.SubmitStreamIdle = 30 * time.Second
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = 100
@@ -165,9 +154,12 @@ func nodeName() string {
 	return host + "-" + hex.EncodeToString(b)
 }
 
-// loadedFor finds the plugin version that should drive a stored task: the
+// Generation is the plugin generation live now; nil before the first load.
+func (s *Service) Generation() *plugin.Generation { return s.d.Generations.Current() }
+
+// PluginFor finds the plugin version that should drive a stored task: the
 // producer version while it can still be loaded, else the active one.
-func (s *Service) loadedFor(ctx context.Context, t *Task) (*plugin.Loaded, bool) {
+func (s *Service) PluginFor(ctx context.Context, t *Task) (*plugin.Loaded, bool) {
 	gen := s.d.Generations.Current()
 	if gen == nil {
 		return nil, false

@@ -66,7 +66,7 @@ func FuzzDeltaApplier(f *testing.F) {
 	f.Fuzz(func(t *testing.T, first, second []byte) {
 		d := &deltaDoc{}
 		for _, raw := range [][]byte{first, second} {
-			v, err := decodeJSON(raw)
+			v, err := DecodeJSON(raw)
 			if err != nil {
 				return
 			}

@@ -19,14 +19,9 @@ import (
 
 // SSE submit limits beside the delta ones.
 const (
-	maxSSEEventBytes    = 1 << 20
-	maxSSEControlBytes  = 64 << 10
-	defaultSSEIdleLimit = 30 * time.Second
+	maxSSEEventBytes   = 1 << 20
+	maxSSEControlBytes = 64 << 10
 )
-
-// sseIdleTimeout is how long a submit stream may stay silent; a variable
-// so tests need not wait the full 30 s.
-var sseIdleTimeout = defaultSSEIdleLimit
 
 // errSSEIdle is the cause of a stream cancelled for silence.
 var errSSEIdle = errors.New("the upstream stream was silent for too long")
@@ -35,15 +30,15 @@ var errSSEIdle = errors.New("the upstream stream was silent for too long")
 // event stream through the plugin's event hook. Before 2xx headers arrive a
 // failure may move to the next channel; after, the upstream holds the work
 // and every failure ends the submission. No event reaches the client.
-func (s *Service) exchangeSSE(ctx context.Context, sub *submission, t *Task, at *attempt, d *egress.Descriptor) (*submitted, error) {
-	l := sub.plugin
+func (s *Service) exchangeSSE(ctx context.Context, sub *submission, t *Task, at *attempt, d *egress.Descriptor) (*Submitted, error) {
+	l := sub.Plugin
 	if !slices.Contains(l.Manifest.SubmitResponseTypes, "sse") {
 		return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "invalid_plugin_request",
 			Message: `the plugin asked for an SSE submit answer but meta.submitResponseTypes does not include "sse"`}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	req, err := d.Request(ctx, egress.NewBudget(sub.resolver, s.opts.MaxFileBytes))
+	req, err := d.Request(ctx, egress.NewBudget(sub.Resolver, s.opts.MaxFileBytes))
 	if err != nil {
 		return nil, hookError(400, "invalid_request", err, at.cr.secrets)
 	}
@@ -60,7 +55,7 @@ func (s *Service) exchangeSSE(ctx context.Context, sub *submission, t *Task, at 
 	if resp.StatusCode/100 != 2 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
 		out := &upstreamResponse{status: resp.StatusCode, headers: resp.Header, raw: raw, body: string(raw)}
-		if v, err := decodeJSON(raw); err == nil {
+		if v, err := DecodeJSON(raw); err == nil {
 			out.body = v
 		}
 		return nil, s.submitError(ctx, pluginCaller{l}, at, out)
@@ -73,7 +68,7 @@ func (s *Service) exchangeSSE(ctx context.Context, sub *submission, t *Task, at 
 		return nil, e
 	}
 	if d.Action != "" {
-		sub.action = d.Action
+		sub.Action = d.Action
 	}
 	raw, _ := json.Marshal(body)
 	return s.accept(ctx, sub, t, at, &upstreamResponse{status: resp.StatusCode, headers: resp.Header, raw: raw, body: body})
@@ -83,7 +78,7 @@ func (s *Service) exchangeSSE(ctx context.Context, sub *submission, t *Task, at 
 // parseSubmitEventDelta (with submit-sse-delta@1) until one says done, and
 // returns the final body.
 func (s *Service) readSubmitStream(ctx context.Context, cancel context.CancelCauseFunc, l *plugin.Loaded, at *attempt, body io.Reader) (any, error) {
-	idle := newIdleReader(body, sseIdleTimeout, func() { cancel(errSSEIdle) })
+	idle := newIdleReader(body, s.opts.SubmitStreamIdle, func() { cancel(errSSEIdle) })
 	defer idle.stop()
 	r := sse.NewReader(idle, maxSSEEventBytes)
 	var st sseStep
@@ -95,7 +90,7 @@ func (s *Service) readSubmitStream(ctx context.Context, cancel context.CancelCau
 	for {
 		ev, err := r.Next()
 		if err != nil {
-			return nil, streamError(ctx, err)
+			return nil, streamError(ctx, err, s.opts.SubmitStreamIdle)
 		}
 		event := map[string]any{"event": sseEventName(ev.Name), "id": string(ev.ID), "data": string(ev.Data)}
 		done, err := st.step(ctx, l, at, event)
@@ -117,11 +112,12 @@ func sseEventName(b []byte) string {
 	return string(b)
 }
 
-// streamError words a framing or transport failure of the stream.
-func streamError(ctx context.Context, err error) error {
+// streamError words a framing or transport failure of a stream that may
+// stay silent for idle.
+func streamError(ctx context.Context, err error, idle time.Duration) error {
 	switch {
 	case errors.Is(context.Cause(ctx), errSSEIdle):
-		return fmt.Errorf("no event for %s", sseIdleTimeout)
+		return fmt.Errorf("no event for %s", idle)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("the stream ended before the plugin reported done")
 	case errors.Is(err, sse.ErrEventTooLarge):

@@ -14,8 +14,8 @@ import (
 // exchange builds, sends and parses the submit on one channel. An *errRetry
 // means nothing was accepted upstream and the next channel may try; any
 // other error ends the submission.
-func (s *Service) exchange(ctx context.Context, sub *submission, t *Task, at *attempt) (*submitted, error) {
-	l := sub.plugin
+func (s *Service) exchange(ctx context.Context, sub *submission, t *Task, at *attempt) (*Submitted, error) {
+	l := sub.Plugin
 	v, err := call(ctx, l, manifest.HookBuildSubmitRequest, at.dctx)
 	if err != nil {
 		return nil, hookError(400, "invalid_request", err, at.cr.secrets)
@@ -28,7 +28,7 @@ func (s *Service) exchange(ctx context.Context, sub *submission, t *Task, at *at
 	if d.ResponseType == "sse" {
 		return s.exchangeSSE(ctx, sub, t, at, d)
 	}
-	resp, err := s.send(ctx, d, sub.resolver)
+	resp, err := s.send(ctx, d, sub.Resolver)
 	if err != nil {
 		if _, ok := err.(*egress.DescriptorError); ok {
 			return nil, hookError(400, "invalid_request", err, at.cr.secrets)
@@ -41,7 +41,7 @@ func (s *Service) exchange(ctx context.Context, sub *submission, t *Task, at *at
 		return nil, s.submitError(ctx, pluginCaller{l}, at, resp)
 	}
 	if d.Action != "" {
-		sub.action = d.Action
+		sub.Action = d.Action
 	}
 	return s.accept(ctx, sub, t, at, resp)
 }
@@ -145,8 +145,8 @@ func refusal(e map[string]any) *ir.Error {
 
 // accept parses a 2xx submit answer and persists the task. From here on the
 // upstream holds the work, so nothing is retried.
-func (s *Service) accept(ctx context.Context, sub *submission, t *Task, at *attempt, resp *upstreamResponse) (*submitted, error) {
-	l := sub.plugin
+func (s *Service) accept(ctx context.Context, sub *submission, t *Task, at *attempt, resp *upstreamResponse) (*Submitted, error) {
+	l := sub.Plugin
 	v, err := call(ctx, l, manifest.HookParseSubmitResponse, at.dctx, resp.value())
 	if err != nil {
 		return nil, hookError(502, "upstream_error", err, at.cr.secrets)
@@ -162,7 +162,7 @@ func (s *Service) accept(ctx context.Context, sub *submission, t *Task, at *atte
 	}
 	data = s.sanitize(ctx, pluginCaller{l}, data, t.PublicID)
 	now := nowMS()
-	t.UpstreamID, t.ChannelID, t.UpstreamModel, t.Action = r.taskID, at.ch.ID, at.model, sub.action
+	t.UpstreamID, t.ChannelID, t.UpstreamModel, t.Action = r.taskID, at.ch.ID, at.model, sub.Action
 	t.Status, t.Progress = StatusSubmitted, ""
 	t.SubmittedAt, t.CreatedAt, t.UpdatedAt = now, now, now
 	t.NextPollAt, t.Deadline = now+s.opts.PollInterval.Milliseconds(), now+s.opts.Timeout.Milliseconds()
@@ -197,9 +197,9 @@ func (s *Service) accept(ctx context.Context, sub *submission, t *Task, at *atte
 	// From here the task row, not this process, owns the hold: the consume
 	// row and the hand-over are one item, so the sweep after a crash
 	// either finds the hold still this node's (and no row) or leaves it.
-	row := s.usageLog(t, store.LogConsume, t.QuotaReserved, sub.logExtra, sub.servedAttempts(at.ch))
+	row := s.usageLog(t, store.LogConsume, t.QuotaReserved, sub.LogExtra, sub.servedAttempts(at.ch))
 	t.hold.Keep(&row)
-	out := &submitted{task: t, data: data}
+	out := &Submitted{Task: t, Data: data}
 	if imm != nil && terminal(imm.status) {
 		s.complete(ctx, l, t, *imm, data)
 	}
