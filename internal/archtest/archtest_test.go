@@ -47,12 +47,14 @@ func listGraph(t *testing.T) []Package {
 // that breaks it and passes on one that keeps it.
 func TestForbiddenImportsAreCaught(t *testing.T) {
 	clean := []Package{
-		{Path: "internal/app", Imports: []string{"internal/relay", "internal/admin", "internal/task", "internal/store/sqlstore", "internal/plugin"}},
+		{Path: "internal/app", Imports: []string{"internal/relay", "internal/admin", "internal/task", "internal/task/taskhttp", "internal/store/sqlstore", "internal/plugin"}},
 		{Path: "internal/relay", Imports: []string{"internal/ir", "internal/protocol/openai"}, TestImports: []string{"internal/store/sqlstore"}},
 		{Path: "internal/protocol/openai", Imports: []string{"internal/ir", "internal/protocol", "encoding/json"}},
 		{Path: "internal/plugin", Imports: []string{"internal/plugin/jsrt"}},
 		{Path: "internal/ir", Imports: []string{"errors"}},
 		{Path: "internal/task/egress", Imports: []string{"internal/task"}},
+		{Path: "internal/task/taskhttp", Imports: []string{"internal/task"}, TestImports: []string{"internal/task/tasktest"}},
+		{Path: "internal/task/tasktest", Imports: []string{"internal/store/sqlstore"}},
 	}
 	if v := Check(Rules, clean); len(v) != 0 {
 		t.Fatalf("a graph that keeps the map was refused: %v", v)
@@ -68,6 +70,8 @@ func TestForbiddenImportsAreCaught(t *testing.T) {
 		{"task subpackage imported outside app", Package{Path: "internal/relay", Imports: []string{"internal/task/records"}}, "only app wires the task service"},
 		{"admin imported by a test outside app", Package{Path: "internal/billing", TestImports: []string{"internal/admin"}}, "only app wires the admin API"},
 		{"sqlstore imported by a service", Package{Path: "internal/billing", Imports: []string{"internal/store/sqlstore"}}, "only app knows which store"},
+		{"task core imports its HTTP surface", Package{Path: "internal/task/egress", Imports: []string{"internal/task/taskhttp"}}, "the task core never imports"},
+		{"task test kit in production code", Package{Path: "internal/task", Imports: []string{"internal/task/tasktest"}}, "the task test kit"},
 		{"jsrt imported outside plugin", Package{Path: "internal/task", Imports: []string{"internal/plugin/jsrt"}}, "only plugin runs JavaScript"},
 		{"jsrt imported by another package's tests", Package{Path: "internal/task", TestImports: []string{"internal/plugin/jsrt"}}, "only plugin runs JavaScript"},
 	}

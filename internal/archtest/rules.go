@@ -15,8 +15,10 @@ var Rules = []Rule{
 	{Name: "only app wires the relay", Subject: "internal/relay/...", ImportedOnlyBy: []string{"internal/app"}},
 	{Name: "only app wires the admin API", Subject: "internal/admin/...", ImportedOnlyBy: []string{"internal/app"}},
 	{Name: "only app wires the task service", Subject: "internal/task/...", ImportedOnlyBy: []string{"internal/app"}},
+	{Name: "the task core never imports its HTTP surface", Subject: "internal/task/taskhttp", ImportedOnlyBy: []string{"internal/app"}},
+	{Name: "the task test kit serves tests only", Subject: "internal/task/tasktest", ImportedOnlyBy: []string{}, TestsMayImport: true},
 	{Name: "only app wires files and batches", Subject: "internal/batch/...", ImportedOnlyBy: []string{"internal/app"}},
 	{Name: "only app knows which store", Subject: "internal/store/sqlstore",
-		ImportedOnlyBy: []string{"internal/app", "internal/store/storetest"}, TestsMayImport: true},
+		ImportedOnlyBy: []string{"internal/app", "internal/store/storetest", "internal/task/tasktest"}, TestsMayImport: true},
 	{Name: "only plugin runs JavaScript", Subject: "internal/plugin/jsrt", ImportedOnlyBy: []string{"internal/plugin"}},
 }
