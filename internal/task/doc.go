@@ -1,7 +1,9 @@
 // Package task runs asynchronous upstream work for task plugins: it submits
-// through a plugin's native routes, persists every task, polls upstreams
+// what a host surface decoded (Submit), persists every task, polls upstreams
 // from a durable, leased queue, and reserves, settles or refunds quota
-// exactly once per task.
+// exactly once per task. Its HTTP surface — native routes, the standard
+// endpoints, the task API — is internal/task/taskhttp, which imports this
+// package and never the other way round.
 //
 // The package reads plugin generations (internal/plugin) but never builds
 // them. Plugin hooks are synchronous JavaScript; every byte of I/O happens
