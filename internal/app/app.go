@@ -156,6 +156,10 @@ func (a *App) buildServices(balances billing.Balances) {
 	// flush (BenchmarkBillingWriteCalls), and a smaller cap would split each
 	// tick into several.
 	a.Writer = billing.NewWriter(a.Store, a.Log, 100*time.Millisecond, 4096)
+	// A call's reserve waits up to pairWindow for its end, so a call that
+	// lasts less is stored as one ledger entry without a hold row: half the
+	// writer's work, where most streamed calls outlast one 100 ms tick.
+	a.Writer.SetPairWindow(pairWindow)
 	a.Billing = billing.NewService(balances, a.Writer, cfg.QuotaPerUSD)
 	w := a.Writer
 	a.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "turnpike_idempotency_conflicts_total",
@@ -409,6 +413,12 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 // billingCloseTimeout bounds the final billing flush: with the database
 // away, shutdown logs what it could not write and ends instead of hanging.
 const billingCloseTimeout = 15 * time.Second
+
+// pairWindow is how long a call's reserve waits for its end before it is
+// stored on its own (see billing.Writer.SetPairWindow). Most chat calls,
+// streamed or not, end within it; a longer wait would keep more calls out
+// of the hold table, where an operator sees what is in flight.
+const pairWindow = 2 * time.Second
 
 // shutdown stops the background work, flushes billing (bounded) and closes
 // the store. It returns the writer's error when items stayed unwritten.

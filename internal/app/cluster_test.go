@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
 	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
@@ -59,7 +60,9 @@ func TestThreeNodesOnOneDatabaseAndRedis(t *testing.T) {
 	}
 
 	var killed time.Time
-	calls := driveCluster(t, nodes, 1500*time.Millisecond, func() { nodes[0].kill(); killed = time.Now() })
+	// Longer than the pair window, so that some calls in flight at the kill
+	// have their reserve stored.
+	calls := driveCluster(t, nodes, app.PairWindow+1500*time.Millisecond, func() { nodes[0].kill(); killed = time.Now() })
 	if calls.ok.Load() == 0 || calls.inFlight.Load() == 0 {
 		t.Fatalf("the load did not overlap the kill: %d settled, %d in flight", calls.ok.Load(), calls.inFlight.Load())
 	}
@@ -208,10 +211,10 @@ func patchRoot(t *testing.T, url, path, body string) int {
 	return resp.StatusCode
 }
 
-// clusterUpstream is delayedUpstream with one more case: a prompt saying
+// clusterUpstream is outlastingUpstream with one more case: a prompt saying
 // "slow" is answered after 3 s.
 func clusterUpstream(t *testing.T) *httptest.Server {
-	inner := delayedUpstream(t)
+	inner := outlastingUpstream(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if strings.Contains(string(body), "slow ") {

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
@@ -67,13 +68,15 @@ func TestKilledGatewayReleasesItsHoldsAndKeepsTheBooksExact(t *testing.T) {
 		t.Skip("builds and kills the real binary")
 	}
 	bin := buildGateway(t)
-	up := delayedUpstream(t)
+	up := outlastingUpstream(t)
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "crash.db")
 	cfgPath := writeCrashConfig(t, dir, dbPath, up.URL)
 
 	first := startGateway(t, bin, cfgPath)
-	calls := driveLoad(t, first.url, 1500*time.Millisecond, first.kill)
+	// Longer than the pair window, so that some calls in flight at the kill
+	// have their reserve stored.
+	calls := driveLoad(t, first.url, app.PairWindow+1500*time.Millisecond, first.kill)
 	if calls.ok.Load() == 0 || calls.inFlight.Load() == 0 {
 		t.Fatalf("the load did not overlap the kill: %d settled, %d in flight", calls.ok.Load(), calls.inFlight.Load())
 	}
@@ -102,9 +105,24 @@ func buildGateway(t *testing.T) string {
 // delayedUpstream answers chat calls after a random pause, so that a kill
 // always finds calls waiting on it; model "flaky" always fails.
 func delayedUpstream(t *testing.T) *httptest.Server {
+	return pausedUpstream(t, 0)
+}
+
+// outlastingUpstream is delayedUpstream of which one call in slowOneIn
+// takes 2.5–3.5 s, longer than the billing writer's pair window, so that
+// a kill also finds calls whose reserve (and hold) is already stored.
+func outlastingUpstream(t *testing.T) *httptest.Server {
+	return pausedUpstream(t, 4)
+}
+
+func pausedUpstream(t *testing.T, slowOneIn int) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		time.Sleep(time.Duration(100+rand.IntN(300)) * time.Millisecond)
+		pause := time.Duration(100+rand.IntN(300)) * time.Millisecond
+		if slowOneIn > 0 && rand.IntN(slowOneIn) == 0 {
+			pause = app.PairWindow + time.Duration(500+rand.IntN(1000))*time.Millisecond
+		}
+		time.Sleep(pause)
 		if strings.Contains(string(body), `"flaky"`) {
 			http.Error(w, `{"error":{"message":"upstream broke"}}`, http.StatusInternalServerError)
 			return
