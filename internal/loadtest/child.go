@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -45,6 +46,9 @@ func IsChildRole(arg string) bool {
 // how the parent stops it; a parent that dies therefore never leaves it
 // behind. It returns the process exit code.
 func RunChild(role string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if os.Getenv(PprofEnv) == "" {
+		runtime.MemProfileRate = 0 // as cmd/turnpike does; heap profiles need it
+	}
 	fs := flag.NewFlagSet(role, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	upstream := fs.String("upstream", "", "upstream base URL")
