@@ -159,14 +159,24 @@ func (s *Service) listFiles(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data, "has_more": false})
 }
 
-func (s *Service) getFile(w http.ResponseWriter, r *http.Request) {
+// requestedFile is the caller's file named by the path, or false once the
+// refusal (no key, not found, not theirs) is written.
+func (s *Service) requestedFile(w http.ResponseWriter, r *http.Request) (*store.File, bool) {
 	p, ok := s.bearer(w, r)
 	if !ok {
-		return
+		return nil, false
 	}
 	f, err := s.ownFile(r.Context(), p, r.PathValue("id"))
 	if err != nil {
 		s.fail(w, err)
+		return nil, false
+	}
+	return f, true
+}
+
+func (s *Service) getFile(w http.ResponseWriter, r *http.Request) {
+	f, ok := s.requestedFile(w, r)
+	if !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, toFileObject(f))
@@ -174,13 +184,8 @@ func (s *Service) getFile(w http.ResponseWriter, r *http.Request) {
 
 // fileContent streams the bytes out chunk by chunk.
 func (s *Service) fileContent(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.bearer(w, r)
+	f, ok := s.requestedFile(w, r)
 	if !ok {
-		return
-	}
-	f, err := s.ownFile(r.Context(), p, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, err)
 		return
 	}
 	rc, err := s.Blobs.Open(r.Context(), f.PublicID)
@@ -198,13 +203,8 @@ func (s *Service) fileContent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) deleteFile(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.bearer(w, r)
+	f, ok := s.requestedFile(w, r)
 	if !ok {
-		return
-	}
-	f, err := s.ownFile(r.Context(), p, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, err)
 		return
 	}
 	if err := s.Files.DeleteFile(r.Context(), f.PublicID); err != nil {
