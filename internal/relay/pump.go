@@ -25,12 +25,59 @@ type eventStep interface {
 // ended normally or the client went away (the answer so far is billed), and
 // otherwise the stream's error: the one place a broken stream is mapped.
 func pump(body io.Reader, s *sink, step eventStep) error {
-	return pumpFrames(body, sseFrames, s, step, nil)
+	return pumpSSE(body, s, step, nil)
 }
 
-// sseFrames reads server-sent events, the framing of every upstream except
-// those whose adapter is an upstream.Framer.
-func sseFrames(r io.Reader) protocol.EventReader { return sse.NewReader(r, 0) }
+// pumpSSE is pumpFrames for server-sent events, the framing of every
+// upstream except those whose adapter is an upstream.Framer. It reads the
+// upstream itself, at the top of its loop, and hands the bytes to a
+// decoder: a stream waits for its next chunk in one shallow call instead of
+// under the parser's chain of reads, which each of thousands of open
+// streams would walk again, cold, at every chunk. Before each read it
+// flushes, so events that arrived together leave together and none waits
+// for more input.
+func pumpSSE(body io.Reader, s *sink, step eventStep, left func()) error {
+	d := sse.NewDecoder(0)
+	defer d.Release()
+	draining := false
+	for {
+		if !draining {
+			s.flush()
+		}
+		_, rerr := d.ReadFrom(body)
+		for {
+			name, data, ok, err := d.Next()
+			if err != nil {
+				return clientGone(s, streamBroken(err))
+			}
+			if !ok {
+				break
+			}
+			if err := step.event(eventName(name), data); err != nil && !draining {
+				if s.err == nil || left == nil {
+					return clientGone(s, err)
+				}
+				draining = true
+				left()
+			}
+		}
+		if rerr != nil {
+			return clientGone(s, endOfStream(rerr, d.End(), step))
+		}
+	}
+}
+
+// endOfStream maps how a stream's reads ended: the end of a whole stream
+// (end is io.EOF) ends the step, anything else broke it.
+func endOfStream(readErr, end error, step eventStep) error {
+	if !errors.Is(readErr, io.EOF) {
+		return streamBroken(readErr)
+	}
+	if !errors.Is(end, io.EOF) {
+		return streamBroken(end)
+	}
+	return step.end()
+}
 
 // clientLeftGrace is how long an upstream stream is still read after its
 // client left, for the usage it reports at its end (CONTRACT §13).

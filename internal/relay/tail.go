@@ -30,12 +30,13 @@ type streamTail struct {
 // answer started, a break is logged with the request's id, told to the
 // client where the dialect allows, and the answer so far is billed.
 func (c *callCore) relayEvents(t streamTail, input func() int, bill func(ir.Usage) charge) error {
-	frames := t.frames
-	if frames == nil {
-		frames = sseFrames
-	}
 	defer t.tally.answer.release()
-	err := pumpFrames(t.body, frames, t.sink, t.step, t.tally.answer.freeze)
+	var err error
+	if t.frames == nil {
+		err = pumpSSE(t.body, t.sink, t.step, t.tally.answer.freeze)
+	} else {
+		err = pumpFrames(t.body, t.frames, t.sink, t.step, t.tally.answer.freeze)
+	}
 	if err != nil && !c.wrote {
 		return err
 	}

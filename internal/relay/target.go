@@ -67,12 +67,13 @@ func (rl *Relay) endpoint(ctx context.Context, t upstream.Target, method, path s
 	return req, nil
 }
 
-// frames is the adapter's stream framing, server-sent events by default.
+// frames is the adapter's stream framing; nil is server-sent events, which
+// the pump decodes itself (pumpSSE).
 func frames(a upstream.Adapter) func(io.Reader) protocol.EventReader {
 	if f, ok := a.(upstream.Framer); ok {
 		return f.StreamEvents
 	}
-	return sseFrames
+	return nil
 }
 
 // adapterError reads an upstream error answer, by the adapter when it
