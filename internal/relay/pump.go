@@ -44,7 +44,7 @@ func pumpSSE(body io.Reader, s *sink, step eventStep, left func()) error {
 		if !draining {
 			s.flush()
 		}
-		_, rerr := d.ReadFrom(body)
+		_, rerr := d.Fill(body)
 		for {
 			name, data, ok, err := d.Next()
 			if err != nil {

@@ -6,7 +6,7 @@ import (
 )
 
 // Decoder parses the same events as Reader from bytes its owner reads for
-// it (ReadFrom) and takes out as they complete (Next), never waiting for
+// it (Fill) and takes out as they complete (Next), never waiting for
 // input. A relay reading its upstream this way waits for the network at
 // the top of its own loop: with Reader the wait sits under a chain of
 // parser and buffer calls, and each of thousands of open streams walks that
@@ -47,10 +47,10 @@ func (d *Decoder) Release() {
 	decoders.Put(d)
 }
 
-// ReadFrom reads from r once, into the decoder. Once Next has reported
+// Fill reads from r once, into the decoder. Once Next has reported
 // that it needs more input every byte before is parsed (a line cut off is
 // kept apart), so the buffer starts empty; bytes still unparsed are kept.
-func (d *Decoder) ReadFrom(r io.Reader) (int, error) {
+func (d *Decoder) Fill(r io.Reader) (int, error) {
 	kept := copy(d.buf[:cap(d.buf)], d.buf[d.off:])
 	if kept == cap(d.buf) {
 		d.buf = append(d.buf[:kept], make([]byte, kept)...)

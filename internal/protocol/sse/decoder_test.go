@@ -49,7 +49,7 @@ func decoderEvents(b []byte, max int, sizes []int) ([]string, error) {
 	src := &chunked{b: b, sizes: sizes}
 	var out []string
 	for {
-		_, rerr := d.ReadFrom(src)
+		_, rerr := d.Fill(src)
 		for {
 			name, data, ok, err := d.Next()
 			if err != nil {
