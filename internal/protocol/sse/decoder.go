@@ -74,19 +74,14 @@ func (d *Decoder) Next() (name, data []byte, ok bool, err error) {
 		if err != nil || !got {
 			return nil, nil, false, err
 		}
-		if len(line) == 0 {
-			if !d.ev.hasData {
-				d.ev.name = d.ev.name[:0] // as Reader.Next
-				continue
-			}
+		done, err := d.ev.take(line, &d.size, &d.retry)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if done {
 			d.started = true
 			return d.ev.name, d.ev.data, true, nil
 		}
-		d.size += len(line)
-		if d.size > d.ev.max {
-			return nil, nil, false, ErrEventTooLarge
-		}
-		d.retry = d.ev.field(line, d.retry)
 	}
 }
 

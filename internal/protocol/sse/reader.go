@@ -92,22 +92,34 @@ func (r *Reader) Next() (*Event, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(line) == 0 {
-			if !r.hasData {
-				// The standard resets the event name when a blank line
-				// ends an event that carried no data.
-				r.name = r.name[:0]
-				continue
-			}
+		done, err := r.take(line, &size, &retry)
+		if err != nil {
+			return nil, err
+		}
+		if done {
 			r.ev = Event{Name: r.name, ID: r.id, Data: r.data, Retry: retry}
 			return &r.ev, nil
 		}
-		size += len(line)
-		if size > r.max {
-			return nil, ErrEventTooLarge
-		}
-		retry = r.field(line, retry)
 	}
+}
+
+// take applies one line to the event under construction (size and retry
+// are the event's so far); done is a blank line ending an event with data.
+func (r *Reader) take(line []byte, size, retry *int) (done bool, err error) {
+	if len(line) == 0 {
+		if !r.hasData {
+			// The standard resets the event name when a blank line ends
+			// an event that carried no data.
+			r.name = r.name[:0]
+		}
+		return r.hasData, nil
+	}
+	*size += len(line)
+	if *size > r.max {
+		return false, ErrEventTooLarge
+	}
+	*retry = r.field(line, *retry)
+	return false, nil
 }
 
 // NextEvent is Next as the relay's protocol.EventReader: name and data only.
