@@ -62,7 +62,7 @@ func TestThreeNodesOnOneDatabaseAndRedis(t *testing.T) {
 	var killed time.Time
 	// Longer than the pair window, so that some calls in flight at the kill
 	// have their reserve stored.
-	calls := driveCluster(t, nodes, app.PairWindow+1500*time.Millisecond, func() { nodes[0].kill(); killed = time.Now() })
+	calls := driveCluster(t, nodes, app.PairWindow+2500*time.Millisecond, func() { nodes[0].kill(); killed = time.Now() })
 	if calls.ok.Load() == 0 || calls.inFlight.Load() == 0 {
 		t.Fatalf("the load did not overlap the kill: %d settled, %d in flight", calls.ok.Load(), calls.inFlight.Load())
 	}
