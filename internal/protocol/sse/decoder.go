@@ -56,9 +56,17 @@ func (d *Decoder) Fill(r io.Reader) (int, error) {
 		d.buf = append(d.buf[:kept], make([]byte, kept)...)
 	}
 	d.off = 0
-	n, err := r.Read(d.buf[kept:cap(d.buf)])
-	d.buf = d.buf[:kept+n]
-	return n, err
+	// As bufio does: a reader that keeps returning nothing is broken, and
+	// the relay must not spin on it.
+	for range 100 {
+		n, err := r.Read(d.buf[kept:cap(d.buf)])
+		if n > 0 || err != nil {
+			d.buf = d.buf[:kept+n]
+			return n, err
+		}
+	}
+	d.buf = d.buf[:kept]
+	return 0, io.ErrNoProgress
 }
 
 // Next returns the next complete event among the bytes read so far, or

@@ -110,3 +110,17 @@ func FuzzDecoderAgreesWithReader(f *testing.F) {
 		sameOutcome(t, b, int(max), []int{int(s1) + 1, int(s2) + 1})
 	})
 }
+
+type silent struct{}
+
+func (silent) Read([]byte) (int, error) { return 0, nil }
+
+// A reader that keeps returning nothing ends the stream as broken instead
+// of making the relay spin on it.
+func TestDecoderGivesUpOnAReaderThatNeverReturnsBytes(t *testing.T) {
+	d := NewDecoder(0)
+	defer d.Release()
+	if _, err := d.Fill(silent{}); !errors.Is(err, io.ErrNoProgress) {
+		t.Fatalf("Fill: %v, want io.ErrNoProgress", err)
+	}
+}
