@@ -99,6 +99,12 @@ func (f *Fetcher) Get(ctx context.Context, address string, max int64) ([]byte, e
 		}
 		return nil, err
 	}
+	return ReadOK(resp, max)
+}
+
+// ReadOK reads a fetched document: a 200 answer of at most max bytes, whose
+// body it closes.
+func ReadOK(resp *http.Response, max int64) ([]byte, error) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)

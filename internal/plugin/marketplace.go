@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/guardfetch"
 )
 
 // Marketplace limits. An index lists many plugins but stays small; a plugin
@@ -158,18 +159,7 @@ func (m *Marketplace) fetch(ctx context.Context, address string, max int64) ([]b
 	if err != nil {
 		return nil, scrubURLError(err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("larger than %d bytes", max)
-	}
-	return data, nil
+	return guardfetch.ReadOK(resp, max)
 }
 
 // scrubURLError drops the URL wrapper, whose text repeats the address with
