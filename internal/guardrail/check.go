@@ -30,7 +30,9 @@ func (b *Block) Message() string {
 	if b.Stage == StageResponse {
 		what = "the answer"
 	}
-	return fmt.Sprintf("%s was blocked by guardrail %q: %s", what, b.Name, b.Reason)
+	// The code leads the message too: the messages dialect's error has
+	// no code member of its own.
+	return fmt.Sprintf("guardrail_blocked: %s was blocked by guardrail %q: %s", what, b.Name, b.Reason)
 }
 
 // Verdict is the outcome of one stage's check.
