@@ -43,3 +43,22 @@ func FuzzScanners(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSpecNormalize feeds the root's guardrail bodies (type, mode, stages
+// and config as sent): validation never panics, and what it accepts
+// compiles.
+func FuzzSpecNormalize(f *testing.F) {
+	f.Add("regex", "enforce", "request", `{"patterns":["a+b"],"action":"redact"}`)
+	f.Add("pii", "monitor", "response", `{"kinds":["card"],"window_chars":32}`)
+	f.Add("max_input_tokens", "", "", `{"max_tokens":5}`)
+	f.Add("plugin", "enforce", "request", `{"plugin":"x","on_error":"allow"}`)
+	f.Fuzz(func(t *testing.T, typ, mode, stage, config string) {
+		s := Spec{Name: "f", Type: typ, Mode: mode, Stages: []string{stage}, Config: json.RawMessage(config)}
+		if _, problems := s.Normalize(); len(problems) > 0 {
+			return
+		}
+		if _, err := compile(s); err != nil {
+			t.Fatalf("accepted but does not compile: %v", err)
+		}
+	})
+}
