@@ -44,8 +44,19 @@ func (r *Registry) CheckGuardrailPlugin(key string) error {
 	return err
 }
 
+// guardrailPlugin finds the plugin a guardrail names: by key, or by its
+// meta.name when no key matches.
 func (r *Registry) guardrailPlugin(key string) (*Loaded, error) {
-	l, ok := r.Current().Plugin(key)
+	gen := r.Current()
+	l, ok := gen.Plugin(key)
+	if !ok {
+		for _, p := range gen.Plugins() {
+			if p.Enabled && p.Manifest.IsGuardrail() && p.Manifest.Name == key {
+				l, ok = p, true
+				break
+			}
+		}
+	}
 	if !ok {
 		return nil, fmt.Errorf("no enabled plugin %q is installed", key)
 	}

@@ -26,8 +26,10 @@ func TestGuardrailPluginRunsOnTheTaskRuntime(t *testing.T) {
 	if !res.Active {
 		t.Fatalf("upload %+v", res)
 	}
-	if err := r.CheckGuardrailPlugin("acme-guard"); err != nil {
-		t.Fatal(err)
+	for _, ref := range []string{"acme-guard", "Acme Guard"} {
+		if err := r.CheckGuardrailPlugin(ref); err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
 	}
 	mustUpload(t, r, UploadRequest{Source: source(t, "per_task.js")})
 	if err := r.CheckGuardrailPlugin("acme-video"); err == nil || !strings.Contains(err.Error(), "task plugin") {
