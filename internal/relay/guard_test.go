@@ -56,7 +56,9 @@ var dialects = []dialect{
 		}
 		return "/v1beta/models/gpt-4o-mini:generateContent"
 	}, header: map[string]string{"x-goog-api-key": testKey},
-		body: func(p string, _ bool) string { return `{"contents":[{"role":"user","parts":[{"text":` + jsonString(p) + `}]}]}` },
+		body: func(p string, _ bool) string {
+			return `{"contents":[{"role":"user","parts":[{"text":` + jsonString(p) + `}]}]}`
+		},
 		code: func(b map[string]any) string { return str(b, "error", "status") }},
 }
 
