@@ -19,6 +19,9 @@ type Window struct {
 	held   string
 	// records accumulate per guard, in guard order.
 	records []Record
+	// monitorOnly: every guard only records, so text is released at once
+	// and the window only keeps the tail a split match needs.
+	monitorOnly bool
 }
 
 // NewWindow returns the window for a streamed answer of c, or nil when no
@@ -27,11 +30,12 @@ func (s *Set) NewWindow(c Call) *Window {
 	if s == nil {
 		return nil
 	}
-	w := &Window{set: s, call: c}
+	w := &Window{set: s, call: c, monitorOnly: true}
 	for _, g := range s.guards {
 		if g.response && g.scope.covers(c) {
 			w.guards = append(w.guards, g)
 			w.size = max(w.size, g.window)
+			w.monitorOnly = w.monitorOnly && g.monitor
 		}
 	}
 	if len(w.guards) == 0 {
@@ -49,6 +53,12 @@ func (w *Window) Size() int { return w.size }
 func (w *Window) Write(ctx context.Context, text string) (string, *Block) {
 	w.held += text
 	cut := cutPoint(w.held, w.size)
+	if w.monitorOnly {
+		if cut > 0 {
+			w.release(ctx, cut, false)
+		}
+		return text, nil
+	}
 	if cut == 0 {
 		return "", nil
 	}
@@ -59,6 +69,10 @@ func (w *Window) Write(ctx context.Context, text string) (string, *Block) {
 // ended.
 func (w *Window) Flush(ctx context.Context) (string, *Block) {
 	if w.held == "" {
+		return "", nil
+	}
+	if w.monitorOnly {
+		w.release(ctx, len(w.held), true)
 		return "", nil
 	}
 	return w.release(ctx, len(w.held), true)
