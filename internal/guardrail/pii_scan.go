@@ -64,7 +64,7 @@ func scanPIIPass(s string, mask piiMask, dst []Match) []Match {
 			continue
 		}
 		b := before(s, i)
-		if isWordByte(b) || b == '.' || b == '-' || (b == '+' && cl == clDigit) || (b == '(' && cl != clUpper) {
+		if isWordByte(b) || b == '.' || b == '-' || (b == '+' && cl == clDigit) {
 			continue
 		}
 		end, kind := piiAt(s, i, cl, mask)

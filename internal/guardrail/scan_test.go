@@ -36,6 +36,8 @@ func TestScannersFindPersonalDataAndSecrets(t *testing.T) {
 		{"mastercard dashed", "5555-5555-5555-4444", pii, "card=5555-5555-5555-4444"},
 		{"amex", "amex 378282246310005 ok", pii, "card=378282246310005"},
 		{"card then cvv", "4111111111111111 123", pii, "card=4111111111111111"},
+		{"card in parentheses", "(4111 1111 1111 1111)", pii, "card=4111 1111 1111 1111"},
+		{"card after a colon", "card:4111111111111111", pii, "card=4111111111111111"},
 		{"iban grouped", "IBAN DE89 3704 0044 0532 0130 00 please", pii, "iban=DE89 3704 0044 0532 0130 00"},
 		{"iban solid", "GB82WEST12345698765432", pii, "iban=GB82WEST12345698765432"},
 		{"ssn", "SSN 123-45-6789.", pii, "ssn=123-45-6789"},
