@@ -129,7 +129,9 @@ func (s *Service) Submit(ctx context.Context, in Submission) (*Submitted, error)
 	}
 	last, exhausted := tries.Try(ctx, plan, nil, func(ch *routing.Channel) error {
 		sub.attemptStart = time.Now()
+		ch.Begin() // in flight for least_busy, as a chat attempt is
 		o, err := s.attemptOn(ctx, sub, t, ch)
+		ch.End()
 		rec := sub.attemptRecord(ch)
 		if err != nil {
 			e := ir.As(err)
