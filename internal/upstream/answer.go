@@ -15,21 +15,26 @@ import (
 // maxErrorBody bounds how much of an error answer is read.
 const maxErrorBody = 64 << 10
 
-// AnswerError reads a non-2xx answer into the provider's error: by the
+// AnswerError reads a non-2xx answer into the provider's error
+// (DecodeAnswer). The body is read (bounded), not closed.
+func AnswerError(a Adapter, t Target, resp *http.Response) *ir.Error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return DecodeAnswer(a, t, resp.StatusCode, resp.Header, body)
+}
+
+// DecodeAnswer is the provider's error in a non-2xx answer: read by the
 // adapter when it decodes its provider's errors itself (ErrorDecoder),
 // else by its chat wire's codec. UpstreamStatus and RetryAfter are set
 // from the answer, so channel health judges it under the channel's policy
-// (routing.Health.Report) exactly as it judges a live attempt. The body
-// is read (bounded), not closed.
-func AnswerError(a Adapter, t Target, resp *http.Response) *ir.Error {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+// (routing.Health.Report) exactly as it judges a live attempt.
+func DecodeAnswer(a Adapter, t Target, status int, h http.Header, body []byte) *ir.Error {
 	var e *ir.Error
 	if d, ok := a.(ErrorDecoder); ok {
-		e = d.DecodeError(resp.StatusCode, resp.Header, body)
+		e = d.DecodeError(status, h, body)
 	} else if a != nil {
-		e = a.Codec(t).DecodeError(resp.StatusCode, body)
+		e = a.Codec(t).DecodeError(status, body)
 	}
-	return StatusError(resp.StatusCode, resp.Header, e)
+	return StatusError(status, h, e)
 }
 
 // StatusError completes e, the decoded error of an upstream answer with
