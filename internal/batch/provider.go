@@ -156,6 +156,7 @@ func (s *Service) pollProvider(ctx context.Context, b *store.Batch) bool {
 	base := s.Router.Table().Channel(b.ChannelID)
 	var p *provider
 	if base != nil {
+		s.repick(base, &st)
 		p = s.providerOn(base.WithKey(st.KeyIndex), modelOf(b), b.Kind)
 	}
 	if p == nil {
@@ -193,6 +194,19 @@ func (s *Service) pollProvider(ctx context.Context, b *store.Batch) bool {
 	}
 	s.laterAfter(ctx, b, st, err)
 	return false
+}
+
+// repick moves a batch that has nothing at its provider yet off a key
+// channel health took out (its upload refused, say) onto a usable one.
+// Once a file or batch exists it belongs to the key's account, so the
+// key stays.
+func (s *Service) repick(base *routing.Channel, st *providerState) {
+	if st.FileID != "" || st.BatchID != "" || s.Router.Health.Routable(base.ID, st.KeyIndex) {
+		return
+	}
+	if ch, ok := s.Router.Health.Pick(base); ok {
+		st.KeyIndex = ch.KeyIndex
+	}
 }
 
 // createUpstream creates the provider batch from the uploaded file, or
