@@ -21,6 +21,14 @@ type submitAffinity struct {
 	first *routing.Channel
 }
 
+// pinnedKey is the pinned key tried before the plan, nil for none.
+func (a *submitAffinity) pinnedKey() *routing.Channel {
+	if a == nil {
+		return nil
+	}
+	return a.first
+}
+
 // sessionSources are the submission's explicit session ids: the
 // X-Turnpike-Session header, and the body's prompt_cache_key,
 // metadata.user_id or user. A task has no prompt prefix to stand for a

@@ -118,10 +118,7 @@ func (s *Service) Submit(ctx context.Context, in Submission) (*Submitted, error)
 	t.BillingKey = store.TaskHoldPrefix + t.PublicID
 	var out *Submitted
 	aff := s.lookupPin(ctx, sub, sub.keep)
-	tries := routing.Attempts{Health: s.d.Router.Health, RetryCount: s.opts.RetryCount}
-	if aff != nil {
-		tries.Pin = aff.first
-	}
+	tries := routing.Attempts{Health: s.d.Router.Health, RetryCount: s.opts.RetryCount, Pin: aff.pinnedKey()}
 	judged := func(ch *routing.Channel, e *ir.Error, moveOn bool) {
 		if moveOn {
 			s.log.WarnContext(ctx, "task submit attempt failed", "channel", ch.ID, "key_index", ch.KeyIndex, "code", e.Code)
