@@ -4,36 +4,54 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
-	"github.com/turnpike-gw/turnpike/internal/task/tasktest"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
-// providerWorld is a batch service over two OpenAI channels serving
-// model m, priced with strategy.
-func providerWorld(t *testing.T, strategy string, keys ...string) (*Service, *tasktest.World, []int64) {
-	w := tasktest.Open(t, filepath.Join(t.TempDir(), "batch.db"))
-	t.Cleanup(w.Close)
-	w.Price(store.ModelPrice{Name: "m", InputPerMTok: 1, OutputPerMTok: 2, Routing: &store.RoutingChoice{Strategy: strategy}})
+// providerWorld is a batch service over OpenAI channels (one per key
+// list) serving model m, priced with strategy, on a real SQLite store.
+func providerWorld(t *testing.T, strategy string, keys ...string) (*Service, *routing.Router, []int64) {
+	ctx := context.Background()
+	st, err := sqlstore.OpenStore(ctx, "sqlite:"+filepath.Join(t.TempDir(), "batch.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	price := store.ModelPrice{Name: "m", InputPerMTok: 1, OutputPerMTok: 2, Routing: &store.RoutingChoice{Strategy: strategy}}
+	if err := st.Prices().Upsert(ctx, price); err != nil {
+		t.Fatal(err)
+	}
+	bill := billing.NewService(billing.NewMemoryBalances(st), billing.NewWriter(st, nil, time.Second, 16), 500000)
+	if err := bill.Reload(ctx, st); err != nil {
+		t.Fatal(err)
+	}
 	var ids []int64
 	for i, k := range keys {
 		c := &store.Channel{Name: "c" + string(rune('a'+i)), Type: upstream.TypeOpenAI, BaseURL: "http://127.0.0.1:1", Key: k,
 			Models: []string{"m"}, Groups: []string{"default"}, Weight: 1, Status: store.StatusEnabled}
-		if err := w.Store.Channels().Create(context.Background(), c); err != nil {
+		if err := st.Channels().Create(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, c.ID)
 	}
-	w.ReloadChannels()
-	return New(Deps{Router: w.Router, Billing: w.Billing}), w, ids
+	all, err := st.Channels().All(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := routing.NewRouter(routing.NewHealth(nil, nil))
+	r.Swap(routing.NewTable(all))
+	return New(Deps{Router: r, Billing: bill}), r, ids
 }
 
 func TestAProviderBatchGoesWhereTheModelsStrategySends(t *testing.T) {
-	s, w, ids := providerWorld(t, routing.StrategyLeastBusy, "k1", "k2")
-	busy := w.Router.Table().Channel(ids[0])
+	s, r, ids := providerWorld(t, routing.StrategyLeastBusy, "k1", "k2")
+	busy := r.Table().Channel(ids[0])
 	for range 3 {
 		busy.Begin()
 	}
@@ -47,9 +65,9 @@ func TestAProviderBatchGoesWhereTheModelsStrategySends(t *testing.T) {
 }
 
 func TestAProviderBatchTakesAUsableKeyOfItsChannel(t *testing.T) {
-	s, w, ids := providerWorld(t, routing.StrategyWeighted, "bad\ngood")
-	base := w.Router.Table().Channel(ids[0])
-	w.Router.Health.Report(base.WithKey(0), 0, &ir.Error{Status: 401, UpstreamStatus: 401, Message: "refused"})
+	s, r, ids := providerWorld(t, routing.StrategyWeighted, "bad\ngood")
+	base := r.Table().Channel(ids[0])
+	r.Health.Report(base.WithKey(0), 0, &ir.Error{Status: 401, UpstreamStatus: 401, Message: "refused"})
 	pl := &plan{models: map[string]*modelPlan{"m": {lines: 1}}}
 	for range 10 {
 		ch := s.providerChannel("openai", "default", pl)
