@@ -115,3 +115,32 @@ func TestTaskSubmitsOfOneSessionKeepToThePinnedChannel(t *testing.T) {
 		t.Fatalf("20 submits without a session all went to one channel: a=%d b=%d", a.submitCount()-ca, b.submitCount()-cb)
 	}
 }
+
+// A poll is the channel's key at work too: its answer reaches channel
+// health, while what it means for the task stays the poll outcome's.
+func TestTaskPollAnswersReachChannelHealth(t *testing.T) {
+	tests := []struct {
+		name      string
+		answer    vendorAnswer
+		wantState string
+	}{
+		{"a refused key is disabled", vendorAnswer{401, `{}`}, routing.StateAutoDisabled},
+		{"a throttle cools the key", vendorAnswer{429, `{}`}, routing.StateCooling},
+		{"a task the upstream no longer knows harms nothing", vendorAnswer{404, `{}`}, routing.StateHealthy},
+		{"progress keeps it healthy", vendorAnswer{200, `{"status":"running"}`}, routing.StateHealthy},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, "pertask.js")
+			v := newVendor(t, tt.answer)
+			c := e.channel("acme-main", "acme", v.srv.URL, []string{"acme-v1"}, nil)
+			if code, out := e.postJSON("/acme/v1/videos", userKey, `{"model":"acme-v1","prompt":"p"}`); code != 200 {
+				t.Fatalf("submit: %d %v", code, out)
+			}
+			e.tick(1)
+			if got := e.router.Health.Status(c.ID, 0).State; got != tt.wantState {
+				t.Fatalf("after the poll the channel is %s, want %s", got, tt.wantState)
+			}
+		})
+	}
+}
