@@ -14,9 +14,9 @@ import (
 )
 
 // providerChannel is the channel a batch of one model goes to as a
-// provider batch: the first the routing snapshot would try for the model
-// under its strategy, with one of its usable keys, when its provider runs
-// batches of kind. Nil runs the lines in the gateway (several models, or
+// provider batch: the key its session is pinned to, else the first the
+// routing snapshot would try for the model under its strategy, with one of
+// its usable keys, when its provider runs batches of kind. Nil runs the lines in the gateway (several models, or
 // a provider without a batch API).
 func (s *Service) providerChannel(kind, group string, pl *plan) *routing.Channel {
 	if len(pl.models) != 1 {
@@ -26,6 +26,12 @@ func (s *Service) providerChannel(kind, group string, pl *plan) *routing.Channel
 	o := routing.PlanOptions{Group: group, Model: model, Max: 1}
 	if price, err := s.Billing.Price(model); err == nil {
 		o = routing.OptionsFor(o, &price.Raw)
+	}
+	// Reading the session's line is bounded: the create waits on it.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if ch := s.pinnedProvider(ctx, kind, pl, o); ch != nil {
+		return ch
 	}
 	plan := s.Router.Table().PlanWith(s.Router.Health, o)
 	if len(plan) == 0 {
@@ -210,10 +216,15 @@ func (s *Service) repick(base *routing.Channel, st *providerState) {
 }
 
 // createUpstream creates the provider batch from the uploaded file, or
-// from the lines where the provider takes them with the create.
+// from the lines where the provider takes them with the create; the
+// batch's session is then pinned to the key that holds it.
 func (s *Service) createUpstream(ctx context.Context, p *provider, b *store.Batch, fileID string, lines upstream.BatchLines) (string, error) {
 	req, err := p.api.CreateBatch(ctx, p.t, b.Endpoint, fileID, lines)
-	return s.created(ctx, p, "batch create", req, err)
+	id, err := s.created(ctx, p, "batch create", req, err)
+	if err == nil {
+		s.pinBatch(ctx, b, p.ch)
+	}
+	return id, err
 }
 
 // laterAfter is later for a step that ended with err (nil: it went well).

@@ -3,9 +3,11 @@ package batch
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/routing"
@@ -46,7 +48,7 @@ func providerWorld(t *testing.T, strategy string, keys ...string) (*Service, *ro
 	}
 	r := routing.NewRouter(routing.NewHealth(nil, nil))
 	r.Swap(routing.NewTable(all))
-	return New(Deps{Router: r, Billing: bill}), r, ids
+	return New(Deps{Router: r, Billing: bill, Files: st.Files()}), r, ids
 }
 
 func TestAProviderBatchGoesWhereTheModelsStrategySends(t *testing.T) {
@@ -84,5 +86,30 @@ func TestAProviderBatchTakesAUsableKeyOfItsChannel(t *testing.T) {
 	s.repick(base, &st)
 	if st.KeyIndex != 0 {
 		t.Errorf("a batch whose file is at the provider left the key that owns it")
+	}
+}
+
+func TestAProviderBatchNamingASessionGoesToTheKeyTheSessionIsPinnedTo(t *testing.T) {
+	s, r, ids := providerWorld(t, routing.StrategyWeighted, "k1", "k2", "k3")
+	ctx := context.Background()
+	line := `{"custom_id":"a","method":"POST","url":"/v1/chat/completions","body":{"model":"m","user":"session-9","messages":[]}}` + "\n"
+	if _, err := s.Blobs.Put(ctx, "file-in", strings.NewReader(line), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	key, ttl, ok := s.batchSession(ctx, "file-in", "default", 7, "m")
+	if !ok {
+		t.Fatal("a line naming user has no session")
+	}
+	if other, _, _ := s.batchSession(ctx, "file-in", "default", 8, "m"); other == key {
+		t.Fatal("two users naming the same session share a pin")
+	}
+	if err := r.Pins.Set(ctx, key, routing.Pin{ChannelID: ids[2]}, ttl); err != nil {
+		t.Fatal(err)
+	}
+	pl := &plan{models: map[string]*modelPlan{"m": {lines: 1}}, fileID: "file-in", principal: &auth.Principal{UserID: 7, Group: "default"}}
+	for range 20 {
+		if ch := s.providerChannel("openai", "default", pl); ch == nil || ch.ID != ids[2] {
+			t.Fatalf("provider batch channel %v, want the pinned %d", ch, ids[2])
+		}
 	}
 }
