@@ -191,7 +191,7 @@ var apiOps = []apiOp{
 	{route: "GET /api/audit", summary: "The audit log of administrative changes",
 		query: []string{"page", "page_size", "user_id", "user", "method", "path", "since", "until"}, answer: listOf(ref("AuditEntry"))},
 
-	{route: "GET /api/reports/margin", summary: "Charged against upstream cost over a window, by channel, model, user or token",
+	{route: "GET /api/reports/margin", summary: "Charged against upstream cost over a window, by channel, model, user or token (an administrator's lines by user or token: itself and the users below it)",
 		query: []string{"since", "until", "group_by"}, answer: object(schema{"items": schema{"type": "array", "items": ref("MarginItem")}, "group_by": str, "since": str, "until": str})},
 	{route: "GET /api/reports/reconcile", summary: "Proves, per user and key over a window, ledger = usage rows and balance change = net spend",
 		query: []string{"since", "until"}, answer: ref("Reconcile")},
