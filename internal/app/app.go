@@ -462,6 +462,8 @@ func (a *App) background(ctx context.Context) {
 	wg.Add(7)
 	go func() { defer wg.Done(); a.batches.Run(ctx) }()
 	go func() { defer wg.Done(); a.changes.Run(ctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); watchKeyChanges(ctx, a.sql.Traffic(), keyWatchEvery, a.Keys.Invalidate) }()
 	go func() { defer wg.Done(); a.plugins.Watch(ctx, 3*time.Second) }()
 	go func() { defer wg.Done(); a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }()
 	go func() { defer wg.Done(); a.Router.Health.Run(ctx, healthRefresh) }()
