@@ -14,6 +14,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -120,8 +121,15 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
+	// A request's params become a line as they are, so a member named
+	// twice anywhere is refused here, naming where (CONTRACT §13).
+	valid, dup := protocol.CheckMembers(raw)
+	if dup != nil {
+		fail(dup)
+		return
+	}
 	reqs := gjson.GetBytes(raw, "requests")
-	if !gjson.ValidBytes(raw) || !reqs.IsArray() || len(reqs.Array()) == 0 {
+	if !valid || !reqs.IsArray() || len(reqs.Array()) == 0 {
 		fail(badRequest("invalid_request", "requests", "requests must be a non-empty array of {custom_id, params}"))
 		return
 	}
