@@ -27,13 +27,7 @@ type keptAnswer struct {
 	raw  []byte
 	ends []uint32
 	bufs *keptBufs
-	// frozen: the client left, so what the upstream sends after is not
-	// delivered text and is not counted.
-	frozen bool
 }
-
-// freeze stops keeping text: the client left.
-func (a *keptAnswer) freeze() { a.frozen = true }
 
 // release returns the event buffers for another stream; the answer must
 // not be read after it.
@@ -65,9 +59,6 @@ var keptPool = sync.Pool{New: func() any { return &keptBufs{raw: make([]byte, 0,
 const maxPooledKept = 2 * maxKeptRaw
 
 func (a *keptAnswer) keepEvent(_ string, data []byte) {
-	if a.frozen {
-		return
-	}
 	if len(a.raw)+len(data) > maxKeptRaw && len(a.ends) > 0 {
 		a.text = a.appendKeptText(a.text)
 		a.raw, a.ends = a.raw[:0], a.ends[:0]
@@ -92,11 +83,7 @@ func (a *keptAnswer) appendKeptText(dst []byte) []byte {
 	return dst
 }
 
-func (a *keptAnswer) addText(s string) {
-	if !a.frozen {
-		a.text = append(a.text, s...)
-	}
-}
+func (a *keptAnswer) addText(s string) { a.text = append(a.text, s...) }
 
 // kept reports whether any answer text may be held, so an answer with none
 // is never counted (and the tokenizer never loaded for it).
