@@ -175,3 +175,40 @@ func TestAClientThatLeavesBeforeTheFirstEventPaysItsPrompt(t *testing.T) {
 		t.Fatalf("other = %v, want client_left", other)
 	}
 }
+
+// An image stream's output cannot be counted: a client that leaves it is
+// billed the reservation, and the upstream is closed at once.
+func TestAClientThatLeavesAnImageStreamPaysTheReservation(t *testing.T) {
+	e := newEnv(t)
+	e.price("gpt-image-1", store.ModelPrice{PerCall: 0.04, InputPerMTok: 5, OutputPerMTok: 40})
+	cancelled := make(chan bool, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: image_generation.partial_image\ndata: {\"type\":\"image_generation.partial_image\",\"b64_json\":\"cGFydA==\",\"partial_image_index\":0}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			cancelled <- true
+		case <-time.After(5 * time.Second):
+			cancelled <- false
+		}
+	}))
+	defer srv.Close()
+	e.channel("img", srv.URL, func(c *store.Channel) { c.Models = []string{"gpt-image-1"} })
+	before := e.balance()
+	resp := e.post("/v1/images/generations", testKey, `{"model":"gpt-image-1","prompt":"a cat","stream":true,"partial_images":1}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, readAll(resp))
+	}
+	waitForMarker(t, readInBackground(resp.Body), nil, "partial_image_index")
+	resp.Body.Close()
+	if !<-cancelled {
+		t.Fatal("the upstream request was still open 5 s after the client left")
+	}
+	const reserved = 20000 // one image at 0.04 $, × 500,000/$
+	waitFor(t, func() bool { return before-e.balance() == reserved })
+	if _, other := e.lastConsume(); other["client_left"] != true {
+		t.Fatalf("other = %v, want client_left", other)
+	}
+}

@@ -111,3 +111,19 @@ func assertDialect(t *testing.T, dialect, body string) string {
 		return r.Get("error.message").Str
 	}
 }
+
+func TestTheEstimateRefusesARepeatedMember(t *testing.T) {
+	e := newEnv(t)
+	for name, body := range map[string]string{
+		"in the envelope": `{"model":"gpt-4o-mini","format":"openai","model":"o1-pro","body":{"messages":[]}}`,
+		"in the body":     `{"format":"messages","body":{"model":"gpt-4o-mini","max_tokens":1,"max_tokens":64000,"messages":[]}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp := e.post("/api/pricing/estimate", testKey, body)
+			got := readAll(resp)
+			if resp.StatusCode != 400 || gjson.Get(got, "error.code").Str != "duplicate_member" {
+				t.Fatalf("status %d: %s", resp.StatusCode, got)
+			}
+		})
+	}
+}

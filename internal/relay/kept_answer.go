@@ -15,9 +15,10 @@ import (
 const maxKeptRaw = 32 << 10
 
 // keptAnswer keeps what counting an answer's tokens needs should the
-// upstream report no usage. Usage almost always arrives, so a passed-through
-// stream keeps its events raw (bounded) and the text is parsed out of them
-// only when it is needed, instead of on every event.
+// upstream report no usage, or the client leave before the end (it is then
+// billed what it was delivered). Both are rare, so a passed-through stream
+// keeps its events raw (bounded) and the text is parsed out of them only
+// when it is needed, instead of on every event.
 type keptAnswer struct {
 	// sp reads the text out of kept raw events.
 	sp protocol.StreamPassthrough
@@ -43,8 +44,8 @@ func (a *keptAnswer) release() {
 }
 
 // keptBufs are the raw-event buffers of one stream, reused by the next
-// once the answer is settled: nearly every stream keeps every event until
-// its usage arrives last, and then needs none of them.
+// once the answer is settled: every stream keeps every event it delivers,
+// and once settled needs none of them.
 type keptBufs struct {
 	raw  []byte
 	ends []uint32
