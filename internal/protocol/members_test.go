@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -58,14 +59,11 @@ func manyMembers(n int, prefix string) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`"` + prefix + itoa(i) + `":` + itoa(i))
+		b.WriteString(`"` + prefix + strconv.Itoa(i) + `":` + strconv.Itoa(i))
 	}
 	return b.String()
 }
 
-func itoa(i int) string { return jsonInt(i) }
-
-func jsonInt(i int) string { b, _ := json.Marshal(i); return string(b) }
 
 func TestCheckMembersAgreesWithEncodingJSONOnValidity(t *testing.T) {
 	bodies := []string{
