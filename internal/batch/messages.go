@@ -14,6 +14,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -167,8 +168,14 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 // request's custom_id and params are copied as they came (the lines are
 // checked again, one by one, as any batch file is).
 func messageLines(raw []byte) (*bytes.Buffer, error) {
+	// A request's params become a line as they are, so a member named
+	// twice anywhere is refused here, naming where (CONTRACT §13).
+	valid, dup := protocol.CheckMembers(raw)
+	if dup != nil {
+		return nil, dup
+	}
 	reqs := gjson.GetBytes(raw, "requests")
-	if !gjson.ValidBytes(raw) || !reqs.IsArray() {
+	if !valid || !reqs.IsArray() {
 		return nil, badRequest("invalid_request", "requests", "requests must be a non-empty array of {custom_id, params}")
 	}
 	var input bytes.Buffer

@@ -78,6 +78,9 @@ type callCore struct {
 	line *lineRun
 	// guards is what the guardrails did (the row's other.guardrails).
 	guards []guardrail.Record
+	// cancelUpstream ends the attempt under way's upstream request (nil
+	// between attempts): the stream tail calls it when the client leaves.
+	cancelUpstream context.CancelFunc
 }
 
 // exactly wraps an estimate that is always exact.
