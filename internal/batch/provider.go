@@ -463,6 +463,7 @@ func (s *Service) collect(ctx context.Context, b *store.Batch, w providerWire, f
 				return err
 			}
 			out.OK, out.InputTokens, out.OutputTokens, out.Quota = true, u.InputTokens, u.OutputTokens, q
+			out.Cost = price.Cost(u, price.CallCost(1)).RatString()
 		}
 		_, err := s.Batches.PutLine(ctx, out)
 		return err

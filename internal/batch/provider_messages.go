@@ -127,6 +127,7 @@ func (s *Service) pollMessagesUpstream(ctx context.Context, b *store.Batch, st *
 				return err
 			}
 			out.OK, out.Status, out.Body, out.InputTokens, out.OutputTokens, out.Quota = true, 200, msg.Raw, u.InputTokens, u.OutputTokens, q
+			out.Cost = price.Cost(u, price.CallCost(1)).RatString()
 		case "errored":
 			out.Status, out.Body = 400, l.Get("result.error").Raw
 			if t := l.Get("result.error.error.type").String(); t == "api_error" || t == "overloaded_error" {

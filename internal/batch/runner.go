@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"math/big"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -24,18 +25,20 @@ const (
 
 // LineRunner runs one line through the relay's one driver as p, in this
 // process (the app adapts relay.RunLine), priced with the price version in
-// effect when the batch was admitted.
-type LineRunner func(ctx context.Context, p *auth.Principal, endpoint string, body []byte, admitted time.Time) LineResult
+// effect when the batch was admitted, its reservation taken with take.
+type LineRunner func(ctx context.Context, p *auth.Principal, endpoint string, body []byte, admitted time.Time, take LineTake) LineResult
 
-// LineResult is a line's answer, and when OK its usage and its charge at
-// the batch price.
+// LineResult is a line's answer, and when OK its usage, its charge at the
+// batch price and that charge's exact cost (see relay.LineResult).
 type LineResult struct {
-	Status int
-	Body   []byte
-	OK     bool
-	Model  string
-	Usage  ir.Usage
-	Quota  int64
+	Status   int
+	Body     []byte
+	OK       bool
+	Model    string
+	Usage    ir.Usage
+	Quota    int64
+	Cost     *big.Rat
+	Reserved int64
 }
 
 // defaultConcurrency is settings.batch_concurrency when no channel sets it.
@@ -179,6 +182,8 @@ type progress struct {
 	done      map[int]bool
 	completed atomic.Int64
 	failed    atomic.Int64
+	// charged is what the recorded lines were charged.
+	charged int64
 }
 
 func (s *Service) progressOf(ctx context.Context, id int64) (*progress, error) {
@@ -187,6 +192,7 @@ func (s *Service) progressOf(ctx context.Context, id int64) (*progress, error) {
 		pr.done[l.Line] = true
 		if l.OK {
 			pr.completed.Add(1)
+			pr.charged += l.Quota
 		} else {
 			pr.failed.Add(1)
 		}
@@ -212,6 +218,19 @@ func (s *Service) eachOutcome(ctx context.Context, id int64, fn func(*store.Batc
 	}
 }
 
+// lineRun is one run of a batch's lines: what it needs to run each.
+type lineRun struct {
+	b     *store.Batch
+	p     *auth.Principal
+	perr  error
+	pr    *progress
+	purse *purse
+	stop  *atomic.Bool
+	// lost is set when a line's outcome could not be stored: the run is
+	// then not over, and the next round runs that line again.
+	lost atomic.Bool
+}
+
 // runLines runs the lines without an outcome, at most the batch's
 // concurrency at a time, until all ran, the batch is cancelled or expires,
 // or the process stops. A line whose call was cut by the process stopping
@@ -219,15 +238,19 @@ func (s *Service) eachOutcome(ctx context.Context, id int64, fn func(*store.Batc
 // charge, is recorded once.
 func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 	s := r.s
+	if err := s.clearPending(ctx, b); err != nil {
+		s.Logger.Error("batch tickets left pending not cleared", "batch", b.PublicID, "err", err)
+		return false
+	}
 	pr, err := s.progressOf(ctx, b.ID)
 	if err != nil {
 		s.Logger.Error("batch progress not read", "batch", b.PublicID, "err", err)
 		return false
 	}
-	p, perr := s.Keys.ForToken(ctx, b.TokenID)
-	stop := &atomic.Bool{}
+	run := &lineRun{b: b, pr: pr, purse: s.newPurse(ctx, b, pr.charged), stop: &atomic.Bool{}}
+	run.p, run.perr = s.Keys.ForToken(ctx, b.TokenID)
 	r.mu.Lock()
-	r.stops[b.ID] = stop
+	r.stops[b.ID] = run.stop
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
@@ -239,18 +262,15 @@ func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 	watch.Add(1)
 	go func() {
 		defer watch.Done()
-		r.watch(ctx, b, pr, stop, watchDone)
+		r.watch(ctx, run, watchDone)
 	}()
 	sem := make(chan struct{}, s.concurrency(b))
 	var lines sync.WaitGroup
-	// lost is set when a line's outcome could not be stored: the run is
-	// then not over, and the next round runs that line again.
-	var lost atomic.Bool
 	err = s.eachLine(ctx, b.InputFileID, func(n int, raw []byte) error {
 		if pr.done[n] {
 			return nil
 		}
-		if stop.Load() || ctx.Err() != nil {
+		if run.stop.Load() || ctx.Err() != nil {
 			return errStop
 		}
 		select {
@@ -258,55 +278,14 @@ func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 		case <-ctx.Done():
 			return errStop
 		}
-		if stop.Load() {
+		if run.stop.Load() {
 			<-sem
 			return errStop
 		}
-		line := gjson.ParseBytes(raw)
-		customID, body := line.Get("custom_id").String(), []byte(line.Get("body").Raw)
 		lines.Add(1)
 		go func() {
 			defer func() { <-sem; lines.Done() }()
-			var res LineResult
-			if perr != nil {
-				e := ir.As(perr)
-				res = LineResult{Status: e.Status, Body: s.OpenAI.EncodeError(e)}
-			} else {
-				lctx := obs.WithRequestID(ctx, b.PublicID+"-"+strconv.Itoa(n))
-				res = s.Lines(lctx, p, b.Endpoint, body, admittedAt(b))
-				// A rate limit refuses a line for now, not for good: a
-				// batch has a day, so the line waits and tries again.
-				for try := 1; res.Status == 429 && try <= rateLimitRetries && !stop.Load(); try++ {
-					select {
-					case <-time.After(time.Duration(try) * time.Second):
-					case <-ctx.Done():
-					}
-					if ctx.Err() != nil {
-						break
-					}
-					res = s.Lines(lctx, p, b.Endpoint, body, admittedAt(b))
-				}
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			model := res.Model
-			if model == "" {
-				model = gjson.GetBytes(body, "model").String()
-			}
-			ok, err := s.Batches.PutLine(context.WithoutCancel(ctx), &store.BatchLine{BatchID: b.ID, Line: n, CustomID: customID,
-				Model: model, OK: res.OK, Status: res.Status, Body: string(res.Body), InputTokens: res.Usage.InputTokens,
-				OutputTokens: res.Usage.OutputTokens, Quota: res.Quota})
-			if err != nil {
-				s.Logger.Error("batch line outcome not stored; it runs again", "batch", b.PublicID, "line", n, "err", err)
-				lost.Store(true)
-				return
-			}
-			if ok && res.OK {
-				pr.completed.Add(1)
-			} else if ok {
-				pr.failed.Add(1)
-			}
+			r.runOne(ctx, run, n, raw)
 		}()
 		return nil
 	})
@@ -320,13 +299,84 @@ func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	r.save(context.WithoutCancel(ctx), b, pr)
-	return !lost.Load() || time.Now().Unix() >= b.ExpiresAt
+	r.save(context.WithoutCancel(ctx), run)
+	return !run.lost.Load() || time.Now().Unix() >= b.ExpiresAt
+}
+
+// runOne runs line n and records its outcome. A line the batch's hold and
+// the balance cannot cover fails without running.
+func (r *runner) runOne(ctx context.Context, run *lineRun, n int, raw []byte) {
+	s, b := r.s, run.b
+	line := gjson.ParseBytes(raw)
+	customID := line.Get("custom_id").String()
+	body := capLine(b.Endpoint, []byte(line.Get("body").Raw), s.Options.DefaultCompletionTokens)
+	var res LineResult
+	switch {
+	case run.perr != nil:
+		e := ir.As(run.perr)
+		res = LineResult{Status: e.Status, Body: s.codecOf(b).EncodeError(e)}
+	case run.purse.out():
+		res = LineResult{Status: errLinesOverQuota.Status, Body: s.codecOf(b).EncodeError(errLinesOverQuota)}
+	default:
+		res = s.runLine(ctx, run, n, body)
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	model := res.Model
+	if model == "" {
+		model = gjson.GetBytes(body, "model").String()
+	}
+	out := &store.BatchLine{BatchID: b.ID, Line: n, CustomID: customID, Model: model, OK: res.OK, Status: res.Status,
+		Body: string(res.Body), InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, Quota: res.Quota}
+	if res.OK && res.Cost != nil {
+		out.Cost = res.Cost.RatString()
+	}
+	ok, err := s.Batches.PutLine(context.WithoutCancel(ctx), out)
+	if err != nil {
+		s.Logger.Error("batch line outcome not stored; it runs again", "batch", b.PublicID, "line", n, "err", err)
+		run.lost.Store(true)
+		return
+	}
+	if ok && res.OK {
+		run.pr.completed.Add(1)
+	} else if ok {
+		run.pr.failed.Add(1)
+	}
+}
+
+// runLine calls the relay for line n, waiting out rate limits: a batch has
+// a day, so a line refused for now waits and tries again. Each try takes
+// its reservation from the purse and gives back what it did not charge.
+func (s *Service) runLine(ctx context.Context, run *lineRun, n int, body []byte) LineResult {
+	b := run.b
+	lctx := obs.WithRequestID(ctx, b.PublicID+"-"+strconv.Itoa(n))
+	try := func() LineResult {
+		res := s.Lines(lctx, run.p, b.Endpoint, body, admittedAt(b), run.purse.take)
+		charge := int64(0)
+		if res.OK {
+			charge = res.Quota
+		}
+		run.purse.done(res.Reserved, charge)
+		return res
+	}
+	res := try()
+	for i := 1; res.Status == 429 && i <= rateLimitRetries && !run.stop.Load(); i++ {
+		select {
+		case <-time.After(time.Duration(i) * time.Second):
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		res = try()
+	}
+	return res
 }
 
 // watch saves the counts as lines finish and stops the run when the batch
 // was cancelled (on any node) or expired.
-func (r *runner) watch(ctx context.Context, b *store.Batch, pr *progress, stop *atomic.Bool, done chan struct{}) {
+func (r *runner) watch(ctx context.Context, run *lineRun, done chan struct{}) {
 	period := min(r.s.Options.PollInterval, time.Second)
 	t := time.NewTicker(period)
 	defer t.Stop()
@@ -338,19 +388,22 @@ func (r *runner) watch(ctx context.Context, b *store.Batch, pr *progress, stop *
 			return
 		case <-t.C:
 		}
-		if time.Now().Unix() >= b.ExpiresAt {
-			stop.Store(true)
+		if time.Now().Unix() >= run.b.ExpiresAt {
+			run.stop.Store(true)
 		}
-		if !r.save(ctx, b, pr) {
-			stop.Store(true)
+		if !r.save(ctx, run) {
+			run.stop.Store(true)
 		}
 	}
 }
 
 // save writes the counts while the batch is in progress; false when it is
 // not any more (cancelled).
-func (r *runner) save(ctx context.Context, b *store.Batch, pr *progress) bool {
-	b.Completed, b.Failed = int(pr.completed.Load()), int(pr.failed.Load())
+func (r *runner) save(ctx context.Context, run *lineRun) bool {
+	run.purse.mu.Lock()
+	defer run.purse.mu.Unlock()
+	b := run.b
+	b.Completed, b.Failed = int(run.pr.completed.Load()), int(run.pr.failed.Load())
 	ok, err := r.s.Batches.SaveBatch(ctx, b)
 	if err != nil {
 		return true // the database is away; the counts are saved later
