@@ -83,11 +83,18 @@ func uncappedLines(n int) []string {
 	return lines
 }
 
-// reconciled checks the books: ledger, rows and balances agree and no
-// hold is left open.
+// reconciled checks the books once the batch's tickets have all ended
+// (a batch's rows are written as its tickets settle, before the ones
+// that carry no row are given back): ledger, rows and balances agree and
+// no hold is left open.
 func reconciled(t *testing.T, g *testkit.Gateway) {
 	t.Helper()
-	code, rec := g.Do(t, "GET", "/api/reports/reconcile", batchRoot, nil)
+	var code int
+	var rec map[string]any
+	testkit.WaitFor(10*time.Second, 50*time.Millisecond, func() bool {
+		code, rec = g.Do(t, "GET", "/api/reports/reconcile", batchRoot, nil)
+		return code == 200 && rec["open_holds"] == float64(0)
+	})
 	if code != 200 || rec["ok"] != true || rec["open_holds"] != float64(0) {
 		t.Errorf("the books do not reconcile: %d ok=%v open_holds=%v differences=%v", code, rec["ok"], rec["open_holds"], rec["differences"])
 	}
@@ -105,6 +112,7 @@ func TestABatchLineWithoutAnOutputLimitIsSentWithTheLimitItsReservationAssumed(t
 		t.Fatalf("create: %d %v", code, b)
 	}
 	b = awaitBatch(t, g, batchKey, b["id"].(string), "completed")
+	reconciled(t, g)
 	for _, c := range up.sentCaps() {
 		if c != 1024 {
 			t.Fatalf("a line went upstream with output limit %d, want the 1024 its reservation assumed (all: %v)", c, up.sentCaps())
@@ -131,6 +139,7 @@ func TestABatchNeverSpendsPastItsHoldAndTheBalance(t *testing.T) {
 		t.Fatalf("create: %d %v", code, b)
 	}
 	b = awaitBatch(t, g, batchKey, b["id"].(string), "completed")
+	reconciled(t, g)
 	after := balance(t, g)
 	if after < 0 {
 		t.Fatalf("balance %d: the batch spent past its hold and the balance", after)
@@ -178,7 +187,6 @@ func fallbackGateway(t *testing.T, up *meteredUpstream, quota int64) *testkit.Ga
 func TestABatchLineServedByAFallbackModelIsChargedAtItsPriceOnItsRow(t *testing.T) {
 	up := &meteredUpstream{prompt: 10, completion: 7500, honourCap: true, failing: map[string]bool{batchModel: true}}
 	g := fallbackGateway(t, up, 2_000_000)
-	g.Do(t, "PATCH", "/api/tokens/2", batchRoot, map[string]any{"models": []string{batchModel, "dear-model"}})
 	before := balance(t, g)
 	var lines []string
 	for i := 1; i <= 5; i++ {
@@ -192,6 +200,7 @@ func TestABatchLineServedByAFallbackModelIsChargedAtItsPriceOnItsRow(t *testing.
 		t.Fatalf("create: %d %v", code, b)
 	}
 	b = awaitBatch(t, g, batchKey, b["id"].(string), "completed")
+	reconciled(t, g)
 	if counts(b) != "5/5/0" {
 		t.Fatalf("batch = %v", b)
 	}
@@ -228,6 +237,7 @@ func TestABatchRowIsRoundedOnceOverTheExactSumOfItsLines(t *testing.T) {
 	before := balance(t, g)
 	_, b := startBatch(t, g, batchKey, uncappedLines(3)...)
 	awaitBatch(t, g, batchKey, b["id"].(string), "completed")
+	reconciled(t, g)
 	rows := batchRows(t, g, 1)
 	if len(rows) != 1 || rows[0]["quota"] != float64(5) {
 		t.Fatalf("rows = %v, want one of 5", rows)
@@ -238,13 +248,13 @@ func TestABatchRowIsRoundedOnceOverTheExactSumOfItsLines(t *testing.T) {
 	reconciled(t, g)
 }
 
-// A batch is held against the key's period budget at create: one that
+// A batch is held against its user's period budget at create: one that
 // does not fit is refused with 429 budget_exceeded before anything runs,
 // and one that fits counts its charge in the period when it settles.
 func TestABatchIsHeldAgainstThePeriodBudgetAtCreate(t *testing.T) {
 	up := &meteredUpstream{prompt: 10, completion: 2000, honourCap: true}
 	g := batchGateway(t, up.serve(t).URL, 0, 1_000_000)
-	if code, body := g.Do(t, "PATCH", "/api/tokens/2", batchRoot, map[string]any{"period_quota": 5000, "period": "day"}); code != 200 {
+	if code, body := g.Do(t, "PATCH", "/api/users/2", batchRoot, map[string]any{"period_quota": 5000, "period": "day"}); code != 200 {
 		t.Fatalf("budget: %d %v", code, body)
 	}
 	code, body := startBatch(t, g, batchKey, uncappedLines(10)...)
@@ -257,8 +267,8 @@ func TestABatchIsHeldAgainstThePeriodBudgetAtCreate(t *testing.T) {
 	}
 	_, b := startBatch(t, g, batchKey, uncappedLines(3)...)
 	awaitBatch(t, g, batchKey, b["id"].(string), "completed")
-	batchRows(t, g, 1)
-	_, k := g.Do(t, "GET", "/api/tokens/2", batchRoot, nil)
+	reconciled(t, g)
+	_, k := g.Do(t, "GET", "/api/users/2", batchRoot, nil)
 	if k["period_used_quota"] != float64(3*1029) {
 		t.Errorf("period used %v, want the batch's charge %d", k["period_used_quota"], 3*1029)
 	}

@@ -174,7 +174,8 @@ func (c *callCore) linePrice(p *billing.Price) *billing.Price {
 		return p
 	}
 	if !c.line.admitted.IsZero() {
-		if then, err := c.rl.Billing.PriceAt(c.model, c.line.admitted); err == nil {
+		// p's own model: a fallback is priced before the call switches to it.
+		if then, err := c.rl.Billing.PriceAt(p.Name, c.line.admitted); err == nil {
 			p = then
 		}
 	}
