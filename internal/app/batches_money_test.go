@@ -274,3 +274,24 @@ func TestABatchIsHeldAgainstThePeriodBudgetAtCreate(t *testing.T) {
 	}
 	reconciled(t, g)
 }
+
+// A live call whose fallback model needs a larger reservation takes a new
+// one and gives the first back with its budget share: the period counts
+// the charge alone, not the first reservation on top of it.
+func TestAFallbackThatReReservesGivesTheFirstBudgetShareBack(t *testing.T) {
+	up := &meteredUpstream{prompt: 10, completion: 7500, honourCap: true, failing: map[string]bool{batchModel: true}}
+	g := fallbackGateway(t, up, 1_000_000)
+	if code, body := g.Do(t, "PATCH", "/api/users/2", batchRoot, map[string]any{"period_quota": 100_000, "period": "day"}); code != 200 {
+		t.Fatalf("budget: %d %v", code, body)
+	}
+	code, body := g.Do(t, "POST", "/v1/chat/completions", batchKey, map[string]any{"model": batchModel, "max_tokens": 100,
+		"messages": []any{map[string]any{"role": "user", "content": "work"}}})
+	if code != 200 || body["model"] != "dear-model" {
+		t.Fatalf("call: %d %v", code, body)
+	}
+	reconciled(t, g)
+	_, u := g.Do(t, "GET", "/api/users/2", batchRoot, nil)
+	if u["period_used_quota"] != float64(1000) {
+		t.Errorf("period used %v, want the call's charge 1000 (100 output tokens at $20 per million)", u["period_used_quota"])
+	}
+}
