@@ -26,6 +26,7 @@ import (
 type meteredUpstream struct {
 	prompt, completion int
 	honourCap          bool
+	delay              time.Duration
 	failing            map[string]bool
 	calls              atomic.Int32
 	mu                 sync.Mutex
@@ -37,6 +38,7 @@ func (u *meteredUpstream) serve(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		u.calls.Add(1)
+		time.Sleep(u.delay)
 		model := gjson.GetBytes(raw, "model").String()
 		limit := gjson.GetBytes(raw, "max_completion_tokens")
 		if !limit.Exists() {
