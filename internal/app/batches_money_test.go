@@ -297,3 +297,37 @@ func TestAFallbackThatReReservesGivesTheFirstBudgetShareBack(t *testing.T) {
 		t.Errorf("period used %v, want the call's charge 1000 (100 output tokens at $20 per million)", u["period_used_quota"])
 	}
 }
+
+// The Message Batches form runs on the same money: its hold is refused
+// over the period budget in the messages dialect, and its lines never
+// spend past the hold and the balance.
+func TestAMessageBatchKeepsToItsBudgetHoldAndBalance(t *testing.T) {
+	up := &meteredUpstream{prompt: 10, completion: 2000}
+	g := batchGateway(t, up.serve(t).URL, 1, 20_000)
+	if code, body := g.Do(t, "PATCH", "/api/users/2", batchRoot, map[string]any{"period_quota": 3000, "period": "day"}); code != 200 {
+		t.Fatalf("budget: %d %v", code, body)
+	}
+	var reqs []any
+	for i := 1; i <= 15; i++ {
+		reqs = append(reqs, messageRequest(fmt.Sprint("m-", i), "work"))
+	}
+	code, body, raw := messagesCall(t, g, "POST", "/v1/messages/batches", map[string]any{"requests": reqs})
+	if e, _ := body["error"].(map[string]any); code != 429 || body["type"] != "error" || e["type"] != "rate_limit_error" {
+		t.Fatalf("create over the budget: %d %s, want 429 rate_limit_error", code, raw)
+	}
+	g.Do(t, "PATCH", "/api/users/2", batchRoot, map[string]any{"period_quota": 0})
+	code, b, raw := messagesCall(t, g, "POST", "/v1/messages/batches", map[string]any{"requests": reqs})
+	if code != 200 {
+		t.Fatalf("create: %d %s", code, raw)
+	}
+	id := b["id"].(string)
+	testkit.WaitFor(20*time.Second, 50*time.Millisecond, func() bool {
+		_, b, _ = messagesCall(t, g, "GET", "/v1/messages/batches/"+id, nil)
+		return b["processing_status"] == "ended"
+	})
+	reconciled(t, g)
+	c := b["request_counts"].(map[string]any)
+	if after := balance(t, g); after < 0 || c["errored"] == float64(0) || 20_000-after != int64(c["succeeded"].(float64))*2005 {
+		t.Errorf("balance %d with counts %v: want lines of 2,005 until the balance ran out, the rest errored", after, c)
+	}
+}
