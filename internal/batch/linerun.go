@@ -124,4 +124,3 @@ func (s *Service) runLine(ctx context.Context, run *lineRun, n int, body []byte)
 	}
 	return res
 }
-

@@ -297,7 +297,7 @@ func (s *Service) uploadInput(ctx context.Context, b *store.Batch, ch *routing.C
 				return err
 			}
 			err = s.eachLine(ctx, b.InputFileID, func(_ int, raw []byte) error {
-				raw = w.upstreamLine(ch, raw)
+				raw = w.upstreamLine(ch, capInputLine(b.Endpoint, raw, s.Options.DefaultCompletionTokens))
 				if _, err := fw.Write(raw); err != nil {
 					return err
 				}

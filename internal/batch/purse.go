@@ -24,6 +24,9 @@ type LineTake func(want int64) (int64, error)
 type purse struct {
 	s *Service
 	b *store.Batch
+	// more takes a ticket of amount more from the balance and answers
+	// what it holds (Service.addTicket).
+	more func(amount int64) (int64, error)
 	// mu also guards b, which a ticket taken mid-run changes and the
 	// run's watcher saves.
 	mu sync.Mutex
@@ -35,12 +38,14 @@ type purse struct {
 	// estimate is found out on the first line, not when the hold is spent.
 	dearest int64
 	refused error
-	ctx     context.Context
 }
 
 // newPurse is b's purse, with charged what its recorded lines cost.
 func (s *Service) newPurse(ctx context.Context, b *store.Batch, charged int64) *purse {
-	return &purse{s: s, b: b, held: heldTotal(holdsOf(b)), committed: charged, ctx: context.WithoutCancel(ctx)}
+	p := &purse{s: s, b: b, held: heldTotal(holdsOf(b)), committed: charged}
+	bg := context.WithoutCancel(ctx)
+	p.more = func(amount int64) (int64, error) { return s.addTicket(bg, b, "", amount) }
+	return p
 }
 
 // errLinesOverQuota refuses a line the batch's hold and the balance
@@ -74,11 +79,11 @@ func (p *purse) take(want int64) (int64, error) {
 // line, else exactly short.
 func (p *purse) grow(short int64) (int64, error) {
 	if more := p.held / 10; more > short {
-		if got, err := p.s.addTicket(p.ctx, p.b, "", more); err == nil {
+		if got, err := p.more(more); err == nil {
 			return got, nil
 		}
 	}
-	return p.s.addTicket(p.ctx, p.b, "", short)
+	return p.more(short)
 }
 
 // done ends a line that reserved reserved and was charged charge (0 when
@@ -104,6 +109,24 @@ var outputFields = map[string][]string{
 	"/v1/chat/completions": {"max_completion_tokens", "max_tokens"},
 	"/v1/responses":        {"max_output_tokens"},
 	"/v1/messages":         {"max_tokens"},
+}
+
+// capInputLine is capLine on the body of an input file's line, for lines
+// a provider runs: its answers are bounded by what was held for them too.
+func capInputLine(endpoint string, raw []byte, limit int) []byte {
+	body := gjson.GetBytes(raw, "body")
+	if !body.IsObject() {
+		return raw
+	}
+	capped := capLine(endpoint, []byte(body.Raw), limit)
+	if len(capped) == len(body.Raw) {
+		return raw
+	}
+	out, err := sjson.SetRawBytes(raw, "body", capped)
+	if err != nil {
+		return raw
+	}
+	return out
 }
 
 // capLine sets the output limit the line's reservation assumed (limit) on
