@@ -103,7 +103,7 @@ func (s *Service) runLine(ctx context.Context, run *lineRun, n int, body []byte)
 	b := run.b
 	lctx := obs.WithRequestID(ctx, b.PublicID+"-"+strconv.Itoa(n))
 	try := func() LineResult {
-		res := s.Lines(lctx, run.p, b.Endpoint, body, admittedAt(b), run.purse.take)
+		res := s.Lines(lctx, run.p, b.Endpoint, body, run.admitted, run.purse.take)
 		charge := int64(0)
 		if res.OK {
 			charge = res.Quota

@@ -176,12 +176,15 @@ func (r *runner) keepLease(ctx context.Context, id int64, done chan struct{}) {
 
 // lineRun is one run of a batch's lines: what it needs to run each.
 type lineRun struct {
-	b     *store.Batch
-	p     *auth.Principal
-	perr  error
-	pr    *progress
-	purse *purse
-	stop  *atomic.Bool
+	b *store.Batch
+	// admitted is when the batch was admitted, read once: b's record
+	// changes (under purse.mu) while lines run.
+	admitted time.Time
+	p        *auth.Principal
+	perr     error
+	pr       *progress
+	purse    *purse
+	stop     *atomic.Bool
 	// lost is set when a line's outcome could not be stored: the run is
 	// then not over, and the next round runs that line again.
 	lost atomic.Bool
@@ -203,7 +206,7 @@ func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 		s.Logger.Error("batch progress not read", "batch", b.PublicID, "err", err)
 		return false
 	}
-	run := &lineRun{b: b, pr: pr, purse: s.newPurse(ctx, b, pr.charged), stop: &atomic.Bool{}}
+	run := &lineRun{b: b, admitted: admittedAt(b), pr: pr, purse: s.newPurse(ctx, b, pr.charged), stop: &atomic.Bool{}}
 	run.p, run.perr = s.Keys.ForToken(ctx, b.TokenID)
 	defer r.registerStop(b.ID, run.stop)()
 	watchDone := make(chan struct{})
