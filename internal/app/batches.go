@@ -30,7 +30,7 @@ func (a *App) buildBatches() {
 				Cost: r.Cost, Reserved: r.Reserved}
 		},
 		Options: batch.Options{
-			MaxFileBytes: cfg.Files.MaxBytes(), PollInterval: cfg.PollInterval(), Node: a.Billing.Node(),
+			MaxFileBytes: cfg.Files.MaxBytes(), BodyLimit: cfg.BodyLimit(), PollInterval: cfg.PollInterval(), Node: a.Billing.Node(),
 			PublicAddress: a.Config.ServerAddress,
 		},
 	})

@@ -84,6 +84,6 @@ CREATE TABLE batch_lines (
 // batchLineCostMigration keeps each charged line's exact cost, so a
 // batch's row for a model is the exact parts of its lines summed and
 // rounded once (CONTRACT §15), not a sum of lines rounded each.
-var batchLineCostMigration = Migration{Version: 134, Name: "batch line cost", SQL: `
+var batchLineCostMigration = Migration{Version: 135, Name: "batch line cost", SQL: `
 ALTER TABLE batch_lines ADD cost {{text}} NULL;
 `}
