@@ -11,7 +11,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
@@ -155,7 +154,7 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		b.Mode, b.ChannelID = modeProvider, ch.ID
 		b.Upstream, _ = json.Marshal(providerState{KeyIndex: ch.KeyIndex})
 	}
-	if err := s.start(r, admission.Account(p), b, pl); err != nil {
+	if err := s.start(r, w.Header(), b, pl); err != nil {
 		s.dropFile(r, f.PublicID)
 		fail(err)
 		return
