@@ -47,6 +47,9 @@ type Other struct {
 	// Strategy is how the channels were ordered (weighted, least_busy,
 	// latency, cost).
 	Strategy string `json:"strategy,omitempty"`
+	// DroppedTools names (by type) the hosted tools a converted request
+	// left out because its channel cannot run them (web_search, ...).
+	DroppedTools []string `json:"dropped_tools,omitempty"`
 }
 
 // Row is the usage row of acct's call of model with usage u, started at

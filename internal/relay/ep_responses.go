@@ -237,6 +237,7 @@ func outputTexts(body []byte) string {
 
 func (rc *respCall) send(c *epCall, ctx context.Context, ch *routing.Channel, t upstream.Target) (*http.Request, func(), error) {
 	if rc.rl.nativeResponses(ch) {
+		c.rowOther = nil
 		req, done, err := c.sendTo(ctx, t, c.ep.path, nil)
 		if err == nil && c.stream {
 			req.Header.Set("Accept", "text/event-stream")
@@ -245,6 +246,9 @@ func (rc *respCall) send(c *epCall, ctx context.Context, ch *routing.Channel, t 
 	}
 	a, _ := rc.rl.adapters(ch.Type)
 	codec := a.Codec(t)
+	if dropped := rc.dec.DroppedTools(); len(dropped) > 0 {
+		c.rowOther = func(o *logOther) { o.DroppedTools = dropped }
+	}
 	req := *rc.dec.Call()
 	req.Model = t.Model
 	req.IncludeUsage = req.Stream
