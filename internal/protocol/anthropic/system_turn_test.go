@@ -71,3 +71,33 @@ func TestThinkingBlocksGoFirstInAnAssistantTurn(t *testing.T) {
 	}
 }
 
+// History from another format whose last tool-calling turn has no signed
+// thinking cannot be sent with thinking on: the API would refuse it.
+func TestThinkingIsLeftOffWhenTheLastToolTurnIsUnsigned(t *testing.T) {
+	call := ir.Part{Kind: ir.PartToolCall, ToolCall: &ir.ToolCall{ID: "c1", Name: "f", Arguments: "{}"}}
+	result := ir.Message{Role: ir.RoleTool, Parts: []ir.Part{{Kind: ir.PartToolResult, ToolResult: &ir.ToolResult{CallID: "c1", Content: []ir.Part{{Kind: ir.PartText, Text: "ok"}}}}}}
+	signed := ir.Part{Kind: ir.PartThinking, Thinking: &ir.Thinking{Text: "t", Signature: "s"}}
+	cases := []struct {
+		name      string
+		assistant []ir.Part
+		thinking  bool
+	}{
+		{"signed tool turn keeps thinking", []ir.Part{signed, call}, true},
+		{"unsigned tool turn drops thinking", []ir.Part{{Kind: ir.PartText, Text: "x"}, call}, false},
+		{"unsigned thinking counts as none", []ir.Part{{Kind: ir.PartThinking, Thinking: &ir.Thinking{Text: "t"}}, call}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &ir.Request{Model: "m", Reasoning: &ir.Reasoning{Effort: "medium"}, Messages: []ir.Message{
+				{Role: ir.RoleUser, Parts: []ir.Part{{Kind: ir.PartText, Text: "q"}}},
+				{Role: ir.RoleAssistant, Parts: tc.assistant}, result}}
+			out, err := Messages.EncodeRequest(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(out), `"thinking":{"type":"enabled"`); got != tc.thinking {
+				t.Errorf("thinking enabled = %v, want %v:\n%s", got, tc.thinking, out)
+			}
+		})
+	}
+}
