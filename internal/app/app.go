@@ -27,6 +27,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/batch"
 	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/clientaddr"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/guardfetch"
 	"github.com/turnpike-gw/turnpike/internal/notify"
@@ -289,7 +290,10 @@ func (a *App) buildHandler() {
 	mux.Handle("/", fallback(a.taskHTTP, web.Handler()))
 	a.mux = mux
 	audit := &accounts.Auditor{Store: a.adminDeps.Accounts.Store, Principal: a.Admin.SessionOrRoot, Log: a.Log}
-	a.Handler = accept(a.Log, a.Tracer, storeGuard(apiStoreTimeout, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, a.changes.announce(mux)))))
+	// Validate refused a bad entry; a configuration that skipped it trusts
+	// no proxy, the safe side.
+	proxies, _ := clientaddr.Parse(a.Config.TrustedProxies)
+	a.Handler = proxies.Wrap(accept(a.Log, a.Tracer, storeGuard(apiStoreTimeout, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, a.changes.announce(mux))))))
 }
 
 // Prepare creates the root user and applies the seed; it returns the
@@ -458,6 +462,8 @@ func (a *App) background(ctx context.Context) {
 	wg.Add(7)
 	go func() { defer wg.Done(); a.batches.Run(ctx) }()
 	go func() { defer wg.Done(); a.changes.Run(ctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); watchKeyChanges(ctx, a.sql.Traffic(), keyWatchEvery, a.Keys.Invalidate) }()
 	go func() { defer wg.Done(); a.plugins.Watch(ctx, 3*time.Second) }()
 	go func() { defer wg.Done(); a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }()
 	go func() { defer wg.Done(); a.Router.Health.Run(ctx, healthRefresh) }()
