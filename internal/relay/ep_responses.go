@@ -28,6 +28,9 @@ type respCall struct {
 	// could not be, which limits the call to native channels.
 	dec    protocol.ResponsesConversion
 	decErr error
+	// dropped names the hosted tools the attempt's conversion left out
+	// (none when a native channel serves); the usage row records them.
+	dropped []string
 }
 
 func (rl *Relay) responsesCreate(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +44,7 @@ func (rl *Relay) responsesCompact(w http.ResponseWriter, r *http.Request) {
 func (rl *Relay) serveResponses(w http.ResponseWriter, r *http.Request, compact bool) {
 	rc := &respCall{compact: compact}
 	rc.epCall = rl.newEpCall(rc.endpoint(), w, r)
+	rc.rowOther = func(o *logOther) { o.DroppedTools = rc.dropped }
 	h := rc.epCall.hooks()
 	h.authenticate = rc.keyAuth(bearerKey)
 	h.offer, h.read, h.noChannel = rc.offer, rc.read, func(error) error { return rc.noChannel() }
@@ -237,7 +241,7 @@ func outputTexts(body []byte) string {
 
 func (rc *respCall) send(c *epCall, ctx context.Context, ch *routing.Channel, t upstream.Target) (*http.Request, func(), error) {
 	if rc.rl.nativeResponses(ch) {
-		c.rowOther = nil
+		rc.dropped = nil
 		req, done, err := c.sendTo(ctx, t, c.ep.path, nil)
 		if err == nil && c.stream {
 			req.Header.Set("Accept", "text/event-stream")
@@ -246,9 +250,7 @@ func (rc *respCall) send(c *epCall, ctx context.Context, ch *routing.Channel, t 
 	}
 	a, _ := rc.rl.adapters(ch.Type)
 	codec := a.Codec(t)
-	if dropped := rc.dec.DroppedTools(); len(dropped) > 0 {
-		c.rowOther = func(o *logOther) { o.DroppedTools = dropped }
-	}
+	rc.dropped = rc.dec.DroppedTools()
 	req := *rc.dec.Call()
 	req.Model = t.Model
 	req.IncludeUsage = req.Stream
