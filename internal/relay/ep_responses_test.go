@@ -38,6 +38,9 @@ func TestResponsesOnOpenAIChannelsPassThroughMappedAndBilledFromUsage(t *testing
 	if row.PromptTokens != 1000 || row.CompletionTokens != 500 || row.ChannelID != ch.ID || other["endpoint"] != "responses" {
 		t.Fatalf("log row %+v other %v", row, other)
 	}
+	if _, named := other["dropped_tools"]; named {
+		t.Fatalf("a native channel ran the hosted tool, yet the row says it was dropped: %v", other)
+	}
 }
 
 func TestResponsesStreamFromOpenAIChannelsIsRelayedEventByEvent(t *testing.T) {
