@@ -180,8 +180,8 @@ func (rc *respCall) estimate(c *epCall) charge {
 }
 
 // inputTokens counts the text of instructions and input (messages, tool
-// outputs, call arguments) for the reservation and for upstreams that
-// report no usage.
+// outputs, call arguments, custom tool inputs) for the reservation and for
+// upstreams that report no usage.
 func (rc *respCall) inputTokens() int {
 	// Counted once per model: the estimate, a converted stream and the
 	// settlement all need it, and a fallback model may count differently.
@@ -213,7 +213,7 @@ func collectTexts(v gjson.Result, out *[]string) {
 			collectTexts(e, out)
 		}
 	case v.IsObject():
-		for _, key := range []string{"text", "content", "arguments", "output", "refusal", "summary"} {
+		for _, key := range []string{"text", "content", "arguments", "input", "output", "refusal", "summary"} {
 			collectTexts(v.Get(key), out)
 		}
 	}
