@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/guardrail"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -50,6 +51,9 @@ type Other struct {
 	// DroppedTools names (by type) the hosted tools a converted request
 	// left out because its channel cannot run them (web_search, ...).
 	DroppedTools []string `json:"dropped_tools,omitempty"`
+	// Guardrails is what each guardrail that fired did (CONTRACT §21):
+	// kinds and counts, never the matched text.
+	Guardrails []guardrail.Record `json:"guardrails,omitempty"`
 }
 
 // Row is the usage row of acct's call of model with usage u, started at
@@ -97,4 +101,5 @@ func MarshalOther(o *Other, detail map[string]any) json.RawMessage {
 // otherKeys are Other's own keys.
 var otherKeys = map[string]bool{"endpoint": true, "surface": true, "stream": true, "upstream_model": true,
 	"cache_read_tokens": true, "cache_write_tokens": true, "reasoning_tokens": true, "group_ratio": true,
-	"attempts": true, "fallback_from": true, "upstream_cost_usd": true, "price_version": true, "affinity": true, "strategy": true}
+	"attempts": true, "fallback_from": true, "upstream_cost_usd": true, "price_version": true, "affinity": true, "strategy": true,
+	"guardrails": true}
