@@ -74,6 +74,7 @@ type App struct {
 	Tracer *obs.Tracer
 
 	sql       *sqlstore.Store
+	schema    int // the database's schema version after migrating
 	plugins   *plugin.Registry
 	tasks     *task.Service
 	taskHTTP  *taskhttp.Handlers
@@ -105,6 +106,13 @@ func New(ctx context.Context, cfg config.Config, logOut io.Writer) (*App, error)
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	a.Store, a.sql = st, st
+	for _, m := range st.Applied() {
+		a.Log.Info("applied migration", "version", m.Version, "name", m.Name)
+	}
+	if a.schema, err = st.SchemaVersion(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
 	if a.Tracer, err = obs.NewTracer(ctx, Version); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("tracing: %w", err)

@@ -134,7 +134,7 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 	announced := false
 	err = a.Serve(ctx, func(addr string) {
 		announced = true
-		fmt.Fprintf(stdout, "turnpike %s listening on %s\n", Version, a.Config.Address())
+		fmt.Fprintf(stdout, "turnpike %s listening on %s (%s)\n", Version, a.Config.Address(), a.startFacts())
 		if rootPassword != "" {
 			fmt.Fprintf(stdout, "created user root with password %s (shown once)\n", rootPassword)
 		}

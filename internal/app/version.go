@@ -46,3 +46,14 @@ func printVersion(w io.Writer, version string, v buildVCS) {
 	}
 	fmt.Fprintf(w, "turnpike %s commit %s date %s\n", version, commit, date)
 }
+
+// startFacts names what an operator checks first after an upgrade: the
+// database kind, its schema version and whether balances are shared
+// through Redis.
+func (a *App) startFacts() string {
+	redis := "off"
+	if a.Config.Redis != "" {
+		redis = "on"
+	}
+	return fmt.Sprintf("database %s, schema version %d, redis %s", a.sql.Dialect(), a.schema, redis)
+}
