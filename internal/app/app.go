@@ -332,7 +332,9 @@ func (a *App) seed(ctx context.Context) error {
 			return fmt.Errorf("seed plugin %s: %w", p.Path, err)
 		}
 	}
-	if err := admin.Seed(ctx, a.adminDeps, a.Config.Seed); err != nil {
+	deps := a.adminDeps
+	deps.FreshDatabase = a.freshDatabase()
+	if err := admin.Seed(ctx, deps, a.Config.Seed); err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
 	if err := a.Notify.Init(ctx, a.Config.Notify); err != nil {

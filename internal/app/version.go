@@ -57,3 +57,14 @@ func (a *App) startFacts() string {
 	}
 	return fmt.Sprintf("database %s, schema version %d, redis %s", a.sql.Dialect(), a.schema, redis)
 }
+
+// freshDatabase reports a database this start created (it applied the
+// first migration), which no older release can have seeded.
+func (a *App) freshDatabase() bool {
+	for _, m := range a.sql.Applied() {
+		if m.Version == 1 {
+			return true
+		}
+	}
+	return false
+}
