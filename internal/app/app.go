@@ -390,7 +390,8 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 	a.stop = stop
 	a.bg = make(chan struct{})
 	go a.background(bgCtx)
-	srv := newServer(a.Handler, bodyReadTimeout(a.Config.BodyLimit()), a.Log)
+	calls := &inFlight{}
+	srv := newServer(calls.wrap(a.Handler), bodyReadTimeout(a.Config.BodyLimit()), a.Log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	if ready != nil {
@@ -402,18 +403,16 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 		return err
 	case <-ctx.Done():
 	}
-	a.Log.Info("shutting down: finishing in-flight requests")
-	shCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shCtx); err != nil {
-		a.Log.Warn("in-flight requests did not finish in time", "err", err)
-	}
+	a.drainCalls(srv, calls)
 	// Upgraded realtime sockets are not tracked by the server: close them
 	// and bill their last usage before the billing writer stops.
+	shCtx, cancel := context.WithTimeout(context.Background(), endStreamsTimeout)
+	defer cancel()
 	if err := a.Relay.Drain(shCtx); err != nil {
 		a.Log.Warn("realtime sessions or background responses did not end in time", "err", err)
 	}
 	billingErr := a.shutdown()
+	a.Log.Info("stopped", "at", time.Now().UTC().Format(time.RFC3339))
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

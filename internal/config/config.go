@@ -49,6 +49,10 @@ type Config struct {
 	AllowPrivateContent bool   `yaml:"allow_private_content"`
 	MetricsPublic       bool   `yaml:"metrics_public"`
 	LogLevel            string `yaml:"log_level"`
+	// ShutdownGraceSeconds is how long calls in flight may finish after
+	// SIGTERM before open streams are ended and billed (0: at once).
+	ShutdownGraceSeconds float64 `yaml:"shutdown_grace_seconds"`
+	shutdownGraceSet     bool
 	// LogRetentionDays prunes usage log rows older than this many days
 	// (0 keeps them all); the ledger is never pruned.
 	LogRetentionDays int `yaml:"log_retention_days"`
@@ -97,6 +101,8 @@ func Defaults() Config {
 		ChannelCooldown:        300,
 		MetricsPublic:          true,
 		LogLevel:               "info",
+		ShutdownGraceSeconds:   DefaultShutdownGrace,
+		shutdownGraceSet:       true,
 		Payments:               defaultPayments(),
 	}
 }
@@ -321,6 +327,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, err.Error())
 	}
 	errs = append(errs, c.Files.validate()...)
+	errs = append(errs, c.validateShutdown()...)
 	errs = append(errs, c.validateAccounts()...)
 	errs = append(errs, c.Payments.validate()...)
 	if err := c.Seed.validate(); err != nil {

@@ -124,6 +124,9 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 	// A client that leaves does not end the upstream call at once: it is
 	// read for clientLeftGrace more, so the usage it reports is billed.
 	defer context.AfterFunc(c.r.Context(), func() { time.AfterFunc(clientLeftGrace, cancel) })()
+	// When the shutdown grace is over the upstream read ends: the stream
+	// tail then tells the client in its dialect and bills what was sent.
+	defer context.AfterFunc(c.rl.stopped.context(), cancel)()
 	req, done, err := h.send(ctx, a, t, ch)
 	if err != nil {
 		return err
