@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,12 +12,16 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
-const tokenUsage = "usage: turnpike token rotate ID [--grace 10m] [--config FILE]\n"
+const tokenUsage = "usage: turnpike token rotate ID|NAME [--grace 10m|8d] [--config FILE]\n" +
+	"       turnpike token list [--config FILE]\n"
 
 // tokenCommand runs "token rotate": a new secret for an API key, printed
 // once, with the old one working for the grace (on every node: the grace
 // is kept on the key's row).
 func tokenCommand(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) >= 1 && args[0] == "list" {
+		return tokenListCommand(args[1:], stdout, stderr, getenv)
+	}
 	if len(args) < 2 || args[0] != "rotate" {
 		fmt.Fprint(stderr, tokenUsage)
 		return 2
@@ -29,7 +32,9 @@ func tokenCommand(args []string, stdout, stderr io.Writer, getenv func(string) s
 		named, rest = rest[:1], rest[1:]
 	}
 	fs, cfgPath := configFlags("token rotate", stderr)
-	grace := fs.Duration("grace", 0, "how long the old secret keeps working (e.g. 10m; at most "+auth.MaxRotationGrace.String()+")")
+	var gf graceFlag
+	fs.Var(&gf, "grace", "how long the old secret keeps working (e.g. 10m or 8d; at most "+auth.MaxRotationGrace.String()+")")
+	grace := &gf.d
 	if err := fs.Parse(rest); err != nil {
 		return 2
 	}
@@ -38,17 +43,17 @@ func tokenCommand(args []string, stdout, stderr io.Writer, getenv func(string) s
 		fmt.Fprint(stderr, tokenUsage)
 		return 2
 	}
-	id, err := strconv.ParseInt(named[0], 10, 64)
-	if err != nil || id <= 0 {
-		fmt.Fprintf(stderr, "turnpike: token id %q: want the key's number (see GET /api/tokens)\n", named[0])
-		return 2
-	}
 	ctx := context.Background()
 	cfg, st, ok := commandStore(ctx, *cfgPath, getenv, stderr)
 	if !ok {
 		return 1
 	}
 	defer st.Close()
+	id, err := resolveToken(ctx, st, named[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "turnpike:", err)
+		return 1
+	}
 	key, err := auth.RotateKey(ctx, st, id, *grace, time.Now())
 	if errors.Is(err, store.ErrNotFound) {
 		fmt.Fprintf(stderr, "turnpike: no API key with id %d\n", id)
@@ -64,6 +69,24 @@ func tokenCommand(args []string, stdout, stderr io.Writer, getenv func(string) s
 		fmt.Fprintf(stdout, "the old secret keeps working until %s\n", time.Now().Add(*grace).UTC().Format(time.RFC3339))
 	} else {
 		fmt.Fprintln(stdout, "the old secret no longer works")
+	}
+	return 0
+}
+
+func tokenListCommand(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs, cfgPath := configFlags("token list", stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx := context.Background()
+	_, st, ok := commandStore(ctx, *cfgPath, getenv, stderr)
+	if !ok {
+		return 1
+	}
+	defer st.Close()
+	if err := listTokens(ctx, st, stdout); err != nil {
+		fmt.Fprintln(stderr, "turnpike: token list:", err)
+		return 1
 	}
 	return 0
 }
