@@ -14,8 +14,12 @@ type buildVCS struct {
 	modified       bool
 }
 
+// buildCommit and buildDate are set with -ldflags -X where the build has
+// no VCS information to stamp (deploy/Dockerfile: its context has no .git).
+var buildCommit, buildDate string
+
 func readBuildVCS(read func() (*debug.BuildInfo, bool)) buildVCS {
-	var v buildVCS
+	v := buildVCS{revision: known(buildCommit), time: known(buildDate)}
 	info, ok := read()
 	if !ok || info == nil {
 		return v
@@ -31,6 +35,13 @@ func readBuildVCS(read func() (*debug.BuildInfo, bool)) buildVCS {
 		}
 	}
 	return v
+}
+
+func known(s string) string {
+	if s == "unknown" {
+		return ""
+	}
+	return s
 }
 
 // printVersion writes one line an operator can paste into a bug report.
