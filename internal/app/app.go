@@ -314,7 +314,11 @@ func (a *App) Prepare(ctx context.Context) (string, error) {
 	// The generated root password is returned even when a later step
 	// fails: it is stored only as a hash, so a caller that did not show it
 	// now would lock root out.
-	return generated, a.seed(ctx)
+	if err := a.seed(ctx); err != nil {
+		return generated, err
+	}
+	a.warnSecretless(ctx)
+	return generated, nil
 }
 
 func (a *App) seed(ctx context.Context) error {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -78,4 +79,23 @@ func (a *App) freshDatabase() bool {
 		}
 	}
 	return false
+}
+
+// warnSecretless names, at start, what an import without secrets left
+// unusable, so a half-broken gateway does not start in silence.
+func (a *App) warnSecretless(ctx context.Context) {
+	c, err := a.sql.CountSecretless(ctx)
+	if err != nil {
+		a.Log.Warn("could not count records without secrets", "err", err)
+		return
+	}
+	if c.Users > 0 {
+		a.Log.Warn("users without a password (imported without secrets): they cannot sign in until one is set (turnpike user reset-password)", "users", c.Users)
+	}
+	if c.Tokens > 0 {
+		a.Log.Warn("API keys without a secret (imported without secrets): they authenticate nothing until rotated (turnpike token rotate)", "keys", c.Tokens)
+	}
+	if c.Channels > 0 {
+		a.Log.Warn("channels without a provider key (imported without secrets, or never given one): set one before they can serve", "channels", c.Channels)
+	}
 }
