@@ -67,4 +67,3 @@ func CheckSeed(ctx context.Context, s config.Seed, lines config.Lines, exists Us
 	}
 	return out
 }
-

@@ -3,9 +3,9 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strconv"
 	"strings"
-	"path/filepath"
 	"sync"
 	"testing"
 
