@@ -55,9 +55,9 @@ func TestTokenRotateRefusesBadArguments(t *testing.T) {
 		{"no id", []string{"token", "rotate"}, 2, "usage"},
 		{"an unknown name", []string{"token", "rotate", "abc"}, 1, `no API key with id or name "abc"`},
 		{"a grace that is not a duration", []string{"token", "rotate", "1", "--grace", "soon"}, 2, "8d"},
+		{"a grace in days beyond the bound", []string{"token", "rotate", "1", "--grace", "31d"}, 1, "grace must be between"},
 		{"a missing key", []string{"token", "rotate", "99"}, 1, "no API key with id 99"},
 		{"a grace beyond the bound", []string{"token", "rotate", "1", "--grace", "1000h"}, 1, "grace"},
-		{"a grace in days beyond the bound", []string{"token", "rotate", "1", "--grace", "31d"}, 1, "grace must be between"},
 		{"an unknown subcommand", []string{"token", "revoke", "1"}, 2, "usage"},
 	}
 	for _, c := range cases {
@@ -66,6 +66,55 @@ func TestTokenRotateRefusesBadArguments(t *testing.T) {
 			code := Main(c.args, &out, &errOut, env)
 			if code != c.code || !strings.Contains(errOut.String(), c.want) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errOut.String(), c.code, c.want)
+			}
+		})
+	}
+}
+
+// A key rotated without grace or disabled from the command line stops
+// working on a running node within 2 s, without Redis: the node caches a
+// key for 10 s, and hears of the change through the database (CONTRACT §16).
+func TestAKeyChangedFromTheCommandLineStopsOnARunningNodeWithinTwoSeconds(t *testing.T) {
+	for _, sub := range [][]string{{"rotate", "--grace", "0s"}, {"disable"}} {
+		t.Run(sub[0], func(t *testing.T) {
+			env, dsn := tempDatabase(t)
+			st := openForTest(t, dsn)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			u := &store.User{Username: "alice", PasswordHash: "h", Role: store.RoleUser, Group: "default", Status: store.StatusEnabled}
+			if err := st.Users().Create(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+			const old = "sk-alice-before-the-change"
+			tok := &store.Token{UserID: u.ID, Name: "k", KeyHash: auth.HashKey(old), KeyMasked: auth.MaskKey(old), Quota: -1, Status: store.StatusEnabled}
+			if err := st.Tokens().Create(ctx, tok); err != nil {
+				t.Fatal(err)
+			}
+			// A running node: its key cache, and its watch of the database.
+			node := openForTest(t, dsn)
+			keys := auth.NewKeys(node, 10*time.Second)
+			if _, err := keys.Authenticate(ctx, old); err != nil {
+				t.Fatal(err)
+			}
+			go watchKeyChanges(ctx, node.Traffic(), keyWatchEvery, keys.Invalidate)
+			time.Sleep(50 * time.Millisecond) // the watch has read the setting as it was
+			var out, errOut bytes.Buffer
+			args := append([]string{"token", sub[0], strconv.FormatInt(tok.ID, 10)}, sub[1:]...)
+			if code := Main(args, &out, &errOut, env); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			if !strings.Contains(out.String(), "every running node within 2 seconds") {
+				t.Fatalf("the command says %q", out.String())
+			}
+			changed := time.Now()
+			for {
+				if _, err := keys.Authenticate(ctx, old); err != nil {
+					break
+				}
+				if time.Since(changed) > 2*time.Second {
+					t.Fatal("the running node still accepts the old key 2 s after the change")
+				}
+				time.Sleep(50 * time.Millisecond)
 			}
 		})
 	}
