@@ -20,6 +20,11 @@ import (
 
 // Deps is what the administration API works with.
 type Deps struct {
+	// FreshDatabase is set when this start created the database, so no
+	// older release can have seeded it (see seed_marks.go).
+	FreshDatabase bool
+	marks         markState
+
 	Store    store.Store
 	Billing  *billing.Service
 	Keys     *auth.Keys

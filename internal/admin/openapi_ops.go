@@ -48,6 +48,7 @@ var componentSchemas = map[string]schema{
 	"ChannelTest":      schemaOf[testResult](),
 	"Group":            groupSchema,
 	"ModelPrice":       priceSchema,
+	"PriceVersion":     schemaOf[store.PriceVersion](),
 	"UsageLog":         schemaOf[store.UsageLog](),
 	"LedgerEntry":      schemaOf[store.LedgerEntry](),
 	"Notify":           notifySchema,
@@ -136,8 +137,8 @@ var apiOps = []apiOp{
 		body:   body(tokenSchema, append([]string{"name", "quota", "models", "expires_at", "status"}, tokenLimitFields...), limitExtra),
 		answer: ref("Token")},
 	{route: "DELETE /api/tokens/{id}", summary: "Delete an API key", answer: ref("Deleted")},
-	{route: "POST /api/tokens/{id}/rotate", summary: "A new secret for the key, answered once; the old one works for grace_seconds (at most 604800)",
-		body: body(nil, []string{"grace_seconds"}, schema{"grace_seconds": schema{"type": "integer", "minimum": 0, "maximum": 604800}}), answer: ref("Token")},
+	{route: "POST /api/tokens/{id}/rotate", summary: "A new secret for the key, answered once; the old one works for grace_seconds (at most 2592000, 30 days)",
+		body: body(nil, []string{"grace_seconds"}, schema{"grace_seconds": schema{"type": "integer", "minimum": 0, "maximum": 2592000}}), answer: ref("Token")},
 
 	{route: "GET /api/channels", summary: "List channels", query: paging, answer: listOf(ref("Channel"))},
 	{route: "POST /api/channels", summary: "Create a channel",
@@ -151,6 +152,8 @@ var apiOps = []apiOp{
 
 	{route: "GET /api/models", summary: "List model prices", query: paging, answer: listOf(ref("ModelPrice"))},
 	{route: "GET /api/models/{name...}", summary: "One model's price", answer: ref("ModelPrice")},
+	{route: "GET /api/models/{name}/history", summary: "Every price version of a model, newest first (also for names with slashes: /api/models/a/b/history)",
+		answer: listOf(ref("PriceVersion"))},
 	{route: "PUT /api/models/{name...}", summary: "Set a model's price (USD per million tokens, per call, or free)",
 		body: body(priceSchema, priceFields, schema{"tiers": schema{"type": "array", "items": anyObj}, "extra": anyObj, "fallbacks": strList}), answer: ref("ModelPrice")},
 	{route: "DELETE /api/models/{name...}", summary: "Delete a model's price", answer: ref("NamedDeleted")},
