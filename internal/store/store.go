@@ -66,6 +66,7 @@ type Store interface {
 	Redemptions() RedemptionRepo
 	Audit() AuditRepo
 	Books() BooksRepo
+	MCP() MCPRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through

@@ -61,6 +61,8 @@ var dumpTables = []dumpTable{
 	{name: "batch_lines"},
 	{name: "payment_orders"},
 	{name: "payment_credits"},
+	{name: "mcp_servers", redact: func(r map[string]any) { r["headers"] = "{}" }},
+	{name: "mcp_grants"},
 }
 
 var dumpSkipped = map[string]string{

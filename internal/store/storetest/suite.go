@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Audit", auditTests},
 		{"Books", booksTests},
 		{"FilesAndBatches", fileBatchTests},
+		{"MCP", mcpTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
