@@ -69,6 +69,9 @@ type Deps struct {
 	SeedMarks SeedMarks
 	// Demo accepts the demo's published password (`turnpike demo` only).
 	Demo bool
+	// MCPReload makes the MCP gateway see a change to its servers or
+	// grants; nil when there is none.
+	MCPReload func(ctx context.Context) error
 }
 
 // NotifySettings is where alerts go, kept in the database.
@@ -129,6 +132,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)
 	a.routeAccounts(mux)
 	a.routePayments(mux)
+	a.routeMCP(mux)
 }
 
 // route mounts h behind authentication when role is set. what names the
