@@ -8,6 +8,7 @@ package mcpgw
 
 import (
 	"context"
+	"crypto/rand"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
@@ -62,7 +63,7 @@ func New(d Deps) *Gateway {
 		log = slog.New(slog.DiscardHandler)
 	}
 	g := &Gateway{d: d, log: log, sessions: newSessions(d.Secret)}
-	g.up = &upstream{client: d.Client, version: d.Version}
+	g.up = &upstream{client: d.Client, version: d.Version, node: rand.Text()[:8]}
 	g.tools = newToolCache(d.Client, d.Version, log)
 	g.replaced, _ = lru.New[string, upSession](16_384)
 	g.reg.Store(&registry{byName: map[string]*server{}, grants: map[grantKey]store.MCPGrant{}})

@@ -9,6 +9,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -47,6 +49,16 @@ type upstream struct {
 	client *http.Client
 	// version is the gateway's, sent as clientInfo.version.
 	version string
+	// node and seq make request ids unique within an upstream session
+	// that several nodes and requests share: a server refuses an id that
+	// is still in flight (a call the gateway gave up on).
+	node string
+	seq  atomic.Int64
+}
+
+func (u *upstream) nextID() jsonrpc.ID {
+	id, _ := jsonrpc.MakeID(fmt.Sprintf("turnpike-%s-%d", u.node, u.seq.Add(1)))
+	return id
 }
 
 // note is a message from an upstream that is not the answer: a
@@ -61,9 +73,12 @@ func (u *upstream) call(ctx context.Context, s *server, us upSession, method str
 	if err != nil {
 		return nil, err
 	}
-	id, _ := jsonrpc.MakeID("turnpike-1")
+	id := u.nextID()
 	resp, _, err := u.post(ctx, s, us, &jsonrpc.Request{ID: id, Method: method, Params: raw}, onNote)
 	if err != nil {
+		if ctx.Err() != nil {
+			u.cancel(s, us, id)
+		}
 		return nil, err
 	}
 	if resp.Error != nil {
@@ -82,8 +97,7 @@ func (u *upstream) initialize(ctx context.Context, s *server) (upSession, error)
 	params := map[string]any{"protocolVersion": upstreamVersion, "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "turnpike", "version": u.version}}
 	raw, _ := json.Marshal(params)
-	id, _ := jsonrpc.MakeID("turnpike-init")
-	resp, h, err := u.post(ctx, s, upSession{}, &jsonrpc.Request{ID: id, Method: "initialize", Params: raw}, nil)
+	resp, h, err := u.post(ctx, s, upSession{}, &jsonrpc.Request{ID: u.nextID(), Method: "initialize", Params: raw}, nil)
 	if err != nil {
 		return upSession{}, err
 	}
@@ -101,6 +115,15 @@ func (u *upstream) initialize(ctx context.Context, s *server) (upSession, error)
 		return upSession{}, err
 	}
 	return us, nil
+}
+
+// cancel tells the upstream that the gateway gave up on request id (a
+// timeout, a client that left), so it stops the work nobody waits for.
+func (u *upstream) cancel(s *server, us upSession, id jsonrpc.ID) {
+	params, _ := json.Marshal(map[string]any{"requestId": id.Raw(), "reason": "the gateway stopped waiting"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, _, _ = u.post(ctx, s, us, &jsonrpc.Request{Method: "notifications/cancelled", Params: params}, nil)
 }
 
 // end closes an upstream session (DELETE); an upstream that keeps none, or
