@@ -67,13 +67,14 @@ func New(d Deps) *Gateway {
 	g.tools = newToolCache(d.Client, d.Version, log)
 	g.replaced, _ = lru.New[string, upSession](16_384)
 	g.reg.Store(&registry{byName: map[string]*server{}, grants: map[grantKey]store.MCPGrant{}})
-	srv := g.newServer()
+	sdkLog := slog.New(quiet{log.Handler()})
+	srv := g.newServer(sdkLog)
 	for _, h := range []struct {
 		dst  *http.Handler
 		json bool
 	}{{&g.sse, false}, {&g.json, true}} {
 		*h.dst = withCall(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-			&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: h.json, Logger: log, DisableLocalhostProtection: true}))
+			&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: h.json, Logger: sdkLog, DisableLocalhostProtection: true}))
 	}
 	return g
 }
@@ -105,13 +106,13 @@ func (g *Gateway) Close() { g.tools.close() }
 // a 4xx the SDKs fall back from.
 var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
-func (g *Gateway) newServer() *mcp.Server {
+func (g *Gateway) newServer(log *slog.Logger) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "turnpike", Version: g.d.Version}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{
 			Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}, Prompts: &mcp.PromptCapabilities{},
 		},
 		SupportedProtocolVersions: supportedVersions,
-		Logger:                    g.log,
+		Logger:                    log,
 	})
 	s.AddReceivingMiddleware(g.methods)
 	return s
