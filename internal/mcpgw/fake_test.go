@@ -43,7 +43,7 @@ type fakeTools struct {
 	initialize int
 }
 
-func startFake(t *testing.T, name, secret string) *fakeTools {
+func startFake(t testing.TB, name, secret string) *fakeTools {
 	t.Helper()
 	f := &fakeTools{name: name, secret: secret, sessions: map[string]string{}, stop: make(chan struct{})}
 	f.server = mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
@@ -173,7 +173,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // connect opens an SDK client session with the gateway as key.
-func connect(t *testing.T, url, key string, opts *mcp.ClientOptions) *mcp.ClientSession {
+func connect(t testing.TB, url, key string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

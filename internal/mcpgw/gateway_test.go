@@ -35,7 +35,7 @@ type env struct {
 	ids         map[string]int64 // server name or key name -> id
 }
 
-func newEnv(t *testing.T, opts ...testkit.Option) *env {
+func newEnv(t testing.TB, opts ...testkit.Option) *env {
 	t.Helper()
 	unlimited := int64(-1)
 	e := &env{alpha: startFake(t, "alpha", upSecret), beta: startFake(t, "beta", upSecret), ids: map[string]int64{}}
@@ -62,7 +62,7 @@ func newEnv(t *testing.T, opts ...testkit.Option) *env {
 	return e
 }
 
-func (e *env) grant(t *testing.T, keyName string, grant any) {
+func (e *env) grant(t testing.TB, keyName string, grant any) {
 	t.Helper()
 	status, body := e.gw.Do(t, "PATCH", fmt.Sprintf("/api/tokens/%d", e.ids[keyName]), root, map[string]any{"mcp": grant})
 	if status != 200 {
