@@ -72,6 +72,8 @@ type Deps struct {
 	// MCPReload makes the MCP gateway see a change to its servers or
 	// grants; nil when there is none.
 	MCPReload func(ctx context.Context) error
+	// Guardrails are the live guardrail set and its plugin checks.
+	Guardrails GuardrailDeps
 }
 
 // NotifySettings is where alerts go, kept in the database.
@@ -133,6 +135,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.routeAccounts(mux)
 	a.routePayments(mux)
 	a.routeMCP(mux)
+	a.routeGuardrails(mux)
 }
 
 // route mounts h behind authentication when role is set. what names the

@@ -246,6 +246,9 @@ func checkChannel(c *store.Channel) error {
 	if c.Weight < 0 {
 		return badField("weight", "must not be negative")
 	}
+	if base, ok := endpointBase(c.BaseURL); ok {
+		return badField("base_url", "is a full endpoint address; give the provider's base address %s and the gateway adds the endpoint", base)
+	}
 	if c.BaseURL != "" {
 		u, err := url.Parse(upstream.NormalizeBaseURL(c.BaseURL))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

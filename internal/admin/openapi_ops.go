@@ -4,6 +4,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/accounts"
 	"github.com/turnpike-gw/turnpike/internal/books"
 	"github.com/turnpike-gw/turnpike/internal/catalogue"
+	"github.com/turnpike-gw/turnpike/internal/guardrail"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -35,6 +36,8 @@ var (
 	notifySchema  = schemaOf[notifyView]()
 	// mcpServerSchema shows headers masked; they are write-only.
 	mcpServerSchema = schemaOf[mcpServerView]()
+	// guardrailSchema is a guardrail as stored and answered (CONTRACT §21).
+	guardrailSchema = schemaOf[guardrail.Spec]()
 )
 
 // componentSchemas are the named schemas the operations refer to.
@@ -108,9 +111,9 @@ var apiOps = []apiOp{
 	{route: "GET /api/auth/oidc/login", summary: "Redirect to the OpenID Connect provider", answer: schema{}},
 	{route: "GET /api/auth/oidc/callback", summary: "The provider's redirect back; signs in and redirects to the console",
 		query: []string{"code", "state"}, answer: schema{}},
-	{route: "GET /api/auth/oidc/link", summary: "Redirect to the OpenID Connect provider to link the signed-in account; the callback links it",
+	{route: "GET /api/auth/oidc/link", summary: "Redirect to the OpenID Connect provider (prompt=login) to link the signed-in account; the callback links it; 403 when another site started it",
 		answer: schema{}},
-	{route: "DELETE /api/auth/oidc/link", summary: "Unlink the signed-in account from the OpenID Connect provider",
+	{route: "DELETE /api/auth/oidc/link", summary: "Unlink the signed-in account from the OpenID Connect provider; 409 when the link is its only way to sign in",
 		answer: object(schema{"linked": boolean})},
 	{route: "GET /api/auth/oidc/identity", summary: "Whether the signed-in account is linked to the OpenID Connect provider",
 		answer: object(schema{"enabled": boolean, "linked": boolean, "linked_at": nullable(schema{"type": "string", "format": "date-time"})})},
@@ -171,6 +174,19 @@ var apiOps = []apiOp{
 		body: body(groupSchema, append([]string{"name", "ratio"}, rateFields...), nil), answer: ref("Group")},
 	{route: "DELETE /api/groups/{name}", summary: "Delete a group; 409 group_in_use names what still uses it", answer: ref("NamedDeleted")},
 
+	{route: "GET /api/guardrails", summary: "List guardrails, in the order they run", query: paging, answer: listOf(guardrailSchema)},
+	{route: "POST /api/guardrails", summary: "Create a guardrail (pii, secrets, regex, max_input_tokens or plugin); 400 lists every problem",
+		body: body(guardrailSchema, guardrailFields, nil, "name", "type"), answer: guardrailSchema},
+	{route: "GET /api/guardrails/{id}", summary: "One guardrail, by id or name", answer: guardrailSchema},
+	{route: "PATCH /api/guardrails/{id}", summary: "Change a guardrail (members sent replace the stored ones)",
+		body: body(guardrailSchema, guardrailFields, nil), answer: guardrailSchema},
+	{route: "DELETE /api/guardrails/{id}", summary: "Delete a guardrail", answer: object(schema{"id": integer, "deleted": boolean})},
+	{route: "POST /api/guardrails/dry-run", summary: "Check a sample text with one definition (guardrail), one stored guardrail (name) or every stored one; nothing is stored or sent upstream",
+		body: body(nil, []string{"text", "stage", "model", "group", "guardrail", "name"}, schema{"text": str,
+			"stage": schema{"type": "string", "enum": []string{"request", "response"}}, "model": str, "group": str,
+			"guardrail": body(guardrailSchema, guardrailFields, nil), "name": str}, "text"),
+		answer: schemaOf[dryRunResult]()},
+
 	{route: "GET /api/logs", summary: "Usage log, newest first (a user its own)",
 		query: []string{"page", "page_size", "type", "model", "user_id", "token_id", "channel_id"}, answer: listOf(ref("UsageLog"))},
 	{route: "GET /api/logs/{id}", summary: "One usage row", answer: ref("UsageLog")},
@@ -200,7 +216,7 @@ var apiOps = []apiOp{
 	{route: "GET /api/audit", summary: "The audit log of administrative changes",
 		query: []string{"page", "page_size", "user_id", "user", "method", "path", "since", "until"}, answer: listOf(ref("AuditEntry"))},
 
-	{route: "GET /api/reports/margin", summary: "Charged against upstream cost over a window, by channel, model, user or token",
+	{route: "GET /api/reports/margin", summary: "Charged against upstream cost over a window, by channel, model, user or token (an administrator's lines by user or token: itself and the users below it)",
 		query: []string{"since", "until", "group_by"}, answer: object(schema{"items": schema{"type": "array", "items": ref("MarginItem")}, "group_by": str, "since": str, "until": str})},
 	{route: "GET /api/reports/reconcile", summary: "Proves, per user and key over a window, ledger = usage rows and balance change = net spend",
 		query: []string{"since", "until"}, answer: ref("Reconcile")},

@@ -26,6 +26,9 @@ type call struct {
 	prompt  int
 	counted bool
 	usage   ir.Usage
+	// redacted: a guardrail rewrote req, so it is encoded for every
+	// channel rather than the client's bytes passed through.
+	redacted bool
 }
 
 // answerStarted also lets go of the client's raw body: from the first byte
@@ -46,6 +49,7 @@ func (rl *Relay) chatHandler(sf surface) http.Handler {
 			// take 32 MB first.
 			authenticate: c.authenticate,
 			read:         c.read,
+			guard:        c.guardRequest,
 			estimate:     c.estimate,
 			filter:       rl.hasChatWire,
 			session:      c.session,
@@ -60,7 +64,7 @@ const SessionHeader = "X-Turnpike-Session"
 
 // session is the call's cache affinity session (CONTRACT §14), from the
 // ids its format carries and the header, else its prompt's prefix.
-func (c *call) session() (uint64, bool) {
+func (c *call) session() (routing.Session, bool) {
 	src := routing.SessionSources{Header: c.r.Header.Get(SessionHeader)}
 	switch c.sf.codec.Format() {
 	case protocol.OpenAI:
@@ -72,7 +76,7 @@ func (c *call) session() (uint64, bool) {
 		// The messages codec decodes metadata.user_id as the IR's user.
 		src.MetadataUserID = c.req.User
 	}
-	return routing.SessionKey(c.principal.Group, c.model, src, c.req), true
+	return routing.SessionKey(c.principal.UserID, c.principal.Group, c.model, src, c.req), true
 }
 
 // read takes the body, applies the playground's group choice and decodes.

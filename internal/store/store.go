@@ -67,6 +67,7 @@ type Store interface {
 	Audit() AuditRepo
 	Books() BooksRepo
 	MCP() MCPRepo
+	Guardrails() GuardrailRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through

@@ -27,6 +27,7 @@ var allMigrations = []Migration{
 	priceRoutingMigration,  // 132
 	batchesMigration,       // 133
 	mcpMigration,           // 190
+	guardrailsMigration,    // 134
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row

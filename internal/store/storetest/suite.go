@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Books", booksTests},
 		{"FilesAndBatches", fileBatchTests},
 		{"MCP", mcpTests},
+		{"Guardrails", guardrailTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
