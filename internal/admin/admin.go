@@ -74,6 +74,9 @@ type Deps struct {
 	SeedMarks SeedMarks
 	// Demo accepts the demo's published password (`turnpike demo` only).
 	Demo bool
+	// MCPReload makes the MCP gateway see a change to its servers or
+	// grants; nil when there is none.
+	MCPReload func(ctx context.Context) error
 	// Guardrails are the live guardrail set and its plugin checks.
 	Guardrails GuardrailDeps
 }
@@ -136,6 +139,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)
 	a.routeAccounts(mux)
 	a.routePayments(mux)
+	a.routeMCP(mux)
 	a.routeGuardrails(mux)
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/guardfetch"
 	"github.com/turnpike-gw/turnpike/internal/guardrail"
+	"github.com/turnpike-gw/turnpike/internal/mcpgw"
 	"github.com/turnpike-gw/turnpike/internal/notify"
 	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
@@ -83,6 +84,7 @@ type App struct {
 	tasks      *task.Service
 	taskHTTP   *taskhttp.Handlers
 	batches    *batch.Service
+	mcp        *mcpgw.Gateway
 	registry   *prometheus.Registry
 	redis      redis.UniversalClient
 	changes    *changes
@@ -194,6 +196,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	}
 	a.registry.MustRegister(channelStates{a.Router})
 	a.buildTraffic()
+	a.buildMCP()
 	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.Store, Logger: a.Log})
 	a.guardrails = a.newGuardrails()
 	a.catalogues = guardfetch.New(newUpstreamClient(), a.Config.AllowPrivateContent)
@@ -207,6 +210,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		TypeClaimed:   func(t int) bool { return a.plugins.Current().ClaimsType(t) },
 		Limits:        a.Limits, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
 		Accounts: a.accountDeps(), Payments: a.paymentDeps(), Demo: cfg.Demo, FetchCatalogue: a.fetchCatalogue,
+		MCPReload:  a.reloadMCP,
 		Guardrails: a.guardrailDeps(),
 	}
 	a.Admin = admin.New(a.adminDeps)
@@ -292,7 +296,7 @@ func (a *App) reload(ctx context.Context) error {
 	if err := a.Limits.Reload(ctx); err != nil {
 		return fmt.Errorf("load traffic limits: %w", err)
 	}
-	return nil
+	return a.reloadMCP(ctx)
 }
 
 func (a *App) buildHandler() {
@@ -301,6 +305,7 @@ func (a *App) buildHandler() {
 	a.Relay.Register(mux)
 	a.taskHTTP.Register(mux)
 	a.batches.Register(mux)
+	a.mcp.Register(mux)
 	a.batches.RegisterConsole(mux, a.Admin.SessionOrRoot)
 	plugin.NewAdminAPI(plugin.AdminDeps{Registry: a.plugins, RootToken: a.Config.RootToken,
 		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
@@ -454,6 +459,7 @@ func (a *App) shutdown() error {
 		<-a.bg
 	}
 	a.plugins.Close()
+	a.mcp.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), billingCloseTimeout)
 	defer cancel()
 	err := a.Writer.Close(ctx)
