@@ -20,7 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/redis/go-redis/v9"
+	"github.com/turnpike-gw/turnpike/internal/kv"
 
 	"github.com/turnpike-gw/turnpike/internal/accounts"
 	"github.com/turnpike-gw/turnpike/internal/admin"
@@ -79,8 +79,8 @@ type App struct {
 	taskHTTP  *taskhttp.Handlers
 	batches   *batch.Service
 	registry  *prometheus.Registry
-	redis     redis.UniversalClient
-	changes   *changes
+	redis     kv.Client
+	changes   *kv.Changes
 	adminDeps admin.Deps
 	// catalogues fetches price catalogues under the content guard.
 	catalogues *guardfetch.Fetcher
@@ -133,12 +133,12 @@ func (a *App) balances(ctx context.Context) (billing.Balances, error) {
 	if a.Config.Redis == "" {
 		return billing.NewMemoryBalances(a.Store), nil
 	}
-	rdb, where, err := newRedis(a.Config.Redis)
+	rdb, where, err := kv.Open(a.Config.Redis)
 	if err != nil {
 		return nil, err
 	}
 	a.redis = rdb
-	if err := pingRedis(ctx, rdb, where); err != nil {
+	if err := kv.Ping(ctx, rdb, where); err != nil {
 		rdb.Close()
 		a.redis = nil
 		return nil, err
@@ -192,7 +192,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		Accounts: a.accountDeps(), Payments: a.paymentDeps(), Demo: cfg.Demo, FetchCatalogue: a.fetchCatalogue,
 	}
 	a.Admin = admin.New(a.adminDeps)
-	a.changes = newChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
+	a.changes = kv.NewChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
 	a.tasks = task.New(task.Deps{
 		Store: a.Store, Billing: a.Billing, Router: a.Router, Generations: a.plugins,
 		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, Limits: a.Limits,
@@ -289,7 +289,7 @@ func (a *App) buildHandler() {
 	mux.Handle("/", fallback(a.taskHTTP, web.Handler()))
 	a.mux = mux
 	audit := &accounts.Auditor{Store: a.adminDeps.Accounts.Store, Principal: a.Admin.SessionOrRoot, Log: a.Log}
-	a.Handler = accept(a.Log, a.Tracer, storeGuard(apiStoreTimeout, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, a.changes.announce(mux)))))
+	a.Handler = accept(a.Log, a.Tracer, storeGuard(apiStoreTimeout, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, announce(a.changes, mux)))))
 }
 
 // Prepare creates the root user and applies the seed; it returns the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/kv"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
@@ -76,14 +77,14 @@ func checkConfig(ctx context.Context, path string, getenv func(string) string) [
 }
 
 func checkRedis(ctx context.Context, raw string) error {
-	rdb, where, err := newRedis(raw)
+	rdb, where, err := kv.Open(raw)
 	if err != nil {
 		return err
 	}
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	return pingRedis(ctx, rdb, where)
+	return kv.Ping(ctx, rdb, where)
 }
 
 // migrateCommand applies the schema migrations and exits; opening the store

@@ -55,6 +55,13 @@ func TestForbiddenImportsAreCaught(t *testing.T) {
 		{Path: "internal/task/egress", Imports: []string{"internal/task"}},
 		{Path: "internal/task/taskhttp", Imports: []string{"internal/task"}, TestImports: []string{"internal/task/tasktest"}},
 		{Path: "internal/task/tasktest", Imports: []string{"internal/store/sqlstore"}},
+		{Path: "internal/store/sqlstore", Imports: []string{"internal/store", "database/sql", "github.com/jackc/pgx/v5/stdlib", "modernc.org/sqlite"}},
+		{Path: "internal/store/testdb", Imports: []string{"database/sql", "github.com/go-sql-driver/mysql"}},
+		{Path: "internal/billing", Imports: []string{"github.com/redis/go-redis/v9"}, TestImports: []string{"internal/store/testdb"}},
+		{Path: "internal/upstream/bedrock", Imports: []string{"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"}},
+		{Path: "internal/batch/s3blobs", Imports: []string{"github.com/aws/aws-sdk-go-v2/service/s3"}},
+		{Path: "internal/payments", Imports: []string{"github.com/stripe/stripe-go/v85"}},
+		{Path: "internal/plugin/jsrt", Imports: []string{"github.com/grafana/sobek"}},
 	}
 	if v := Check(Rules, clean); len(v) != 0 {
 		t.Fatalf("a graph that keeps the map was refused: %v", v)
@@ -74,6 +81,13 @@ func TestForbiddenImportsAreCaught(t *testing.T) {
 		{"task test kit in production code", Package{Path: "internal/task", Imports: []string{"internal/task/tasktest"}}, "the task test kit"},
 		{"jsrt imported outside plugin", Package{Path: "internal/task", Imports: []string{"internal/plugin/jsrt"}}, "only plugin runs JavaScript"},
 		{"jsrt imported by another package's tests", Package{Path: "internal/task", TestImports: []string{"internal/plugin/jsrt"}}, "only plugin runs JavaScript"},
+		{"database/sql outside the store, in tests", Package{Path: "internal/accounts", TestImports: []string{"database/sql"}}, "only the store speaks SQL"},
+		{"a SQL driver outside the store", Package{Path: "internal/app", Imports: []string{"github.com/jackc/pgx/v5/stdlib"}}, "only the store loads SQL drivers"},
+		{"go-redis in a codec", Package{Path: "internal/protocol/openai", Imports: []string{"github.com/redis/go-redis/v9"}}, "go-redis only where"},
+		{"stripe outside payments", Package{Path: "internal/admin", Imports: []string{"github.com/stripe/stripe-go/v85/checkout/session"}}, "stripe only in payments"},
+		{"the AWS SDK in routing", Package{Path: "internal/routing", Imports: []string{"github.com/aws/aws-sdk-go-v2/aws"}}, "the AWS SDK only where"},
+		{"sobek outside jsrt", Package{Path: "internal/plugin", Imports: []string{"github.com/grafana/sobek"}}, "sobek only in jsrt"},
+		{"the test databases in production code", Package{Path: "internal/books", Imports: []string{"internal/store/testdb"}}, "the test databases serve tests only"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -4,7 +4,42 @@ package archtest
 // importer rules too, with one stated exception: any package's tests may
 // open a real SQL store (sqlstore), because the store conformance suites and
 // the handler tests run against SQLite rather than against fakes.
-var Rules = []Rule{
+var Rules = append(internalRules, thirdPartyRules...)
+
+// sqlDrivers are the database drivers sqlstore registers.
+var sqlDrivers = []string{"github.com/jackc/pgx/v5/...", "github.com/go-sql-driver/mysql/...", "modernc.org/sqlite/..."}
+
+// redisOwners are the packages whose state lives in Redis when several
+// nodes share it: the live balances and their journal (billing), the
+// traffic counters (ratelimit), cache-affinity pins (routing), the sign-in
+// throttle (auth), and kv, which opens the connection and carries the
+// change announcements between nodes.
+var redisOwners = []string{"internal/billing", "internal/ratelimit", "internal/routing", "internal/auth", "internal/kv"}
+
+// thirdPartyRules say which package owns each heavy or stateful outside
+// dependency, so that a second SQL path, a second Redis client or the AWS
+// SDK pulled into a package that only needs an interface fails here. Tests
+// are held to them too: a test that needs raw SQL gets it from
+// store/testdb.
+var thirdPartyRules = append(append([]Rule{
+	{Name: "only the store speaks SQL", Subject: "database/sql/...", ImportedOnlyBy: []string{"internal/store/..."}},
+	{Name: "go-redis only where Redis state lives", Subject: "github.com/redis/go-redis/...", ImportedOnlyBy: redisOwners},
+	{Name: "stripe only in payments", Subject: "github.com/stripe/...", ImportedOnlyBy: []string{"internal/payments"}},
+	{Name: "the AWS SDK only where Bedrock and S3 live", Subject: "github.com/aws/...",
+		ImportedOnlyBy: []string{"internal/upstream/bedrock/...", "internal/batch/s3blobs"}},
+	{Name: "sobek only in jsrt", Subject: "github.com/grafana/sobek/...", ImportedOnlyBy: []string{"internal/plugin/jsrt"}},
+}, owned("only the store loads SQL drivers", sqlDrivers, "internal/store/...")...))
+
+// owned is one rule per subject, all under one name.
+func owned(name string, subjects []string, owners ...string) []Rule {
+	var out []Rule
+	for _, s := range subjects {
+		out = append(out, Rule{Name: name, Subject: s, ImportedOnlyBy: owners})
+	}
+	return out
+}
+
+var internalRules = []Rule{
 	{Name: "codecs translate between ir and a wire format only", Subject: "internal/protocol/...",
 		MayImport: []string{"internal/ir", "internal/protocol", "internal/protocol/sse"}},
 	{Name: "ir is a leaf", Subject: "internal/ir", MayImport: []string{}},
@@ -21,4 +56,5 @@ var Rules = []Rule{
 	{Name: "only app knows which store", Subject: "internal/store/sqlstore",
 		ImportedOnlyBy: []string{"internal/app", "internal/store/storetest", "internal/task/tasktest"}, TestsMayImport: true},
 	{Name: "only plugin runs JavaScript", Subject: "internal/plugin/jsrt", ImportedOnlyBy: []string{"internal/plugin"}},
+	{Name: "the test databases serve tests only", Subject: "internal/store/testdb", ImportedOnlyBy: []string{}, TestsMayImport: true},
 }
