@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/providers"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
@@ -258,8 +259,10 @@ func checkChannel(c *store.Channel) error {
 			return badField("models", "must not contain empty names")
 		}
 	}
-	if err := routing.CheckKeys(c.Type, c.Key); err != nil {
-		return badField("key", "%s", err.(*routing.KeyError).Message)
+	if providers.HoldsChatKey(c.Type) {
+		if err := routing.CheckKeys(c.Key); err != nil {
+			return badField("key", "%s", err.(*routing.KeyError).Message)
+		}
 	}
 	if _, err := routing.ParsePolicy(c.Settings); err != nil {
 		pe := err.(*routing.PolicyError)

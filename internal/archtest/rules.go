@@ -4,7 +4,29 @@ package archtest
 // importer rules too, with one stated exception: any package's tests may
 // open a real SQL store (sqlstore), because the store conformance suites and
 // the handler tests run against SQLite rather than against fakes.
-var Rules = append(internalRules, thirdPartyRules...)
+var Rules = append(append(internalRules, layerRules...), thirdPartyRules...)
+
+// layerRules are the middle layers' order, each layer importing only what
+// lies below it: codecs ← adapters (upstream) ← routing ← admission ←
+// the surfaces (relay, task, batch, wired only by app) ← app. Beside them,
+// providers is the catalog that picks an adapter per channel type (routing
+// never sees it: the adapters pull in their SDKs), and the stores of money,
+// limits and keys (billing, ratelimit, auth) sit below admission.
+var layerRules = []Rule{
+	{Name: "adapters build on the codecs only", Subject: "internal/upstream/...",
+		MayImport: []string{"internal/ir", "internal/protocol/...", "internal/upstream/..."}},
+	{Name: "providers is the catalog of adapters", Subject: "internal/providers", MayImport: []string{"internal/upstream/..."}},
+	{Name: "routing plans over the adapter seam, not the adapters", Subject: "internal/routing",
+		MayImport: []string{"internal/ir", "internal/store", "internal/upstream"}},
+	{Name: "admission builds on routing, billing and limits", Subject: "internal/admission",
+		MayImport: []string{"internal/ir", "internal/store", "internal/auth", "internal/billing", "internal/ratelimit", "internal/routing"}},
+	{Name: "billing sits below admission", Subject: "internal/billing", MayImport: []string{"internal/ir", "internal/store"}},
+	{Name: "ratelimit sits below admission", Subject: "internal/ratelimit", MayImport: []string{"internal/ir", "internal/store"}},
+	{Name: "auth sits below admission", Subject: "internal/auth", MayImport: []string{"internal/config", "internal/ir", "internal/store"}},
+	{Name: "the store is below everything", Subject: "internal/store", MayImport: []string{}},
+	{Name: "only the commands and the test kits start the app", Subject: "internal/app",
+		ImportedOnlyBy: []string{"cmd/...", "internal/loadtest", "internal/testkit"}},
+}
 
 // sqlDrivers are the database drivers sqlstore registers.
 var sqlDrivers = []string{"github.com/jackc/pgx/v5/...", "github.com/go-sql-driver/mysql/...", "modernc.org/sqlite/..."}
