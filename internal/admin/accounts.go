@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/turnpike-gw/turnpike/internal/apijson"
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"net/http"
 	"strconv"
 	"strings"
@@ -145,7 +146,7 @@ func (a *API) createAccount(ctx context.Context, u *store.User, note string) err
 		return err
 	}
 	if q := a.d.Accounts.Registration.InitialQuota; q > 0 {
-		if _, err := a.d.Billing.TopUp(ctx, u.ID, q, note); err != nil {
+		if _, err := a.d.Billing.Credit(ctx, billing.Credit{UserID: u.ID, Delta: q, Note: note}); err != nil {
 			return err
 		}
 	}

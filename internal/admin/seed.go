@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -148,7 +149,7 @@ func createSeedUser(ctx context.Context, d Deps, su config.SeedUser, role, group
 		return err
 	}
 	if su.Quota > 0 {
-		_, err = d.Billing.TopUp(ctx, u.ID, su.Quota, "initial quota from the seed file")
+		_, err = d.Billing.Credit(ctx, billing.Credit{UserID: u.ID, Delta: su.Quota, Note: "initial quota from the seed file"})
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"github.com/turnpike-gw/turnpike/internal/apijson"
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"net/http"
 	"strconv"
 	"time"
@@ -234,7 +235,7 @@ func (a *API) createUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	// The starting balance is a recorded top-up, so the ledger alone
 	// explains every unit the user ever had.
 	if in.quota > 0 {
-		if _, err := a.d.Billing.TopUp(r.Context(), u.ID, in.quota, "initial quota"); err != nil {
+		if _, err := a.d.Billing.Credit(r.Context(), billing.Credit{UserID: u.ID, Delta: in.quota, Note: "initial quota"}); err != nil {
 			return err
 		}
 	}
@@ -333,7 +334,7 @@ func (a *API) setUserQuota(ctx context.Context, userID, want int64) error {
 	if want == cur {
 		return nil
 	}
-	_, err = a.d.Billing.TopUp(ctx, userID, want-cur, "quota set by an administrator")
+	_, err = a.d.Billing.Credit(ctx, billing.Credit{UserID: userID, Delta: want - cur, Note: "quota set by an administrator"})
 	return err
 }
 
@@ -390,7 +391,9 @@ func (a *API) userQuota(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	}
 	bal, err := a.d.Billing.Balances().User(r.Context(), u.ID)
 	if err == nil && delta != 0 {
-		bal, err = a.d.Billing.TopUp(r.Context(), u.ID, delta, note)
+		var c billing.Credited
+		c, err = a.d.Billing.Credit(r.Context(), billing.Credit{UserID: u.ID, Delta: delta, Note: note})
+		bal = c.Balance
 	}
 	if err != nil {
 		return err
