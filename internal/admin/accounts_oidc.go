@@ -2,9 +2,9 @@ package admin
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"github.com/turnpike-gw/turnpike/internal/apijson"
+	"github.com/turnpike-gw/turnpike/internal/users"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -208,12 +208,10 @@ func (a *API) oidcUser(r *http.Request, id *accounts.Identity) (*store.User, err
 	}
 	// The account signs in through the provider; its password is random
 	// and unknown to anyone until an administrator sets one.
-	hash, err := auth.HashPassword(hex.EncodeToString(random(24)))
+	reg := a.d.Accounts.Registration
+	u, err := a.users.Create(ctx, users.Account{Username: name, SignsInElsewhere: true, Group: reg.Group(),
+		Quota: reg.InitialQuota, QuotaNote: "initial quota from registration (OpenID Connect)"})
 	if err != nil {
-		return nil, err
-	}
-	u := &store.User{Username: name, PasswordHash: hash, Role: store.RoleUser, Group: a.d.Accounts.Registration.Group(), Status: store.StatusEnabled}
-	if err := a.createAccount(ctx, u, "initial quota from registration (OpenID Connect)"); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return nil, errorf(http.StatusConflict, "username_taken", "the username %q is taken by an account not linked to this sign-in", name)
 		}

@@ -119,24 +119,6 @@ func (a *API) checkLogin(ctx context.Context, username, password string) (*store
 	return u, nil
 }
 
-// checkPasswordLen is the length every password must have (CONTRACT §16):
-// at least auth.MinPasswordLen bytes, and at most 72, all bcrypt reads.
-func checkPasswordLen(field, pw string) error {
-	if len(pw) < auth.MinPasswordLen || len(pw) > 72 {
-		return badField(field, "must be %d to 72 bytes", auth.MinPasswordLen)
-	}
-	return nil
-}
-
-// refuseDemoPassword keeps the demo's published password off every
-// gateway that is not the demo.
-func (a *API) refuseDemoPassword(field, pw string) error {
-	if pw == auth.DemoPassword && !a.d.Demo {
-		return badField(field, "is the demo's published password; choose another")
-	}
-	return nil
-}
-
 // attempt counts one guess of a secret as account on th before the secret
 // is checked, and answers 429 once the account or the client's address is
 // past its limit. Counting first, atomically, is what bounds a parallel
@@ -195,7 +177,7 @@ func (a *API) changePassword(w http.ResponseWriter, r *http.Request, _ *auth.Pri
 	if err := firstErr(getString(f, "old", &oldPw), getString(f, "new", &newPw)); err != nil {
 		return err
 	}
-	if err := firstErr(checkPasswordLen("new", newPw), a.refuseDemoPassword("new", newPw)); err != nil {
+	if err := invalid(a.users.CheckPassword("new", p.Username, newPw)); err != nil {
 		return err
 	}
 	// The old password is guessed through a stolen session as easily as
@@ -211,7 +193,7 @@ func (a *API) changePassword(w http.ResponseWriter, r *http.Request, _ *auth.Pri
 		return badField("old", "is not the current password")
 	}
 	a.attemptSucceeded(r, a.d.Throttle, p.Username)
-	if u.PasswordHash, err = auth.HashPassword(newPw); err != nil {
+	if err := invalid(a.users.SetPassword(u, "new", newPw)); err != nil {
 		return err
 	}
 	noteTarget(r.Context(), u.ID)
