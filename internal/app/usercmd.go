@@ -40,20 +40,7 @@ func userCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, geten
 	if err := fs.Parse(rest); err != nil {
 		return 2
 	}
-	named = append(named, fs.Args()...)
-	if sub == "reset-password" {
-		if len(named) != 1 {
-			fmt.Fprint(stderr, "usage: turnpike user reset-password U [--password-stdin]\n")
-			return 2
-		}
-		*username = named[0]
-	} else if len(named) != 0 || *username == "" {
-		fmt.Fprint(stderr, "usage: turnpike user create --username U --role R [--password-stdin]\n")
-		return 2
-	} else if *role == "" {
-		// The role is never guessed: someone at the command line is often
-		// making the administrator the console lacks.
-		fmt.Fprint(stderr, "turnpike: user create needs --role (user, admin or root)\n")
+	if !userArgs(sub, append(named, fs.Args()...), username, *role, stderr) {
 		return 2
 	}
 	password, generated, err := choosePassword(*fromStdin, stdin)
@@ -83,6 +70,27 @@ func userCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, geten
 		fmt.Fprintf(stdout, "user %s: password set\n", *username)
 	}
 	return 0
+}
+
+// userArgs checks the names and flags of a user command, taking the
+// username of reset-password from its argument; it says what is wrong.
+func userArgs(sub string, named []string, username *string, role string, stderr io.Writer) bool {
+	switch {
+	case sub == "reset-password" && len(named) != 1:
+		fmt.Fprint(stderr, "usage: turnpike user reset-password U [--password-stdin]\n")
+		return false
+	case sub == "reset-password":
+		*username = named[0]
+	case len(named) != 0 || *username == "":
+		fmt.Fprint(stderr, "usage: turnpike user create --username U --role R [--password-stdin]\n")
+		return false
+	case role == "":
+		// The role is never guessed: someone at the command line is often
+		// making the administrator the console lacks.
+		fmt.Fprint(stderr, "turnpike: user create needs --role (user, admin or root)\n")
+		return false
+	}
+	return true
 }
 
 // choosePassword reads one line from stdin, or makes one up.
