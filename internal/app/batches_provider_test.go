@@ -29,7 +29,9 @@ type fakeBatchAPI struct {
 	endpoint string
 	// hold keeps the batch in progress until a cancel, which the provider
 	// then ends with req-1 done.
-	hold                    bool
+	hold bool
+	// usage, when set, is the usage object of every answered line.
+	usage                   string
 	uploads, creates, polls atomic.Int32
 	cancels                 atomic.Int32
 	mu                      sync.Mutex
@@ -106,8 +108,12 @@ func (f *fakeBatchAPI) serve() *httptest.Server {
 			}
 			fmt.Fprint(w, `{"id":"batch_up_1","object":"batch","status":"completed","output_file_id":"file-out","error_file_id":"file-err","request_counts":{"total":4,"completed":3,"failed":1}}`)
 		case r.Method == "GET" && r.URL.Path == "/v1/files/file-out/content":
+			usage := f.usage
+			if usage == "" {
+				usage = `{"prompt_tokens":1000,"completion_tokens":500,"total_tokens":1500}`
+			}
 			for _, id := range []string{"req-1", "req-2", "req-4"} {
-				fmt.Fprintf(w, `{"id":"r-%s","custom_id":%q,"response":{"status_code":200,"request_id":"x","body":{"object":"chat.completion","choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":500,"total_tokens":1500}}},"error":null}`+"\n", id, id)
+				fmt.Fprintf(w, `{"id":"r-%s","custom_id":%q,"response":{"status_code":200,"request_id":"x","body":{"object":"chat.completion","choices":[],"usage":%s}},"error":null}`+"\n", id, id, usage)
 			}
 		case r.Method == "GET" && r.URL.Path == "/v1/files/file-err/content":
 			fmt.Fprint(w, `{"id":"r-3","custom_id":"req-3","response":{"status_code":400,"request_id":"y","body":{"error":{"message":"bad","type":"invalid_request_error"}}},"error":null}`+"\n")

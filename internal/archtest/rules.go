@@ -43,14 +43,14 @@ var redisOwners = []string{"internal/billing", "internal/ratelimit", "internal/r
 // SDK pulled into a package that only needs an interface fails here. Tests
 // are held to them too: a test that needs raw SQL gets it from
 // store/testdb.
-var thirdPartyRules = append(append([]Rule{
+var thirdPartyRules = append([]Rule{
 	{Name: "only the store speaks SQL", Subject: "database/sql/...", ImportedOnlyBy: []string{"internal/store/..."}},
 	{Name: "go-redis only where Redis state lives", Subject: "github.com/redis/go-redis/...", ImportedOnlyBy: redisOwners},
 	{Name: "stripe only in payments", Subject: "github.com/stripe/...", ImportedOnlyBy: []string{"internal/payments"}},
 	{Name: "the AWS SDK only where Bedrock and S3 live", Subject: "github.com/aws/...",
 		ImportedOnlyBy: []string{"internal/upstream/bedrock/...", "internal/batch/s3blobs"}},
 	{Name: "sobek only in jsrt", Subject: "github.com/grafana/sobek/...", ImportedOnlyBy: []string{"internal/plugin/jsrt"}},
-}, owned("only the store loads SQL drivers", sqlDrivers, "internal/store/...")...))
+}, owned("only the store loads SQL drivers", sqlDrivers, "internal/store/...")...)
 
 // owned is one rule per subject, all under one name.
 func owned(name string, subjects []string, owners ...string) []Rule {

@@ -1,73 +1,115 @@
 package batch
 
 import (
+	"context"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
-	"github.com/tidwall/gjson"
-
+	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
-func TestBatchCapableMatchesTheChannelsWireToTheBatchForm(t *testing.T) {
-	ch := func(typ int, settings map[string]any) *routing.Channel {
-		return &routing.Channel{Channel: store.Channel{Type: typ, Settings: settings}}
+// providerWorld is a batch service over OpenAI channels (one per key
+// list) serving model m, priced with strategy, on a real SQLite store.
+func providerWorld(t *testing.T, strategy string, keys ...string) (*Service, *routing.Router, []int64) {
+	ctx := context.Background()
+	st, err := sqlstore.OpenStore(ctx, "sqlite:"+filepath.Join(t.TempDir(), "batch.db"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	on := map[string]any{"batches": true}
-	off := map[string]any{"batches": false}
-	tests := []struct {
-		name string
-		ch   *routing.Channel
-		kind string
-		want bool
-	}{
-		{"openai runs OpenAI-form batches", ch(1, nil), "openai", true},
-		{"azure runs OpenAI-form batches", ch(3, nil), "openai", true},
-		{"settings.batches false turns openai off", ch(1, off), "openai", false},
-		{"an OpenAI-compatible preset only when it says so", ch(43, nil), "openai", false},
-		{"an OpenAI-compatible preset that says so", ch(43, on), "openai", true},
-		{"a messages-wire channel never takes an OpenAI-form batch", ch(14, on), "openai", false},
-		{"a messages-wire channel that says so runs Message Batches", ch(14, on), kindMessages, true},
-		{"a messages-wire channel that does not say so", ch(14, nil), kindMessages, false},
-		{"an OpenAI channel never takes a Message Batch", ch(1, on), kindMessages, false},
+	t.Cleanup(func() { st.Close() })
+	price := store.ModelPrice{Name: "m", InputPerMTok: 1, OutputPerMTok: 2, Routing: &store.RoutingChoice{Strategy: strategy}}
+	if err := st.Prices().Upsert(ctx, price); err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := batchCapable(tc.ch, tc.kind); got != tc.want {
-				t.Fatalf("batchCapable = %v, want %v", got, tc.want)
-			}
-		})
+	bill := billing.NewService(billing.NewMemoryBalances(st), billing.NewWriter(st, nil, time.Second, 16), 500000)
+	if err := bill.Reload(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i, k := range keys {
+		c := &store.Channel{Name: "c" + string(rune('a'+i)), Type: upstream.TypeOpenAI, BaseURL: "http://127.0.0.1:1", Key: k,
+			Models: []string{"m"}, Groups: []string{"default"}, Weight: 1, Status: store.StatusEnabled}
+		if err := st.Channels().Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, c.ID)
+	}
+	all, err := st.Channels().All(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := routing.NewRouter(routing.NewHealth(nil, nil))
+	r.Swap(routing.NewTable(all))
+	return New(Deps{Router: r, Billing: bill, Files: st.Files()}), r, ids
+}
+
+func TestAProviderBatchGoesWhereTheModelsStrategySends(t *testing.T) {
+	s, r, ids := providerWorld(t, routing.StrategyLeastBusy, "k1", "k2")
+	busy := r.Table().Channel(ids[0])
+	for range 3 {
+		busy.Begin()
+	}
+	pl := &plan{models: map[string]*modelPlan{"m": {lines: 1}}}
+	for range 20 {
+		ch := s.providerChannel("openai", "default", pl)
+		if ch == nil || ch.ID != ids[1] {
+			t.Fatalf("provider batch channel %v, want the idle channel %d", ch, ids[1])
+		}
 	}
 }
 
-func TestUpstreamLinesNameTheModelAndEndpointAsTheProviderDoes(t *testing.T) {
-	line := []byte(`{"custom_id":"a","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4o","messages":[]}}`)
-	tests := []struct {
-		name               string
-		ch                 *routing.Channel
-		wantModel, wantURL string
-		wantEndpoint       string
-	}{
-		{"openai with a mapping", &routing.Channel{Channel: store.Channel{Type: 1, ModelMapping: map[string]string{"gpt-4o": "gpt-4o-2024"}}},
-			"gpt-4o-2024", "/v1/chat/completions", "/v1/chat/completions"},
-		{"azure names its deployment and drops the version", &routing.Channel{Channel: store.Channel{Type: 3,
-			Settings: map[string]any{"deployments": map[string]any{"gpt-4o": "prod-4o"}}}}, "prod-4o", "/chat/completions", "/chat/completions"},
-		{"azure's v1 API keeps the version", &routing.Channel{Channel: store.Channel{Type: 3,
-			Settings: map[string]any{"api_version": "v1"}}}, "gpt-4o", "/v1/chat/completions", "/v1/chat/completions"},
+func TestAProviderBatchTakesAUsableKeyOfItsChannel(t *testing.T) {
+	s, r, ids := providerWorld(t, routing.StrategyWeighted, "bad\ngood")
+	base := r.Table().Channel(ids[0])
+	r.Health.Report(base.WithKey(0), 0, &ir.Error{Status: 401, UpstreamStatus: 401, Message: "refused"})
+	pl := &plan{models: map[string]*modelPlan{"m": {lines: 1}}}
+	for range 10 {
+		ch := s.providerChannel("openai", "default", pl)
+		if ch == nil || ch.KeyIndex != 1 || ch.Key != "good" {
+			t.Fatalf("provider batch key %v, want key 1", ch)
+		}
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			w := wireFor(tc.ch, 0)
-			got := w.upstreamLine(tc.ch, line)
-			if m := gjson.GetBytes(got, "body.model").String(); m != tc.wantModel {
-				t.Errorf("model %q, want %q", m, tc.wantModel)
-			}
-			if u := gjson.GetBytes(got, "url").String(); u != tc.wantURL {
-				t.Errorf("url %q, want %q", u, tc.wantURL)
-			}
-			if e := w.endpoint("/v1/chat/completions"); e != tc.wantEndpoint {
-				t.Errorf("endpoint %q, want %q", e, tc.wantEndpoint)
-			}
-		})
+	st := providerState{KeyIndex: 0}
+	s.repick(base, &st)
+	if st.KeyIndex != 1 {
+		t.Errorf("a batch with nothing at its provider stayed on the refused key")
+	}
+	st = providerState{KeyIndex: 0, FileID: "file-1"}
+	s.repick(base, &st)
+	if st.KeyIndex != 0 {
+		t.Errorf("a batch whose file is at the provider left the key that owns it")
+	}
+}
+
+func TestAProviderBatchNamingASessionGoesToTheKeyTheSessionIsPinnedTo(t *testing.T) {
+	s, r, ids := providerWorld(t, routing.StrategyWeighted, "k1", "k2", "k3")
+	ctx := context.Background()
+	line := `{"custom_id":"a","method":"POST","url":"/v1/chat/completions","body":{"model":"m","user":"session-9","messages":[]}}` + "\n"
+	if _, err := s.Blobs.Put(ctx, "file-in", strings.NewReader(line), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	key, ttl, ok := s.batchSession(ctx, "file-in", "default", 7, "m")
+	if !ok {
+		t.Fatal("a line naming user has no session")
+	}
+	if other, _, _ := s.batchSession(ctx, "file-in", "default", 8, "m"); other == key {
+		t.Fatal("two users naming the same session share a pin")
+	}
+	if err := r.Pins.Set(ctx, key, routing.Pin{ChannelID: ids[2]}, ttl); err != nil {
+		t.Fatal(err)
+	}
+	pl := &plan{models: map[string]*modelPlan{"m": {lines: 1}}, fileID: "file-in", principal: &auth.Principal{UserID: 7, Group: "default"}}
+	for range 20 {
+		if ch := s.providerChannel("openai", "default", pl); ch == nil || ch.ID != ids[2] {
+			t.Fatalf("provider batch channel %v, want the pinned %d", ch, ids[2])
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // Options are the service's tunables from the start-up configuration.
@@ -51,6 +52,10 @@ type Deps struct {
 	Lines LineRunner
 	// Client reaches providers' files and batches APIs.
 	Client *http.Client
+	// Adapters finds a channel type's upstream adapter, whose Batches
+	// capability speaks its provider's batch API; nil uses the built-in
+	// adapters.
+	Adapters func(channelType int) (upstream.Adapter, bool)
 	// OpenAI and Messages render errors in their surfaces' dialects.
 	OpenAI, Messages protocol.Codec
 	Logger           *slog.Logger

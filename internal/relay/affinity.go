@@ -92,14 +92,12 @@ func (c *callCore) pinStoreFailed(op string, err error) {
 }
 
 // planOptions is the routing question for model at price: its strategy,
-// and for the cost strategy the upstream cost on each channel.
+// and for the cost strategy the upstream cost on each channel, as every
+// sender asks it (routing.OptionsFor).
 func (c *callCore) planOptions(model string, price *billing.Price, max int) routing.PlanOptions {
 	o := routing.PlanOptions{Group: c.principal.Group, Model: model, Max: max, Filter: c.filter}
-	if price != nil {
-		o.Strategy = routing.StrategyOf(&price.Raw)
+	if price == nil {
+		return o
 	}
-	if o.Strategy == routing.StrategyCost {
-		o.Cost = upstreamRate(model, &price.Raw)
-	}
-	return o
+	return routing.OptionsFor(o, &price.Raw)
 }

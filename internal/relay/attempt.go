@@ -173,32 +173,12 @@ func upstreamError(codec protocol.UpstreamCodec, resp *http.Response) error {
 	return upstreamErrorWith(resp, codec.DecodeError)
 }
 
-// upstreamErrorWith reads an error answer with decode.
+// upstreamErrorWith reads an error answer with decode; the status and
+// Retry-After health judges are set as on every sender's failure
+// (upstream.StatusError).
 func upstreamErrorWith(resp *http.Response, decode func(status int, body []byte) *ir.Error) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	e := decode(resp.StatusCode, body)
-	if e == nil {
-		e = &ir.Error{Status: resp.StatusCode, Kind: ir.KindUpstream, Code: "upstream_error", Message: http.StatusText(resp.StatusCode)}
-	}
-	// Whether another channel is tried is the channel's policy, judged by
-	// channel health from the upstream's status.
-	e.UpstreamStatus = resp.StatusCode
-	e.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
-	return e
-}
-
-// retryAfter reads a Retry-After header: seconds or an HTTP date.
-func retryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.ParseFloat(v, 64); err == nil && n > 0 && n < 1e7 {
-		return time.Duration(n * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	return upstream.StatusError(resp.StatusCode, resp.Header, decode(resp.StatusCode, body))
 }
 
 // upstreamBody is the body for the channel: the client's own bytes when the

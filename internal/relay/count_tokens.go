@@ -11,6 +11,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
@@ -96,8 +97,9 @@ func decodeCountBody(codec protocol.Codec, raw []byte) (*ir.Request, error) {
 // countAtProvider asks the first routable channel of the model when it
 // speaks the messages wire and counts tokens. ok is false when the gateway
 // should count: no such channel, or one that failed for its own reasons
-// (unreachable, 5xx, credentials, rate limit). The provider's answer to a
-// malformed request is the client's.
+// (unreachable, or a status the channel's policy retries or disables on),
+// which channel health hears like any attempt's failure. The provider's
+// answer to a malformed request is the client's.
 func (c *callCore) countAtProvider(raw []byte) ([]byte, int, bool) {
 	rl := c.rl
 	c.filter = rl.hasChatWire
@@ -126,26 +128,34 @@ func (c *callCore) countAtProvider(raw []byte) ([]byte, int, bool) {
 	}
 	resp, err := rl.exchange(c.r.Context(), req, ch, cancel)
 	if err != nil {
+		if c.r.Context().Err() == nil {
+			rl.Router.Health.Report(ch, ch.KeyIndex, ir.As(err))
+		}
 		rl.Logger.WarnContext(c.r.Context(), "count_tokens upstream unreachable; counted locally", "channel_id", ch.ID, "key_index", ch.KeyIndex, "err", err)
 		return nil, 0, false
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil || !countAnswerIsClients(resp.StatusCode) {
-		rl.Logger.WarnContext(c.r.Context(), "count_tokens upstream failed; counted locally", "channel_id", ch.ID, "key_index", ch.KeyIndex, "status", resp.StatusCode)
+	if err != nil {
 		return nil, 0, false
 	}
-	return out, resp.StatusCode, true
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
+		return out, resp.StatusCode, true
+	}
+	return out, resp.StatusCode, !rl.countFailed(c, a, t, ch, resp, out)
 }
 
-// countAnswerIsClients: a success, or the provider refusing the request
-// itself (400, 404, 413) rather than the gateway's account.
-func countAnswerIsClients(status int) bool {
-	switch {
-	case status >= 200 && status < 300:
-		return true
-	case status == 401, status == 402, status == 403, status == 429:
+// countFailed judges a provider's refusal to count as any attempt's failure
+// is judged (channel health, by the channel's policy) and reports whether it
+// was the channel's: then the gateway counts. Any other refusal (a
+// malformed request) is the provider's answer to the client.
+func (rl *Relay) countFailed(c *callCore, a upstream.Adapter, t upstream.Target, ch *routing.Channel, resp *http.Response, body []byte) bool {
+	e := upstream.DecodeAnswer(a, t, resp.StatusCode, resp.Header, body)
+	e.Message = ch.Redact(e.Message)
+	if !rl.Router.Health.Report(ch, ch.KeyIndex, e) {
 		return false
 	}
-	return status >= 400 && status < 500
+	rl.Logger.WarnContext(c.r.Context(), "count_tokens upstream failed; counted locally", "channel_id", ch.ID, "key_index", ch.KeyIndex, "status", resp.StatusCode)
+	return true
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -140,6 +141,48 @@ func TestCountTokensRefusesAModelTheKeysGroupIsNotServed(t *testing.T) {
 			body := readAll(resp)
 			if resp.StatusCode != 404 || !strings.Contains(body, tc.want) {
 				t.Fatalf("status %d body %s", resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+// A provider that refuses to count is judged by channel health under the
+// channel's policy, like any attempt: the channel's trouble is counted
+// locally, the request's own fault goes back to the client.
+func TestCountTokensFailuresReachChannelHealthByTheChannelsPolicy(t *testing.T) {
+	tests := []struct {
+		name       string
+		status     int
+		settings   map[string]any
+		wantState  string
+		wantClient int
+	}{
+		{"a refused key is disabled and the gateway counts", 401, nil, routing.StateAutoDisabled, 200},
+		{"a throttle cools the key and the gateway counts", 429, nil, routing.StateCooling, 200},
+		{"a malformed request is the client's answer", 400, nil, routing.StateHealthy, 400},
+		{"a status the channel disables on is the channel's", 400, map[string]any{"disable_statuses": []any{400.0}}, routing.StateAutoDisabled, 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.price("claude-x", store.ModelPrice{InputPerMTok: 3, OutputPerMTok: 15})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				fmt.Fprint(w, `{"type":"error","error":{"type":"invalid_request_error","message":"no"}}`)
+			}))
+			t.Cleanup(srv.Close)
+			ch := e.channel("claude", srv.URL, func(c *store.Channel) {
+				c.Type, c.Models = 14, []string{"claude-x"}
+				c.Settings = tc.settings
+			})
+			resp := e.post("/v1/messages/count_tokens", testKey, countBody)
+			readAll(resp)
+			if resp.StatusCode != tc.wantClient {
+				t.Errorf("client got %d, want %d", resp.StatusCode, tc.wantClient)
+			}
+			if got := e.relay.Router.Health.Status(ch.ID, 0).State; got != tc.wantState {
+				t.Errorf("channel health %s, want %s", got, tc.wantState)
 			}
 		})
 	}

@@ -42,8 +42,9 @@ func newFakeResponsesAPI(t *testing.T, f *fakeResponsesAPI) *httptest.Server {
 		s := record(t, r)
 		f.mu.Lock()
 		f.seen = append(f.seen, s)
+		key := f.key
 		f.mu.Unlock()
-		if s.auth != "Bearer "+f.key {
+		if s.auth != "Bearer "+key {
 			w.WriteHeader(401)
 			fmt.Fprint(w, `{"error":{"message":"bad key","type":"invalid_request_error","code":"invalid_api_key"}}`)
 			return

@@ -12,6 +12,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // storedCallAnyKey sends a call on a stored response to its channel. The
@@ -38,7 +39,7 @@ func (rl *Relay) storedCallAnyKey(ctx context.Context, ch *routing.Channel, meth
 // through exchange (first-byte deadline, metrics, tracing) and channel
 // health, like every attempt of a model call.
 func (rl *Relay) storedCall(ctx context.Context, ch *routing.Channel, method, path string, body []byte, contentType string) (*http.Response, error) {
-	_, t, err := rl.target(ch, "")
+	a, t, err := rl.target(ch, "")
 	if err != nil {
 		return nil, err
 	}
@@ -58,14 +59,20 @@ func (rl *Relay) storedCall(ctx context.Context, ch *routing.Channel, method, pa
 		rl.Router.Health.Report(ch, ch.KeyIndex, ir.As(err))
 		return nil, err
 	}
-	resp.Body = cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
-	switch {
-	case resp.StatusCode < 300:
+	if resp.StatusCode < 300 {
+		resp.Body = cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 		rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
-	case resp.StatusCode >= 500 || resp.StatusCode == 401 || resp.StatusCode == 403 || resp.StatusCode == 429:
-		rl.Router.Health.Report(ch, ch.KeyIndex, &ir.Error{Status: resp.StatusCode, Kind: ir.KindUpstream, Code: "upstream_error",
-			Message: "stored response call failed"})
+		return resp, nil
 	}
+	// The failure is judged by the channel's policy, as an attempt's is; a
+	// 404 (this key does not know the response) harms nothing by default.
+	// The caller still reads the answer, so its bytes are kept.
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	resp.Body = cancelOnClose{ReadCloser: io.NopCloser(bytes.NewReader(answer)), cancel: cancel}
+	e := upstream.DecodeAnswer(a, t, resp.StatusCode, resp.Header, answer)
+	e.Message = ch.Redact(e.Message)
+	rl.Router.Health.Report(ch, ch.KeyIndex, e)
 	return resp, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -363,5 +364,49 @@ func TestBadResponsesRequestsAreRejectedBeforeAnyUpstreamCall(t *testing.T) {
 	}
 	if f.calls() != 0 || e.balance() != before {
 		t.Fatalf("%d upstream calls, balance moved by %d", f.calls(), before-e.balance())
+	}
+}
+
+// A call on a stored response reports its failure to channel health like
+// any attempt, judged by the channel's own policy.
+func TestStoredResponseFailuresReachChannelHealth(t *testing.T) {
+	tests := []struct {
+		name      string
+		settings  map[string]any
+		wantState string
+	}{
+		{"a refused key is disabled", nil, routing.StateAutoDisabled},
+		{"a refused key is disabled whatever the statuses: the provider said the key is invalid",
+			map[string]any{"disable_statuses": []any{}}, routing.StateAutoDisabled},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			f := &fakeResponsesAPI{}
+			up := newFakeResponsesAPI(t, f)
+			ch := e.channel("native", up.URL, func(c *store.Channel) {
+				if c.Settings == nil {
+					c.Settings = map[string]any{}
+				}
+				for k, v := range tc.settings {
+					c.Settings[k] = v
+				}
+			})
+			f.key = ch.Key
+			e.useResponseIndex()
+			readAll(e.post("/v1/responses", testKey, `{"model":"gpt-4o-mini","input":"Hi"}`))
+			waitFor(t, func() bool { _, _, ok := e.relay.Responses.Lookup(t.Context(), "resp_up1"); return ok })
+			f.mu.Lock()
+			f.key = "the-provider-revoked-the-key"
+			f.mu.Unlock()
+			resp := e.do(http.MethodGet, "/v1/responses/resp_up1", testKey)
+			readAll(resp)
+			if resp.StatusCode < 400 {
+				t.Fatalf("retrieval with a revoked key answered %d", resp.StatusCode)
+			}
+			if got := e.relay.Router.Health.Status(ch.ID, 0).State; got != tc.wantState {
+				t.Fatalf("channel health %s, want %s", got, tc.wantState)
+			}
+		})
 	}
 }

@@ -179,6 +179,16 @@ func judge(p *Policy, e *ir.Error) (verdict, bool) {
 	return stop, p.Retries(s)
 }
 
+// MovesOn is the judgement Report makes of a failure, without recording
+// it: whether the attempt loop moves on to another channel (or key). A
+// sender that words its error by that answer (a task submit: 502 for a
+// channel's trouble, the upstream's own status for the request's) asks it
+// before reporting the failure.
+func (p *Policy) MovesOn(e *ir.Error) bool {
+	_, moveOn := judge(p, e)
+	return moveOn
+}
+
 // saysAccountRefused recognises an upstream error whose structured code or
 // type says the balance or the key is invalid under a status that does not
 // (OpenAI answers an empty balance with 429 insufficient_quota). Only those

@@ -2,6 +2,8 @@ package routing
 
 import (
 	"math/rand/v2"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 // Strategies choose among the healthy channels of the highest priority
@@ -121,4 +123,43 @@ func bestIndex(pool []*Channel, score func(*Channel) float64) int {
 		}
 	}
 	return best
+}
+
+// OptionsFor is the routing question for a call of o.Model under its
+// model entry list (nil: none): the entry's strategy, and for the cost
+// strategy the upstream cost on each channel. Every sender plans with it,
+// live calls, task submits and provider batches alike.
+func OptionsFor(o PlanOptions, list *store.ModelPrice) PlanOptions {
+	o.Strategy = StrategyOf(list)
+	if o.Strategy == StrategyCost && list != nil {
+		o.Cost = UpstreamRate(o.Model, list)
+	}
+	return o
+}
+
+// UpstreamRate ranks channels for the cost strategy by what a call of
+// model costs the operator there (CONTRACT §13 "What a call costs us"):
+// the channel's own price for the model (under the gateway's name, then
+// the upstream's), else the list price times the channel's discount, else
+// the list price. The rank is input plus output dollars per million
+// tokens, a blend that orders channels as a typical call's cost does
+// without pricing a call per channel.
+func UpstreamRate(model string, list *store.ModelPrice) func(*Channel) float64 {
+	listRate := list.InputPerMTok + list.OutputPerMTok
+	return func(ch *Channel) float64 {
+		cost := ch.Cost
+		if cost == nil {
+			return listRate
+		}
+		if own, ok := cost.Prices[model]; ok {
+			return own.InputPerMTok + own.OutputPerMTok
+		}
+		if own, ok := cost.Prices[ch.MapModel(model)]; ok {
+			return own.InputPerMTok + own.OutputPerMTok
+		}
+		if cost.Discount != nil {
+			return listRate * *cost.Discount
+		}
+		return listRate
+	}
 }

@@ -117,7 +117,8 @@ func (s *Service) Submit(ctx context.Context, in Submission) (*Submitted, error)
 	t.priceVersion = price.Version
 	t.BillingKey = store.TaskHoldPrefix + t.PublicID
 	var out *Submitted
-	tries := routing.Attempts{Health: s.d.Router.Health, RetryCount: s.opts.RetryCount}
+	aff := s.lookupPin(ctx, sub, sub.keep)
+	tries := routing.Attempts{Health: s.d.Router.Health, RetryCount: s.opts.RetryCount, Pin: aff.pinnedKey()}
 	judged := func(ch *routing.Channel, e *ir.Error, moveOn bool) {
 		if moveOn {
 			s.log.WarnContext(ctx, "task submit attempt failed", "channel", ch.ID, "key_index", ch.KeyIndex, "code", e.Code)
@@ -125,7 +126,9 @@ func (s *Service) Submit(ctx context.Context, in Submission) (*Submitted, error)
 	}
 	last, exhausted := tries.Try(ctx, plan, nil, func(ch *routing.Channel) error {
 		sub.attemptStart = time.Now()
+		ch.Begin() // in flight for least_busy, as a chat attempt is
 		o, err := s.attemptOn(ctx, sub, t, ch)
+		ch.End()
 		rec := sub.attemptRecord(ch)
 		if err != nil {
 			e := ir.As(err)
@@ -134,6 +137,7 @@ func (s *Service) Submit(ctx context.Context, in Submission) (*Submitted, error)
 		sub.attempts = append(sub.attempts, rec)
 		if err == nil {
 			out = o
+			s.servedBy(ctx, aff, ch)
 		}
 		return err
 	}, judged)
@@ -163,7 +167,8 @@ func (sub *submission) servedAttempts(ch *routing.Channel) []admission.Attempt {
 // attemptOn runs the submission on one channel key: credentials, the
 // reservation (taken once, before the first byte goes upstream) and the
 // exchange. A failure the next channel may mend carries ir.RetryNext
-// (classifySubmitStatus); anything else ends the submission.
+// (submitError: the channel's policy decides); anything else ends the
+// submission.
 func (s *Service) attemptOn(ctx context.Context, sub *submission, t *Task, ch *routing.Channel) (*Submitted, error) {
 	at, err := s.prepare(ctx, sub, t, ch)
 	if err != nil {
@@ -194,25 +199,26 @@ func (s *Service) Table() *routing.Table { return s.d.Router.Table() }
 func (s *Service) RetryCount() int { return s.opts.RetryCount }
 
 // Plan lists up to n channels of table that serve model for group and that
-// keep accepts, in the order the router's health prefers.
+// keep accepts, healthy ones only, ordered as a chat call's plan is: by
+// the model's routing strategy within each priority tier.
 func (s *Service) Plan(table *routing.Table, group, model string, n int, keep func(*routing.Channel) bool) []*routing.Channel {
-	return table.Plan(s.d.Router.Health, group, model, n, keep)
+	return table.PlanWith(s.d.Router.Health, s.planOptions(group, model, n, keep))
 }
 
 // plan lists the channels to try: those that bind this route's plugin for
 // the model and, with origin tasks, only the channel they ran on.
 func (s *Service) plan(sub *submission) []*routing.Channel {
-	want := int64(0)
-	if len(sub.Origins) > 0 {
-		want = sub.Origins[0].ChannelID
+	return s.Plan(sub.Table, sub.Principal.Group, sub.Model, s.opts.RetryCount+1, sub.keep)
+}
+
+// keep accepts a channel that runs the submission: one binding its
+// plugin for the model and, with origin tasks, the channel they ran on.
+func (sub *submission) keep(c *routing.Channel) bool {
+	if len(sub.Origins) > 0 && c.ID != sub.Origins[0].ChannelID {
+		return false
 	}
-	return s.Plan(sub.Table, sub.Principal.Group, sub.Model, s.opts.RetryCount+1, func(c *routing.Channel) bool {
-		if want != 0 && c.ID != want {
-			return false
-		}
-		l, err := sub.Generation.ForChannelModel(&c.Channel, sub.Model)
-		return err == nil && l.Key == sub.Plugin.Key
-	})
+	l, err := sub.Generation.ForChannelModel(&c.Channel, sub.Model)
+	return err == nil && l.Key == sub.Plugin.Key
 }
 
 // prepare resolves the channel's credentials and builds the driver context.
@@ -296,11 +302,4 @@ func (s *Service) refundReservation(ctx context.Context, sub *submission, t *Tas
 	}
 	sub.ticket.Refund(context.WithoutCancel(ctx), t.hold, nil)
 	t.BillingStatus = BillingRefunded
-}
-
-// classifySubmitStatus decides what a non-2xx submit answer means: rate
-// limits, server errors and a channel's own credential trouble let the
-// next channel try; other 4xx are the request's fault.
-func classifySubmitStatus(status int) (retry bool) {
-	return status == http.StatusTooManyRequests || status >= 500 || status == http.StatusUnauthorized || status == http.StatusForbidden
 }

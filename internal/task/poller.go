@@ -6,10 +6,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/task/egress"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // pollWorkers bounds concurrent per-task polls of one round, so a large
@@ -206,7 +208,26 @@ func (s *Service) query(ctx context.Context, pl *polled, hook string, args ...an
 	if err != nil {
 		return nil, scrub(err.Error(), pl.cr.secrets...)
 	}
+	s.reportPoll(pl.ch.ID, resp)
 	return resp, ""
+}
+
+// reportPoll tells channel health how a poll's answer went, judged like
+// every sender's (a refused key is disabled, a throttle cools it): a poll
+// is the channel's key at work too. What the answer means for the task is
+// the poll outcome's business (pollHTTP). A channel with several keys is
+// left alone: a task does not record which of them made it.
+func (s *Service) reportPoll(id int64, resp *upstreamResponse) {
+	ch := s.d.Router.Table().Channel(id)
+	if ch == nil || ch.KeyCount() != 1 {
+		return
+	}
+	if resp.status/100 == 2 {
+		s.d.Router.Health.SucceededKey(ch, 0)
+		return
+	}
+	s.d.Router.Health.Report(ch, 0, upstream.StatusError(resp.status, resp.headers, &ir.Error{Status: resp.status,
+		Kind: ir.KindUpstream, Code: "upstream_error", Message: fmt.Sprintf("the upstream answered a task poll with HTTP %d", resp.status)}))
 }
 
 // apply carries out one task's poll outcome.

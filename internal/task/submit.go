@@ -9,6 +9,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/task/egress"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // exchange builds, sends and parses the submit on one channel. An *errRetry
@@ -64,8 +65,15 @@ func (s *Service) submitError(ctx context.Context, l pluginCaller, at *attempt, 
 	} else if text := upstreamMessage(resp.body); text != "" {
 		msg += ": " + text
 	}
-	e := &ir.Error{Status: resp.status, Kind: ir.KindUpstream, Code: code, Message: scrub(msg, at.cr.secrets...)}
-	if classifySubmitStatus(resp.status) {
+	e := upstream.StatusError(resp.status, resp.headers,
+		&ir.Error{Status: resp.status, Kind: ir.KindUpstream, Code: code, Message: scrub(msg, at.cr.secrets...)})
+	// Channel health judges the upstream's status by the channel's
+	// policy, as for a chat attempt: a disable_statuses answer takes the
+	// key out, a retry_statuses one (or a timeout) counts towards cooling,
+	// and either lets the next channel try. Any other status is the
+	// request's own fault and goes back to the client as the upstream
+	// said it.
+	if at.ch.Policy.MovesOn(e) {
 		e.Status, e.Retry = http.StatusBadGateway, ir.RetryNext
 		return &errRetry{e}
 	}

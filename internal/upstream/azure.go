@@ -24,6 +24,7 @@ var (
 	_ Validator   = Azure{}
 	_ ModelLister = Azure{}
 	_ ModelNamer  = Azure{}
+	_ Batches     = Azure{}
 )
 
 // azureDefaultVersion is the newest generally available data-plane version.
@@ -79,7 +80,8 @@ func (Azure) Endpoint(ctx context.Context, t Target, method, path string, body i
 
 // azureURL places an OpenAI path: under /openai/v1 in the v1 form; else
 // under the deployment, except the account-wide resources (responses,
-// models), with the api-version query appended to any the path has.
+// models, files, batches), with the api-version query appended to any the
+// path has.
 func azureURL(t Target, path string) string {
 	base := t.Base("")
 	path, query, _ := strings.Cut(path, "?")
@@ -92,7 +94,7 @@ func azureURL(t Target, path string) string {
 		return withQuery(base+"/openai/v1"+rest, query)
 	}
 	var u string
-	if strings.HasPrefix(rest, "/responses") || strings.HasPrefix(rest, "/models") {
+	if accountWide(rest) {
 		u = base + "/openai" + rest
 	} else {
 		u = base + "/openai/deployments/" + url.PathEscape(t.Model) + rest
@@ -101,6 +103,16 @@ func azureURL(t Target, path string) string {
 		query += "&"
 	}
 	return u + "?" + query + "api-version=" + url.QueryEscape(ver)
+}
+
+// accountWide reports a path of the resource rather than of a deployment.
+func accountWide(rest string) bool {
+	for _, p := range []string{"/responses", "/models", "/files", "/batches"} {
+		if strings.HasPrefix(rest, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func withQuery(u, q string) string {

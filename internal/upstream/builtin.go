@@ -20,7 +20,7 @@ const (
 // Vertex AI, Cohere) live in their own packages; internal/providers joins
 // them all.
 var builtin = map[int]Adapter{
-	TypeOpenAI:      OpenAICompatible{DefaultBase: "https://api.openai.com", Prefix: "/v1"},
+	TypeOpenAI:      OpenAICompatible{DefaultBase: "https://api.openai.com", Prefix: "/v1", Batches: true},
 	TypeAzure:       Azure{},
 	TypeOllama:      OpenAICompatible{DefaultBase: "http://127.0.0.1:11434", Prefix: "/v1"},
 	TypeCustom:      OpenAICompatible{Prefix: "/v1"},

@@ -25,6 +25,9 @@ type OpenAICompatible struct {
 	// Only, when set, limits the OpenAI-style endpoints the provider has
 	// (besides chat); nil means all.
 	Only []string
+	// Batches: the provider runs OpenAI-form batches without
+	// settings.batches saying so (OpenAI itself).
+	Batches bool
 }
 
 var (
@@ -32,6 +35,7 @@ var (
 	_ Endpoints   = OpenAICompatible{}
 	_ Validator   = OpenAICompatible{}
 	_ ModelLister = OpenAICompatible{}
+	_ Batches     = OpenAICompatible{}
 )
 
 // Codec is the OpenAI chat wire.
