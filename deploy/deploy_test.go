@@ -25,8 +25,12 @@ type composeFile struct {
 		Volumes     []string          `yaml:"volumes"`
 		Ports       []string          `yaml:"ports"`
 		DependsOn   yaml.Node         `yaml:"depends_on"`
+		Networks    map[string]struct {
+			IPv4 string `yaml:"ipv4_address"`
+		} `yaml:"networks"`
 	} `yaml:"services"`
-	Volumes map[string]any `yaml:"volumes"`
+	Volumes  map[string]any `yaml:"volumes"`
+	Networks map[string]any `yaml:"networks"`
 }
 
 var nodes = []string{"turnpike-1", "turnpike-2", "turnpike-3"}
@@ -190,6 +194,37 @@ func TestNginxKeepsNodesUpThroughAProviderOutageAndMetricsPrivate(t *testing.T) 
 	}
 	if !regexp.MustCompile(`location = /metrics\s*\{\s*(return 40[34]|deny all)`).MatchString(conf) {
 		t.Error("/metrics is reachable through the public balancer")
+	}
+}
+
+// Behind nginx every client has nginx's address unless the nodes trust
+// nginx's X-Forwarded-For: the shipped files must say so, for nginx alone.
+func TestTheNodesTrustTheBalancerAloneForTheClientAddress(t *testing.T) {
+	raw, err := os.ReadFile("compose.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c composeFile
+	if err := yaml.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	lb := c.Services["lb"].Networks["default"].IPv4
+	if lb == "" {
+		t.Fatal("the balancer has no fixed address the nodes could trust")
+	}
+	for _, name := range nodes {
+		if got := c.Services[name].Environment["TURNPIKE_TRUSTED_PROXIES"]; got != lb {
+			t.Errorf("%s: TURNPIKE_TRUSTED_PROXIES %q, want the balancer's %s alone", name, got, lb)
+		}
+	}
+	conf, err := os.ReadFile("nginx.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, directive := range []string{"proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;", `proxy_set_header Forwarded "";`} {
+		if !strings.Contains(string(conf), directive) {
+			t.Errorf("nginx.conf lacks %q", directive)
+		}
 	}
 }
 

@@ -112,7 +112,15 @@ func (o *OIDC) start(ctx context.Context, link int64) (authURL, cookie string, e
 	fs := flowState{State: codeEncoding.EncodeToString(randomBytes(20)), Nonce: codeEncoding.EncodeToString(randomBytes(20)),
 		Verifier: oauth2.GenerateVerifier(), Expires: time.Now().Add(oidcFlowTTL).Unix(), Link: link}
 	raw, _ := json.Marshal(fs)
-	authURL = o.oauth(p).AuthCodeURL(fs.State, oidc.Nonce(fs.Nonce), oauth2.S256ChallengeOption(fs.Verifier))
+	opts := []oauth2.AuthCodeOption{oidc.Nonce(fs.Nonce), oauth2.S256ChallengeOption(fs.Verifier)}
+	if link != 0 {
+		// A link binds whoever is signed in at the provider to this
+		// account: ask for a fresh sign-in, so a session someone else
+		// left open at the provider (or an attacker's, in a link planted
+		// on another site) is not the identity linked without a word.
+		opts = append(opts, oauth2.SetAuthURLParam("prompt", "login"))
+	}
+	authURL = o.oauth(p).AuthCodeURL(fs.State, opts...)
 	return authURL, o.seal.seal(raw), nil
 }
 

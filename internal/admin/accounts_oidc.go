@@ -43,6 +43,10 @@ func (a *API) oidcLinkStart(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if p.UserID == 0 {
 		return badRequest("sign in as a user to link a sign-in; the root token has no account")
 	}
+	if startedElsewhere(r) {
+		return errorf(http.StatusForbidden, "cross_origin_request",
+			"a sign-in link is started from this server's own account page, not from another site")
+	}
 	to, cookie, err := o.StartLink(r.Context(), p.UserID)
 	if err != nil {
 		a.log.Warn("OpenID Connect link cannot start", "err", err)
@@ -52,6 +56,26 @@ func (a *API) oidcLinkStart(w http.ResponseWriter, r *http.Request, p *auth.Prin
 		HttpOnly: true, Secure: a.d.Secure, SameSite: http.SameSiteLaxMode})
 	http.Redirect(w, r, to, http.StatusFound)
 	return nil
+}
+
+// startedElsewhere reports a link request another site made the browser
+// send (CONTRACT §17): a page elsewhere could otherwise link the victim's
+// account to the attacker's identity at the provider, and then sign in
+// as the victim. The browser says so in Sec-Fetch-Site; an Origin of
+// another host says the same for a browser that does not. Same-site
+// (another port or subdomain) is another site too: SameSite cookies do
+// not tell them apart.
+func startedElsewhere(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "cross-site", "same-site":
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host)
 }
 
 // oidcLinkStatus tells the account page whether the user's account is
@@ -74,7 +98,9 @@ func (a *API) oidcLinkStatus(w http.ResponseWriter, r *http.Request, p *auth.Pri
 }
 
 // oidcUnlink removes the link; the account keeps signing in with its
-// password (and second factor), which an administrator can reset.
+// password (and second factor), which an administrator can reset. An
+// account without a password of its own keeps its link (409): without it
+// no one could sign in to the account again.
 func (a *API) oidcUnlink(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	o := a.d.Accounts.OIDC
 	if o == nil {
@@ -84,6 +110,16 @@ func (a *API) oidcUnlink(w http.ResponseWriter, r *http.Request, p *auth.Princip
 		return badRequest("sign in as a user to unlink a sign-in; the root token has no account")
 	}
 	noteTarget(r.Context(), p.UserID)
+	u, err := a.d.Store.Users().Get(r.Context(), p.UserID)
+	if err != nil {
+		return err
+	}
+	if u.PasswordHash == noPassword {
+		if _, err := a.d.Accounts.Store.UserIdentity(r.Context(), o.Issuer(), p.UserID); err == nil {
+			return errorf(http.StatusConflict, "last_sign_in",
+				"this account signs in only through the provider; ask an administrator to set a password before unlinking")
+		}
+	}
 	had, err := a.d.Accounts.Store.UnlinkIdentity(r.Context(), o.Issuer(), p.UserID)
 	if err != nil {
 		return err
@@ -206,8 +242,9 @@ func (a *API) oidcUser(r *http.Request, id *accounts.Identity) (*store.User, err
 	if checkName("username", name, 64) != nil {
 		return nil, errorf(http.StatusBadRequest, "oidc_username", "the provider's username claim is not a usable username")
 	}
-	// The account signs in through the provider; its password is random
-	// and unknown to anyone until an administrator sets one.
+	// The account signs in through the provider alone: it has no password
+	// (no hash matches any) until an administrator sets one, so its link
+	// cannot be removed before then (oidcUnlink).
 	reg := a.d.Accounts.Registration
 	u, err := a.users.Create(ctx, users.Account{Username: name, SignsInElsewhere: true, Group: reg.Group(),
 		Quota: reg.InitialQuota, QuotaNote: "initial quota from registration (OpenID Connect)"})

@@ -2,13 +2,13 @@ package admin
 
 import (
 	"encoding/json"
+	"github.com/turnpike-gw/turnpike/internal/providers"
 	"net/url"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/turnpike-gw/turnpike/internal/providers"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
@@ -78,6 +78,9 @@ func checkChannel(c *store.Channel) error {
 	}
 	if c.Weight < 0 {
 		return badField("weight", "must not be negative")
+	}
+	if base, ok := endpointBase(c.BaseURL); ok {
+		return badField("base_url", "is a full endpoint address; give the provider's base address %s and the gateway adds the endpoint", base)
 	}
 	if c.BaseURL != "" {
 		u, err := url.Parse(upstream.NormalizeBaseURL(c.BaseURL))

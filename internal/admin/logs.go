@@ -1,8 +1,11 @@
 package admin
 
 import (
-	"github.com/turnpike-gw/turnpike/internal/apijson"
+	"bytes"
+	"encoding/json"
 	"net/http"
+
+	"github.com/turnpike-gw/turnpike/internal/apijson"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -35,8 +38,41 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request, p *auth.Principal
 	if err != nil {
 		return err
 	}
+	if !p.AtLeast(store.RoleAdmin) {
+		for i := range logs {
+			logs[i].Other = userOther(logs[i].Other)
+		}
+	}
 	apijson.Write(w, http.StatusOK, newList(logs, total))
 	return nil
+}
+
+// adminOnlyOther are the members of a row's other that only administrators
+// read: what the call cost the operator reveals the operator's discount
+// (CONTRACT §13).
+var adminOnlyOther = []string{"upstream_cost_usd"}
+
+// userOther is a row's other as a plain user reads it.
+func userOther(other json.RawMessage) json.RawMessage {
+	hit := false
+	for _, k := range adminOnlyOther {
+		hit = hit || bytes.Contains(other, []byte(`"`+k+`"`))
+	}
+	if !hit {
+		return other
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(other, &m) != nil {
+		return nil // not an object: nothing in it can be shown safely
+	}
+	for _, k := range adminOnlyOther {
+		delete(m, k)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // getLog returns one usage row with its detail (other.attempts: how the
@@ -55,8 +91,11 @@ func (a *API) getLog(w http.ResponseWriter, r *http.Request, p *auth.Principal) 
 	if err != nil {
 		return err
 	}
-	if !p.AtLeast(store.RoleAdmin) && l.UserID != p.UserID {
-		return notFound("log")
+	if !p.AtLeast(store.RoleAdmin) {
+		if l.UserID != p.UserID {
+			return notFound("log")
+		}
+		l.Other = userOther(l.Other)
 	}
 	apijson.Write(w, http.StatusOK, l)
 	return nil

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/turnpike-gw/turnpike/internal/billing"
@@ -53,4 +54,37 @@ func TestLogScenarios(t *testing.T) {
 		{name: "the used quota is current", who: "admin", method: "GET", path: "/api/users/{alice}", status: 200,
 			want: map[string]any{"used_quota": 50, "quota": 950}},
 	})
+}
+
+// What a call cost the operator (other.upstream_cost_usd) reveals the
+// operator's discount: a plain user never reads it in its own rows, an
+// administrator does (CONTRACT §13).
+func TestAPlainUserNeverSeesTheUpstreamCostOfItsRows(t *testing.T) {
+	e := newEnv(t)
+	row := store.UsageLog{Type: store.LogConsume, UserID: e.ids["alice"], ChannelID: 7, Model: "gpt-4o-mini", Quota: 30,
+		Other: json.RawMessage(`{"upstream_cost_usd":"0.0012","strategy":"weighted","affinity":"miss"}`)}
+	if err := e.d.Store.Logs().Insert(context.Background(), []store.UsageLog{row}); err != nil {
+		t.Fatal(err)
+	}
+	otherOf := func(t *testing.T, r response) map[string]any {
+		if list, ok := r.body["items"].([]any); ok {
+			return list[0].(map[string]any)["other"].(map[string]any)
+		}
+		return r.body["other"].(map[string]any)
+	}
+	for _, path := range []string{"/api/logs?type=consume", "/api/logs/1"} {
+		e.run([]scenario{
+			{name: "alice " + path, who: "alice", method: "GET", path: path, status: 200, check: func(t *testing.T, _ *env, r response) {
+				o := otherOf(t, r)
+				if _, ok := o["upstream_cost_usd"]; ok || o["strategy"] != "weighted" {
+					t.Fatalf("a plain user's row: other %v", o)
+				}
+			}},
+			{name: "admin " + path, who: "admin", method: "GET", path: path, status: 200, check: func(t *testing.T, _ *env, r response) {
+				if o := otherOf(t, r); o["upstream_cost_usd"] != "0.0012" {
+					t.Fatalf("an administrator's view: other %v", o)
+				}
+			}},
+		})
+	}
 }

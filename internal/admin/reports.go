@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/apijson"
@@ -33,11 +34,64 @@ func (a *API) window(r *http.Request) (store.Window, error) {
 	return w, a.flush(r.Context())
 }
 
-func (a *API) marginReport(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+func (a *API) marginReport(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	refuse := func(err error) error { return badRequest("%s", err.Error()) }
 	return a.groupedReport(w, r, refuse, func(ctx context.Context, win store.Window, by string) (any, error) {
-		return books.Margin(ctx, a.d.Store, win, by, a.d.Billing.QuotaPerUSD())
+		items, err := books.Margin(ctx, a.d.Store, win, by, a.d.Billing.QuotaPerUSD())
+		if err != nil {
+			return nil, err
+		}
+		return a.marginScope(ctx, p, by, items)
 	})
+}
+
+// marginScope keeps the lines by user or by key that p may manage: an
+// administrator sees itself and the users below it, never root's or
+// another administrator's accounts and keys (the rule of GET /api/users
+// and /api/tokens); root sees every line. Lines by channel or model name
+// no account.
+func (a *API) marginScope(ctx context.Context, p *auth.Principal, by string, items []books.MarginItem) ([]books.MarginItem, error) {
+	if p.Role == store.RoleRoot || (by != "user" && by != "token") {
+		return items, nil
+	}
+	users := map[int64]bool{}
+	visible := func(userID int64) (bool, error) {
+		if ok, seen := users[userID]; seen {
+			return ok, nil
+		}
+		u, err := a.d.Store.Users().Get(ctx, userID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return false, err
+		}
+		users[userID] = err == nil && mayManage(p, u)
+		return users[userID], nil
+	}
+	kept := items[:0]
+	for _, it := range items {
+		id, err := strconv.ParseInt(it.Key, 10, 64)
+		if err != nil {
+			continue
+		}
+		owner := id
+		if by == "token" {
+			t, err := a.d.Store.Tokens().Get(ctx, id)
+			if errors.Is(err, store.ErrNotFound) {
+				continue // whose key it was is unknown: not shown
+			}
+			if err != nil {
+				return nil, err
+			}
+			owner = t.UserID
+		}
+		ok, err := visible(owner)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			kept = append(kept, it)
+		}
+	}
+	return kept, nil
 }
 
 func (a *API) cacheReport(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {

@@ -4,7 +4,12 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/billing"
 
 	"context"
+	"encoding/json"
+	"reflect"
+	"strconv"
 	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 const providerCSV = "date,model,requests,input_tokens,output_tokens,cost_usd\n2026-03-01,gpt-x,2,2000,200,2.01\n"
@@ -53,3 +58,51 @@ func TestReportScenarios(t *testing.T) {
 		{name: "the provider comparison is root's", who: "admin", method: "POST", path: "/api/reports/reconcile/provider?channel_id={ch}", body: providerCSV, status: 403},
 	})
 }
+
+// An administrator's margin report lists itself and the users below it,
+// never root's or another administrator's accounts or keys; root's lists
+// everyone.
+func TestTheMarginByUserOrKeyShowsAnAdministratorOnlyWhomItManages(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	keys := map[string]int64{}
+	var rows []store.UsageLog
+	for _, who := range []string{"root", "admin", "admin2", "alice"} {
+		tok := &store.Token{UserID: e.ids[who], Name: who + "-key", KeyHash: "hash-" + who, KeyMasked: "sk-...", Quota: -1, Status: store.StatusEnabled}
+		if err := e.d.Store.Tokens().Create(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+		keys[who] = tok.ID
+		rows = append(rows, store.UsageLog{Type: store.LogConsume, UserID: e.ids[who], TokenID: tok.ID, Model: "m", Quota: 10,
+			Other: json.RawMessage(`{"upstream_cost_usd":"0.00001"}`)})
+	}
+	if err := e.d.Store.Logs().Insert(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	listed := func(r response) map[string]bool {
+		out := map[string]bool{}
+		for _, it := range r.body["items"].([]any) {
+			out[it.(map[string]any)["key"].(string)] = true
+		}
+		return out
+	}
+	cases := []struct {
+		who, by string
+		want    map[string]bool
+	}{
+		{"admin", "user", map[string]bool{itoa(e.ids["admin"]): true, itoa(e.ids["alice"]): true}},
+		{"admin", "token", map[string]bool{itoa(keys["admin"]): true, itoa(keys["alice"]): true}},
+		{"root", "token", map[string]bool{itoa(keys["root"]): true, itoa(keys["admin"]): true, itoa(keys["admin2"]): true, itoa(keys["alice"]): true}},
+	}
+	for _, tc := range cases {
+		r := e.do(tc.who, "GET", "/api/reports/margin?group_by="+tc.by, "")
+		if r.status != 200 {
+			t.Fatalf("%s by %s: %d %s", tc.who, tc.by, r.status, r.raw)
+		}
+		if got := listed(r); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s's margin by %s lists %v, want %v", tc.who, tc.by, got, tc.want)
+		}
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

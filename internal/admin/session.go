@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/turnpike-gw/turnpike/internal/apijson"
+	"github.com/turnpike-gw/turnpike/internal/users"
 	"math"
 	"net/http"
 	"strconv"
@@ -96,6 +97,10 @@ func readLogin(w http.ResponseWriter, r *http.Request) (username, password, code
 	return username, password, code, nil
 }
 
+// noPassword is the password hash of an account made by an OpenID Connect
+// sign-in: no password matches it.
+const noPassword = users.NoPassword
+
 // checkLogin returns the user whose password this is, or nil. It runs
 // bcrypt exactly once whatever the outcome, and a disabled account fails
 // exactly like a wrong password: neither the answer nor its timing may
@@ -109,6 +114,12 @@ func (a *API) checkLogin(ctx context.Context, username, password string) (*store
 	}
 	if err != nil {
 		return nil, err
+	}
+	if u.PasswordHash == noPassword {
+		// As long as a wrong password takes: the answer's timing must not
+		// tell that the account signs in through the provider alone.
+		auth.CheckPassword(dummyHash(), password)
+		return nil, nil
 	}
 	if !auth.CheckPassword(u.PasswordHash, password) || u.Status != store.StatusEnabled {
 		return nil, nil

@@ -26,6 +26,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/batch"
 	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/clientaddr"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/guardfetch"
 	"github.com/turnpike-gw/turnpike/internal/notify"
@@ -288,7 +289,10 @@ func (a *App) buildHandler() {
 	mux.Handle("/", fallback(a.taskHTTP, web.Handler()))
 	a.mux = mux
 	audit := &accounts.Auditor{Store: a.adminDeps.Accounts.Store, Principal: a.Admin.SessionOrRoot, Log: a.Log}
-	a.Handler = accept(a.Log, a.Tracer, storeGuard(apiStoreTimeout, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, announce(a.changes, mux)))))
+	// Validate refused a bad entry; a configuration that skipped it trusts
+	// no proxy, the safe side.
+	proxies, _ := clientaddr.Parse(a.Config.TrustedProxies)
+	a.Handler = proxies.Wrap(accept(a.Log, a.Tracer, storeGuard(apiStoreTimeout, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, announce(a.changes, mux))))))
 }
 
 // Prepare creates the root user and applies the seed; it returns the

@@ -29,7 +29,7 @@ func (a *App) buildBatches() {
 			return batch.LineResult{Status: r.Status, Body: r.Body, OK: r.OK, Model: r.Model, Usage: r.Usage, Quota: r.Quota}
 		},
 		Options: batch.Options{
-			MaxFileBytes: cfg.Files.MaxBytes(), PollInterval: cfg.PollInterval(), Node: a.Billing.Node(),
+			MaxFileBytes: cfg.Files.MaxBytes(), BodyLimit: cfg.BodyLimit(), PollInterval: cfg.PollInterval(), Node: a.Billing.Node(),
 			PublicAddress: a.Config.ServerAddress,
 		},
 	})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
 )
 
@@ -122,5 +123,16 @@ func TestABadMessageBatchIsRefusedInTheMessagesDialect(t *testing.T) {
 	}
 	if code, _, _ := messagesCall(t, g, "GET", "/v1/messages/batches/msgbatch_nope", nil); code != 404 {
 		t.Errorf("unknown batch: %d", code)
+	}
+}
+
+// A Message Batch is a request body like any other: request_body_limit_mb
+// bounds it (files.max_mb, 200 MB by default, bounds uploads only).
+func TestAMessageBatchBodyIsBoundedByTheRequestBodyLimit(t *testing.T) {
+	g := batchGateway(t, "http://127.0.0.1:9", 1, 1_000_000, func(c *config.Config) { c.RequestBodyLimitMB = 1 })
+	big := strings.Repeat("x", 1<<20)
+	code, _, raw := messagesCall(t, g, "POST", "/v1/messages/batches", map[string]any{"requests": []any{messageRequest("m-1", big)}})
+	if code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a body past the limit: %d %s", code, raw)
 	}
 }

@@ -23,7 +23,7 @@ var catalogueModels = map[string]config.SeedPrice{
 
 const perTokenCatalogue = `{
   "sample_spec": {"input_cost_per_token": 0, "mode": "chat"},
-  "cat-a": {"input_cost_per_token": 1e-06, "output_cost_per_token": 5e-07, "cache_read_input_token_cost": 1e-07, "litellm_provider": "openai"},
+  "cat-a": {"input_cost_per_token": 1e-06, "output_cost_per_token": 5e-07, "cache_read_input_token_cost": 5e-07, "litellm_provider": "openai"},
   "cat-b": {"input_cost_per_token": 1e-05, "output_cost_per_token": 1e-06},
   "cat-new": {"input_cost_per_token": 2e-06, "output_cost_per_token_batches": 1e-06}
 }`
@@ -79,7 +79,7 @@ func TestCataloguePreviewAndApply(t *testing.T) {
 		t.Fatalf("apply wrote versions %v, want cat-a and cat-new", applied["versions"])
 	}
 	for model, want := range map[string]map[string]any{
-		"cat-a":   {"version": float64(2), "output_per_mtok": 0.5, "cache_read_per_mtok": 0.1, "input_per_mtok": float64(1)},
+		"cat-a":   {"version": float64(2), "output_per_mtok": 0.5, "cache_read_per_mtok": 0.5, "input_per_mtok": float64(1)},
 		"cat-b":   {"version": float64(1), "input_per_mtok": float64(1)},
 		"cat-new": {"version": float64(1), "input_per_mtok": float64(2), "batch_output_per_mtok": float64(1)},
 	} {

@@ -30,6 +30,9 @@ Commands:
   token rotate ID [--grace 10m]
                  issue a new secret for an API key and print it once; the old one
                  keeps working for the grace
+  token disable ID
+                 disable an API key; like a rotation, every running node stops
+                 accepting it within 2 seconds
   export --out FILE [--with-secrets]
                  write every record as JSON lines (secrets only with the flag)
   import FILE    load an export into an empty database (SQLite to PostgreSQL or MySQL)

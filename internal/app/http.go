@@ -79,7 +79,7 @@ func accept(log *slog.Logger, tracer *obs.Tracer, next http.Handler) http.Handle
 				obs.EndServer(span, r.Pattern, rec.status, id)
 			}
 			if log.Enabled(r.Context(), slog.LevelDebug) {
-				log.DebugContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "ms", time.Since(start).Milliseconds())
+				log.DebugContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "ms", time.Since(start).Milliseconds(), "client", r.RemoteAddr)
 			}
 		}()
 		next.ServeHTTP(rec, r)

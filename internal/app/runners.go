@@ -25,6 +25,7 @@ func (a *App) runners() []runner {
 		{"price-follow", func(ctx context.Context) { a.followPrices(ctx, priceFollowEvery) }},
 		{"plugin-watch", func(ctx context.Context) { a.plugins.Watch(ctx, 3*time.Second) }},
 		{"changes", a.changes.Run},
+		{"key-watch", func(ctx context.Context) { watchKeyChanges(ctx, a.sql.Traffic(), keyWatchEvery, a.Keys.Invalidate) }},
 		// Two delivery workers, so one slow webhook does not hold back the
 		// next alert.
 		{"alert-delivery-1", a.Notify.DeliverLoop},

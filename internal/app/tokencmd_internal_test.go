@@ -68,3 +68,52 @@ func TestTokenRotateRefusesBadArguments(t *testing.T) {
 		})
 	}
 }
+
+// A key rotated without grace or disabled from the command line stops
+// working on a running node within 2 s, without Redis: the node caches a
+// key for 10 s, and hears of the change through the database (CONTRACT §16).
+func TestAKeyChangedFromTheCommandLineStopsOnARunningNodeWithinTwoSeconds(t *testing.T) {
+	for _, sub := range [][]string{{"rotate", "--grace", "0s"}, {"disable"}} {
+		t.Run(sub[0], func(t *testing.T) {
+			env, dsn := tempDatabase(t)
+			st := openForTest(t, dsn)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			u := &store.User{Username: "alice", PasswordHash: "h", Role: store.RoleUser, Group: "default", Status: store.StatusEnabled}
+			if err := st.Users().Create(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+			const old = "sk-alice-before-the-change"
+			tok := &store.Token{UserID: u.ID, Name: "k", KeyHash: auth.HashKey(old), KeyMasked: auth.MaskKey(old), Quota: -1, Status: store.StatusEnabled}
+			if err := st.Tokens().Create(ctx, tok); err != nil {
+				t.Fatal(err)
+			}
+			// A running node: its key cache, and its watch of the database.
+			node := openForTest(t, dsn)
+			keys := auth.NewKeys(node, 10*time.Second)
+			if _, err := keys.Authenticate(ctx, old); err != nil {
+				t.Fatal(err)
+			}
+			go watchKeyChanges(ctx, node.Traffic(), keyWatchEvery, keys.Invalidate)
+			time.Sleep(50 * time.Millisecond) // the watch has read the setting as it was
+			var out, errOut bytes.Buffer
+			args := append([]string{"token", sub[0], strconv.FormatInt(tok.ID, 10)}, sub[1:]...)
+			if code := Main(args, &out, &errOut, env); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			if !strings.Contains(out.String(), "every running node within 2 seconds") {
+				t.Fatalf("the command says %q", out.String())
+			}
+			changed := time.Now()
+			for {
+				if _, err := keys.Authenticate(ctx, old); err != nil {
+					break
+				}
+				if time.Since(changed) > 2*time.Second {
+					t.Fatal("the running node still accepts the old key 2 s after the change")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}

@@ -69,6 +69,7 @@ var internalRules = []Rule{
 	{Name: "obs is a leaf", Subject: "internal/obs", MayImport: []string{}},
 	{Name: "apijson is a leaf", Subject: "internal/apijson", MayImport: []string{}},
 	{Name: "guardfetch is a leaf", Subject: "internal/guardfetch", MayImport: []string{}},
+	{Name: "clientaddr is a leaf", Subject: "internal/clientaddr", MayImport: []string{}},
 	{Name: "only app wires the relay", Subject: "internal/relay/...", ImportedOnlyBy: []string{"internal/app"}},
 	{Name: "only app wires the admin API", Subject: "internal/admin/...", ImportedOnlyBy: []string{"internal/app"}},
 	{Name: "only app wires the task service", Subject: "internal/task/...", ImportedOnlyBy: []string{"internal/app"}},

@@ -115,28 +115,17 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fail := func(err error) { writeErr(w, s.Messages, err) }
-	raw, err := readBody(w, r, s.Options.MaxFileBytes)
+	raw, err := readBody(w, r, s.Options.BodyLimit)
 	if err != nil {
 		fail(err)
 		return
 	}
-	reqs := gjson.GetBytes(raw, "requests")
-	if !gjson.ValidBytes(raw) || !reqs.IsArray() || len(reqs.Array()) == 0 {
-		fail(badRequest("invalid_request", "requests", "requests must be a non-empty array of {custom_id, params}"))
+	input, err := messageLines(raw)
+	if err != nil {
+		fail(err)
 		return
 	}
-	if n := len(reqs.Array()); n > maxMessageRequests {
-		fail(badRequest("invalid_request", "requests", "a batch takes at most "+strconv.Itoa(maxMessageRequests)+" requests"))
-		return
-	}
-	var input bytes.Buffer
-	for _, q := range reqs.Array() {
-		line, _ := json.Marshal(map[string]any{"custom_id": q.Get("custom_id").Value(), "method": "POST", "url": "/v1/messages",
-			"body": json.RawMessage(orNull([]byte(q.Get("params").Raw)))})
-		input.Write(line)
-		input.WriteByte('\n')
-	}
-	f, err := s.putFile(r.Context(), p.UserID, "message_batch.jsonl", "message_batch", &input)
+	f, err := s.putFile(r.Context(), p.UserID, "message_batch.jsonl", "message_batch", input)
 	if err != nil {
 		fail(err)
 		return
@@ -171,6 +160,60 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, s.toMessageBatch(r, b))
+}
+
+// messageLines is a Message Batch's requests as input file lines, in one
+// pass over them: the body was checked to be JSON once, and each
+// request's custom_id and params are copied as they came (the lines are
+// checked again, one by one, as any batch file is).
+func messageLines(raw []byte) (*bytes.Buffer, error) {
+	reqs := gjson.GetBytes(raw, "requests")
+	if !gjson.ValidBytes(raw) || !reqs.IsArray() {
+		return nil, badRequest("invalid_request", "requests", "requests must be a non-empty array of {custom_id, params}")
+	}
+	var input bytes.Buffer
+	input.Grow(len(reqs.Raw) + 64)
+	n := 0
+	reqs.ForEach(func(_, q gjson.Result) bool {
+		if n++; n > maxMessageRequests {
+			return false
+		}
+		input.WriteString(`{"custom_id":`)
+		writeOneLine(&input, q.Get("custom_id").Raw)
+		input.WriteString(`,"method":"POST","url":"/v1/messages","body":`)
+		writeOneLine(&input, q.Get("params").Raw)
+		input.WriteString("}\n")
+		return true
+	})
+	switch {
+	case n == 0:
+		return nil, badRequest("invalid_request", "requests", "requests must be a non-empty array of {custom_id, params}")
+	case n > maxMessageRequests:
+		return nil, badRequest("invalid_request", "requests", "a batch takes at most "+strconv.Itoa(maxMessageRequests)+" requests")
+	}
+	return &input, nil
+}
+
+// writeOneLine writes a JSON value from a checked body on one line (null
+// when absent). A line break in valid JSON is only ever whitespace (one
+// in a string is escaped), so it becomes a space: a request sent pretty-
+// printed stays one line of the input file without being parsed again.
+func writeOneLine(b *bytes.Buffer, raw string) {
+	if raw == "" {
+		b.WriteString("null")
+		return
+	}
+	if !strings.ContainsAny(raw, "\r\n") {
+		b.WriteString(raw)
+		return
+	}
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c == '\n' || c == '\r' {
+			c = ' '
+		}
+		b.WriteByte(c)
+	}
 }
 
 func (s *Service) dropFile(r *http.Request, id string) {

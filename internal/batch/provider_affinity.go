@@ -2,7 +2,6 @@ package batch
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -17,16 +16,16 @@ import (
 // model. ok is false when the line names none, the model has affinity off
 // or the gateway keeps no pins. A batch has no one prompt prefix to stand
 // for a session.
-func (s *Service) batchSession(ctx context.Context, fileID, group string, userID int64, model string) (key uint64, ttl time.Duration, ok bool) {
+func (s *Service) batchSession(ctx context.Context, fileID, group string, userID int64, model string) (key routing.Session, ttl time.Duration, ok bool) {
 	if s.Router.Pins == nil {
-		return 0, 0, false
+		return key, 0, false
 	}
 	price, err := s.Billing.Price(model)
 	if err != nil {
-		return 0, 0, false
+		return key, 0, false
 	}
 	if ttl = routing.AffinityOf(&price.Raw); ttl <= 0 {
-		return 0, 0, false
+		return key, 0, false
 	}
 	var src routing.SessionSources
 	_ = s.eachLine(ctx, fileID, func(_ int, raw []byte) error {
@@ -36,10 +35,9 @@ func (s *Service) batchSession(ctx context.Context, fileID, group string, userID
 		return errStop
 	})
 	if id, _ := src.First(); id == "" {
-		return 0, 0, false
+		return key, 0, false
 	}
-	scope := group + "\x00" + strconv.FormatInt(userID, 10)
-	return routing.SessionKey(scope, model, src, nil), ttl, true
+	return routing.SessionKey(userID, group, model, src, nil), ttl, true
 }
 
 // pinnedProvider is the key the batch's session is pinned to, when it is

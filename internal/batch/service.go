@@ -26,6 +26,9 @@ import (
 type Options struct {
 	// MaxFileBytes bounds one upload (files.max_mb).
 	MaxFileBytes int64
+	// BodyLimit bounds a JSON request body, a Message Batch's included
+	// (request_body_limit_mb, as every other surface); 32 MB when unset.
+	BodyLimit int64
 	// PollInterval is how often the runner looks for work and polls
 	// provider batches (TASK_POLL_INTERVAL_SECONDS).
 	PollInterval time.Duration
@@ -75,6 +78,9 @@ func New(d Deps) *Service {
 	}
 	if d.Options.MaxFileBytes <= 0 {
 		d.Options.MaxFileBytes = 200 << 20
+	}
+	if d.Options.BodyLimit <= 0 {
+		d.Options.BodyLimit = 32 << 20
 	}
 	if d.Options.PollInterval <= 0 {
 		d.Options.PollInterval = 15 * time.Second

@@ -3,6 +3,8 @@ package catalogue
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"reflect"
 	"testing"
 
@@ -82,7 +84,7 @@ func TestCompareHoldsBackSuspiciousChanges(t *testing.T) {
 	}
 	cat := Catalogue{
 		"steady":  {"input_per_mtok": 1, "output_per_mtok": 2},
-		"cheaper": {"input_per_mtok": 0.5, "output_per_mtok": 4.0 / 3, "cache_read_per_mtok": 0.1},
+		"cheaper": {"input_per_mtok": 0.5, "output_per_mtok": 4.0 / 3, "cache_read_per_mtok": 0.5},
 		"jump":    {"input_per_mtok": 3.5, "output_per_mtok": 0, "cache_read_per_mtok": 0.25},
 		"gift":    {"input_per_mtok": 1},
 		"wanted":  {"input_per_mtok": 2},
@@ -92,7 +94,7 @@ func TestCompareHoldsBackSuspiciousChanges(t *testing.T) {
 	wantChanged := []Change{
 		{Model: "cheaper", Field: "input_per_mtok", Old: 1, New: 0.5, Ratio: ratio(0.5)},
 		{Model: "cheaper", Field: "output_per_mtok", Old: 4, New: 4.0 / 3, Ratio: ratio(1.0 / 3)},
-		{Model: "cheaper", Field: "cache_read_per_mtok", Old: 0, New: 0.1},
+		{Model: "cheaper", Field: "cache_read_per_mtok", Old: 0, New: 0.5, Ratio: ratio(0.5)},
 	}
 	wantSuspicious := []Change{
 		{Model: "jump", Field: "input_per_mtok", Old: 1, New: 3.5, Ratio: ratio(3.5)},
@@ -117,6 +119,48 @@ func TestCompareHoldsBackSuspiciousChanges(t *testing.T) {
 	// At the ratio exactly is not above it.
 	if d := Compare([]store.ModelPrice{{Name: "x", InputPerMTok: 1}}, Catalogue{"x": {"input_per_mtok": 3}}, nil, 3); len(d.Suspicious) != 0 {
 		t.Errorf("a change by exactly the ratio is suspicious: %s", show(d.Suspicious))
+	}
+}
+
+// A field that was unset is measured against the price that applied in
+// its place (CONTRACT §13): setting it far from that is suspicious.
+func TestSettingAnUnsetFieldFarFromItsEffectivePriceIsSuspicious(t *testing.T) {
+	live := store.ModelPrice{Name: "m", InputPerMTok: 2, OutputPerMTok: 8}
+	cases := []struct {
+		field      string
+		value      float64
+		suspicious bool
+		ratio      float64
+	}{
+		{"batch_input_per_mtok", 1e-9, true, 1e-9},     // half of 2 applied
+		{"batch_input_per_mtok", 1, false, 1},          // exactly half the live price
+		{"batch_output_per_mtok", 4000, true, 1000},    // half of 8 applied
+		{"batch_output_per_mtok", 3, false, 0.75},      // near half the live price
+		{"cache_read_per_mtok", 1e-9, true, 5e-10},     // the input price applied
+		{"cache_read_per_mtok", 1, false, 0.5},         // half the input price
+		{"cache_write_per_mtok", 2.5, false, 1.25},     // near the input price
+		{"cache_write_per_mtok", 100, true, 50},        // far above it
+		{"reasoning_per_mtok", 0.001, true, 0.001 / 8}, // the output price applied
+		{"per_call", 0.01, false, 0},                   // nothing applied in its place
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s=%g", tc.field, tc.value), func(t *testing.T) {
+			d := Compare([]store.ModelPrice{live}, Catalogue{"m": {tc.field: tc.value}}, nil, 3)
+			list := d.Changed
+			if tc.suspicious {
+				list = d.Suspicious
+			}
+			if len(list) != 1 || len(d.Changed)+len(d.Suspicious) != 1 {
+				t.Fatalf("changed %s suspicious %s; want it suspicious: %v", show(d.Changed), show(d.Suspicious), tc.suspicious)
+			}
+			c := list[0]
+			if c.Old != 0 || c.New != tc.value {
+				t.Fatalf("change %+v", c)
+			}
+			if (tc.ratio == 0) != (c.Ratio == nil) || (c.Ratio != nil && math.Abs(*c.Ratio-tc.ratio) > 1e-12*tc.ratio) {
+				t.Fatalf("ratio %v, want %v", c.Ratio, tc.ratio)
+			}
+		})
 	}
 }
 

@@ -13,7 +13,9 @@ import (
 const DefaultMaxChangeRatio = 3
 
 // Change is one price field's difference: Old and New in the gateway's
-// units, Ratio New/Old (null when Old was unset).
+// units (Old 0 when the field was unset), Ratio New over the price in
+// effect for the field: Old, or for an unset field the price that applied
+// in its place (effective); null when nothing applied.
 type Change struct {
 	Model string   `json:"model"`
 	Field string   `json:"field"`
@@ -53,9 +55,11 @@ type Diff struct {
 // Compare is cat against prices, considering the models the gateway
 // prices (except free ones, priced at nothing on purpose) and those named
 // in models. A field the catalogue does not set is left alone. A change
-// of a set field by a factor above maxRatio either way, or to zero, is
-// suspicious; setting a field that was unset never is. A maxRatio of 1 or
-// less is DefaultMaxChangeRatio.
+// by a factor above maxRatio either way, or to zero, is suspicious; a
+// field that was unset is measured against the price that applied in its
+// place (CONTRACT §13), so a batch price set to a billionth of the live
+// one is held back like any other jump. A maxRatio of 1 or less is
+// DefaultMaxChangeRatio.
 func Compare(prices []store.ModelPrice, cat Catalogue, models []string, maxRatio float64) Diff {
 	if maxRatio <= 1 {
 		maxRatio = DefaultMaxChangeRatio
@@ -98,11 +102,15 @@ func Compare(prices []store.ModelPrice, cat Catalogue, models []string, maxRatio
 					continue
 				}
 				ch := Change{Model: name, Field: f, Old: old, New: v}
-				if old != 0 {
-					r := v / old
+				was := old
+				if was == 0 {
+					was = effective(p, f)
+				}
+				if was != 0 {
+					r := v / was
 					ch.Ratio = &r
 				}
-				if old != 0 && (v == 0 || v/old > maxRatio || old/v > maxRatio) {
+				if was != 0 && (v == 0 || v/was > maxRatio || was/v > maxRatio) {
 					d.Suspicious = append(d.Suspicious, ch)
 				} else {
 					d.Changed = append(d.Changed, ch)
@@ -114,6 +122,24 @@ func Compare(prices []store.ModelPrice, cat Catalogue, models []string, maxRatio
 		}
 	}
 	return d
+}
+
+// effective is the price that applies in place of p's unset field f: a
+// cache price is the input price, a reasoning price the output price, and
+// a batch price half the live one (what a provider batch charges); 0 for
+// a field nothing stands in for.
+func effective(p *store.ModelPrice, f string) float64 {
+	switch f {
+	case "cache_read_per_mtok", "cache_write_per_mtok":
+		return p.InputPerMTok
+	case "reasoning_per_mtok":
+		return p.OutputPerMTok
+	case "batch_input_per_mtok":
+		return p.InputPerMTok / 2
+	case "batch_output_per_mtok":
+		return p.OutputPerMTok / 2
+	}
+	return 0
 }
 
 // Updated is the models' new prices: each changed model's price (from

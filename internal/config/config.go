@@ -52,6 +52,10 @@ type Config struct {
 	// (0 keeps them all); the ledger is never pruned.
 	LogRetentionDays int `yaml:"log_retention_days"`
 
+	// TrustedProxies are the reverse proxies whose forwarding headers name
+	// the client (proxies.go).
+	TrustedProxies []string `yaml:"trusted_proxies"`
+
 	Registration Registration `yaml:"registration"`
 	OIDC         OIDC         `yaml:"oidc"`
 	// Payments are top-ups by card (CONTRACT.md §17).
@@ -275,6 +279,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, err.Error())
 	}
 	errs = append(errs, c.Files.validate()...)
+	errs = append(errs, c.validateTrustedProxies()...)
 	errs = append(errs, c.validateAccounts()...)
 	errs = append(errs, c.Payments.validate()...)
 	if err := c.Seed.validate(); err != nil {

@@ -12,7 +12,7 @@ import (
 type affinity struct {
 	// on: the model has affinity and the surface named a session.
 	on      bool
-	session uint64
+	session routing.Session
 	ttl     time.Duration
 	// pinned: the session had a pin within its ttl.
 	pinned bool
@@ -44,7 +44,7 @@ const pinWarnEvery = 10 * time.Second
 // lookupPin finds the session's pin when the call's model has affinity on.
 // A pin store that fails costs the call its pin, never the call: it is
 // routed as usual.
-func (c *callCore) lookupPin(session uint64) {
+func (c *callCore) lookupPin(session routing.Session) {
 	pins := c.rl.Router.Pins
 	if pins == nil || c.price == nil {
 		return

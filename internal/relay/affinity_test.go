@@ -45,12 +45,12 @@ func (u *countingUpstream) count() int {
 // failingPins is a pin store that cannot be reached.
 type failingPins struct{ gets, sets int }
 
-func (f *failingPins) Get(context.Context, uint64, time.Duration) (routing.Pin, bool, error) {
+func (f *failingPins) Get(context.Context, routing.Session, time.Duration) (routing.Pin, bool, error) {
 	f.gets++
 	return routing.Pin{}, false, errors.New("dial tcp: connection refused")
 }
 
-func (f *failingPins) Set(context.Context, uint64, routing.Pin, time.Duration) error {
+func (f *failingPins) Set(context.Context, routing.Session, routing.Pin, time.Duration) error {
 	f.sets++
 	return errors.New("dial tcp: connection refused")
 }
@@ -192,5 +192,49 @@ func TestOnlyAnswersTeachTheLatencyStrategy(t *testing.T) {
 	}
 	if table.Channel(good.ID).FirstByte() == 0 {
 		t.Fatal("the answer that served taught nothing")
+	}
+}
+
+func TestAnotherUserSendingTheSameSessionNeverSharesItsPin(t *testing.T) {
+	const bobKey = "sk-relay-bob-key"
+	cases := []struct {
+		name, path, body string
+		header           map[string]string
+	}{
+		{"the prompt's prefix", "/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"system","content":"secret system prompt"},{"role":"user","content":"hi"}]}`, nil},
+		{"X-Turnpike-Session", "/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`, map[string]string{SessionHeader: "alice-session"}},
+		{"prompt_cache_key", "/v1/chat/completions", `{"model":"gpt-4o-mini","prompt_cache_key":"alice-pck","messages":[{"role":"user","content":"hi"}]}`, nil},
+		{"user", "/v1/chat/completions", `{"model":"gpt-4o-mini","user":"alice-user","messages":[{"role":"user","content":"hi"}]}`, nil},
+		{"metadata.user_id", "/v1/chat/completions", `{"model":"gpt-4o-mini","metadata":{"user_id":"alice-meta"},"messages":[{"role":"user","content":"hi"}]}`, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.router.Pins = routing.NewMemoryPins(1000)
+			e.otherKey(bobKey)
+			e.channel("only", (&countingUpstream{}).server(t, 0).URL, nil)
+			send := func(key string) map[string]any {
+				t.Helper()
+				h := map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"}
+				for k, v := range tc.header {
+					h[k] = v
+				}
+				resp := e.request(tc.path, h, tc.body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Fatalf("status %d", resp.StatusCode)
+				}
+				_, other := e.lastConsume()
+				return other
+			}
+			for i, want := range []string{"miss", "hit"} {
+				if got := send(testKey)["affinity"]; got != want {
+					t.Fatalf("alice's call %d: affinity %v, want %s", i, got, want)
+				}
+			}
+			if got := send(bobKey)["affinity"]; got != "miss" {
+				t.Fatalf("bob sending alice's session sees affinity %v; want miss", got)
+			}
+		})
 	}
 }

@@ -32,7 +32,7 @@ type hooks struct {
 	// session is the call's cache affinity session (routing.SessionKey),
 	// ok false when the call names none the surface can tell; nil for
 	// surfaces whose calls have no prompt to cache.
-	session func() (key uint64, ok bool)
+	session func() (key routing.Session, ok bool)
 	// noChannel replaces the answer when no channel can take the call
 	// (nil keeps the core's 503).
 	noChannel func(err error) error

@@ -100,7 +100,7 @@ func (rc *respCall) read() error {
 // names or the header, else the prefix of the conversation as converted
 // for chat channels. A request that could not be converted and names no id
 // has no session.
-func (rc *respCall) session() (uint64, bool) {
+func (rc *respCall) session() (routing.Session, bool) {
 	src := routing.SessionSources{Header: rc.r.Header.Get(SessionHeader)}
 	ids := gjson.GetManyBytes(rc.in.raw, "prompt_cache_key", "metadata.user_id", "user")
 	src.PromptCacheKey, src.MetadataUserID, src.User = ids[0].String(), ids[1].String(), ids[2].String()
@@ -109,9 +109,9 @@ func (rc *respCall) session() (uint64, bool) {
 		req = rc.dec.Call()
 	}
 	if id, _ := src.First(); id == "" && req == nil {
-		return 0, false
+		return routing.Session{}, false
 	}
-	return routing.SessionKey(rc.principal.Group, rc.model, src, req), true
+	return routing.SessionKey(rc.principal.UserID, rc.principal.Group, rc.model, src, req), true
 }
 
 // servable: native channels always; chat channels only when the request

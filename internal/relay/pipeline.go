@@ -60,7 +60,7 @@ const SessionHeader = "X-Turnpike-Session"
 
 // session is the call's cache affinity session (CONTRACT §14), from the
 // ids its format carries and the header, else its prompt's prefix.
-func (c *call) session() (uint64, bool) {
+func (c *call) session() (routing.Session, bool) {
 	src := routing.SessionSources{Header: c.r.Header.Get(SessionHeader)}
 	switch c.sf.codec.Format() {
 	case protocol.OpenAI:
@@ -72,7 +72,7 @@ func (c *call) session() (uint64, bool) {
 		// The messages codec decodes metadata.user_id as the IR's user.
 		src.MetadataUserID = c.req.User
 	}
-	return routing.SessionKey(c.principal.Group, c.model, src, c.req), true
+	return routing.SessionKey(c.principal.UserID, c.principal.Group, c.model, src, c.req), true
 }
 
 // read takes the body, applies the playground's group choice and decodes.

@@ -48,12 +48,13 @@ type Pin struct {
 }
 
 // PinStore keeps sessions' pins, each for its ttl since the last request
-// of the session. Sessions are SessionKey values.
+// of the session. Sessions are SessionKey values; one user's session is
+// never another's, whatever their hashes.
 type PinStore interface {
 	// Get returns the session's pin and renews it for ttl.
-	Get(ctx context.Context, session uint64, ttl time.Duration) (Pin, bool, error)
+	Get(ctx context.Context, session Session, ttl time.Duration) (Pin, bool, error)
 	// Set pins the session for ttl.
-	Set(ctx context.Context, session uint64, p Pin, ttl time.Duration) error
+	Set(ctx context.Context, session Session, p Pin, ttl time.Duration) error
 }
 
 // Pinned is the channel a pin names, as one attempt uses it (with the

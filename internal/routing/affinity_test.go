@@ -48,35 +48,35 @@ func conversation(system, firstUser string, turns ...string) *ir.Request {
 }
 
 func TestThePrefixSessionIsOneConversationAcrossItsTurns(t *testing.T) {
-	base := SessionKey("default", "m", SessionSources{}, conversation("be brief", "hello"))
-	if got := SessionKey("default", "m", SessionSources{}, conversation("be brief", "hello", "and then?", "more")); got != base {
+	base := SessionKey(1, "default", "m", SessionSources{}, conversation("be brief", "hello"))
+	if got := SessionKey(1, "default", "m", SessionSources{}, conversation("be brief", "hello", "and then?", "more")); got != base {
 		t.Fatal("a later turn of the same conversation is another session")
 	}
-	others := map[string]uint64{
-		"another system prompt": SessionKey("default", "m", SessionSources{}, conversation("be verbose", "hello")),
-		"another first message": SessionKey("default", "m", SessionSources{}, conversation("be brief", "good day")),
-		"another model":         SessionKey("default", "m2", SessionSources{}, conversation("be brief", "hello")),
-		"another group":         SessionKey("vip", "m", SessionSources{}, conversation("be brief", "hello")),
-		"an explicit id":        SessionKey("default", "m", SessionSources{User: "u1"}, conversation("be brief", "hello")),
+	others := map[string]Session{
+		"another system prompt": SessionKey(1, "default", "m", SessionSources{}, conversation("be verbose", "hello")),
+		"another first message": SessionKey(1, "default", "m", SessionSources{}, conversation("be brief", "good day")),
+		"another model":         SessionKey(1, "default", "m2", SessionSources{}, conversation("be brief", "hello")),
+		"another group":         SessionKey(1, "vip", "m", SessionSources{}, conversation("be brief", "hello")),
+		"an explicit id":        SessionKey(1, "default", "m", SessionSources{User: "u1"}, conversation("be brief", "hello")),
 	}
 	noTools := conversation("be brief", "hello")
 	noTools.Tools = nil
-	others["other tools"] = SessionKey("default", "m", SessionSources{}, noTools)
+	others["other tools"] = SessionKey(1, "default", "m", SessionSources{}, noTools)
 	for name, k := range others {
 		if k == base {
 			t.Errorf("%s gives the same session", name)
 		}
 	}
 	// An explicit id is the session whatever the prompt.
-	if SessionKey("default", "m", SessionSources{User: "u1"}, conversation("a", "b")) !=
-		SessionKey("default", "m", SessionSources{User: "u1"}, conversation("c", "d")) {
+	if SessionKey(1, "default", "m", SessionSources{User: "u1"}, conversation("a", "b")) !=
+		SessionKey(1, "default", "m", SessionSources{User: "u1"}, conversation("c", "d")) {
 		t.Error("an explicit id does not name one session across prompts")
 	}
 }
 
 func TestSessionKeyAllocatesNothing(t *testing.T) {
 	req := conversation("be brief", "hello", "more")
-	if n := testing.AllocsPerRun(100, func() { SessionKey("default", "m", SessionSources{}, req) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { SessionKey(1, "default", "m", SessionSources{}, req) }); n != 0 {
 		t.Fatalf("%v allocations per key", n)
 	}
 }
@@ -114,7 +114,7 @@ func TestPinsAreRenewedByUseAndExpireAfterTheirTTL(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			ttl := 300 * time.Millisecond
-			session := uint64(time.Now().UnixNano())
+			session := Session{User: 1, Hash: uint64(time.Now().UnixNano())}
 			if _, ok, err := ps.Get(ctx, session, ttl); ok || err != nil {
 				t.Fatalf("a new session has a pin (%v)", err)
 			}
@@ -138,6 +138,48 @@ func TestPinsAreRenewedByUseAndExpireAfterTheirTTL(t *testing.T) {
 	}
 }
 
+func TestASessionBelongsToItsUser(t *testing.T) {
+	prompt := conversation("be brief", "hello")
+	ids := map[string]SessionSources{
+		"the prompt's prefix": {},
+		"prompt_cache_key":    {PromptCacheKey: "k"},
+		"metadata.user_id":    {MetadataUserID: "m"},
+		"the session header":  {Header: "h"},
+		"user":                {User: "u"},
+	}
+	for name, src := range ids {
+		t.Run(name, func(t *testing.T) {
+			a, b := SessionKey(1, "default", "m", src, prompt), SessionKey(2, "default", "m", src, prompt)
+			if a == b {
+				t.Fatal("two users sending the same session are one session")
+			}
+			for kind, ps := range pinStores(t) {
+				ctx := context.Background()
+				if err := ps.Set(ctx, a, Pin{ChannelID: 4, KeyIndex: 1}, time.Minute); err != nil {
+					t.Fatal(err)
+				}
+				if p, ok, err := ps.Get(ctx, b, time.Minute); ok || err != nil {
+					t.Fatalf("%s: user 2 found user 1's pin %+v (%v)", kind, p, err)
+				}
+				if err := ps.Set(ctx, b, Pin{ChannelID: 9}, time.Minute); err != nil {
+					t.Fatal(err)
+				}
+				if p, ok, _ := ps.Get(ctx, a, time.Minute); !ok || p.ChannelID != 4 {
+					t.Fatalf("%s: user 2 re-pinned user 1's session: %+v %v", kind, p, ok)
+				}
+			}
+		})
+	}
+	// The same hash under two users is still two sessions: the user is not
+	// only an input of a hash a chosen id could collide with.
+	ps := NewMemoryPins(DefaultPinCapacity)
+	ctx := context.Background()
+	_ = ps.Set(ctx, Session{User: 1, Hash: 42}, Pin{ChannelID: 1}, time.Minute)
+	if _, ok, _ := ps.Get(ctx, Session{User: 2, Hash: 42}, time.Minute); ok {
+		t.Fatal("a colliding hash reached another user's pin")
+	}
+}
+
 func TestMemoryPinsForgetTheLeastRecentlyUsedWhenFull(t *testing.T) {
 	ps := NewMemoryPins(pinShards) // one pin per shard
 	ctx := context.Background()
@@ -147,12 +189,13 @@ func TestMemoryPinsForgetTheLeastRecentlyUsedWhenFull(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(ps.Set(ctx, 1, Pin{ChannelID: 1}, time.Minute))
-	must(ps.Set(ctx, 1+pinShards, Pin{ChannelID: 2}, time.Minute))
-	if _, ok, _ := ps.Get(ctx, 1, time.Minute); ok {
+	older, newer := Session{User: 1, Hash: 1}, Session{User: 1, Hash: 1 + pinShards}
+	must(ps.Set(ctx, older, Pin{ChannelID: 1}, time.Minute))
+	must(ps.Set(ctx, newer, Pin{ChannelID: 2}, time.Minute))
+	if _, ok, _ := ps.Get(ctx, older, time.Minute); ok {
 		t.Fatal("the older session kept its pin in a full shard")
 	}
-	if p, ok, _ := ps.Get(ctx, 1+pinShards, time.Minute); !ok || p.ChannelID != 2 {
+	if p, ok, _ := ps.Get(ctx, newer, time.Minute); !ok || p.ChannelID != 2 {
 		t.Fatalf("the newer session lost its pin: %+v %v", p, ok)
 	}
 	if ps.Len() != 1 {
@@ -164,7 +207,7 @@ func TestAnUnreachableRedisIsAnErrorNotAPin(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	defer rdb.Close()
 	ps := NewRedisPins(rdb, "x:")
-	_, ok, err := ps.Get(context.Background(), 1, time.Minute)
+	_, ok, err := ps.Get(context.Background(), Session{User: 1, Hash: 1}, time.Minute)
 	if ok || err == nil || errors.Is(err, redis.Nil) {
 		t.Fatalf("Get = %v, %v; want an error", ok, err)
 	}

@@ -34,13 +34,13 @@ func BenchmarkRoute(b *testing.B) {
 				ctx := context.Background()
 				ttl := 300 * time.Second
 				if affinity {
-					key := SessionKey("default", "m", SessionSources{}, req)
+					key := SessionKey(1, "default", "m", SessionSources{}, req)
 					_ = r.Pins.Set(ctx, key, Pin{ChannelID: 2, KeyIndex: 1}, ttl)
 				}
 				b.ReportAllocs()
 				for b.Loop() {
 					if affinity {
-						key := SessionKey("default", "m", SessionSources{}, req)
+						key := SessionKey(1, "default", "m", SessionSources{}, req)
 						if pin, ok, _ := r.Pins.Get(ctx, key, ttl); ok {
 							if _, ok := r.Table().Pinned(r.Health, o, pin); !ok {
 								b.Fatal("pin not usable")
@@ -62,6 +62,6 @@ func BenchmarkSessionKeyPrefix(b *testing.B) {
 	req.Tools = append(req.Tools, ir.Tool{Name: "search", Description: "web search", Parameters: []byte(`{"type":"object","properties":{"q":{"type":"string"}}}`)})
 	b.ReportAllocs()
 	for b.Loop() {
-		SessionKey("default", "m", SessionSources{}, req)
+		SessionKey(1, "default", "m", SessionSources{}, req)
 	}
 }

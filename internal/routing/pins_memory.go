@@ -23,14 +23,14 @@ type MemoryPins struct {
 
 type pinShard struct {
 	mu  sync.Mutex
-	m   map[uint64]*pinNode
+	m   map[Session]*pinNode
 	cap int
 	// head is the most recently used; head.prev the least.
 	head pinNode
 }
 
 type pinNode struct {
-	key        uint64
+	key        Session
 	pin        Pin
 	expires    int64 // unix nanoseconds
 	prev, next *pinNode
@@ -43,7 +43,7 @@ func NewMemoryPins(capacity int) *MemoryPins {
 	per := max(capacity/pinShards, 1)
 	for i := range p.shards {
 		s := &p.shards[i]
-		s.m = map[uint64]*pinNode{}
+		s.m = map[Session]*pinNode{}
 		s.cap = per
 		s.head.prev, s.head.next = &s.head, &s.head
 	}
@@ -53,10 +53,10 @@ func NewMemoryPins(capacity int) *MemoryPins {
 // SetClock replaces the clock (tests).
 func (p *MemoryPins) SetClock(now func() time.Time) { p.now = now }
 
-func (p *MemoryPins) shard(key uint64) *pinShard { return &p.shards[key%pinShards] }
+func (p *MemoryPins) shard(key Session) *pinShard { return &p.shards[key.Hash%pinShards] }
 
 // Get returns the session's pin and renews it.
-func (p *MemoryPins) Get(_ context.Context, session uint64, ttl time.Duration) (Pin, bool, error) {
+func (p *MemoryPins) Get(_ context.Context, session Session, ttl time.Duration) (Pin, bool, error) {
 	now := p.now().UnixNano()
 	s := p.shard(session)
 	s.mu.Lock()
@@ -76,7 +76,7 @@ func (p *MemoryPins) Get(_ context.Context, session uint64, ttl time.Duration) (
 
 // Set pins the session, evicting the least recently used session of its
 // shard when the shard is full.
-func (p *MemoryPins) Set(_ context.Context, session uint64, pin Pin, ttl time.Duration) error {
+func (p *MemoryPins) Set(_ context.Context, session Session, pin Pin, ttl time.Duration) error {
 	expires := p.now().UnixNano() + int64(ttl)
 	s := p.shard(session)
 	s.mu.Lock()

@@ -14,7 +14,8 @@ import (
 // at most before it is routed without its pin.
 const redisPinTimeout = 100 * time.Millisecond
 
-// RedisPins is the PinStore every node shares: one key per session,
+// RedisPins is the PinStore every node shares: one key per session
+// ("pin:<user>:<hash>", so users' sessions never meet),
 // "<channel id>:<key index>", expiring ttl after the last request (GETEX
 // renews it in the same round trip that reads it).
 type RedisPins struct {
@@ -28,12 +29,12 @@ func NewRedisPins(rdb redis.UniversalClient, prefix string) *RedisPins {
 	return &RedisPins{rdb: rdb, prefix: prefix + "pin:"}
 }
 
-func (p *RedisPins) key(session uint64) string {
-	return p.prefix + strconv.FormatUint(session, 16)
+func (p *RedisPins) key(session Session) string {
+	return p.prefix + strconv.FormatInt(session.User, 10) + ":" + strconv.FormatUint(session.Hash, 16)
 }
 
 // Get reads and renews the session's pin.
-func (p *RedisPins) Get(ctx context.Context, session uint64, ttl time.Duration) (Pin, bool, error) {
+func (p *RedisPins) Get(ctx context.Context, session Session, ttl time.Duration) (Pin, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, redisPinTimeout)
 	defer cancel()
 	v, err := p.rdb.GetEx(ctx, p.key(session), ttl).Result()
@@ -48,7 +49,7 @@ func (p *RedisPins) Get(ctx context.Context, session uint64, ttl time.Duration) 
 }
 
 // Set pins the session for ttl.
-func (p *RedisPins) Set(ctx context.Context, session uint64, pin Pin, ttl time.Duration) error {
+func (p *RedisPins) Set(ctx context.Context, session Session, pin Pin, ttl time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, redisPinTimeout)
 	defer cancel()
 	v := strconv.FormatInt(pin.ChannelID, 10) + ":" + strconv.Itoa(pin.KeyIndex)

@@ -44,12 +44,25 @@ func (s SessionSources) First() (id, from string) {
 	return "", ""
 }
 
-// SessionKey is the pin key of a request: the group and model it is routed
-// for (a pin names a channel only those reach) and its session — the first
-// explicit id, else the prompt's prefix (model, system prompt, tool
-// definitions, first user message), which is what a provider's cache keys
-// on.
-func SessionKey(group, model string, src SessionSources, req *ir.Request) uint64 {
+// Session is the pin key of a request. It belongs to one user (CONTRACT
+// §14): User is a field of its own, not only an input of the hash, so that
+// no chosen session id can make another user's hash and land on, read or
+// re-pin that user's session.
+type Session struct {
+	User int64
+	Hash uint64
+}
+
+// SessionKey is the pin key of a request: its user, the group and model it
+// is routed for (a pin names a channel only those reach) and its session —
+// the first explicit id, else the prompt's prefix (model, system prompt,
+// tool definitions, first user message), which is what a provider's cache
+// keys on.
+func SessionKey(user int64, group, model string, src SessionSources, req *ir.Request) Session {
+	return Session{User: user, Hash: sessionHash(group, model, src, req)}
+}
+
+func sessionHash(group, model string, src SessionSources, req *ir.Request) uint64 {
 	var h hasher
 	h.d.Reset()
 	h.str(group)

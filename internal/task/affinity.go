@@ -2,7 +2,6 @@ package task
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/routing"
@@ -12,7 +11,7 @@ import (
 // chat call has it: the session's pin, looked up before the plan and
 // written once a key accepted the task.
 type submitAffinity struct {
-	session uint64
+	session routing.Session
 	ttl     time.Duration
 	pinned  bool
 	pin     routing.Pin
@@ -59,8 +58,7 @@ func (s *Service) lookupPin(ctx context.Context, sub *submission, keep func(*rou
 	if id, _ := src.First(); ttl <= 0 || id == "" {
 		return nil
 	}
-	scope := sub.Principal.Group + "\x00" + strconv.FormatInt(sub.Principal.UserID, 10)
-	a := &submitAffinity{session: routing.SessionKey(scope, sub.Model, src, nil), ttl: ttl}
+	a := &submitAffinity{session: routing.SessionKey(sub.Principal.UserID, sub.Principal.Group, sub.Model, src, nil), ttl: ttl}
 	pin, ok, err := pins.Get(ctx, a.session, ttl)
 	if err != nil {
 		s.log.WarnContext(ctx, "cache affinity pin store failed; routing without pins", "op", "read", "err", err)

@@ -7,8 +7,6 @@ package users
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,6 +19,10 @@ import (
 // MaxPasswordLen is every byte bcrypt reads; a longer password would be
 // cut silently, so it is refused.
 const MaxPasswordLen = 72
+
+// NoPassword is the password hash of an account that signs in through an
+// identity provider alone: no password matches it.
+const NoPassword = ""
 
 // Invalid is a value a rule refuses, naming the input it came in.
 type Invalid struct{ Field, Message string }
@@ -47,8 +49,8 @@ type Service struct {
 // "default" and enabled.
 type Account struct {
 	Username, Password, Role, Group, Status string
-	// SignsInElsewhere is an account of an identity provider: its password
-	// is random and unknown to anyone until an administrator sets one.
+	// SignsInElsewhere is an account of an identity provider: it has no
+	// password (NoPassword) until an administrator sets one.
 	SignsInElsewhere bool
 	// Seeded is an account of the operator's seed file or root setting.
 	// Their length is checked when the configuration loads; the other
@@ -171,15 +173,12 @@ func (s *Service) Create(ctx context.Context, a Account) (*store.User, error) {
 	if a.Quota > 0 && s.Funds == nil {
 		return nil, errors.New("users: a starting balance needs billing")
 	}
-	pw := a.Password
-	if a.SignsInElsewhere {
-		b := make([]byte, 24)
-		_, _ = rand.Read(b)
-		pw = hex.EncodeToString(b)
-	}
-	hash, err := auth.HashPassword(pw)
-	if err != nil {
-		return nil, err
+	hash := NoPassword
+	if !a.SignsInElsewhere {
+		var err error
+		if hash, err = auth.HashPassword(a.Password); err != nil {
+			return nil, err
+		}
 	}
 	u := &store.User{Username: a.Username, PasswordHash: hash, Role: a.Role, Group: a.Group, Status: a.Status}
 	if err := s.Users.Create(ctx, u); err != nil {

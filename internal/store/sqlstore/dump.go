@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
 // DumpFormat is the version of the export format (the header's
@@ -20,6 +21,9 @@ type dumpTable struct {
 	// keep the row loadable (unique columns stay unique and never match a
 	// real secret) when secrets are not exported.
 	redact func(row map[string]any)
+	// secretRow drops one row unless secrets are exported: a row that is
+	// nothing but a secret, or a digest one could be checked against.
+	secretRow func(row map[string]any) bool
 }
 
 // dumpTables is every table an export carries. dumpSkipped is every table it
@@ -34,7 +38,10 @@ var dumpTables = []dumpTable{
 			r["prev_key_hash"], r["prev_until"] = nil, nil
 		}
 	}},
-	{name: "channels", redact: func(r map[string]any) { r["channel_key"] = "" }},
+	{name: "channels", redact: func(r map[string]any) {
+		r["channel_key"] = ""
+		redactChannelSettings(r)
+	}},
 	{name: "abilities"},
 	{name: "model_prices"},
 	{name: "model_price_versions"},
@@ -43,7 +50,7 @@ var dumpTables = []dumpTable{
 	{name: "billing_holds"},
 	{name: "traffic_limits"},
 	{name: "traffic_notices"},
-	{name: "gateway_settings", redact: redactSettingSecret},
+	{name: "gateway_settings", redact: redactSettingSecret, secretRow: seedMark},
 	{name: "user_totp", secretRows: true},
 	{name: "user_recovery_codes", secretRows: true},
 	{name: "user_identities"},
@@ -93,6 +100,44 @@ func redactSettingSecret(r map[string]any) {
 	if b, err := json.Marshal(m); err == nil {
 		r["value"] = string(b)
 	}
+}
+
+// channelSecretSettings are the members of a channel's settings that hold
+// a credential of their own.
+var channelSecretSettings = []string{"session_token"}
+
+// redactChannelSettings blanks each value of settings.headers (often a
+// second credential) and every other credential member, keeping the
+// names so an operator sees what to enter again.
+func redactChannelSettings(r map[string]any) {
+	v, _ := r["settings"].(string)
+	var m map[string]any
+	if json.Unmarshal([]byte(v), &m) != nil || m == nil {
+		return
+	}
+	if hs, ok := m["headers"].(map[string]any); ok {
+		for name := range hs {
+			hs[name] = ""
+		}
+	}
+	for _, k := range channelSecretSettings {
+		if _, ok := m[k]; ok {
+			m[k] = ""
+		}
+	}
+	if b, err := json.Marshal(m); err == nil {
+		r["settings"] = string(b)
+	}
+}
+
+// seedMark reports a setting that records which seed-file entry was last
+// applied: a digest of the entry, which holds raw keys and passwords, so
+// it could be checked offline against guesses of them. Without the marks
+// the importing gateway applies its seed file once more, which restores
+// the seeded keys that an export without secrets cannot carry.
+func seedMark(r map[string]any) bool {
+	name, _ := r["name"].(string)
+	return strings.HasPrefix(name, "seed:") || strings.HasSuffix(name, ".seed")
 }
 
 // dumpHeader is the first line of an export.

@@ -57,7 +57,8 @@ func fill(t *testing.T, s store.Store) (secrets []string) {
 	until := time.Now().Add(time.Hour)
 	must(s.Tokens().Rotate(ctx, tok.ID, "alice-rotated-hash", "sk-al...z", &until), "rotate")
 	ch := &store.Channel{Name: "up", Type: 1, BaseURL: "http://127.0.0.1:9", Key: "sk-upstream-channel-secret", Models: []string{"gpt-4o"},
-		Groups: []string{"vip"}, Priority: 3, Weight: 2, ModelMapping: map[string]string{"gpt-4o": "gpt-4o-2024"}, Settings: map[string]any{"x": "y"}, Status: store.StatusEnabled}
+		Groups: []string{"vip"}, Priority: 3, Weight: 2, ModelMapping: map[string]string{"gpt-4o": "gpt-4o-2024"}, Settings: map[string]any{"x": "y", "headers": map[string]any{"X-Vendor-Key": "vendor-header-secret"}, "session_token": "aws-session-secret"},
+		Status: store.StatusEnabled}
 	must(s.Channels().Create(ctx, ch), "channel")
 	must(s.Prices().Upsert(ctx, store.ModelPrice{Name: "gpt-4o", InputPerMTok: 2.5, OutputPerMTok: 10, Tiers: []store.PriceTier{{AboveInputTokens: 200000, InputPerMTok: 5}}}), "price")
 	must(s.Prices().Upsert(ctx, store.ModelPrice{Name: "free-one", Free: true}), "free price")
@@ -77,7 +78,11 @@ func fill(t *testing.T, s store.Store) (secrets []string) {
 	must(s.Logs().Insert(ctx, many), "many logs")
 	must(st.Traffic().PutSetting(ctx, "notify", `{"webhook_url":"http://hook","secret":"whsec-notify-secret"}`), "setting")
 	must(st.Traffic().PutLimits(ctx, store.SubjectToken, "1", json.RawMessage(`{"rpm":5}`)), "limits")
-	return []string{"alice-password-hash", "alice-key-hash", "alice-rotated-hash", "sk-upstream-channel-secret", "whsec-notify-secret"}
+	// Seed marks are digests of seed entries that hold raw keys.
+	must(st.Traffic().PutSetting(ctx, "seed:token:alice/main", "seed-token-entry-digest"), "seed mark")
+	must(st.Traffic().PutSetting(ctx, "notify.seed", "notify-entry-digest"), "notify seed mark")
+	return []string{"alice-password-hash", "alice-key-hash", "alice-rotated-hash", "sk-upstream-channel-secret", "whsec-notify-secret",
+		"vendor-header-secret", "aws-session-secret", "seed-token-entry-digest", "notify-entry-digest"}
 }
 
 func export(t *testing.T, s store.Store, withSecrets bool) []byte {
@@ -227,6 +232,9 @@ func TestAnExportWithoutSecretsHoldsNoneAndStillLoads(t *testing.T) {
 		if bytes.Contains(dump, []byte(s)) {
 			t.Errorf("the export without secrets holds %q", s)
 		}
+	}
+	if !bytes.Contains(dump, []byte(`X-Vendor-Key`)) {
+		t.Error("the export without secrets lost the names of the channel's headers")
 	}
 	withSecrets := export(t, src, true)
 	for _, s := range secrets {

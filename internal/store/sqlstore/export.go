@@ -98,6 +98,9 @@ func exportTable(ctx context.Context, conn *sql.Conn, enc *json.Encoder, t dumpT
 		for i, c := range cols {
 			row[c.name] = values[i]()
 		}
+		if !withSecrets && t.secretRow != nil && t.secretRow(row) {
+			continue
+		}
 		if !withSecrets && t.redact != nil {
 			t.redact(row)
 		}
