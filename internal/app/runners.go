@@ -24,6 +24,7 @@ func (a *App) runners() []runner {
 		{"limits-follow", func(ctx context.Context) { a.Limits.Follow(ctx, 5*time.Second) }},
 		{"price-follow", func(ctx context.Context) { a.followPrices(ctx, priceFollowEvery) }},
 		{"plugin-watch", func(ctx context.Context) { a.plugins.Watch(ctx, 3*time.Second) }},
+		{"guardrail-watch", func(ctx context.Context) { a.guardrails.Watch(ctx, guardrailRefresh) }},
 		{"changes", a.changes.Run},
 		{"key-watch", func(ctx context.Context) { watchKeyChanges(ctx, a.sql.Traffic(), keyWatchEvery, a.Keys.Invalidate) }},
 		// Two delivery workers, so one slow webhook does not hold back the

@@ -18,8 +18,10 @@ var layerRules = []Rule{
 	{Name: "providers is the catalog of adapters", Subject: "internal/providers", MayImport: []string{"internal/upstream/..."}},
 	{Name: "routing plans over the adapter seam, not the adapters", Subject: "internal/routing",
 		MayImport: []string{"internal/ir", "internal/store", "internal/upstream"}},
+	// guardrail (store and tokenize only) sits below admission: the usage
+	// row records what the guardrails did.
 	{Name: "admission builds on routing, billing and limits", Subject: "internal/admission",
-		MayImport: []string{"internal/ir", "internal/store", "internal/auth", "internal/billing", "internal/ratelimit", "internal/routing"}},
+		MayImport: []string{"internal/ir", "internal/store", "internal/auth", "internal/billing", "internal/ratelimit", "internal/routing", "internal/guardrail"}},
 	{Name: "billing sits below admission", Subject: "internal/billing", MayImport: []string{"internal/ir", "internal/store"}},
 	{Name: "ratelimit sits below admission", Subject: "internal/ratelimit", MayImport: []string{"internal/ir", "internal/store"}},
 	{Name: "auth sits below admission", Subject: "internal/auth", MayImport: []string{"internal/config", "internal/ir", "internal/store"}},

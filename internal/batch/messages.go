@@ -11,9 +11,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -154,7 +154,7 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		b.Mode, b.ChannelID = modeProvider, ch.ID
 		b.Upstream, _ = json.Marshal(providerState{KeyIndex: ch.KeyIndex})
 	}
-	if err := s.start(r, admission.Account(p), b, pl); err != nil {
+	if err := s.start(r, w.Header(), b, pl); err != nil {
 		s.dropFile(r, f.PublicID)
 		fail(err)
 		return
@@ -167,8 +167,14 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 // request's custom_id and params are copied as they came (the lines are
 // checked again, one by one, as any batch file is).
 func messageLines(raw []byte) (*bytes.Buffer, error) {
+	// A request's params become a line as they are, so a member named
+	// twice anywhere is refused here, naming where (CONTRACT §13).
+	valid, dup := protocol.CheckMembers(raw)
+	if dup != nil {
+		return nil, dup
+	}
 	reqs := gjson.GetBytes(raw, "requests")
-	if !gjson.ValidBytes(raw) || !reqs.IsArray() {
+	if !valid || !reqs.IsArray() {
 		return nil, badRequest("invalid_request", "requests", "requests must be a non-empty array of {custom_id, params}")
 	}
 	var input bytes.Buffer

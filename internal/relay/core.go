@@ -11,6 +11,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/guardrail"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
@@ -75,6 +76,11 @@ type callCore struct {
 	span, serverSpan trace.Span
 	// line is set when the call is a batch line (RunLine).
 	line *lineRun
+	// guards is what the guardrails did (the row's other.guardrails).
+	guards []guardrail.Record
+	// cancelUpstream ends the attempt under way's upstream request (nil
+	// between attempts): the stream tail calls it when the client leaves.
+	cancelUpstream context.CancelFunc
 }
 
 // exactly wraps an estimate that is always exact.
@@ -149,8 +155,7 @@ func (c *callCore) limit(estimate estimator) error {
 // response), after holding it against the period budgets that apply.
 func (c *callCore) reserve(amount int64) error {
 	if c.line != nil {
-		c.line.reserved = amount
-		return nil
+		return c.line.hold(amount)
 	}
 	hold, err := c.rl.gate().Reserve(c.r.Context(), c.background(), &c.ticket, admission.Account(c.principal),
 		c.rl.Billing.NewRequestKey(c.name), amount, c.w.Header())
@@ -311,17 +316,21 @@ func (c *callCore) fallbackPlannable() bool {
 func (c *callCore) switchModel(model string, price *billing.Price) bool {
 	prevModel, prevPrice := c.model, c.price
 	c.model, c.price = model, price
-	if c.hold == nil || c.sizer == nil {
+	if (c.hold == nil && c.line == nil) || c.sizer == nil {
 		return true
 	}
-	old := c.hold
-	if err := c.reserveEstimate(old.Reserved); err != nil {
+	// The new reservation replaces the ticket's hold and budget share:
+	// the old ones are given back together, or the budget would keep the
+	// first reservation's share for good.
+	old, oldBudget := c.hold, c.ticket.Budget
+	if err := c.reserveEstimate(c.reserved()); err != nil {
 		c.model, c.price, c.hold = prevModel, prevPrice, old
+		c.ticket.Budget, c.ticket.Hold = oldBudget, old
 		c.rl.Logger.InfoContext(c.r.Context(), "fallback model not reserved", "surface", c.name, "model", model, "err", err)
 		return false
 	}
-	if c.hold != old {
-		old.Refund(c.background(), nil)
+	if old != nil && c.hold != old {
+		(&admission.Ticket{Budget: oldBudget}).Refund(c.background(), old, nil)
 	}
 	return true
 }
@@ -466,7 +475,7 @@ func (c *callCore) logRow(ch charge, consume bool) store.UsageLog {
 	row := admission.Row(admission.Account(c.principal), c.model, obs.RequestID(c.r.Context()), u, c.start)
 	o := logOther{Endpoint: c.name, Stream: c.stream, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens,
 		Reasoning: u.ReasoningTokens, GroupRatio: c.rl.Billing.Ratio(c.principal.Group), Attempts: c.attempts,
-		FallbackFrom: c.fallbackFrom, Strategy: c.strategy}
+		FallbackFrom: c.fallbackFrom, Strategy: c.strategy, Guardrails: c.guards}
 	if c.aff.on {
 		o.Affinity = c.aff.result()
 	}

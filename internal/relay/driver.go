@@ -26,7 +26,10 @@ type hooks struct {
 	offer func() (served bool, err error)
 	// read takes the body once, decodes and validates it, and sets the
 	// call's model.
-	read     func() error
+	read func() error
+	// guard runs the request-stage guardrails on what read decoded,
+	// before anything is reserved; nil checks nothing.
+	guard    func() error
 	estimate estimator
 	filter   func(*routing.Channel) bool
 	// session is the call's cache affinity session (routing.SessionKey),
@@ -88,6 +91,11 @@ func (c *callCore) drive(h *hooks) error {
 	if err := h.read(); err != nil {
 		return err
 	}
+	if h.guard != nil {
+		if err := h.guard(); err != nil {
+			return err
+		}
+	}
 	if err := c.admit(h.estimate); err != nil {
 		return err
 	}
@@ -121,9 +129,19 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.r.Context()), c.rl.Options.UpstreamTimeout)
 	defer cancel()
-	// A client that leaves does not end the upstream call at once: it is
-	// read for clientLeftGrace more, so the usage it reports is billed.
-	defer context.AfterFunc(c.r.Context(), func() { time.AfterFunc(clientLeftGrace, cancel) })()
+	c.cancelUpstream = cancel
+	defer func() { c.cancelUpstream = nil }()
+	// A client that leaves a stream ends the upstream call at once (the
+	// stream tail does so once the answer streams); any other call is
+	// awaited clientLeftGrace more, so an answer being made is billed.
+	stream := c.stream
+	defer context.AfterFunc(c.r.Context(), func() {
+		if stream {
+			cancel()
+			return
+		}
+		time.AfterFunc(clientLeftGrace, cancel)
+	})()
 	req, done, err := h.send(ctx, a, t, ch)
 	if err != nil {
 		return err

@@ -26,6 +26,9 @@ type call struct {
 	prompt  int
 	counted bool
 	usage   ir.Usage
+	// redacted: a guardrail rewrote req, so it is encoded for every
+	// channel rather than the client's bytes passed through.
+	redacted bool
 }
 
 // answerStarted also lets go of the client's raw body: from the first byte
@@ -46,6 +49,7 @@ func (rl *Relay) chatHandler(sf surface) http.Handler {
 			// take 32 MB first.
 			authenticate: c.authenticate,
 			read:         c.read,
+			guard:        c.guardRequest,
 			estimate:     c.estimate,
 			filter:       rl.hasChatWire,
 			session:      c.session,
@@ -149,7 +153,7 @@ func (c *call) decode() error {
 	if req.Model == "" {
 		return &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "missing_model", Param: "model", Message: "model is required"}
 	}
-	c.req, c.model = req, req.Model
+	c.req, c.model, c.stream = req, req.Model, req.Stream
 	return nil
 }
 
