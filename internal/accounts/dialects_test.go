@@ -2,20 +2,14 @@ package accounts
 
 import (
 	"context"
-	"database/sql"
-	"encoding/hex"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-	_ "github.com/jackc/pgx/v5/stdlib"
-
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
-	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
+	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 )
 
 // TestStoreOnEveryDialect runs the accounts tables' SQL on SQLite, and on
@@ -28,40 +22,15 @@ func TestStoreOnEveryDialect(t *testing.T) {
 		if base == "" {
 			t.Skip("TURNPIKE_TEST_POSTGRES is not set")
 		}
-		exercise(t, openDialect(t, pgschema.Fresh(t, base)))
+		exercise(t, openDialect(t, testdb.Postgres(t, base)))
 	})
 	t.Run("mysql", func(t *testing.T) {
 		base := os.Getenv("TURNPIKE_TEST_MYSQL")
 		if base == "" {
 			t.Skip("TURNPIKE_TEST_MYSQL is not set")
 		}
-		cfg, err := mysql.ParseDSN(strings.TrimPrefix(base, "mysql://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		admin := mustOpen(t, "mysql", cfg.FormatDSN())
-		db := "turnpike_accounts_" + hex.EncodeToString(randomBytes(5))
-		mustExec(t, admin, "CREATE DATABASE "+db+" CHARACTER SET utf8mb4")
-		t.Cleanup(func() { admin.Exec("DROP DATABASE " + db) })
-		c := cfg.Clone()
-		c.DBName = db
-		exercise(t, openDialect(t, "mysql://"+c.FormatDSN()))
+		exercise(t, openDialect(t, testdb.MySQL(t, base)))
 	})
-}
-
-func mustOpen(t *testing.T, driver, dsn string) *sql.DB {
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
-func mustExec(t *testing.T, db *sql.DB, stmt string) {
-	if _, err := db.Exec(stmt); err != nil {
-		t.Fatalf("%s: %v", stmt, err)
-	}
 }
 
 func openDialect(t *testing.T, dsn string) *Store {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"github.com/turnpike-gw/turnpike/internal/apijson"
+	"github.com/turnpike-gw/turnpike/internal/users"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/accounts"
@@ -98,14 +98,10 @@ func (a *API) register(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err != nil {
 		return err
 	}
-	if err := checkName("username", username, 64); err != nil {
+	acct := users.Account{Username: username, Password: password, Group: reg.Group(),
+		Quota: reg.InitialQuota, QuotaNote: "initial quota from registration"}
+	if err := invalid(a.users.Check(&acct)); err != nil {
 		return err
-	}
-	if err := firstErr(checkPasswordLen("password", password), a.refuseDemoPassword("password", password)); err != nil {
-		return err
-	}
-	if strings.EqualFold(password, username) {
-		return badField("password", "must not be the username")
 	}
 	// Registration is throttled like sign-in: every attempt counts against
 	// the client's address, so one client cannot mint accounts in bulk or
@@ -113,11 +109,8 @@ func (a *API) register(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err := a.attempt(w, r, a.d.Throttle, username); err != nil {
 		return err
 	}
-	u := &store.User{Username: username, Role: store.RoleUser, Group: reg.Group(), Status: store.StatusEnabled}
-	if u.PasswordHash, err = auth.HashPassword(password); err != nil {
-		return err
-	}
-	if err := a.createAccount(r.Context(), u, "initial quota from registration"); err != nil {
+	u, err := a.users.Create(r.Context(), acct)
+	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return errorf(http.StatusConflict, "username_taken", "this username is taken")
 		}
@@ -136,20 +129,6 @@ func noteTarget(ctx context.Context, id int64) {
 	if id != 0 {
 		accounts.NoteTarget(ctx, strconv.FormatInt(id, 10))
 	}
-}
-
-// createAccount creates a self-registered user and gives it the initial
-// quota as a recorded top-up, so the books explain every unit.
-func (a *API) createAccount(ctx context.Context, u *store.User, note string) error {
-	if err := a.d.Store.Users().Create(ctx, u); err != nil {
-		return err
-	}
-	if q := a.d.Accounts.Registration.InitialQuota; q > 0 {
-		if _, err := a.d.Billing.TopUp(ctx, u.ID, q, note); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // parseTime reads an optional RFC 3339 or Unix-seconds query parameter,

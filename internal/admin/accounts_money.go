@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/turnpike-gw/turnpike/internal/apijson"
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"net/http"
 	"strconv"
 	"strings"
@@ -111,14 +112,14 @@ func (a *API) redeem(w http.ResponseWriter, r *http.Request, p *auth.Principal) 
 	}
 	a.attemptSucceeded(r, th, account)
 	accounts.NoteTarget(r.Context(), strconv.FormatInt(id, 10))
-	bal, err := a.d.Billing.TopUp(r.Context(), p.UserID, quota, fmt.Sprintf("redemption code %d", id))
+	c, err := a.d.Billing.Credit(r.Context(), billing.Credit{UserID: p.UserID, Delta: quota, Note: fmt.Sprintf("redemption code %d", id)})
 	if err != nil {
 		if rerr := st.ReleaseRedemption(r.Context(), id, p.UserID); rerr != nil {
 			a.log.Error("redemption: top-up failed and the code could not be released", "id", id, "err", rerr)
 		}
 		return err
 	}
-	apijson.Write(w, http.StatusOK, map[string]int64{"quota": quota, "balance": bal})
+	apijson.Write(w, http.StatusOK, map[string]int64{"quota": quota, "balance": c.Balance})
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"github.com/turnpike-gw/turnpike/internal/apijson"
+	"github.com/turnpike-gw/turnpike/internal/users"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -244,8 +245,10 @@ func (a *API) oidcUser(r *http.Request, id *accounts.Identity) (*store.User, err
 	// The account signs in through the provider alone: it has no password
 	// (no hash matches any) until an administrator sets one, so its link
 	// cannot be removed before then (oidcUnlink).
-	u := &store.User{Username: name, PasswordHash: noPassword, Role: store.RoleUser, Group: a.d.Accounts.Registration.Group(), Status: store.StatusEnabled}
-	if err := a.createAccount(ctx, u, "initial quota from registration (OpenID Connect)"); err != nil {
+	reg := a.d.Accounts.Registration
+	u, err := a.users.Create(ctx, users.Account{Username: name, SignsInElsewhere: true, Group: reg.Group(),
+		Quota: reg.InitialQuota, QuotaNote: "initial quota from registration (OpenID Connect)"})
+	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return nil, errorf(http.StatusConflict, "username_taken", "the username %q is taken by an account not linked to this sign-in", name)
 		}

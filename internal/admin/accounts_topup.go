@@ -15,6 +15,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/accounts"
 	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/payments"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -247,7 +248,7 @@ func (a *API) creditOrder(r *http.Request, ev *payments.Event) (bool, error) {
 	// Also for an order marked paid before: the credit's ledger key makes
 	// it once-only, and a node that died between the mark and the credit
 	// left it to this (retried) delivery.
-	credited, err := a.d.Billing.TopUpPaid(ctx, o.UserID, c.Quota, "topup:stripe:"+o.ID, other)
+	credited, err := a.d.Billing.Credit(ctx, billing.Credit{UserID: o.UserID, Delta: c.Quota, Key: "topup:stripe:" + o.ID, Detail: other})
 	if err != nil {
 		if paidBefore {
 			return false, err
@@ -257,7 +258,7 @@ func (a *API) creditOrder(r *http.Request, ev *payments.Event) (bool, error) {
 		}
 		return false, err
 	}
-	return credited, nil
+	return credited.Applied, nil
 }
 
 // centsToQuota converts minor currency units to quota, rounding half up

@@ -16,6 +16,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/users"
 )
 
 // Deps is what the administration API works with.
@@ -97,6 +98,7 @@ type API struct {
 	docOnce sync.Once
 	doc     []byte
 	docErr  error
+	users   *users.Service
 }
 
 // New returns the API; Register mounts it.
@@ -108,7 +110,25 @@ func New(d Deps) *API {
 	if d.Throttle == nil {
 		d.Throttle = auth.NewLoginThrottle(auth.NewMemoryCounter(), auth.DefaultThrottleLimits)
 	}
-	return &API{d: d, log: log, roles: map[string]string{}}
+	return &API{d: d, log: log, roles: map[string]string{}, users: d.usersService()}
+}
+
+// usersService is the one way the API, the seed and root's first start
+// create users and set passwords.
+func (d Deps) usersService() *users.Service {
+	s := &users.Service{Users: d.Store.Users(), Demo: d.Demo}
+	if d.Billing != nil {
+		s.Funds = d.Billing
+	}
+	return s
+}
+
+// invalid turns a users rule's refusal into the field error /api answers.
+func invalid(err error) error {
+	if iv, ok := errors.AsType[*users.Invalid](err); ok {
+		return badField(iv.Field, "%s", iv.Message)
+	}
+	return err
 }
 
 // handlerFunc is a handler that returns its failure instead of writing it,

@@ -240,6 +240,10 @@ func TestMalformedKeyListsAreRefusedSayingWhatToFix(t *testing.T) {
 	if r := e.do("admin", "PATCH", "/api/channels/{ok}", `{"key":"sk-b `+secret+`"}`); r.status != 400 {
 		t.Fatalf("patch with a malformed list: %d %s", r.status, r.raw)
 	}
+	// A task channel's key is one credential its plugin reads as it is.
+	if r := e.do("admin", "POST", "/api/channels", `{"name":"video","type":"kling","key":"access `+secret+`"}`); r.status != 200 {
+		t.Fatalf("a task channel's key with a space: %d %s", r.status, r.raw)
+	}
 	e.assertNeverShown(secret)
 }
 

@@ -117,7 +117,7 @@ func (e *env) addUser(name, role string, quota int64) {
 		e.t.Fatalf("create %s: %v", name, err)
 	}
 	if quota > 0 {
-		if _, err := e.d.Billing.TopUp(ctx, u.ID, quota, "fixture"); err != nil {
+		if _, err := e.d.Billing.Credit(ctx, billing.Credit{UserID: u.ID, Delta: quota, Note: "fixture"}); err != nil {
 			e.t.Fatal(err)
 		}
 	}

@@ -24,7 +24,7 @@ func (e *env) settleCall(user string, channelID int64, model string, charge int6
 
 func TestLogScenarios(t *testing.T) {
 	e := newEnv(t)
-	if _, err := e.d.Billing.TopUp(context.Background(), e.ids["bob"], 100, "fixture"); err != nil {
+	if _, err := e.d.Billing.Credit(context.Background(), billing.Credit{UserID: e.ids["bob"], Delta: 100, Note: "fixture"}); err != nil {
 		t.Fatal(err)
 	}
 	e.settleCall("alice", 7, "gpt-4o-mini", 30)

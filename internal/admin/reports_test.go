@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"github.com/turnpike-gw/turnpike/internal/billing"
+
 	"context"
 	"encoding/json"
 	"reflect"
@@ -19,7 +21,7 @@ func TestReportScenarios(t *testing.T) {
 		t.Fatalf("create channel: %d %s", r.status, r.raw)
 	}
 	e.ids["ch"] = int64(r.body["id"].(float64))
-	if _, err := e.d.Billing.TopUp(context.Background(), e.ids["alice"], 1000, "test"); err != nil {
+	if _, err := e.d.Billing.Credit(context.Background(), billing.Credit{UserID: e.ids["alice"], Delta: 1000, Note: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	e.run([]scenario{

@@ -6,6 +6,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/users"
 )
 
 // generatedPasswordLen is long enough to resist guessing over the network
@@ -28,12 +29,8 @@ func EnsureRoot(ctx context.Context, d Deps, password string) (created bool, gen
 		generated = auth.NewKey()[3 : 3+generatedPasswordLen]
 		password = generated
 	}
-	hash, err := auth.HashPassword(password)
+	_, err = d.usersService().Create(ctx, users.Account{Username: store.RoleRoot, Password: password, Role: store.RoleRoot, Seeded: true})
 	if err != nil {
-		return false, "", err
-	}
-	u := &store.User{Username: store.RoleRoot, PasswordHash: hash, Role: store.RoleRoot, Group: "default", Status: store.StatusEnabled}
-	if err := d.Store.Users().Create(ctx, u); err != nil {
 		// Another node may have created it between the lookup and now.
 		if errors.Is(err, store.ErrConflict) {
 			return false, "", nil

@@ -15,6 +15,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/users"
 )
 
 // Seed applies the seed section of the configuration file by natural key.
@@ -130,7 +131,7 @@ func seedUser(ctx context.Context, d Deps, su config.SeedUser) error {
 	changed := u.Role != role || u.Group != group
 	u.Role, u.Group = role, group
 	if su.Password != "" && !auth.CheckPassword(u.PasswordHash, su.Password) {
-		if u.PasswordHash, err = auth.HashPassword(su.Password); err != nil {
+		if err := d.usersService().SetSeededPassword(u, su.Password); err != nil {
 			return err
 		}
 		changed = true
@@ -145,21 +146,12 @@ func createSeedUser(ctx context.Context, d Deps, su config.SeedUser, role, group
 	if su.Password == "" {
 		return errors.New("a new user needs a password")
 	}
-	hash, err := auth.HashPassword(su.Password)
+	u, err := d.usersService().Create(ctx, users.Account{Username: su.Username, Password: su.Password, Role: role, Group: group,
+		Seeded: true, Quota: su.Quota, QuotaNote: "initial quota from the seed file"})
 	if err != nil {
 		return err
 	}
-	u := &store.User{Username: su.Username, PasswordHash: hash, Role: role, Group: group, Status: store.StatusEnabled}
-	if err := d.Store.Users().Create(ctx, u); err != nil {
-		return err
-	}
-	if err := seedLimits(ctx, d, store.SubjectUser, strconv.FormatInt(u.ID, 10), userLimits(su), false); err != nil {
-		return err
-	}
-	if su.Quota > 0 {
-		_, err = d.Billing.TopUp(ctx, u.ID, su.Quota, "initial quota from the seed file")
-	}
-	return err
+	return seedLimits(ctx, d, store.SubjectUser, strconv.FormatInt(u.ID, 10), userLimits(su), false)
 }
 
 func orDefault(s, def string) string {

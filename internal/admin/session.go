@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/turnpike-gw/turnpike/internal/apijson"
+	"github.com/turnpike-gw/turnpike/internal/users"
 	"math"
 	"net/http"
 	"strconv"
@@ -98,7 +99,7 @@ func readLogin(w http.ResponseWriter, r *http.Request) (username, password, code
 
 // noPassword is the password hash of an account made by an OpenID Connect
 // sign-in: no password matches it.
-const noPassword = ""
+const noPassword = users.NoPassword
 
 // checkLogin returns the user whose password this is, or nil. It runs
 // bcrypt exactly once whatever the outcome, and a disabled account fails
@@ -127,24 +128,6 @@ func (a *API) checkLogin(ctx context.Context, username, password string) (*store
 		return nil, nil // published in the README: only the demo takes it
 	}
 	return u, nil
-}
-
-// checkPasswordLen is the length every password must have (CONTRACT §16):
-// at least auth.MinPasswordLen bytes, and at most 72, all bcrypt reads.
-func checkPasswordLen(field, pw string) error {
-	if len(pw) < auth.MinPasswordLen || len(pw) > 72 {
-		return badField(field, "must be %d to 72 bytes", auth.MinPasswordLen)
-	}
-	return nil
-}
-
-// refuseDemoPassword keeps the demo's published password off every
-// gateway that is not the demo.
-func (a *API) refuseDemoPassword(field, pw string) error {
-	if pw == auth.DemoPassword && !a.d.Demo {
-		return badField(field, "is the demo's published password; choose another")
-	}
-	return nil
 }
 
 // attempt counts one guess of a secret as account on th before the secret
@@ -205,7 +188,7 @@ func (a *API) changePassword(w http.ResponseWriter, r *http.Request, _ *auth.Pri
 	if err := firstErr(getString(f, "old", &oldPw), getString(f, "new", &newPw)); err != nil {
 		return err
 	}
-	if err := firstErr(checkPasswordLen("new", newPw), a.refuseDemoPassword("new", newPw)); err != nil {
+	if err := invalid(a.users.CheckPassword("new", p.Username, newPw)); err != nil {
 		return err
 	}
 	// The old password is guessed through a stolen session as easily as
@@ -221,7 +204,7 @@ func (a *API) changePassword(w http.ResponseWriter, r *http.Request, _ *auth.Pri
 		return badField("old", "is not the current password")
 	}
 	a.attemptSucceeded(r, a.d.Throttle, p.Username)
-	if u.PasswordHash, err = auth.HashPassword(newPw); err != nil {
+	if err := invalid(a.users.SetPassword(u, "new", newPw)); err != nil {
 		return err
 	}
 	noteTarget(r.Context(), u.ID)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"github.com/turnpike-gw/turnpike/internal/apijson"
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"io"
 	"net/http"
 	"strconv"
@@ -369,7 +370,7 @@ func (a *API) setTokenQuota(ctx context.Context, t *store.Token, want int64) err
 	switch {
 	case limited && want >= 0:
 		if want != cur {
-			_, err = a.d.Billing.AdjustToken(ctx, t.UserID, t.ID, want-cur)
+			_, err = a.d.Billing.Credit(ctx, billing.Credit{UserID: t.UserID, TokenID: t.ID, Delta: want - cur, Note: "API key quota changed by an administrator"})
 		}
 		return err
 	case !limited && want < 0:

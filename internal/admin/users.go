@@ -3,6 +3,8 @@ package admin
 import (
 	"context"
 	"github.com/turnpike-gw/turnpike/internal/apijson"
+	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/users"
 	"net/http"
 	"strconv"
 	"time"
@@ -63,14 +65,7 @@ func (a *API) writeUser(w http.ResponseWriter, r *http.Request, status int, u *s
 }
 
 // roleRank orders roles; unknown roles rank below every real one.
-func roleRank(role string) int {
-	for i, r := range []string{store.RoleUser, store.RoleAdmin, store.RoleRoot} {
-		if r == role {
-			return i + 1
-		}
-	}
-	return 0
-}
+func roleRank(role string) int { return users.Rank(role) }
 
 // mayManage: root manages everyone, others themselves and those below them.
 func mayManage(p *auth.Principal, target *store.User) bool {
@@ -82,12 +77,7 @@ func mayGrant(p *auth.Principal, role string) bool {
 	return p.Role == store.RoleRoot || roleRank(role) < roleRank(p.Role)
 }
 
-func checkRole(role string) error {
-	if roleRank(role) == 0 {
-		return badField("role", "must be %q, %q or %q", store.RoleUser, store.RoleAdmin, store.RoleRoot)
-	}
-	return nil
-}
+func checkRole(role string) error { return invalid(users.CheckRole(role)) }
 
 // loadUser reads the {id} user, or 404.
 func (a *API) loadUser(r *http.Request) (*store.User, error) {
@@ -174,12 +164,7 @@ func readUserInput(w http.ResponseWriter, r *http.Request, cur ratelimit.Limits)
 func (in *userInput) check() error {
 	f := in.f
 	if f.has("username") {
-		if err := checkName("username", in.username, 64); err != nil {
-			return err
-		}
-	}
-	if f.has("password") {
-		if err := checkPasswordLen("password", in.password); err != nil {
+		if err := invalid(users.CheckUsername(in.username)); err != nil {
 			return err
 		}
 	}
@@ -208,47 +193,29 @@ func (a *API) createUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err != nil {
 		return err
 	}
-	if err := a.refuseDemoPassword("password", in.password); err != nil {
-		return err
-	}
 	if !in.f.has("username") || !in.f.has("password") {
 		return badRequest("username and password are required")
 	}
-	u := &store.User{Username: in.username, Role: store.RoleUser, Group: "default", Status: store.StatusEnabled}
-	if in.f.has("role") {
-		u.Role = in.role
-	}
-	if in.f.has("group") {
-		u.Group = in.group
-	}
-	if in.f.has("status") {
-		u.Status = in.st
-	}
-	if !mayGrant(p, u.Role) {
-		return forbidden("only root may create a user with role %s", u.Role)
-	}
-	if in.quota < 0 {
-		return badField("quota", "must not be negative")
-	}
-	if u.PasswordHash, err = auth.HashPassword(in.password); err != nil {
+	acct := users.Account{Username: in.username, Password: in.password, Role: in.role, Group: in.group, Status: in.st,
+		Quota: in.quota, QuotaNote: "initial quota"}
+	if err := invalid(a.users.Check(&acct)); err != nil {
 		return err
 	}
-	if err := a.d.Store.Users().Create(r.Context(), u); err != nil {
-		return err
+	if !mayGrant(p, acct.Role) {
+		return forbidden("only root may create a user with role %s", acct.Role)
 	}
-	noteTarget(r.Context(), u.ID)
+	u, err := a.users.Create(r.Context(), acct)
+	if u != nil {
+		noteTarget(r.Context(), u.ID)
+	}
+	if err != nil {
+		return invalid(err)
+	}
 	if err := a.saveLimits(r.Context(), store.SubjectUser, u.ID, in.limits, in.limitsSent); err != nil {
 		return err
 	}
 	if err := a.saveMCPGrant(r.Context(), store.SubjectUser, u.ID, grant); err != nil {
 		return err
-	}
-	// The starting balance is a recorded top-up, so the ledger alone
-	// explains every unit the user ever had.
-	if in.quota > 0 {
-		if _, err := a.d.Billing.TopUp(r.Context(), u.ID, in.quota, "initial quota"); err != nil {
-			return err
-		}
 	}
 	return a.writeUser(w, r, http.StatusOK, u)
 }
@@ -266,16 +233,13 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err != nil {
 		return err
 	}
-	if err := a.refuseDemoPassword("password", in.password); err != nil {
-		return err
-	}
 	if !mayManage(p, u) {
 		return forbidden("only root may change a user with role %s", u.Role)
 	}
 	if in.f.has("role") && in.role != u.Role && !mayGrant(p, in.role) {
 		return forbidden("only root may grant the role %s", in.role)
 	}
-	if err := in.apply(u); err != nil {
+	if err := in.apply(a.users, u); err != nil {
 		return err
 	}
 	if err := a.d.Store.Users().Update(r.Context(), u); err != nil {
@@ -319,16 +283,14 @@ func (a *API) endSessionsAfterPasswordSet(r *http.Request, userID int64) error {
 	return a.d.Sessions.EndAll(r.Context(), userID, keep)
 }
 
-func (in *userInput) apply(u *store.User) error {
+func (in *userInput) apply(svc *users.Service, u *store.User) error {
 	if in.f.has("username") {
 		u.Username = in.username
 	}
 	if in.f.has("password") {
-		h, err := auth.HashPassword(in.password)
-		if err != nil {
+		if err := invalid(svc.SetPassword(u, "password", in.password)); err != nil {
 			return err
 		}
-		u.PasswordHash = h
 	}
 	if in.f.has("role") {
 		u.Role = in.role
@@ -352,7 +314,7 @@ func (a *API) setUserQuota(ctx context.Context, userID, want int64) error {
 	if want == cur {
 		return nil
 	}
-	_, err = a.d.Billing.TopUp(ctx, userID, want-cur, "quota set by an administrator")
+	_, err = a.d.Billing.Credit(ctx, billing.Credit{UserID: userID, Delta: want - cur, Note: "quota set by an administrator"})
 	return err
 }
 
@@ -410,7 +372,9 @@ func (a *API) userQuota(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	}
 	bal, err := a.d.Billing.Balances().User(r.Context(), u.ID)
 	if err == nil && delta != 0 {
-		bal, err = a.d.Billing.TopUp(r.Context(), u.ID, delta, note)
+		var c billing.Credited
+		c, err = a.d.Billing.Credit(r.Context(), billing.Credit{UserID: u.ID, Delta: delta, Note: note})
+		bal = c.Balance
 	}
 	if err != nil {
 		return err

@@ -14,13 +14,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/redis/go-redis/v9"
+	"github.com/turnpike-gw/turnpike/internal/kv"
 
 	"github.com/turnpike-gw/turnpike/internal/accounts"
 	"github.com/turnpike-gw/turnpike/internal/admin"
@@ -86,13 +85,13 @@ type App struct {
 	batches    *batch.Service
 	mcp        *mcpgw.Gateway
 	registry   *prometheus.Registry
-	redis      redis.UniversalClient
-	changes    *changes
+	redis      kv.Client
+	changes    *kv.Changes
 	adminDeps  admin.Deps
 	// catalogues fetches price catalogues under the content guard.
 	catalogues *guardfetch.Fetcher
-	stop       context.CancelFunc
-	bg         chan struct{}
+	// loops are the background loops while the node serves (runners.go).
+	loops *running
 }
 
 // New builds a gateway from cfg. It opens the store, migrates it, creates
@@ -151,12 +150,12 @@ func (a *App) balances(ctx context.Context) (billing.Balances, error) {
 	if a.Config.Redis == "" {
 		return billing.NewMemoryBalances(a.Store), nil
 	}
-	rdb, where, err := newRedis(a.Config.Redis)
+	rdb, where, err := kv.Open(a.Config.Redis)
 	if err != nil {
 		return nil, err
 	}
 	a.redis = rdb
-	if err := pingRedis(ctx, rdb, where); err != nil {
+	if err := kv.Ping(ctx, rdb, where); err != nil {
 		rdb.Close()
 		a.redis = nil
 		return nil, err
@@ -214,7 +213,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		Guardrails: a.guardrailDeps(),
 	}
 	a.Admin = admin.New(a.adminDeps)
-	a.changes = newChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
+	a.changes = kv.NewChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
 	a.tasks = task.New(task.Deps{
 		Store: a.Store, Billing: a.Billing, Router: a.Router, Generations: a.plugins,
 		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, Limits: a.Limits,
@@ -315,7 +314,7 @@ func (a *App) buildHandler() {
 	// Validate refused a bad entry; a configuration that skipped it trusts
 	// no proxy, the safe side.
 	proxies, _ := clientaddr.Parse(a.Config.TrustedProxies)
-	a.Handler = proxies.Wrap(accept(a.Log, a.Tracer, storeGuard(apiStoreTimeout, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, a.changes.announce(mux))))))
+	a.Handler = proxies.Wrap(accept(a.Log, a.Tracer, storeGuard(apiStoreTimeout, audit.Wrap(browserGuard(a.Log, a.Config.Address(), a.Config.RootToken, announce(a.changes, mux))))))
 }
 
 // Prepare creates the root user and applies the seed; it returns the
@@ -408,10 +407,7 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 		_ = a.shutdown()
 		return err
 	}
-	bgCtx, stop := context.WithCancel(context.Background())
-	a.stop = stop
-	a.bg = make(chan struct{})
-	go a.background(bgCtx)
+	a.loops = startRunners(a.Log, a.runners())
 	calls := &inFlight{}
 	srv := newServer(calls.wrap(a.Handler), bodyReadTimeout(a.Config.BodyLimit()), a.Log)
 	errc := make(chan error, 1)
@@ -454,16 +450,15 @@ const pairWindow = 2 * time.Second
 // shutdown stops the background work, flushes billing (bounded) and closes
 // the store. It returns the writer's error when items stayed unwritten.
 func (a *App) shutdown() error {
-	if a.stop != nil {
-		a.stop()
-		<-a.bg
+	if a.loops != nil {
+		a.loops.stop()
 	}
 	a.plugins.Close()
 	a.mcp.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), billingCloseTimeout)
 	defer cancel()
 	err := a.Writer.Close(ctx)
-	if err == nil && a.stop != nil {
+	if err == nil && a.loops != nil {
 		// Everything is written, so no hold of this node is still wanted:
 		// ending the lease now lets other nodes release stragglers (an
 		// unclosed realtime session) without waiting for it to run out.
@@ -479,56 +474,6 @@ func (a *App) shutdown() error {
 		a.redis.Close()
 	}
 	return err
-}
-
-// background refreshes snapshots so that changes made through another node
-// reach this one.
-func (a *App) background(ctx context.Context) {
-	defer close(a.bg)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Add(7)
-	go func() { defer wg.Done(); a.batches.Run(ctx) }()
-	go func() { defer wg.Done(); a.changes.Run(ctx) }()
-	wg.Add(1)
-	go func() { defer wg.Done(); watchKeyChanges(ctx, a.sql.Traffic(), keyWatchEvery, a.Keys.Invalidate) }()
-	go func() { defer wg.Done(); a.plugins.Watch(ctx, 3*time.Second) }()
-	wg.Add(1)
-	go func() { defer wg.Done(); a.guardrails.Watch(ctx, guardrailRefresh) }()
-	go func() { defer wg.Done(); a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }()
-	go func() { defer wg.Done(); a.Router.Health.Run(ctx, healthRefresh) }()
-	go func() { defer wg.Done(); a.Limits.Follow(ctx, 5*time.Second) }()
-	a.Notify.Start(ctx, &wg)
-	wg.Add(1)
-	go func() { defer wg.Done(); a.followPrices(ctx, priceFollowEvery) }()
-	if a.Config.PriceCatalogue.Enabled() {
-		w := &priceWatch{cfg: a.Config.PriceCatalogue, fetch: a.fetchCatalogue, prices: a.Store.Prices(), alert: a.Notify.PriceCatalogueChanged, log: a.Log}
-		wg.Add(1)
-		go func() { defer wg.Done(); w.run(ctx) }()
-	}
-	if a.Config.LogRetentionDays > 0 {
-		r := &retention{logs: a.Store.Logs(), days: a.Config.LogRetentionDays, now: time.Now, log: a.Log, batch: 1000, pause: 50 * time.Millisecond}
-		wg.Add(1)
-		go func() { defer wg.Done(); r.run(ctx) }()
-	}
-	go func() {
-		defer wg.Done()
-		if err := a.tasks.Poller().Run(ctx); err != nil && ctx.Err() == nil {
-			a.Log.Error("task poller stopped", "err", err)
-		}
-	}()
-	t := time.NewTicker(15 * time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := a.reload(ctx); err != nil && ctx.Err() == nil {
-				a.Log.Warn("snapshot refresh failed", "err", err)
-			}
-		}
-	}
 }
 
 func randomHex(n int) string {

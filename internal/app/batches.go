@@ -6,6 +6,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/batch"
+	"github.com/turnpike-gw/turnpike/internal/batch/s3blobs"
 	"github.com/turnpike-gw/turnpike/internal/protocol/anthropic"
 	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
 	"github.com/turnpike-gw/turnpike/internal/providers"
@@ -18,7 +19,7 @@ func (a *App) buildBatches() {
 	cfg := a.Config
 	var blobs batch.Blobs
 	if f := cfg.Files; f.Store == "s3" {
-		blobs = batch.NewS3Blobs(batch.S3Options{Endpoint: f.Endpoint, Bucket: f.Bucket, AccessKey: f.AccessKey,
+		blobs = s3blobs.New(s3blobs.Options{Endpoint: f.Endpoint, Bucket: f.Bucket, AccessKey: f.AccessKey,
 			SecretKey: f.SecretKey, Region: f.Region, Client: newUpstreamClient()})
 	}
 	a.batches = batch.New(batch.Deps{Blobs: blobs,

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
 	"github.com/turnpike-gw/turnpike/internal/testkit/redisproc"
 )
@@ -165,11 +165,7 @@ func booksOfAMixedRun(t *testing.T, opts ...testkit.Option) {
 		t.Fatalf("turnpike reconcile exited %d on books that agree", code)
 	}
 
-	db, err := sql.Open("sqlite", strings.TrimPrefix(g.App.Config.Database, "sqlite:"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testdb.Open(t, "sqlite", strings.TrimPrefix(g.App.Config.Database, "sqlite:"))
 	if _, err := db.Exec("DELETE FROM usage_logs WHERE id = (SELECT MIN(id) FROM usage_logs WHERE type = 'consume')"); err != nil {
 		t.Fatal(err)
 	}

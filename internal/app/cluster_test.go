@@ -16,8 +16,8 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
+	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
-	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
 )
 
 // TestThreeNodesOnOneDatabaseAndRedis runs three real gateway processes on
@@ -38,7 +38,7 @@ func TestThreeNodesOnOneDatabaseAndRedis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the real binary")
 	}
-	dsn, rurl := pgschema.Fresh(t, pg), freshRedis(t, rd)
+	dsn, rurl := testdb.Postgres(t, pg), freshRedis(t, rd)
 	bin := buildGateway(t)
 	up := clusterUpstream(t)
 	dir := t.TempDir()

@@ -2,48 +2,19 @@ package app_test
 
 import (
 	"bytes"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
-	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
 )
 
 const dumpRoot = "root-token-for-the-move-test"
-
-// freshMySQLDatabase creates a database of its own on the test server.
-func freshMySQLDatabase(t *testing.T, base string) string {
-	t.Helper()
-	cfg, err := mysql.ParseDSN(strings.TrimPrefix(base, "mysql://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "turnpike_move_" + hex.EncodeToString(b)
-	if _, err := db.Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4"); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() { db.Exec("DROP DATABASE " + name) })
-	c := cfg.Clone()
-	c.DBName = name
-	return "mysql://" + c.FormatDSN()
-}
 
 func runCLI(t *testing.T, db string, args ...string) string {
 	t.Helper()
@@ -106,10 +77,10 @@ func TestAMoveFromSQLiteKeepsKeysAndBalances(t *testing.T) {
 		"sqlite": func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "moved.db") },
 	}
 	if pg := os.Getenv("TURNPIKE_TEST_POSTGRES"); pg != "" {
-		targets["postgres"] = func(t *testing.T) string { return pgschema.Fresh(t, pg) }
+		targets["postgres"] = func(t *testing.T) string { return testdb.Postgres(t, pg) }
 	}
 	if my := os.Getenv("TURNPIKE_TEST_MYSQL"); my != "" {
-		targets["mysql"] = func(t *testing.T) string { return freshMySQLDatabase(t, my) }
+		targets["mysql"] = func(t *testing.T) string { return testdb.MySQL(t, my) }
 	}
 	for name, fresh := range targets {
 		t.Run(name, func(t *testing.T) {

@@ -17,8 +17,8 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
-	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
 )
 
 // switchUpstream is a fake OpenAI-compatible upstream whose answer is
@@ -478,7 +478,7 @@ func TestTwoNodesSharingPostgreSQLSeeTheSameHealth(t *testing.T) {
 	if base == "" {
 		t.Skip("set TURNPIKE_TEST_POSTGRES (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run two nodes on one database")
 	}
-	dsn := pgschema.Fresh(t, base)
+	dsn := testdb.Postgres(t, base)
 	up := newSwitchUpstream(t)
 	useDB := testkit.WithConfig(func(c *config.Config) { c.Database = dsn })
 	a, _ := healthGateway(t, []testkit.Option{useDB}, healthChannel("c", up.URL, []string{"m"}, healthSettings))

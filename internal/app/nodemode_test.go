@@ -10,8 +10,8 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
-	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
 )
 
 // serveErr starts a second node from cfg and reports why it did not
@@ -60,7 +60,7 @@ func TestANodeRefusesToStartInAnotherRedisModeThanTheLiveNodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			db, redisURL := pgschema.Fresh(t, pg), freshRedis(t, rd)
+			db, redisURL := testdb.Postgres(t, pg), freshRedis(t, rd)
 			mode := func(redis bool) testkit.Option {
 				return testkit.WithConfig(func(cfg *config.Config) {
 					cfg.Database, cfg.Redis = db, ""

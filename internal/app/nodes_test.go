@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
 )
@@ -89,12 +87,7 @@ func (b browserRequest) sendStatus(t *testing.T, g *testkit.Gateway, cookie *htt
 
 // clearAddressCount forgets the failed sign-ins counted for 127.0.0.1.
 func clearAddressCount(t *testing.T) {
-	opts, err := redis.ParseURL(os.Getenv("TURNPIKE_TEST_REDIS"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
+	rdb := openRedis(t, os.Getenv("TURNPIKE_TEST_REDIS"))
 	if err := rdb.Del(context.Background(), "turnpike:login:addr:127.0.0.1").Err(); err != nil {
 		t.Fatal(err)
 	}

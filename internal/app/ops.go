@@ -10,11 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/logging"
-
 	"github.com/turnpike-gw/turnpike/internal/admin"
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/kv"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
@@ -44,7 +42,7 @@ func configCommand(args []string, stdout, stderr io.Writer, getenv func(string) 
 	}
 	// The Redis library logs its own connection failures; the check
 	// reports them once, as a problem.
-	redis.SetLogger(&logging.VoidLogger{})
+	kv.SilenceLibraryLog()
 	notes := func(line string) { fmt.Fprintln(stdout, line) }
 	problems := checkConfig(context.Background(), *cfgPath, getenv, notes)
 	for _, p := range problems {
@@ -88,6 +86,17 @@ func checkConfig(ctx context.Context, path string, getenv func(string) string, n
 		notes("redis: answers")
 	}
 	return problems
+}
+
+func checkRedis(ctx context.Context, raw string) error {
+	rdb, where, err := kv.Open(raw)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	return kv.Ping(ctx, rdb, where)
 }
 
 // migrateCommand applies the schema migrations and exits; opening the store
@@ -202,15 +211,4 @@ func checkSeedAgainstDatabase(ctx context.Context, cfg config.Config) []string {
 	return admin.CheckSeed(ctx, cfg.Seed, cfg.Lines, func(_ context.Context, name string) (bool, error) {
 		return existing[name], nil
 	})
-}
-
-func checkRedis(ctx context.Context, raw string) error {
-	rdb, where, err := newRedis(raw)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
-	defer cancel()
-	return pingRedis(ctx, rdb, where)
 }

@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/kv"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
-	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
 )
 
 // freshRedis gives the test a Redis database of its own (1–15 of the test
@@ -30,16 +29,22 @@ func freshRedis(t *testing.T, base string) string {
 		t.Fatal(err)
 	}
 	u.Path = "/" + strconv.Itoa(1+rand.IntN(15))
-	opts, err := redis.ParseURL(u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
+	rdb := openRedis(t, u.String())
 	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
 		t.Fatalf("flush test redis: %v", err)
 	}
 	return u.String()
+}
+
+// openRedis connects to the test Redis at raw until t ends.
+func openRedis(t *testing.T, raw string) kv.Client {
+	t.Helper()
+	rdb, _, err := kv.Open(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
 }
 
 // TestAdminChangesReachTheOtherNodeWithinTwoSeconds runs two gateways on
@@ -51,7 +56,7 @@ func TestAdminChangesReachTheOtherNodeWithinTwoSeconds(t *testing.T) {
 	if pg == "" || rd == "" {
 		t.Skip("set TURNPIKE_TEST_POSTGRES and TURNPIKE_TEST_REDIS to measure propagation between two nodes")
 	}
-	dsn, rurl := pgschema.Fresh(t, pg), freshRedis(t, rd)
+	dsn, rurl := testdb.Postgres(t, pg), freshRedis(t, rd)
 	up := slowUpstream(t, 0)
 	weight := 1
 	seed := []testkit.Option{

@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"bufio"
-	"database/sql"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	_ "modernc.org/sqlite"
+	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 )
 
 // endlessStream is an upstream whose chat stream never ends: a chunk every
@@ -117,11 +116,7 @@ models:
 			t.Errorf("log lacks %q", want)
 		}
 	}
-	db, err := sql.Open("sqlite", dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testdb.Open(t, "sqlite", dbPath)
 	var consumed, completion, refunds int64
 	if err := db.QueryRow(`SELECT COALESCE(SUM(CASE WHEN type = 'consume' THEN quota END), 0),
 		COALESCE(SUM(CASE WHEN type = 'consume' THEN completion_tokens END), 0),

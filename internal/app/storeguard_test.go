@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"io"
 	"net"
@@ -16,8 +15,8 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
-	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
 )
 
 const guardRoot = "root-token-for-the-outage-test"
@@ -187,7 +186,7 @@ func TestAPICallsFailFastWith503WhenPostgreSQLDoesNotAnswer(t *testing.T) {
 	if pg == "" {
 		t.Skip("set TURNPIKE_TEST_POSTGRES to cut the gateway off its database")
 	}
-	dsn := pgschema.Fresh(t, pg)
+	dsn := testdb.Postgres(t, pg)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -232,11 +231,7 @@ func TestAPICallsFailFastWith503WhenPostgreSQLDoesNotAnswer(t *testing.T) {
 func TestAPIWritesFailFastWith503WhileSQLiteIsLockedByAnotherProcess(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "locked.db")
 	g := testkit.Start(t, testkit.WithRootToken(guardRoot), testkit.WithConfig(func(c *config.Config) { c.Database = "sqlite:" + path }))
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testdb.Open(t, "sqlite", path)
 	conn, err := db.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/kv"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -125,7 +126,7 @@ func announceChange(ctx context.Context, redisURL, kind string, stderr io.Writer
 	if redisURL == "" {
 		return
 	}
-	rdb, _, err := newRedis(redisURL)
+	rdb, _, err := kv.Open(redisURL)
 	if err != nil {
 		fmt.Fprintln(stderr, "turnpike: running nodes not told at once:", err)
 		return
@@ -133,7 +134,7 @@ func announceChange(ctx context.Context, redisURL, kind string, stderr io.Writer
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	if err := rdb.Publish(ctx, changesChannel, "cli "+kind).Err(); err != nil {
+	if err := kv.Announce(ctx, rdb, "cli", kind); err != nil {
 		fmt.Fprintln(stderr, "turnpike: running nodes not told through Redis (they see it within 2 s through the database):", err)
 	}
 }

@@ -3,14 +3,12 @@ package app_test
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -19,10 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/notify"
+	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
 )
 
@@ -524,34 +521,16 @@ func TestTwoNodesHonourOneRateLimitTogether(t *testing.T) {
 	if pg == "" || rd == "" {
 		t.Skip("set TURNPIKE_TEST_POSTGRES and TURNPIKE_TEST_REDIS to run the cross-node rate-limit test")
 	}
-	db, err := sql.Open("pgx", pg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "turnpike_rl_" + hex.EncodeToString(b)
-	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE") })
+	dsn := testdb.Postgres(t, pg)
 	// Ids restart in a fresh schema: counts an earlier run left in Redis
 	// under the same ids must go.
-	ropts, err := redis.ParseURL(rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(ropts)
-	defer rdb.Close()
+	rdb := openRedis(t, rd)
 	iter := rdb.Scan(context.Background(), 0, "turnpike:rl:*", 1000).Iterator()
 	for iter.Next(context.Background()) {
 		rdb.Del(context.Background(), iter.Val())
 	}
-	u, _ := url.Parse(pg)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
 	var calls atomic.Int64
 	up := usageUpstream(t, &calls, 0)
 	key, budgetKey := "sk-xnode-"+hex.EncodeToString(b), "sk-xbudget-"+hex.EncodeToString(b)
@@ -559,7 +538,7 @@ func TestTwoNodesHonourOneRateLimitTogether(t *testing.T) {
 		return trafficGateway(t, up.URL, 10_000_000, []config.SeedToken{
 			{Name: "k", User: "alice", Key: key, SeedRate: config.SeedRate{RPM: 5}},
 			{Name: "b", User: "alice", Key: budgetKey, SeedBudget: config.SeedBudget{PeriodQuota: 1200, Period: "day"}}},
-			testkit.WithConfig(func(c *config.Config) { c.Database, c.Redis = u.String(), rd }))
+			testkit.WithConfig(func(c *config.Config) { c.Database, c.Redis = dsn, rd }))
 	}
 	a, b2 := node(), node()
 	ok := 0

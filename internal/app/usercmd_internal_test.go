@@ -83,8 +83,9 @@ func TestUserCreateRefusesBadInput(t *testing.T) {
 	}{
 		{"short password", "short\n", []string{"create", "--username", "dave", "--role", "user", "--password-stdin"}, 1, "8 to 72"},
 		{"the demo's password", auth.DemoPassword + "\n", []string{"create", "--username", "dave", "--role", "user", "--password-stdin"}, 1, "demo"},
-		{"no role", "", []string{"create", "--username", "dave"}, 2, "needs --role"},
+		{"the username as password", "dave-the-admin\n", []string{"create", "--username", "dave-the-admin", "--role", "admin", "--password-stdin"}, 1, "username"},
 		{"unknown role", "", []string{"create", "--username", "dave", "--role", "owner"}, 1, "role"},
+		{"no role", "", []string{"create", "--username", "dave"}, 2, "--role"},
 		{"existing user", "", []string{"create", "--username", "carol", "--role", "user"}, 1, "already exists"},
 		{"no username", "", []string{"create"}, 2, "usage"},
 		{"no subcommand", "", nil, 2, "usage"},

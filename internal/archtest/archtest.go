@@ -21,7 +21,9 @@ type Package struct {
 }
 
 // Rule is one row of the map. Who names packages a rule is about; a path
-// ending in "/..." means the package and everything under it.
+// ending in "/..." means the package and everything under it. A Subject
+// outside the module (database/sql, a third-party module) makes the rule
+// say which packages own that dependency.
 type Rule struct {
 	Name string
 	// Subject is the package (pattern) the rule protects or constrains.
@@ -85,14 +87,14 @@ func checkOne(r Rule, p Package) []Violation {
 	var out []Violation
 	edges := func(imports []string, test bool) {
 		for _, to := range imports {
-			if to == p.Path || !internal(to) {
+			if to == p.Path {
 				continue
 			}
 			if r.ImportedOnlyBy != nil && match(r.Subject, to) && !match(r.Subject, p.Path) &&
 				!matchAny(r.ImportedOnlyBy, p.Path) && !(test && r.TestsMayImport) {
 				out = append(out, Violation{Rule: r.Name, From: p.Path, To: to, Test: test})
 			}
-			if r.MayImport != nil && !test && match(r.Subject, p.Path) && !matchAny(r.MayImport, to) {
+			if r.MayImport != nil && !test && internal(to) && match(r.Subject, p.Path) && !matchAny(r.MayImport, to) {
 				out = append(out, Violation{Rule: r.Name, From: p.Path, To: to})
 			}
 		}

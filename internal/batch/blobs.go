@@ -10,15 +10,15 @@ import (
 )
 
 // Blobs keeps the bytes of files. Put streams r in and stops with
-// errTooLarge past max bytes, having kept nothing; Open streams them out.
+// ErrTooLarge past max bytes, having kept nothing; Open streams them out.
 type Blobs interface {
 	Put(ctx context.Context, id string, r io.Reader, max int64) (int64, error)
 	Open(ctx context.Context, id string) (io.ReadCloser, error)
 	Delete(ctx context.Context, id string) error
 }
 
-// errTooLarge is an upload past files.max_mb.
-var errTooLarge = errors.New("file larger than the gateway accepts")
+// ErrTooLarge is an upload past files.max_mb.
+var ErrTooLarge = errors.New("file larger than the gateway accepts")
 
 func tooLarge(max int64) *ir.Error {
 	return &ir.Error{Status: 413, Kind: ir.KindRequestTooLarge, Code: "file_too_large", Param: "file",
@@ -53,7 +53,7 @@ func (b SQLBlobs) Put(ctx context.Context, id string, r io.Reader, max int64) (i
 			total += int64(n)
 			if total > max {
 				_ = b.Delete(context.WithoutCancel(ctx), id)
-				return total, errTooLarge
+				return total, ErrTooLarge
 			}
 			if perr := b.Repo.PutChunk(ctx, id, seq, buf[:n]); perr != nil {
 				_ = b.Delete(context.WithoutCancel(ctx), id)

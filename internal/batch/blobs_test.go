@@ -74,7 +74,7 @@ func TestSQLBlobsStreamAFileThroughChunksOfAtMostAMiB(t *testing.T) {
 		{"an empty file has no chunk", 0, 1 << 30, 0, nil},
 		{"a file of exactly one chunk", chunkSize, 1 << 30, 1, nil},
 		{"a large file is many chunks", 5*chunkSize + 7, 1 << 30, 6, nil},
-		{"a file past the limit keeps nothing", 3*chunkSize + 1, 3 * chunkSize, 0, errTooLarge},
+		{"a file past the limit keeps nothing", 3*chunkSize + 1, 3 * chunkSize, 0, ErrTooLarge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

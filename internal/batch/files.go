@@ -93,7 +93,7 @@ func (s *Service) uploadFile(w http.ResponseWriter, r *http.Request) {
 			}
 			f.Filename = part.FileName()
 			n, err := s.Blobs.Put(r.Context(), f.PublicID, part, max)
-			if errors.Is(err, errTooLarge) {
+			if errors.Is(err, ErrTooLarge) {
 				s.fail(w, tooLarge(max))
 				return
 			}

@@ -190,7 +190,7 @@ func TestRedisOutageRefusesWith503AndRecoversOnTheLedger(t *testing.T) {
 	if !errors.As(err, &ie) || ie.Status != 503 || ie.Code != "redis_unavailable" {
 		t.Fatalf("reserve during the outage: %v, want a 503 redis_unavailable", err)
 	}
-	if _, err := n.svc.TopUp(ctx, a.user, 5, "x"); !errors.As(err, &ie) || ie.Status != 503 {
+	if _, err := n.svc.Credit(ctx, Credit{UserID: a.user, Delta: 5, Note: "x"}); !errors.As(err, &ie) || ie.Status != 503 {
 		t.Fatalf("top-up during the outage: %v, want a 503", err)
 	}
 	// The call answered before the outage is charged all the same.

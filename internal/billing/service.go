@@ -176,43 +176,100 @@ func (s *Service) NewRequestKey(prefix string) string {
 	return prefix + "-" + uuid.Must(uuid.NewV7()).String()
 }
 
-// TopUp adds delta (may be negative) to a user's balance and records it.
-func (s *Service) TopUp(ctx context.Context, userID, delta int64, note string) (int64, error) {
+// Credit is money that comes from outside the model calls: a starting
+// balance, an administrator's adjustment (negative too), a redeemed code, a
+// card payment. Every such movement goes through Service.Credit, so each is
+// a ledger entry and a usage row (topup, or adjust when negative) and none
+// moves a balance behind the books.
+type Credit struct {
+	UserID int64
+	// TokenID, when set, moves a limited key's own balance instead of the
+	// user's.
+	TokenID int64
+	Delta   int64
+	// Note says why, on the usage row ("redemption code 12").
+	Note string
+	// Detail is the usage row's detail in place of the note (a payment's
+	// order and amount).
+	Detail json.RawMessage
+	// Key makes the credit happen once: the entry is written first under
+	// it and the balance moves only if it was written, so a payment
+	// delivered twice is credited once. Only positive user credits take
+	// one. Empty: a fresh key, the balance moves at once and the entry is
+	// written behind.
+	Key string
+}
+
+// Credited is what a credit did.
+type Credited struct {
+	// Balance is the balance it moved, after the move (credits without a
+	// Key).
+	Balance int64
+	// Applied is false when a credit's Key was recorded already.
+	Applied bool
+}
+
+// Credit moves c into the books and the live balance.
+func (s *Service) Credit(ctx context.Context, c Credit) (Credited, error) {
+	switch {
+	case c.Key != "":
+		if c.Delta <= 0 || c.TokenID != 0 {
+			return Credited{}, fmt.Errorf("billing: a keyed credit needs a positive amount for a user")
+		}
+		ok, err := s.creditOnce(ctx, c)
+		return Credited{Applied: ok}, err
+	case c.TokenID != 0:
+		bal, err := s.creditNow(ctx, c, "tokenadj", func() (int64, error) { return s.balances.AddToken(ctx, c.TokenID, c.Delta) })
+		return Credited{Balance: bal, Applied: err == nil}, err
+	default:
+		bal, err := s.creditNow(ctx, c, "topup", func() (int64, error) { return s.balances.AddUser(ctx, c.UserID, c.Delta) })
+		return Credited{Balance: bal, Applied: err == nil}, err
+	}
+}
+
+// creditNow moves the live balance and queues the entry under a fresh key.
+func (s *Service) creditNow(ctx context.Context, c Credit, prefix string, move func() (int64, error)) (int64, error) {
 	s.moves.RLock()
 	defer s.moves.RUnlock()
-	bal, err := s.retryStale(ctx, func() (int64, error) { return s.balances.AddUser(ctx, userID, delta) })
+	bal, err := s.retryStale(ctx, move)
 	if err != nil {
 		return 0, err
 	}
-	key := s.NewRequestKey("topup")
-	s.writer.Item(store.BillingItem{
-		Entry: &store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: userID, Delta: delta, CreatedAt: time.Now().UTC()},
-		Log: &store.UsageLog{Type: quotaLogType(delta), UserID: userID, Quota: delta, RequestID: key,
-			Other: noteJSON(note), CreatedAt: time.Now().UTC()}})
+	key := s.NewRequestKey(prefix)
+	now := time.Now().UTC()
+	entry := &store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: c.UserID, Delta: c.Delta, CreatedAt: now}
+	if c.TokenID != 0 {
+		// The row makes the key's change visible in its log, and lets the
+		// books match every ledger movement of the key to a usage row.
+		entry.Delta, entry.TokenID, entry.TokenDelta = 0, c.TokenID, c.Delta
+	}
+	s.writer.Item(store.BillingItem{Entry: entry,
+		Log: &store.UsageLog{Type: quotaLogType(c.Delta), UserID: c.UserID, TokenID: c.TokenID, Quota: c.Delta, RequestID: key,
+			Other: c.detail(), CreatedAt: now}})
 	return bal, nil
 }
 
-// TopUpPaid adds bought credit to a user: a top-up like TopUp whose log row
-// carries other as its detail and whose ledger entry has the caller's key.
-// A key derived from what was paid for lets the ledger itself refuse a
-// second entry for the same payment, beneath the caller's own once-only
-// claim.
-func (s *Service) TopUpPaid(ctx context.Context, userID, delta int64, key string, other json.RawMessage) (bool, error) {
-	if delta <= 0 || key == "" {
-		return false, fmt.Errorf("billing: a paid top-up needs a positive amount and a key")
-	}
-	// Written now and moved only if written: a credit whose key is stored
-	// already is not given twice, so a delivery retried after a crash
-	// between the order's mark and this write completes it exactly once.
+// creditOnce writes the entry now and moves the balance only if it was
+// written: a credit whose key is stored already is not given twice, so a
+// delivery retried after a crash between the caller's own once-only claim
+// and this write completes it exactly once.
+func (s *Service) creditOnce(ctx context.Context, c Credit) (bool, error) {
 	now := time.Now().UTC()
 	written, err := s.commit(ctx, []store.BillingItem{{
-		Entry: &store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: userID, Delta: delta, CreatedAt: now},
-		Log:   &store.UsageLog{Type: store.LogTopUp, UserID: userID, Quota: delta, RequestID: key, Other: other, CreatedAt: now}}},
-		[]Move{{UserID: userID, Delta: delta}})
+		Entry: &store.LedgerEntry{Key: c.Key, Kind: store.LedgerTopUp, UserID: c.UserID, Delta: c.Delta, CreatedAt: now},
+		Log:   &store.UsageLog{Type: store.LogTopUp, UserID: c.UserID, Quota: c.Delta, RequestID: c.Key, Other: c.detail(), CreatedAt: now}}},
+		[]Move{{UserID: c.UserID, Delta: c.Delta}})
 	if err != nil {
 		return false, err
 	}
 	return written[0], nil
+}
+
+func (c Credit) detail() json.RawMessage {
+	if c.Detail != nil {
+		return c.Detail
+	}
+	return noteJSON(c.Note)
 }
 
 func quotaLogType(delta int64) string {
@@ -220,24 +277,6 @@ func quotaLogType(delta int64) string {
 		return store.LogAdjust
 	}
 	return store.LogTopUp
-}
-
-// AdjustToken adds delta to a limited key's balance and records it.
-func (s *Service) AdjustToken(ctx context.Context, userID, tokenID, delta int64) (int64, error) {
-	s.moves.RLock()
-	defer s.moves.RUnlock()
-	bal, err := s.retryStale(ctx, func() (int64, error) { return s.balances.AddToken(ctx, tokenID, delta) })
-	if err != nil {
-		return 0, err
-	}
-	key := s.NewRequestKey("tokenadj")
-	// The row makes the key's change visible in its log, and lets the
-	// books match every ledger movement of the key to a usage row.
-	s.writer.Item(store.BillingItem{
-		Entry: &store.LedgerEntry{Key: key, Kind: store.LedgerTopUp, UserID: userID, TokenID: tokenID, TokenDelta: delta, CreatedAt: time.Now().UTC()},
-		Log: &store.UsageLog{Type: quotaLogType(delta), UserID: userID, TokenID: tokenID, Quota: delta, RequestID: key,
-			Other: noteJSON("API key quota changed by an administrator"), CreatedAt: time.Now().UTC()}})
-	return bal, nil
 }
 
 func noteJSON(note string) json.RawMessage {

@@ -75,6 +75,40 @@ func ParseProviderCSV(r io.Reader) (map[lineKey]*Usage, error) {
 	cr := csv.NewReader(r)
 	cr.TrimLeadingSpace = true
 	cr.ReuseRecord = true
+	col, err := providerColumns(cr)
+	if err != nil {
+		return nil, err
+	}
+	out := map[lineKey]*Usage{}
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, csvErr("line %d cannot be read: %v", line, err)
+		}
+		if len(out) >= MaxProviderRows {
+			return nil, csvErr("the CSV has more than %d rows", MaxProviderRows)
+		}
+		k, u, err := providerLine(line, func(name string) string { return strings.TrimSpace(rec[col[name]]) })
+		if err != nil {
+			return nil, err
+		}
+		if out[k] != nil {
+			return nil, csvErr("line %d: %s %s appears twice; the export has one row per day and model", line, k.date, k.model)
+		}
+		out[k] = u
+	}
+	if len(out) == 0 {
+		return nil, csvErr("the CSV has a header but no rows")
+	}
+	return out, nil
+}
+
+// providerColumns reads the header: each column of ProviderHeader and where
+// it is.
+func providerColumns(cr *csv.Reader) (map[string]int, error) {
 	head, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, csvErr("the CSV is empty; its first line must be the header %s", strings.Join(ProviderHeader, ","))
@@ -92,58 +126,41 @@ func ParseProviderCSV(r io.Reader) (map[lineKey]*Usage, error) {
 			return nil, csvErr("the CSV's header lacks the column %q; it must be %s", name, strings.Join(ProviderHeader, ","))
 		}
 	}
-	out := map[lineKey]*Usage{}
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, csvErr("line %d cannot be read: %v", line, err)
-		}
-		if len(out) >= MaxProviderRows {
-			return nil, csvErr("the CSV has more than %d rows", MaxProviderRows)
-		}
-		field := func(name string) string { return strings.TrimSpace(rec[col[name]]) }
-		day, err := time.Parse(time.DateOnly, field("date"))
-		if err != nil {
-			return nil, csvErr("line %d: date %q is not a UTC day such as 2026-01-31", line, field("date"))
-		}
-		model := field("model")
-		if model == "" {
-			return nil, csvErr("line %d: model is empty", line)
-		}
-		u := &Usage{}
-		for _, n := range []struct {
-			name string
-			dst  *int64
-		}{{"requests", &u.Requests}, {"input_tokens", &u.InputTokens}, {"output_tokens", &u.OutputTokens}} {
-			v := field(n.name)
-			if v == "" {
-				continue
-			}
-			if *n.dst, err = strconv.ParseInt(v, 10, 64); err != nil || *n.dst < 0 {
-				return nil, csvErr("line %d: %s %q is not a whole number of zero or more", line, n.name, v)
-			}
-		}
-		if v := field("cost_usd"); v != "" {
-			c, ok := new(big.Rat).SetString(strings.TrimPrefix(v, "$"))
-			if !ok || c.Sign() < 0 {
-				return nil, csvErr("line %d: cost_usd %q is not a dollar amount of zero or more", line, v)
-			}
-			n := number(c)
-			u.cost, u.CostUSD = c, &n
-		}
-		k := lineKey{day.Format(time.DateOnly), model}
-		if out[k] != nil {
-			return nil, csvErr("line %d: %s %s appears twice; the export has one row per day and model", line, k.date, k.model)
-		}
-		out[k] = u
+	return col, nil
+}
+
+// providerLine reads one row, whose columns field gives by name.
+func providerLine(line int, field func(string) string) (lineKey, *Usage, error) {
+	day, err := time.Parse(time.DateOnly, field("date"))
+	if err != nil {
+		return lineKey{}, nil, csvErr("line %d: date %q is not a UTC day such as 2026-01-31", line, field("date"))
 	}
-	if len(out) == 0 {
-		return nil, csvErr("the CSV has a header but no rows")
+	model := field("model")
+	if model == "" {
+		return lineKey{}, nil, csvErr("line %d: model is empty", line)
 	}
-	return out, nil
+	u := &Usage{}
+	for _, n := range []struct {
+		name string
+		dst  *int64
+	}{{"requests", &u.Requests}, {"input_tokens", &u.InputTokens}, {"output_tokens", &u.OutputTokens}} {
+		v := field(n.name)
+		if v == "" {
+			continue
+		}
+		if *n.dst, err = strconv.ParseInt(v, 10, 64); err != nil || *n.dst < 0 {
+			return lineKey{}, nil, csvErr("line %d: %s %q is not a whole number of zero or more", line, n.name, v)
+		}
+	}
+	if v := field("cost_usd"); v != "" {
+		c, ok := new(big.Rat).SetString(strings.TrimPrefix(v, "$"))
+		if !ok || c.Sign() < 0 {
+			return lineKey{}, nil, csvErr("line %d: cost_usd %q is not a dollar amount of zero or more", line, v)
+		}
+		n := number(c)
+		u.cost, u.CostUSD = c, &n
+	}
+	return lineKey{day.Format(time.DateOnly), model}, u, nil
 }
 
 // providerRow is the part of a row's other the comparison reads.
@@ -158,84 +175,17 @@ type providerRow struct {
 // the model the provider was asked for (other.upstream_model); a line of
 // theirs under the gateway's own name of a model is matched too.
 func CompareProvider(ctx context.Context, st store.Store, channelID int64, theirs map[lineKey]*Usage) (*ProviderReport, error) {
-	var first, last string
-	for k := range theirs {
-		if first == "" || k.date < first {
-			first = k.date
-		}
-		if k.date > last {
-			last = k.date
-		}
-	}
+	first, last := dateSpan(theirs)
 	since, _ := time.Parse(time.DateOnly, first)
 	until, _ := time.Parse(time.DateOnly, last)
-	until = until.Add(24 * time.Hour)
-	ours := map[lineKey]*Usage{}
-	alias := map[lineKey]lineKey{} // the gateway's name of a model → the upstream's
-	err := st.Books().EachLog(ctx, store.Window{Since: since, Until: until}, []string{store.LogConsume, store.LogRefund}, func(l store.UsageLog) error {
-		if l.ChannelID != channelID {
-			return nil
-		}
-		var o providerRow
-		_ = json.Unmarshal(l.Other, &o)
-		model := o.UpstreamModel
-		if model == "" {
-			model = l.Model
-		}
-		k := lineKey{l.CreatedAt.UTC().Format(time.DateOnly), model}
-		if model != l.Model {
-			alias[lineKey{k.date, l.Model}] = k
-		}
-		u := ours[k]
-		if u == nil {
-			u = &Usage{}
-			ours[k] = u
-		}
-		cost, ok := new(big.Rat).SetString(o.UpstreamCostUSD)
-		if ok && u.cost == nil {
-			u.cost = new(big.Rat)
-		}
-		if l.Type == store.LogRefund {
-			if ok {
-				u.cost.Sub(u.cost, cost)
-			}
-			return nil
-		}
-		if !o.Adjustment {
-			u.Requests++
-		}
-		u.InputTokens += int64(l.PromptTokens)
-		u.OutputTokens += int64(l.CompletionTokens)
-		if ok {
-			u.cost.Add(u.cost, cost)
-		}
-		return nil
-	})
+	ours := &ourLines{channelID: channelID, usage: map[lineKey]*Usage{}, alias: map[lineKey]lineKey{}}
+	err := st.Books().EachLog(ctx, store.Window{Since: since, Until: until.Add(24 * time.Hour)},
+		[]string{store.LogConsume, store.LogRefund}, ours.add)
 	if err != nil {
 		return nil, err
 	}
 	rep := &ProviderReport{ChannelID: channelID, Since: first, Until: last, Items: []ProviderLine{}}
-	matched := map[lineKey]bool{}
-	for k, t := range theirs {
-		ok := k
-		if ours[ok] == nil {
-			if a, found := alias[k]; found && theirs[a] == nil {
-				ok = a
-			}
-		}
-		o := ours[ok]
-		if o == nil {
-			o = &Usage{}
-		} else {
-			matched[ok] = true
-		}
-		rep.add(k, o, t)
-	}
-	for k, o := range ours {
-		if !matched[k] {
-			rep.add(k, o, &Usage{})
-		}
-	}
+	ours.match(rep, theirs)
 	sort.Slice(rep.Items, func(i, j int) bool {
 		a, b := rep.Items[i], rep.Items[j]
 		if a.Date != b.Date {
@@ -244,6 +194,94 @@ func CompareProvider(ctx context.Context, st store.Store, channelID int64, their
 		return a.Model < b.Model
 	})
 	return rep, nil
+}
+
+// dateSpan is the first and last day of the provider's lines.
+func dateSpan(theirs map[lineKey]*Usage) (first, last string) {
+	for k := range theirs {
+		if first == "" || k.date < first {
+			first = k.date
+		}
+		if k.date > last {
+			last = k.date
+		}
+	}
+	return first, last
+}
+
+// ourLines totals the gateway's usage rows of one channel per day and the
+// model name the upstream knows.
+type ourLines struct {
+	channelID int64
+	usage     map[lineKey]*Usage
+	alias     map[lineKey]lineKey // the gateway's name of a model → the upstream's
+}
+
+func (o *ourLines) add(l store.UsageLog) error {
+	if l.ChannelID != o.channelID {
+		return nil
+	}
+	var row providerRow
+	_ = json.Unmarshal(l.Other, &row)
+	model := row.UpstreamModel
+	if model == "" {
+		model = l.Model
+	}
+	k := lineKey{l.CreatedAt.UTC().Format(time.DateOnly), model}
+	if model != l.Model {
+		o.alias[lineKey{k.date, l.Model}] = k
+	}
+	u := o.usage[k]
+	if u == nil {
+		u = &Usage{}
+		o.usage[k] = u
+	}
+	cost, ok := new(big.Rat).SetString(row.UpstreamCostUSD)
+	if ok && u.cost == nil {
+		u.cost = new(big.Rat)
+	}
+	if l.Type == store.LogRefund {
+		if ok {
+			u.cost.Sub(u.cost, cost)
+		}
+		return nil
+	}
+	if !row.Adjustment {
+		u.Requests++
+	}
+	u.InputTokens += int64(l.PromptTokens)
+	u.OutputTokens += int64(l.CompletionTokens)
+	if ok {
+		u.cost.Add(u.cost, cost)
+	}
+	return nil
+}
+
+// match pairs every provider line with the gateway's (under the model's
+// upstream name, or its own when the provider used that) and adds the
+// gateway's lines the provider does not have.
+func (o *ourLines) match(rep *ProviderReport, theirs map[lineKey]*Usage) {
+	matched := map[lineKey]bool{}
+	for k, t := range theirs {
+		ok := k
+		if o.usage[ok] == nil {
+			if a, found := o.alias[k]; found && theirs[a] == nil {
+				ok = a
+			}
+		}
+		u := o.usage[ok]
+		if u == nil {
+			u = &Usage{}
+		} else {
+			matched[ok] = true
+		}
+		rep.add(k, u, t)
+	}
+	for k, u := range o.usage {
+		if !matched[k] {
+			rep.add(k, u, &Usage{})
+		}
+	}
 }
 
 func (rep *ProviderReport) add(k lineKey, ours, theirs *Usage) {

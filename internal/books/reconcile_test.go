@@ -41,7 +41,7 @@ func newLedgerEnv(t *testing.T) *ledgerEnv {
 	must(t, st.Tokens().Create(ctx, e.key))
 	e.unlim = &store.Token{UserID: e.user.ID, Name: "unlimited", KeyHash: "h2", Quota: -1, Models: []string{}, Status: store.StatusEnabled}
 	must(t, st.Tokens().Create(ctx, e.unlim))
-	_, err = e.bill.TopUp(ctx, e.user.ID, 100_000, "initial quota")
+	_, err = e.bill.Credit(ctx, billing.Credit{UserID: e.user.ID, Delta: 100_000, Note: "initial quota"})
 	must(t, err)
 	return e
 }
@@ -104,11 +104,11 @@ func (e *ledgerEnv) mixedRun() {
 	_, err = e.bill.RestoreHold(e.acct(e.unlim), store.TaskHoldPrefix+"b", 700).RefundNow(ctx, &refund)
 	must(e.t, err)
 
-	_, err = e.bill.TopUp(ctx, e.user.ID, 20_000, "top-up")
+	_, err = e.bill.Credit(ctx, billing.Credit{UserID: e.user.ID, Delta: 20_000, Note: "top-up"})
 	must(e.t, err)
-	_, err = e.bill.TopUp(ctx, e.user.ID, -3_000, "correction")
+	_, err = e.bill.Credit(ctx, billing.Credit{UserID: e.user.ID, Delta: -3_000, Note: "correction"})
 	must(e.t, err)
-	_, err = e.bill.AdjustToken(ctx, e.user.ID, e.key.ID, 5_000)
+	_, err = e.bill.Credit(ctx, billing.Credit{UserID: e.user.ID, TokenID: e.key.ID, Delta: 5_000})
 	must(e.t, err)
 	must(e.t, e.w.Flush(ctx))
 }

@@ -95,16 +95,9 @@ func (n *Notifier) current() *config.Notify { return n.settings.Load() }
 // enabled reports whether alerts can go anywhere.
 func (n *Notifier) enabled() bool { return n.current().WebhookURL != "" }
 
-// Start runs the delivery workers and the balance checker until ctx ends.
-func (n *Notifier) Start(ctx context.Context, wg *sync.WaitGroup) {
-	wg.Add(3)
-	for range 2 {
-		go func() { defer wg.Done(); n.deliverLoop(ctx) }()
-	}
-	go func() { defer wg.Done(); n.balanceLoop(ctx) }()
-}
-
-func (n *Notifier) deliverLoop(ctx context.Context) {
+// DeliverLoop sends queued alerts until ctx ends; the app runs two, so one
+// slow webhook does not hold back the next alert.
+func (n *Notifier) DeliverLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():

@@ -56,10 +56,10 @@ func (n *Notifier) Spent(userID, tokenID int64) {
 	}
 }
 
-// balanceLoop checks the balances of charged subjects, at most every
+// BalanceLoop checks the balances of charged subjects, at most every
 // settle delay (so the billing writer has applied the charges), and
 // reloads the settings now and then so a change on another node is seen.
-func (n *Notifier) balanceLoop(ctx context.Context) {
+func (n *Notifier) BalanceLoop(ctx context.Context) {
 	const settle = 500 * time.Millisecond
 	reload := time.NewTicker(10 * time.Second)
 	defer reload.Stop()

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
-	"github.com/turnpike-gw/turnpike/internal/testkit/pgschema"
 )
 
 // TestConcurrentDeliveriesAcrossTwoNodesCreditOnce sends 20 deliveries of a
@@ -25,7 +25,7 @@ func TestConcurrentDeliveriesAcrossTwoNodesCreditOnce(t *testing.T) {
 		"sqlite": func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "shared.db") },
 	}
 	if base := os.Getenv("TURNPIKE_TEST_POSTGRES"); base != "" {
-		dbs["postgres"] = func(t *testing.T) string { return pgschema.Fresh(t, base) }
+		dbs["postgres"] = func(t *testing.T) string { return testdb.Postgres(t, base) }
 	} else {
 		t.Log("TURNPIKE_TEST_POSTGRES is not set: the PostgreSQL run is skipped")
 	}

@@ -64,7 +64,6 @@ func manyMembers(n int, prefix string) string {
 	return b.String()
 }
 
-
 func TestCheckMembersAgreesWithEncodingJSONOnValidity(t *testing.T) {
 	bodies := []string{
 		``, ` `, `{}`, `[]`, `{"a":1}`, `{"a":1,}`, `[1,]`, `{"a"}`, `{"a":}`, `{,}`, `{"a":1 "b":2}`,

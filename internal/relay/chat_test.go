@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -269,7 +270,7 @@ func TestInsufficientQuotaIsRejectedBeforeTheUpstream(t *testing.T) {
 	e := newEnv(t)
 	f := &fakeOpenAI{}
 	e.channel("main", newFake(t, f).URL, nil)
-	if _, err := e.billing.TopUp(context.Background(), e.user.ID, -e.balance()+10, "drain"); err != nil {
+	if _, err := e.billing.Credit(context.Background(), billing.Credit{UserID: e.user.ID, Delta: -e.balance() + 10, Note: "drain"}); err != nil {
 		t.Fatal(err)
 	}
 	resp := e.post("/v1/chat/completions", testKey, chatBody)

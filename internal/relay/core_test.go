@@ -10,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/tokenize"
 )
@@ -301,7 +302,7 @@ func TestAReservationTooLargeForTheLengthBoundIsRetriedWithTheCountedPrompt(t *t
 			e.price("gpt-4o-mini", store.ModelPrice{InputPerMTok: 10})
 			f := &fakeOpenAI{usage: `{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}`}
 			e.channel("main", newFake(t, f).URL, nil)
-			if _, err := e.billing.TopUp(context.Background(), e.user.ID, tc.balance-e.balance(), "test"); err != nil {
+			if _, err := e.billing.Credit(context.Background(), billing.Credit{UserID: e.user.ID, Delta: tc.balance - e.balance(), Note: "test"}); err != nil {
 				t.Fatal(err)
 			}
 			resp := e.post("/v1/chat/completions", testKey, body)

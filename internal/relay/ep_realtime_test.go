@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -312,7 +313,7 @@ func TestRealtimeClosesWithPolicyViolationWhenQuotaRunsOut(t *testing.T) {
 	e.realtimeChannel(f)
 	// 400 covers the 375 reserved at connect but not the next reservation
 	// after a 225 charge.
-	if _, err := e.billing.TopUp(context.Background(), e.user.ID, 400-e.balance(), "test"); err != nil {
+	if _, err := e.billing.Credit(context.Background(), billing.Credit{UserID: e.user.ID, Delta: 400 - e.balance(), Note: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	c, _, err := e.dialRealtime("gpt-4o-mini", bearer(testKey))

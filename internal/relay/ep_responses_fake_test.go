@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -154,7 +155,7 @@ func (e *env) otherKey(key string) *store.User {
 	if err := e.st.Users().Create(ctx, u); err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := e.billing.TopUp(ctx, u.ID, 1_000_000, "test"); err != nil {
+	if _, err := e.billing.Credit(ctx, billing.Credit{UserID: u.ID, Delta: 1_000_000, Note: "test"}); err != nil {
 		e.t.Fatal(err)
 	}
 	tok := &store.Token{UserID: u.ID, Name: "b", KeyHash: auth.HashKey(key), KeyMasked: auth.MaskKey(key), Quota: -1, Status: store.StatusEnabled}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/tokenize"
 )
@@ -12,7 +13,7 @@ import (
 // setBalance tops the test user up (or down) to exactly b.
 func (e *env) setBalance(b int64) {
 	e.t.Helper()
-	if _, err := e.billing.TopUp(context.Background(), e.user.ID, b-e.balance(), "test"); err != nil {
+	if _, err := e.billing.Credit(context.Background(), billing.Credit{UserID: e.user.ID, Delta: b - e.balance(), Note: "test"}); err != nil {
 		e.t.Fatal(err)
 	}
 }

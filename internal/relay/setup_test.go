@@ -53,7 +53,7 @@ func newEnv(t *testing.T, opts ...func(*Options)) *env {
 	if err := st.Users().Create(ctx, u); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.TopUp(ctx, u.ID, 10_000_000, "test"); err != nil {
+	if _, err := b.Credit(ctx, billing.Credit{UserID: u.ID, Delta: 10_000_000, Note: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	tok := &store.Token{UserID: u.ID, Name: "k", KeyHash: auth.HashKey(testKey), KeyMasked: auth.MaskKey(testKey), Quota: -1, Status: store.StatusEnabled}

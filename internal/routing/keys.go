@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"unicode"
 
-	"github.com/turnpike-gw/turnpike/internal/providers"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
@@ -47,13 +46,14 @@ type KeyError struct{ Message string }
 
 func (e *KeyError) Error() string { return "key " + e.Message }
 
-// CheckKeys refuses a key list that cannot be what an administrator meant,
-// for channel types with a chat wire of their own (providers.HoldsChatKey):
+// CheckKeys refuses a key list that cannot be what an administrator meant:
 // text made only of blank lines, or a line with a space or tab inside it (two
 // keys on one line, or a key pasted with its label). A JSON credential is
-// left to its adapter. Other types keep their key as their plugin reads it.
-func CheckKeys(channelType int, key string) error {
-	if !providers.HoldsChatKey(channelType) || key == "" {
+// left to its adapter. The caller applies it only to channel types with a
+// chat wire of their own (providers.HoldsChatKey); other types keep their
+// key as their plugin reads it, and routing does not know the catalog.
+func CheckKeys(key string) error {
+	if key == "" {
 		return nil
 	}
 	trimmed := strings.TrimSpace(key)

@@ -105,7 +105,7 @@ func (w *World) User(name, key string, quota int64) int64 {
 	if err := w.Store.Users().Create(ctx, u); err != nil {
 		w.t.Fatal(err)
 	}
-	if _, err := w.Billing.TopUp(ctx, u.ID, quota, "test"); err != nil {
+	if _, err := w.Billing.Credit(ctx, billing.Credit{UserID: u.ID, Delta: quota, Note: "test"}); err != nil {
 		w.t.Fatal(err)
 	}
 	tok := &store.Token{UserID: u.ID, Name: "k", KeyHash: auth.HashKey(key), KeyMasked: auth.MaskKey(key), Quota: -1, Status: store.StatusEnabled}

@@ -4,7 +4,7 @@
 package redisproc
 
 import (
-	"context"
+	"bufio"
 	"net"
 	"os"
 	"os/exec"
@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Server is one redis-server process on a free loopback port.
@@ -64,14 +62,28 @@ func (s *Server) Restart() {
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
-	defer c.Close()
-	for deadline := time.Now().Add(5 * time.Second); c.Ping(context.Background()).Err() != nil; {
+	for deadline := time.Now().Add(5 * time.Second); !s.answers(); {
 		if time.Now().After(deadline) {
 			s.t.Fatalf("own redis-server did not start: %s", out)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// answers reports whether the server answers PING (inline command form, so
+// the test kit needs no Redis client of its own).
+func (s *Server) answers() bool {
+	conn, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	return err == nil && strings.HasPrefix(line, "+PONG")
 }
 
 // Kill stops the server at once, as a crash would.

@@ -1,4 +1,7 @@
-package batch
+// Package s3blobs keeps the bytes of files (internal/batch) in an
+// S3-compatible bucket. It is the only place besides Bedrock that links the
+// AWS SDK (internal/archtest).
+package s3blobs
 
 import (
 	"bytes"
@@ -10,19 +13,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/turnpike-gw/turnpike/internal/batch"
 )
 
-// S3Options are the settings of an S3-compatible file store.
-type S3Options struct {
+// Options are the settings of an S3-compatible file store.
+type Options struct {
 	Endpoint, Bucket, AccessKey, SecretKey, Region string
 	// Client is the HTTP client (nil: the default one).
 	Client *http.Client
 }
 
-// S3Blobs keeps file bytes as objects of one bucket of an S3-compatible
+var _ batch.Blobs = (*Store)(nil)
+
+// Store keeps file bytes as objects of one bucket of an S3-compatible
 // store, one object per file named by its id. Uploads go in parts of
 // s3PartSize, so neither an upload nor a download holds a whole file.
-type S3Blobs struct {
+type Store struct {
 	c      *s3.Client
 	bucket string
 }
@@ -31,9 +38,9 @@ type S3Blobs struct {
 // more, and a part is held in memory while it is sent.
 const s3PartSize = 8 << 20
 
-// NewS3Blobs returns the store; path-style addressing, since most
+// New returns the store; path-style addressing, since most
 // S3-compatible servers (MinIO, Ceph, R2) serve it at an endpoint.
-func NewS3Blobs(o S3Options) *S3Blobs {
+func New(o Options) *Store {
 	region := o.Region
 	if region == "" {
 		region = "us-east-1"
@@ -52,15 +59,15 @@ func NewS3Blobs(o S3Options) *S3Blobs {
 		opt.BaseEndpoint = aws.String(o.Endpoint)
 		opt.UsePathStyle = true
 	})
-	return &S3Blobs{c: c, bucket: o.Bucket}
+	return &Store{c: c, bucket: o.Bucket}
 }
 
-func (b *S3Blobs) Put(ctx context.Context, id string, r io.Reader, max int64) (int64, error) {
+func (b *Store) Put(ctx context.Context, id string, r io.Reader, max int64) (int64, error) {
 	buf := make([]byte, s3PartSize)
 	n, err := io.ReadFull(r, buf)
 	total := int64(n)
 	if total > max {
-		return total, errTooLarge
+		return total, batch.ErrTooLarge
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		_, err := b.c.PutObject(ctx, &s3.PutObjectInput{Bucket: &b.bucket, Key: &id, Body: bytes.NewReader(buf[:n]),
@@ -89,7 +96,7 @@ func (b *S3Blobs) Put(ctx context.Context, id string, r io.Reader, max int64) (i
 		n, err = io.ReadFull(r, buf)
 		total += int64(n)
 		if total > max {
-			return abort(errTooLarge)
+			return abort(batch.ErrTooLarge)
 		}
 		if n == 0 {
 			break
@@ -106,7 +113,7 @@ func (b *S3Blobs) Put(ctx context.Context, id string, r io.Reader, max int64) (i
 	return total, nil
 }
 
-func (b *S3Blobs) Open(ctx context.Context, id string) (io.ReadCloser, error) {
+func (b *Store) Open(ctx context.Context, id string) (io.ReadCloser, error) {
 	out, err := b.c.GetObject(ctx, &s3.GetObjectInput{Bucket: &b.bucket, Key: &id})
 	if err != nil {
 		return nil, err
@@ -114,7 +121,7 @@ func (b *S3Blobs) Open(ctx context.Context, id string) (io.ReadCloser, error) {
 	return out.Body, nil
 }
 
-func (b *S3Blobs) Delete(ctx context.Context, id string) error {
+func (b *Store) Delete(ctx context.Context, id string) error {
 	_, err := b.c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &b.bucket, Key: &id})
 	return err
 }

@@ -1,4 +1,4 @@
-package batch
+package s3blobs
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/turnpike-gw/turnpike/internal/batch"
 )
 
 // fakeS3 is an S3-compatible server for one bucket that refuses any
@@ -167,9 +169,9 @@ func (f *fakeS3) verify(r *http.Request, body []byte) string {
 	return ""
 }
 
-func TestS3BlobsKeepFilesInTheBucketWithSignedRequests(t *testing.T) {
+func TestStoreKeepFilesInTheBucketWithSignedRequests(t *testing.T) {
 	f, srv := newFakeS3(t)
-	b := NewS3Blobs(S3Options{Endpoint: srv.URL, Bucket: "files", AccessKey: f.access, SecretKey: f.secret, Region: "eu-west-1"})
+	b := New(Options{Endpoint: srv.URL, Bucket: "files", AccessKey: f.access, SecretKey: f.secret, Region: "eu-west-1"})
 	ctx := context.Background()
 	tests := []struct {
 		name string
@@ -218,21 +220,21 @@ func TestS3BlobsKeepFilesInTheBucketWithSignedRequests(t *testing.T) {
 	}
 }
 
-func TestS3BlobsStopAnUploadPastTheLimitAndLeaveNothing(t *testing.T) {
+func TestStoreStopAnUploadPastTheLimitAndLeaveNothing(t *testing.T) {
 	f, srv := newFakeS3(t)
-	b := NewS3Blobs(S3Options{Endpoint: srv.URL, Bucket: "files", AccessKey: f.access, SecretKey: f.secret})
+	b := New(Options{Endpoint: srv.URL, Bucket: "files", AccessKey: f.access, SecretKey: f.secret})
 	_, err := b.Put(context.Background(), "big", bytes.NewReader(make([]byte, s3PartSize+10)), s3PartSize)
-	if !errors.Is(err, errTooLarge) {
-		t.Fatalf("err = %v, want errTooLarge", err)
+	if !errors.Is(err, batch.ErrTooLarge) {
+		t.Fatalf("err = %v, want batch.ErrTooLarge", err)
 	}
 	if len(f.objects) != 0 || len(f.uploads) != 0 {
 		t.Errorf("left %d objects and %d open uploads", len(f.objects), len(f.uploads))
 	}
 }
 
-func TestS3BlobsWithAWrongSecretAreRefused(t *testing.T) {
+func TestStoreWithAWrongSecretAreRefused(t *testing.T) {
 	f, srv := newFakeS3(t)
-	b := NewS3Blobs(S3Options{Endpoint: srv.URL, Bucket: "files", AccessKey: f.access, SecretKey: "not-the-secret"})
+	b := New(Options{Endpoint: srv.URL, Bucket: "files", AccessKey: f.access, SecretKey: "not-the-secret"})
 	if _, err := b.Put(context.Background(), "x", strings.NewReader("data"), 100); err == nil {
 		t.Fatal("a request signed with the wrong secret was accepted")
 	}

@@ -1,4 +1,4 @@
-package app
+package kv
 
 import (
 	"strings"
@@ -24,7 +24,7 @@ func TestRedisAddressForms(t *testing.T) {
 		{"redis://:secret@h:1/0?bogus=1", "", "xxxxx"},
 	}
 	for _, c := range cases {
-		rdb, _, err := newRedis(c.url)
+		rdb, _, err := Open(c.url)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "secret") {
 				t.Errorf("%s: err %v, want one mentioning %q (and no password)", c.url, err, c.err)

@@ -1,4 +1,9 @@
-package app
+// Package kv is the shared Redis of several nodes: opening it from
+// TURNPIKE_REDIS and the change announcements between nodes. The state kept
+// in it belongs to the packages that own it (billing's balances and
+// journal, ratelimit's counters, routing's pins, auth's sign-in throttle);
+// everything else reaches Redis through the Client this package opens.
+package kv
 
 import (
 	"context"
@@ -8,9 +13,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
 )
 
-// newRedis makes the shared Redis client from TURNPIKE_REDIS:
+// Client is a connection to one Redis server, Sentinel group or cluster.
+type Client = redis.UniversalClient
+
+// Open makes the shared Redis client from TURNPIKE_REDIS:
 //
 //	redis://[user:pass@]host:port/db            one server
 //	rediss://[user:pass@]host:port/db           one server over TLS
@@ -22,7 +31,7 @@ import (
 //
 // Other query parameters are go-redis options in snake case (dial_timeout=3s,
 // pool_size=50, …).
-func newRedis(raw string) (redis.UniversalClient, string, error) {
+func Open(raw string) (Client, string, error) {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
 		return nil, "", fmt.Errorf("redis address %q: want redis://, rediss://, redis+sentinel:// or redis+cluster://", redact(raw))
@@ -95,10 +104,15 @@ func redact(raw string) string {
 	return u.String()
 }
 
-// pingRedis checks that the shared Redis answers at start.
-func pingRedis(ctx context.Context, rdb redis.UniversalClient, where string) error {
+// Ping checks that the shared Redis at where answers.
+func Ping(ctx context.Context, rdb Client, where string) error {
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("redis does not answer at %s: %w", where, err)
 	}
 	return nil
 }
+
+// SilenceLibraryLog stops the Redis library from printing its own
+// connection failures: a command that reports them as problems (config
+// check) would otherwise say each one twice, once in the library's words.
+func SilenceLibraryLog() { redis.SetLogger(&logging.VoidLogger{}) }

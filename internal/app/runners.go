@@ -1,0 +1,114 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// runner is one background loop of a serving node: a stable name for logs
+// and the loop, which returns once its context ends.
+type runner struct {
+	name string
+	run  func(ctx context.Context)
+}
+
+// runners lists every background loop of a serving node in the order they
+// start; they stop in the reverse order, so a loop that others lean on
+// (the billing lease, under every hold a poller or batch settles) outlives
+// them. A new loop is a new line here, never a goroutine of its own.
+func (a *App) runners() []runner {
+	rs := []runner{
+		{"billing-lease", func(ctx context.Context) { a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }},
+		{"channel-health", func(ctx context.Context) { a.Router.Health.Run(ctx, healthRefresh) }},
+		{"limits-follow", func(ctx context.Context) { a.Limits.Follow(ctx, 5*time.Second) }},
+		{"price-follow", func(ctx context.Context) { a.followPrices(ctx, priceFollowEvery) }},
+		{"plugin-watch", func(ctx context.Context) { a.plugins.Watch(ctx, 3*time.Second) }},
+		{"guardrail-watch", func(ctx context.Context) { a.guardrails.Watch(ctx, guardrailRefresh) }},
+		{"changes", a.changes.Run},
+		{"key-watch", func(ctx context.Context) { watchKeyChanges(ctx, a.sql.Traffic(), keyWatchEvery, a.Keys.Invalidate) }},
+		// Two delivery workers, so one slow webhook does not hold back the
+		// next alert.
+		{"alert-delivery-1", a.Notify.DeliverLoop},
+		{"alert-delivery-2", a.Notify.DeliverLoop},
+		{"alert-balances", a.Notify.BalanceLoop},
+	}
+	if a.Config.PriceCatalogue.Enabled() {
+		w := &priceWatch{cfg: a.Config.PriceCatalogue, fetch: a.fetchCatalogue, prices: a.Store.Prices(), alert: a.Notify.PriceCatalogueChanged, log: a.Log}
+		rs = append(rs, runner{"price-watch", w.run})
+	}
+	if a.Config.LogRetentionDays > 0 {
+		r := &retention{logs: a.Store.Logs(), days: a.Config.LogRetentionDays, now: time.Now, log: a.Log, batch: 1000, pause: 50 * time.Millisecond}
+		rs = append(rs, runner{"log-retention", r.run})
+	}
+	return append(rs,
+		runner{"batches", a.batches.Run},
+		runner{"task-poller", a.pollTasks},
+		runner{"snapshot-refresh", a.refreshSnapshots})
+}
+
+func (a *App) pollTasks(ctx context.Context) {
+	if err := a.tasks.Poller().Run(ctx); err != nil && ctx.Err() == nil {
+		a.Log.Error("task poller stopped", "err", err)
+	}
+}
+
+// refreshSnapshots re-reads the snapshots every 15 s, so that changes made
+// through another node reach this one even when no announcement does.
+func (a *App) refreshSnapshots(ctx context.Context) {
+	t := time.NewTicker(15 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := a.reload(ctx); err != nil && ctx.Err() == nil {
+				a.Log.Warn("snapshot refresh failed", "err", err)
+			}
+		}
+	}
+}
+
+// running is the loops started, each with its own context.
+type running struct {
+	log   *slog.Logger
+	loops []startedLoop
+	// slow is how long stop waits for a loop before it names it in the log
+	// (and goes on waiting: what follows closes the store under it).
+	slow time.Duration
+}
+
+type startedLoop struct {
+	name   string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startRunners starts rs in order.
+func startRunners(log *slog.Logger, rs []runner) *running {
+	r := &running{log: log, slow: 5 * time.Second}
+	for _, l := range rs {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); l.run(ctx) }()
+		r.loops = append(r.loops, startedLoop{name: l.name, cancel: cancel, done: done})
+	}
+	return r
+}
+
+// stop ends the loops in the reverse order of their start, each finished
+// before the next is told.
+func (r *running) stop() {
+	for i := len(r.loops) - 1; i >= 0; i-- {
+		l := r.loops[i]
+		l.cancel()
+		select {
+		case <-l.done:
+			continue
+		case <-time.After(r.slow):
+			r.log.Warn("background loop has not stopped yet; waiting", "loop", l.name)
+		}
+		<-l.done
+	}
+}

@@ -1,0 +1,214 @@
+package billing
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// moveScript: KEYS epoch, user, token, journal, journal set; ARGV epoch,
+// delta, force (0/1), hasToken (0/1), entry key, journal record, node. It
+// moves the user and (limited) key by delta and records the move in the
+// node's journal, all or nothing; results as takeScript's.
+var moveScript = redis.NewScript(epochCheck + `
+local u = redis.call('GET', KEYS[2])
+if not u then return -1 end
+local t = false
+if ARGV[4] == '1' then
+  t = redis.call('GET', KEYS[3])
+  if not t then return -2 end
+end
+local d = tonumber(ARGV[2])
+if d < 0 and ARGV[3] ~= '1' then
+  if tonumber(u) < -d then return -3 end
+  if t and t ~= 'unlimited' and tonumber(t) < -d then return -4 end
+end
+redis.call('INCRBY', KEYS[2], d)
+if t and t ~= 'unlimited' then redis.call('INCRBY', KEYS[3], d) end
+redis.call('HSET', KEYS[4], ARGV[5], ARGV[6])
+redis.call('SADD', KEYS[5], ARGV[7])
+return 0
+`)
+
+// undoScript: KEYS epoch, journal, user, token; ARGV epoch, entry key,
+// undo (0/1), delta, hasToken (0/1). It removes the journal record and,
+// when asked and the record was still there, takes its move back from the
+// balances Redis holds (a balance not loaded reads the database, which
+// never had the move). Returns 1 when it removed the record.
+var undoScript = redis.NewScript(epochCheck + `
+if redis.call('HDEL', KEYS[2], ARGV[2]) == 0 then return 0 end
+if ARGV[3] == '1' then
+  local d = tonumber(ARGV[4])
+  if redis.call('GET', KEYS[3]) then redis.call('INCRBY', KEYS[3], -d) end
+  if ARGV[5] == '1' then
+    local t = redis.call('GET', KEYS[4])
+    if t and t ~= 'unlimited' then redis.call('INCRBY', KEYS[4], -d) end
+  end
+end
+return 1
+`)
+
+var _ Journal = (*redisBalances)(nil)
+
+// Journals belong to an epoch like the balances they record moves of: a
+// journal of a lost epoch describes balances that no longer exist.
+func (r *redisBalances) journalKey(e, node string) string { return r.prefix + e + ":journal:" + node }
+
+func (r *redisBalances) journalSet(e string) string { return r.prefix + e + ":journals" }
+
+func (r *redisBalances) MoveFor(ctx context.Context, node, entryKey string, userID, tokenID, delta int64, force bool) error {
+	return r.moveRecorded(ctx, node, entryKey, userID, tokenID, delta, force, nil)
+}
+
+// moveRecorded is MoveFor whose journal record also carries the item that
+// will store the move (a settle and its usage row), so that whoever sweeps
+// this node after it died writes the item instead of undoing the move: what
+// the node answered is charged.
+func (r *redisBalances) moveRecorded(ctx context.Context, node, entryKey string, userID, tokenID, delta int64, force bool, it *store.BillingItem) error {
+	record := strconv.FormatInt(userID, 10) + " " + strconv.FormatInt(tokenID, 10) + " " + strconv.FormatInt(delta, 10)
+	if it != nil {
+		b, err := json.Marshal(it)
+		if err != nil {
+			return err
+		}
+		record += " " + string(b)
+	}
+	return r.runMove(ctx, userID, tokenID, func(e string) (int, error) {
+		keys := []string{r.epochKey(), r.userKey(e, userID), r.tokenKey(e, tokenID), r.journalKey(e, node), r.journalSet(e)}
+		return moveScript.Run(ctx, r.rdb, keys, e, delta, b2s(force), b2s(tokenID != 0), entryKey, record, node).Int()
+	})
+}
+
+func (r *redisBalances) Written(ctx context.Context, node string, entryKeys []string) error {
+	return r.rdb.HDel(ctx, r.journalKey(r.cur(), node), entryKeys...).Err()
+}
+
+func (r *redisBalances) Nodes(ctx context.Context) ([]string, error) {
+	return r.rdb.SMembers(ctx, r.journalSet(r.cur())).Result()
+}
+
+func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(context.Context, []string) (map[string]bool, error)) (int, error) {
+	return r.reconcile(ctx, node, stored, nil)
+}
+
+// journalRecord is one parsed journal record.
+type journalRecord struct {
+	userID, tokenID, delta int64
+	item                   *store.BillingItem // the settle to store, when recorded
+	ok                     bool
+}
+
+func parseRecord(rec string) journalRecord {
+	f := strings.SplitN(rec, " ", 4)
+	if len(f) < 3 {
+		return journalRecord{}
+	}
+	var jr journalRecord
+	var e1, e2, e3 error
+	jr.userID, e1 = strconv.ParseInt(f[0], 10, 64)
+	jr.tokenID, e2 = strconv.ParseInt(f[1], 10, 64)
+	jr.delta, e3 = strconv.ParseInt(f[2], 10, 64)
+	jr.ok = e1 == nil && e2 == nil && e3 == nil
+	if len(f) == 4 {
+		var it store.BillingItem
+		if json.Unmarshal([]byte(f[3]), &it) == nil && it.Entry != nil {
+			jr.item = &it
+		}
+	}
+	return jr
+}
+
+// reconcile is Reconcile that first stores, through write, the settles
+// the dead node journaled but never wrote (with their reserve, when that
+// was lost too): those calls were answered, so they are charged and their
+// moves stay. write nil undoes them like any other lost move.
+func (r *redisBalances) reconcile(ctx context.Context, node string, stored func(context.Context, []string) (map[string]bool, error),
+	write func(context.Context, []store.BillingItem) ([]bool, error)) (int, error) {
+	e := r.cur()
+	jk := r.journalKey(e, node)
+	raw, err := r.rdb.HGetAll(ctx, jk).Result()
+	if err != nil {
+		return 0, err
+	}
+	if len(raw) == 0 {
+		// Nothing pending: forget the node (a record it adds later, were
+		// it alive after all, puts it back).
+		return 0, r.rdb.SRem(ctx, r.journalSet(e), node).Err()
+	}
+	recs := make(map[string]journalRecord, len(raw))
+	keys := make([]string, 0, len(raw))
+	for k, v := range raw {
+		recs[k] = parseRecord(v)
+		keys = append(keys, k)
+	}
+	have, err := stored(ctx, keys)
+	if err != nil {
+		return 0, err
+	}
+	if write != nil {
+		if err := r.storeAnswered(ctx, node, recs, have, write); err != nil {
+			return 0, err
+		}
+		// Ask again: a settle another sweeper stored meanwhile is not
+		// written by this one (false), and must not be undone by it.
+		if have, err = stored(ctx, keys); err != nil {
+			return 0, err
+		}
+	}
+	undone := 0
+	for k, jr := range recs {
+		undo := !have[k] && jr.ok
+		n, err := undoScript.Run(ctx, r.rdb, []string{r.epochKey(), jk, r.userKey(e, jr.userID), r.tokenKey(e, jr.tokenID)},
+			e, k, b2s(undo), jr.delta, b2s(jr.tokenID != 0)).Int()
+		if err != nil {
+			return undone, err
+		}
+		if n == rStale {
+			return undone, errStaleEpoch
+		}
+		if undo && n == 1 {
+			undone++
+		}
+	}
+	return undone, nil
+}
+
+// storeAnswered writes each journaled settle that the database lacks,
+// preceded by its hold's reserve when that is missing too, and marks what
+// it wrote as stored.
+func (r *redisBalances) storeAnswered(ctx context.Context, node string, recs map[string]journalRecord, have map[string]bool,
+	write func(context.Context, []store.BillingItem) ([]bool, error)) error {
+	for k, jr := range recs {
+		if have[k] || jr.item == nil || !jr.ok {
+			continue
+		}
+		hold, _, _ := cutKind(k)
+		rk := hold + ":" + store.LedgerReserve
+		var items []store.BillingItem
+		res, hasRes := recs[rk]
+		if hasRes && !have[rk] && res.ok {
+			now := jr.item.Entry.CreatedAt
+			items = append(items, store.BillingItem{
+				Entry: &store.LedgerEntry{Key: rk, Kind: store.LedgerReserve, UserID: res.userID, TokenID: res.tokenID,
+					Delta: res.delta, TokenDelta: res.delta, CreatedAt: now},
+				Open: &store.Hold{Key: hold, Owner: node, UserID: res.userID, TokenID: res.tokenID, Amount: -res.delta, CreatedAt: now},
+			})
+		}
+		items = append(items, *jr.item)
+		written, err := write(ctx, items)
+		if err != nil {
+			return err
+		}
+		for i, ok := range written {
+			if ok && items[i].Entry != nil {
+				have[items[i].Entry.Key] = true
+			}
+		}
+	}
+	return nil
+}
