@@ -14,6 +14,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -118,6 +119,12 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 	raw, err := readBody(w, r, s.Options.BodyLimit)
 	if err != nil {
 		fail(err)
+		return
+	}
+	// A request's params become a line as they are, so a member named
+	// twice anywhere is refused here, naming where (CONTRACT §13).
+	if _, dup := protocol.CheckMembers(raw); dup != nil {
+		fail(dup)
 		return
 	}
 	input, err := messageLines(raw)

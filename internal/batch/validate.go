@@ -13,6 +13,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/tokenize"
 )
@@ -84,8 +85,15 @@ func (s *Service) validate(ctx context.Context, p *auth.Principal, fileID, endpo
 	}
 	err := s.eachLine(ctx, fileID, func(n int, line []byte) error {
 		pl.lines++
-		if !gjson.ValidBytes(line) || !gjson.ParseBytes(line).IsObject() {
+		valid, dup := protocol.CheckMembers(line)
+		if !valid || !gjson.ParseBytes(line).IsObject() {
 			add(n, "invalid_json_line", "this line is not a JSON object", "")
+			return nil
+		}
+		if dup != nil {
+			// The gateway reads the first of two members and the upstream
+			// the last: the line would run what was never checked.
+			add(n, dup.Code, dup.Message, dup.Param)
 			return nil
 		}
 		l := gjson.ParseBytes(line)

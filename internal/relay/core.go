@@ -75,6 +75,9 @@ type callCore struct {
 	span, serverSpan trace.Span
 	// line is set when the call is a batch line (RunLine).
 	line *lineRun
+	// cancelUpstream ends the attempt under way's upstream request (nil
+	// between attempts): the stream tail calls it when the client leaves.
+	cancelUpstream context.CancelFunc
 }
 
 // exactly wraps an estimate that is always exact.

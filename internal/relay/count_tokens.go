@@ -69,6 +69,9 @@ func (c *callCore) admitCount(key func(*http.Request) string, model func(raw []b
 	if e != nil {
 		return nil, e
 	}
+	if _, dup := protocol.CheckMembers(raw); dup != nil {
+		return nil, dup // the model read below must be the one forwarded
+	}
 	if c.model, err = model(raw); err != nil {
 		return nil, err
 	}

@@ -121,9 +121,19 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.r.Context()), c.rl.Options.UpstreamTimeout)
 	defer cancel()
-	// A client that leaves does not end the upstream call at once: it is
-	// read for clientLeftGrace more, so the usage it reports is billed.
-	defer context.AfterFunc(c.r.Context(), func() { time.AfterFunc(clientLeftGrace, cancel) })()
+	c.cancelUpstream = cancel
+	defer func() { c.cancelUpstream = nil }()
+	// A client that leaves a stream ends the upstream call at once (the
+	// stream tail does so once the answer streams); any other call is
+	// awaited clientLeftGrace more, so an answer being made is billed.
+	stream := c.stream
+	defer context.AfterFunc(c.r.Context(), func() {
+		if stream {
+			cancel()
+			return
+		}
+		time.AfterFunc(clientLeftGrace, cancel)
+	})()
 	req, done, err := h.send(ctx, a, t, ch)
 	if err != nil {
 		return err

@@ -185,8 +185,8 @@ func (c *epCall) read() error {
 	if e != nil {
 		return e
 	}
-	if !gjson.ValidBytes(raw) || !gjson.ParseBytes(raw).IsObject() {
-		return ir.BadRequest("invalid_body", "the request body must be a JSON object")
+	if err := jsonObject(raw); err != nil {
+		return err
 	}
 	c.in.raw = raw
 	c.stream = gjson.GetBytes(raw, "stream").Bool()
@@ -263,4 +263,17 @@ func (ep *endpoint) capable(rl *Relay) func(*routing.Channel) bool {
 		return func(ch *routing.Channel) bool { return ep.filter(rl, ch) }
 	}
 	return func(ch *routing.Channel) bool { return rl.servesPath(ch, ep.path) }
+}
+
+// jsonObject is the check of a JSON body an endpoint reads itself: one
+// object, each member named once (CONTRACT §13), read in one pass.
+func jsonObject(raw []byte) error {
+	valid, dup := protocol.CheckMembers(raw)
+	if !valid || !gjson.ParseBytes(raw).IsObject() {
+		return ir.BadRequest("invalid_body", "the request body must be a JSON object")
+	}
+	if dup != nil {
+		return dup
+	}
+	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
 
 // offerToHost lets a task plugin serve the request when it claims the model
@@ -21,7 +23,10 @@ func (c *epCall) offerToHost() (served bool, err error) {
 	if e != nil {
 		return false, e
 	}
-	model := requestModel(c.r.Header.Get("Content-Type"), raw)
+	model, err := requestModel(c.r.Header.Get("Content-Type"), raw)
+	if err != nil {
+		return false, err
+	}
 	if model == "" && c.ep.defaultModel != nil {
 		model = c.ep.defaultModel(c.rl)
 	}
@@ -32,21 +37,25 @@ func (c *epCall) offerToHost() (served bool, err error) {
 	return false, nil
 }
 
-// requestModel reads the model of a JSON or multipart body, or "".
-func requestModel(contentType string, raw []byte) string {
+// requestModel reads the model of a JSON or multipart body, or "". A JSON
+// body that names a member twice is refused before a plugin reads it.
+func requestModel(contentType string, raw []byte) (string, error) {
 	mt, params, _ := mime.ParseMediaType(contentType)
 	if !strings.HasPrefix(mt, "multipart/") {
-		return gjson.GetBytes(raw, "model").String()
+		if _, dup := protocol.CheckMembers(raw); dup != nil {
+			return "", dup
+		}
+		return gjson.GetBytes(raw, "model").String(), nil
 	}
 	mr := multipart.NewReader(bytes.NewReader(raw), params["boundary"])
 	for {
 		part, err := mr.NextPart()
 		if err != nil {
-			return ""
+			return "", nil
 		}
 		if part.FormName() == "model" && part.FileName() == "" {
 			v, _ := io.ReadAll(io.LimitReader(part, 512))
-			return strings.TrimSpace(string(v))
+			return strings.TrimSpace(string(v)), nil
 		}
 	}
 }

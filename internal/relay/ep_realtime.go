@@ -50,8 +50,9 @@ type rtSession struct {
 }
 
 // realtimeDrain bounds how long a response under way is followed after its
-// client left, waiting for the response.done that bills it.
-const realtimeDrain = clientLeftGrace
+// client left and response.cancel went upstream, waiting for the
+// response.done that bills it (CONTRACT §13).
+const realtimeDrain = 5 * time.Second
 
 // realtimeInputEstimate is the input each response reserves; it is what an
 // interrupted response whose usage never came is billed for its input.

@@ -44,6 +44,9 @@ func (s *rtSession) bill(data []byte) bool {
 		}
 		u, detail := realtimeUsage(ev.Get("response.usage"))
 		detail["response_id"] = ev.Get("response.id").String()
+		if s.clientGone.Load() {
+			detail["client_left"] = true
+		}
 		s.out = rtOutput{}
 		s.responding.Store(false)
 		return s.settleAndRenew(charge{usage: u, usd: s.price.CallCost(1), detail: detail}, s.estimate) == nil
@@ -78,7 +81,8 @@ func (o *rtOutput) add(data []byte) {
 // drain after the client left ran out, or the upstream broke) is billed on
 // the input its reservation estimated plus the output delivered so far, so
 // leaving early never makes a response cheaper than its reservation's
-// input; an idle reservation is returned.
+// input; delivered audio cannot be counted, so a response that sent any
+// bills its reservation (CONTRACT §13). An idle reservation is returned.
 func (s *rtSession) endSession() {
 	if s.hold == nil {
 		return
@@ -89,10 +93,16 @@ func (s *rtSession) endSession() {
 	}
 	out := tokenize.Count(s.model, s.out.text.String())
 	detail := map[string]any{"response_id": s.out.id, "interrupted": true, "input_estimated": true}
+	if s.clientGone.Load() {
+		detail["client_left"] = true
+	}
+	ch := charge{usage: ir.Usage{InputTokens: realtimeInputEstimate, OutputTokens: out}, usd: s.price.CallCost(1), detail: detail}
 	if s.out.audioBytes > 0 {
 		detail["output_audio_bytes"] = s.out.audioBytes
+		s.settleAt(ch, s.hold.Reserved)
+	} else {
+		s.settle(ch)
 	}
-	s.settle(charge{usage: ir.Usage{InputTokens: realtimeInputEstimate, OutputTokens: out}, usd: s.price.CallCost(1), detail: detail})
 	s.out = rtOutput{}
 }
 

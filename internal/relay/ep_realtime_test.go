@@ -33,6 +33,9 @@ type fakeRealtime struct {
 	// answerCancel: a response.cancel is answered with the response's
 	// response.done, as the provider does.
 	answerCancel bool
+	// cancelAt and closedAt are when the response.cancel and the end of
+	// the socket came, as the upstream saw them.
+	cancelAt, closedAt time.Time
 }
 
 // partialText is what the "partial" command streams before the client leaves.
@@ -73,6 +76,9 @@ func (f *fakeRealtime) serve(ctx context.Context, c *websocket.Conn) {
 	for {
 		typ, data, err := c.Read(ctx)
 		if err != nil {
+			f.mu.Lock()
+			f.closedAt = time.Now()
+			f.mu.Unlock()
 			f.sawClose(websocket.CloseStatus(err))
 			return
 		}
@@ -105,7 +111,13 @@ func (f *fakeRealtime) serve(ctx context.Context, c *websocket.Conn) {
 		case "partial-until-cancel":
 			_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.created","response":{"id":"resp_late"}}`))
 			_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.output_text.delta","response_id":"resp_late","delta":"Hello"}`))
+		case "partial-audio":
+			_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.created","response":{"id":"resp_audio"}}`))
+			_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.output_audio.delta","response_id":"resp_audio","delta":"UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="}`))
 		case `{"type":"response.cancel"}`:
+			f.mu.Lock()
+			f.cancelAt = time.Now()
+			f.mu.Unlock()
 			if f.answerCancel {
 				_ = c.Write(ctx, websocket.MessageText, []byte(realtimeLateDone))
 			}

@@ -71,17 +71,19 @@ func (rc *respCall) offer() (bool, error) {
 		return false, e
 	}
 	rc.in.raw = raw
+	// Checked here, once, before a plugin reads a model other than this one.
+	if err := jsonObject(raw); err != nil {
+		return false, err
+	}
 	model := gjson.GetBytes(raw, "model").String()
 	// A batch line is billed by its batch, never by a plugin's task.
 	return !rc.compact && rc.line == nil && model != "" && rc.rl.Hosts != nil && rc.rl.Hosts.ServeProtocol(rc.w, rc.r, "std_responses", model, raw), nil
 }
 
-// read validates the body offer read and converts it for chat channels.
+// read validates the body offer read and checked, and converts it for
+// chat channels.
 func (rc *respCall) read() error {
 	raw := rc.in.raw
-	if !gjson.ValidBytes(raw) || !gjson.ParseBytes(raw).IsObject() {
-		return ir.BadRequest("invalid_body", "the request body must be a JSON object")
-	}
 	rc.model = gjson.GetBytes(raw, "model").String()
 	rc.stream = !rc.compact && gjson.GetBytes(raw, "stream").Bool()
 	if rc.model == "" {

@@ -57,6 +57,9 @@ func (rl *Relay) estimate(w http.ResponseWriter, r *http.Request) (*Estimate, er
 		Format string          `json:"format"`
 		Body   json.RawMessage `json:"body"`
 	}
+	if _, dup := protocol.CheckMembers(raw); dup != nil {
+		return nil, dup
+	}
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return nil, ir.BadRequest("invalid_body", "the body must be a JSON object with model, format and body")
 	}

@@ -15,9 +15,10 @@ import (
 const maxKeptRaw = 32 << 10
 
 // keptAnswer keeps what counting an answer's tokens needs should the
-// upstream report no usage. Usage almost always arrives, so a passed-through
-// stream keeps its events raw (bounded) and the text is parsed out of them
-// only when it is needed, instead of on every event.
+// upstream report no usage, or the client leave before the end (it is then
+// billed what it was delivered). Both are rare, so a passed-through stream
+// keeps its events raw (bounded) and the text is parsed out of them only
+// when it is needed, instead of on every event.
 type keptAnswer struct {
 	// sp reads the text out of kept raw events.
 	sp protocol.StreamPassthrough
@@ -27,13 +28,7 @@ type keptAnswer struct {
 	raw  []byte
 	ends []uint32
 	bufs *keptBufs
-	// frozen: the client left, so what the upstream sends after is not
-	// delivered text and is not counted.
-	frozen bool
 }
-
-// freeze stops keeping text: the client left.
-func (a *keptAnswer) freeze() { a.frozen = true }
 
 // release returns the event buffers for another stream; the answer must
 // not be read after it.
@@ -49,8 +44,8 @@ func (a *keptAnswer) release() {
 }
 
 // keptBufs are the raw-event buffers of one stream, reused by the next
-// once the answer is settled: nearly every stream keeps every event until
-// its usage arrives last, and then needs none of them.
+// once the answer is settled: every stream keeps every event it delivers,
+// and once settled needs none of them.
 type keptBufs struct {
 	raw  []byte
 	ends []uint32
@@ -65,9 +60,6 @@ var keptPool = sync.Pool{New: func() any { return &keptBufs{raw: make([]byte, 0,
 const maxPooledKept = 2 * maxKeptRaw
 
 func (a *keptAnswer) keepEvent(_ string, data []byte) {
-	if a.frozen {
-		return
-	}
 	if len(a.raw)+len(data) > maxKeptRaw && len(a.ends) > 0 {
 		a.text = a.appendKeptText(a.text)
 		a.raw, a.ends = a.raw[:0], a.ends[:0]
@@ -92,11 +84,7 @@ func (a *keptAnswer) appendKeptText(dst []byte) []byte {
 	return dst
 }
 
-func (a *keptAnswer) addText(s string) {
-	if !a.frozen {
-		a.text = append(a.text, s...)
-	}
-}
+func (a *keptAnswer) addText(s string) { a.text = append(a.text, s...) }
 
 // kept reports whether any answer text may be held, so an answer with none
 // is never counted (and the tokenizer never loaded for it).

@@ -149,7 +149,7 @@ func (c *call) decode() error {
 	if req.Model == "" {
 		return &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "missing_model", Param: "model", Message: "model is required"}
 	}
-	c.req, c.model = req, req.Model
+	c.req, c.model, c.stream = req, req.Model, req.Stream
 	return nil
 }
 

@@ -24,8 +24,9 @@ type eventStep interface {
 // leave together and none waits for the next. It returns nil when the stream
 // ended normally or the client went away (the answer so far is billed), and
 // otherwise the stream's error: the one place a broken stream is mapped.
+// A client that went away ends it at once: nothing more is read.
 func pump(body io.Reader, s *sink, step eventStep) error {
-	return pumpSSE(body, s, step, nil)
+	return pumpSSE(body, s, step)
 }
 
 // pumpSSE is pumpFrames for server-sent events, the framing of every
@@ -36,14 +37,11 @@ func pump(body io.Reader, s *sink, step eventStep) error {
 // streams would walk again, cold, at every chunk. Before each read it
 // flushes, so events that arrived together leave together and none waits
 // for more input.
-func pumpSSE(body io.Reader, s *sink, step eventStep, left func()) error {
+func pumpSSE(body io.Reader, s *sink, step eventStep) error {
 	d := sse.NewDecoder(0)
 	defer d.Release()
-	draining := false
 	for {
-		if !draining {
-			s.flush()
-		}
+		s.flush()
 		_, rerr := d.Fill(body)
 		for {
 			name, data, ok, err := d.Next()
@@ -53,12 +51,8 @@ func pumpSSE(body io.Reader, s *sink, step eventStep, left func()) error {
 			if !ok {
 				break
 			}
-			if err := step.event(eventName(name), data); err != nil && !draining {
-				if s.err == nil || left == nil {
-					return clientGone(s, err)
-				}
-				draining = true
-				left()
+			if err := step.event(eventName(name), data); err != nil {
+				return clientGone(s, err)
 			}
 		}
 		if rerr != nil {
@@ -79,21 +73,18 @@ func endOfStream(readErr, end error, step eventStep) error {
 	return step.end()
 }
 
-// clientLeftGrace is how long an upstream stream is still read after its
-// client left, for the usage it reports at its end (CONTRACT §13).
+// clientLeftGrace is how long an upstream call that does not stream is
+// still awaited after its client left, so an answer already being made is
+// billed on its usage. A stream its client left is closed at once
+// (CONTRACT §13).
 const clientLeftGrace = 10 * time.Second
 
-// pumpFrames is pump for an upstream stream in any framing. When the
-// client goes away (a write fails) and left is not nil, left is called
-// once and the upstream is read on to its end, unrelayed, so the step
-// still sees the usage it reports; the upstream request's context ends
-// that read clientLeftGrace after the client left.
-func pumpFrames(body io.Reader, frames func(io.Reader) protocol.EventReader, s *sink, step eventStep, left func()) error {
+// pumpFrames is pump for an upstream stream in any framing.
+func pumpFrames(body io.Reader, frames func(io.Reader) protocol.EventReader, s *sink, step eventStep) error {
 	rd := frames(flushOnWait{r: body, s: s})
 	if r, ok := rd.(interface{ Release() }); ok {
 		defer r.Release()
 	}
-	draining := false
 	for {
 		name, data, err := rd.NextEvent()
 		if err != nil {
@@ -104,14 +95,10 @@ func pumpFrames(body io.Reader, frames func(io.Reader) protocol.EventReader, s *
 			}
 			return clientGone(s, err)
 		}
-		if err := step.event(eventName(name), data); err != nil && !draining {
-			if s.err == nil || left == nil {
-				return clientGone(s, err)
-			}
-			draining = true
-			left()
+		if err := step.event(eventName(name), data); err != nil {
+			return clientGone(s, err)
 		}
-		if !draining && rd.Buffered() == 0 {
+		if rd.Buffered() == 0 {
 			s.flush()
 		}
 	}
@@ -165,13 +152,13 @@ func eventName(b []byte) string {
 	return string(b)
 }
 
-// streamTally is what a stream leaves for settling.
+// streamTally is what a stream leaves for settling: the usage the upstream
+// reported, and the answer text as it was delivered — kept to the end,
+// because a client that leaves is billed the output it received even where
+// the upstream reported usage early (messages-wire message_start).
 type streamTally struct {
-	usage ir.Usage
-	// reported is set once usage that settles the output came: the answer
-	// text need not be kept any more.
-	reported bool
-	answer   keptAnswer
+	usage  ir.Usage
+	answer keptAnswer
 }
 
 // passStep relays events untouched, reading usage as they pass.
@@ -193,16 +180,21 @@ func (p *passStep) event(name string, data []byte) error {
 	if p.note != nil {
 		p.note(name, data)
 	}
+	usageOnly := false
 	if u, ok := p.sp.SniffStreamUsage(name, data); ok {
 		p.tally.usage.Merge(u)
-		p.tally.reported = true
-		if p.dropUsageOnly && p.sp.UsageOnlyEvent(name, data) {
+		usageOnly = p.sp.UsageOnlyEvent(name, data)
+		if usageOnly && p.dropUsageOnly {
 			return nil
 		}
-	} else if !p.tally.reported && !p.noText {
-		p.tally.answer.keepEvent(name, data)
 	}
-	return p.sink.Event(name, data)
+	if err := p.sink.Event(name, data); err != nil {
+		return err
+	}
+	if !usageOnly && !p.noText {
+		p.tally.answer.keepEvent(name, data) // delivered
+	}
+	return nil
 }
 
 func (p *passStep) end() error { return nil }
@@ -244,11 +236,15 @@ func (c *convertStep) emit(ev ir.Event) error {
 	case ir.EventUsage:
 		if ev.Usage != nil {
 			c.tally.usage.Merge(*ev.Usage)
-			c.tally.reported = c.tally.usage.OutputTokens > 0
 		}
 	case ir.EventDelta:
+		if err := c.enc.Encode(ev); err != nil {
+			return err
+		}
+		// Kept once encoded: a client that leaves is billed what it got.
 		c.tally.answer.addText(ev.Text)
 		c.tally.answer.addText(ev.ArgumentsDelta)
+		return nil
 	case ir.EventStart:
 		return c.start(ev)
 	case ir.EventDone:

@@ -1,7 +1,9 @@
 package relay
 
 import (
+	"context"
 	"io"
+	"maps"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
@@ -20,6 +22,9 @@ type streamTail struct {
 	// broken tells a client that is already being answered that the
 	// stream broke off, where the dialect can say so (nil: it cannot).
 	broken func()
+	// uncounted: the output cannot be counted (images, audio), so a
+	// client that leaves is billed the reservation.
+	uncounted bool
 }
 
 // relayEvents is the one stream tail of every streamed surface (chat in the
@@ -31,21 +36,30 @@ type streamTail struct {
 // client where the dialect allows, and the answer so far is billed.
 func (c *callCore) relayEvents(t streamTail, input func() int, bill func(ir.Usage) charge) error {
 	defer t.tally.answer.release()
+	if c.cancelUpstream != nil {
+		// A client that leaves ends the upstream request at once: the
+		// provider stops generating what nobody reads (CONTRACT §13).
+		defer context.AfterFunc(c.r.Context(), c.cancelUpstream)()
+	}
 	var err error
 	if t.frames == nil {
-		err = pumpSSE(t.body, t.sink, t.step, t.tally.answer.freeze)
+		err = pumpSSE(t.body, t.sink, t.step)
 	} else {
-		err = pumpFrames(t.body, t.frames, t.sink, t.step, t.tally.answer.freeze)
+		err = pumpFrames(t.body, t.frames, t.sink, t.step)
+	}
+	if t.sink.err != nil || (err != nil && c.r.Context().Err() != nil) {
+		// The client left (a write failed, or its going cancelled the
+		// upstream read): not the upstream's fault, nobody is there to
+		// tell, and the upstream answered, so it is billed.
+		c.rl.Logger.DebugContext(c.r.Context(), "client left mid-stream", "surface", c.name, "channel_id", c.channelID())
+		t.sink.close()
+		c.settleLeft(t, input, bill)
+		return nil
 	}
 	if err != nil && !c.wrote {
 		return err
 	}
-	switch {
-	case err != nil && c.r.Context().Err() != nil:
-		// The client left, which cancelled the upstream read: not the
-		// upstream's fault, and nobody is there to tell.
-		c.rl.Logger.DebugContext(c.r.Context(), "client left mid-stream", "surface", c.name, "channel_id", c.channelID())
-	case err != nil:
+	if err != nil {
 		c.rl.Logger.WarnContext(c.r.Context(), "stream ended early", "surface", c.name, "channel_id", c.channelID(), "err", err)
 		if t.broken != nil {
 			t.broken()
@@ -69,6 +83,31 @@ func (t *streamTally) final(model string, input func() int) ir.Usage {
 		u.OutputTokens = tokenize.Count(model, t.answer.String())
 	}
 	return u
+}
+
+// settleLeft bills a stream its client left (CONTRACT §13): the prompt and
+// the output delivered, counted with the model's tokenizer, or what the
+// upstream reported when that is larger, field by field; output the
+// gateway cannot count bills the reservation. The row says client_left.
+func (c *callCore) settleLeft(t streamTail, input func() int, bill func(ir.Usage) charge) {
+	u := t.tally.usage.NonNegative()
+	if input != nil {
+		u.InputTokens = max(u.InputTokens, input())
+	}
+	if t.tally.answer.kept() {
+		u.OutputTokens = max(u.OutputTokens, tokenize.Count(c.model, t.tally.answer.String()))
+	}
+	ch := bill(u)
+	ch.detail = maps.Clone(ch.detail)
+	if ch.detail == nil {
+		ch.detail = map[string]any{}
+	}
+	ch.detail["client_left"] = true
+	if t.uncounted && c.hold != nil {
+		c.settleAt(ch, c.hold.Reserved)
+		return
+	}
+	c.settle(ch)
 }
 
 // channelID is the serving channel's id for logs (0 before one was chosen).

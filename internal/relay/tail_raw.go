@@ -66,7 +66,7 @@ func relayBinary(c *epCall, _ *routing.Channel, resp *http.Response) error {
 	}
 	s.disposition = resp.Header.Get("Content-Disposition")
 	step := &rawStep{sink: s}
-	return c.relayEvents(streamTail{body: resp.Body, frames: newRawFrames, sink: s, step: step, tally: &streamTally{}}, nil,
+	return c.relayEvents(streamTail{body: resp.Body, frames: newRawFrames, sink: s, step: step, tally: &streamTally{}, uncounted: true}, nil,
 		func(ir.Usage) charge {
 			ch := c.ep.bill(c, nil)
 			if ch.detail == nil {
@@ -90,7 +90,7 @@ func (c *epCall) relayEventAnswer(resp *http.Response) error {
 			last = append(last[:0], data...)
 		}
 	}}
-	return c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: step.tally}, nil,
+	return c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: step.tally, uncounted: true}, nil,
 		func(ir.Usage) charge { return c.ep.bill(c, last) })
 }
 

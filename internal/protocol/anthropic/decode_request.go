@@ -5,13 +5,16 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
 
 // DecodeRequest parses a client's /v1/messages body. Unknown fields are
 // ignored: when the upstream speaks this format too, the raw body is relayed.
 func (Codec) DecodeRequest(body []byte) (*ir.Request, error) {
-	if !gjson.ValidBytes(body) {
+	if valid, dup := protocol.CheckMembers(body); !valid {
 		return nil, badParam("", codeInvalidJSON, "request body is not valid JSON")
+	} else if dup != nil {
+		return nil, dup
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {

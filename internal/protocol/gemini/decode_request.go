@@ -3,6 +3,7 @@ package gemini
 import (
 	"github.com/tidwall/gjson"
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
 
 // DecodeRequest reads a generateContent body. The model is not in the body
@@ -16,8 +17,10 @@ func (Codec) DecodeRequest(body []byte) (*ir.Request, error) {
 }
 
 func parseObject(body []byte) (gjson.Result, error) {
-	if !gjson.ValidBytes(body) {
+	if valid, dup := protocol.CheckMembers(body); !valid {
 		return gjson.Result{}, ir.BadRequest("invalid_json", "Invalid JSON payload received.")
+	} else if dup != nil {
+		return gjson.Result{}, dup
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {

@@ -5,13 +5,16 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
 
 // decodeRequest validates a client body field by field; fields the IR has no
 // room for are ignored because passthrough forwards the raw body anyway.
 func decodeRequest(body []byte) (*ir.Request, error) {
-	if !gjson.ValidBytes(body) {
+	if valid, dup := protocol.CheckMembers(body); !valid {
 		return nil, invalidCode("", "", "the request body is not valid JSON")
+	} else if dup != nil {
+		return nil, dup
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {

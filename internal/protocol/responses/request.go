@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
 
 // Request is a decoded Responses request: the call in IR and the request
@@ -36,8 +37,10 @@ type Echo struct {
 // tools, background mode, item types without a chat equivalent — is a 400
 // naming the field, never silently dropped.
 func DecodeRequest(body []byte) (*Request, error) {
-	if !gjson.ValidBytes(body) {
+	if valid, dup := protocol.CheckMembers(body); !valid {
 		return nil, ir.BadRequest("invalid_json", "the request body is not valid JSON")
+	} else if dup != nil {
+		return nil, dup
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {
