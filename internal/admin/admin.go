@@ -69,6 +69,8 @@ type Deps struct {
 	SeedMarks SeedMarks
 	// Demo accepts the demo's published password (`turnpike demo` only).
 	Demo bool
+	// Guardrails are the live guardrail set and its plugin checks.
+	Guardrails GuardrailDeps
 }
 
 // NotifySettings is where alerts go, kept in the database.
@@ -129,6 +131,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)
 	a.routeAccounts(mux)
 	a.routePayments(mux)
+	a.routeGuardrails(mux)
 }
 
 // route mounts h behind authentication when role is set. what names the

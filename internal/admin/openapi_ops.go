@@ -4,6 +4,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/accounts"
 	"github.com/turnpike-gw/turnpike/internal/books"
 	"github.com/turnpike-gw/turnpike/internal/catalogue"
+	"github.com/turnpike-gw/turnpike/internal/guardrail"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -33,6 +34,8 @@ var (
 	groupSchema   = schemaOf[groupView]()
 	priceSchema   = schemaOf[store.ModelPrice]()
 	notifySchema  = schemaOf[notifyView]()
+	// guardrailSchema is a guardrail as stored and answered (CONTRACT §21).
+	guardrailSchema = schemaOf[guardrail.Spec]()
 )
 
 // componentSchemas are the named schemas the operations refer to.
@@ -161,6 +164,19 @@ var apiOps = []apiOp{
 	{route: "PUT /api/groups/{name}", summary: "Create or change a pricing group",
 		body: body(groupSchema, append([]string{"name", "ratio"}, rateFields...), nil), answer: ref("Group")},
 	{route: "DELETE /api/groups/{name}", summary: "Delete a group; 409 group_in_use names what still uses it", answer: ref("NamedDeleted")},
+
+	{route: "GET /api/guardrails", summary: "List guardrails, in the order they run", query: paging, answer: listOf(guardrailSchema)},
+	{route: "POST /api/guardrails", summary: "Create a guardrail (pii, secrets, regex, max_input_tokens or plugin); 400 lists every problem",
+		body: body(guardrailSchema, guardrailFields, nil, "name", "type"), answer: guardrailSchema},
+	{route: "GET /api/guardrails/{id}", summary: "One guardrail, by id or name", answer: guardrailSchema},
+	{route: "PATCH /api/guardrails/{id}", summary: "Change a guardrail (members sent replace the stored ones)",
+		body: body(guardrailSchema, guardrailFields, nil), answer: guardrailSchema},
+	{route: "DELETE /api/guardrails/{id}", summary: "Delete a guardrail", answer: object(schema{"id": integer, "deleted": boolean})},
+	{route: "POST /api/guardrails/dry-run", summary: "Check a sample text with one definition (guardrail), one stored guardrail (name) or every stored one; nothing is stored or sent upstream",
+		body: body(nil, []string{"text", "stage", "model", "group", "guardrail", "name"}, schema{"text": str,
+			"stage": schema{"type": "string", "enum": []string{"request", "response"}}, "model": str, "group": str,
+			"guardrail": body(guardrailSchema, guardrailFields, nil), "name": str}, "text"),
+		answer: schemaOf[dryRunResult]()},
 
 	{route: "GET /api/logs", summary: "Usage log, newest first (a user its own)",
 		query: []string{"page", "page_size", "type", "model", "user_id", "token_id", "channel_id"}, answer: listOf(ref("UsageLog"))},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/guardrail"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -47,6 +48,9 @@ type Other struct {
 	// Strategy is how the channels were ordered (weighted, least_busy,
 	// latency, cost).
 	Strategy string `json:"strategy,omitempty"`
+	// Guardrails is what each guardrail that fired did (CONTRACT §21):
+	// kinds and counts, never the matched text.
+	Guardrails []guardrail.Record `json:"guardrails,omitempty"`
 }
 
 // Row is the usage row of acct's call of model with usage u, started at
@@ -94,4 +98,5 @@ func MarshalOther(o *Other, detail map[string]any) json.RawMessage {
 // otherKeys are Other's own keys.
 var otherKeys = map[string]bool{"endpoint": true, "surface": true, "stream": true, "upstream_model": true,
 	"cache_read_tokens": true, "cache_write_tokens": true, "reasoning_tokens": true, "group_ratio": true,
-	"attempts": true, "fallback_from": true, "upstream_cost_usd": true, "price_version": true, "affinity": true, "strategy": true}
+	"attempts": true, "fallback_from": true, "upstream_cost_usd": true, "price_version": true, "affinity": true, "strategy": true,
+	"guardrails": true}

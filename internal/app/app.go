@@ -30,6 +30,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/clientaddr"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/guardfetch"
+	"github.com/turnpike-gw/turnpike/internal/guardrail"
 	"github.com/turnpike-gw/turnpike/internal/notify"
 	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
@@ -74,15 +75,17 @@ type App struct {
 	// otherwise.
 	Tracer *obs.Tracer
 
-	sql       *sqlstore.Store
-	plugins   *plugin.Registry
-	tasks     *task.Service
-	taskHTTP  *taskhttp.Handlers
-	batches   *batch.Service
-	registry  *prometheus.Registry
-	redis     redis.UniversalClient
-	changes   *changes
-	adminDeps admin.Deps
+	sql     *sqlstore.Store
+	plugins *plugin.Registry
+	// guardrails is the live guardrail set (CONTRACT §21).
+	guardrails *guardrail.Engine
+	tasks      *task.Service
+	taskHTTP   *taskhttp.Handlers
+	batches    *batch.Service
+	registry   *prometheus.Registry
+	redis      redis.UniversalClient
+	changes    *changes
+	adminDeps  admin.Deps
 	// catalogues fetches price catalogues under the content guard.
 	catalogues *guardfetch.Fetcher
 	stop       context.CancelFunc
@@ -123,6 +126,10 @@ func New(ctx context.Context, cfg config.Config, logOut io.Writer) (*App, error)
 	if err := a.plugins.Load(ctx); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("load task plugins: %w", err)
+	}
+	if err := a.guardrails.Reload(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("load guardrails: %w", err)
 	}
 	a.buildHandler()
 	return a, nil
@@ -180,6 +187,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.registry.MustRegister(channelStates{a.Router})
 	a.buildTraffic()
 	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.Store, Logger: a.Log})
+	a.guardrails = a.newGuardrails()
 	a.catalogues = guardfetch.New(newUpstreamClient(), a.Config.AllowPrivateContent)
 	a.adminDeps = admin.Deps{
 		Store: a.Store, Billing: a.Billing, Keys: a.Keys, Sessions: a.Sessions, Router: a.Router,
@@ -191,6 +199,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		TypeClaimed:   func(t int) bool { return a.plugins.Current().ClaimsType(t) },
 		Limits:        a.Limits, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
 		Accounts: a.accountDeps(), Payments: a.paymentDeps(), Demo: cfg.Demo, FetchCatalogue: a.fetchCatalogue,
+		Guardrails: a.guardrailDeps(),
 	}
 	a.Admin = admin.New(a.adminDeps)
 	a.changes = newChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
@@ -218,7 +227,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		Embedder: gemini.Generate, TokenCounter: gemini.Generate, ResponsesAPI: responses.API, Completions: openai.Completions,
 		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.taskHTTP,
 		Responses: relay.NewResponseIndex(a.Store.Responses(), a.Log),
-		Limits:    a.Limits, OnSettle: a.Notify.Spent, Tracer: a.Tracer,
+		Limits:    a.Limits, OnSettle: a.Notify.Spent, Tracer: a.Tracer, Guardrails: a.guardrails,
 		Options: relay.Options{
 			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,
 			FirstByteTimeout: time.Duration(cfg.FirstByteTimeout) * time.Second,
@@ -465,6 +474,8 @@ func (a *App) background(ctx context.Context) {
 	wg.Add(1)
 	go func() { defer wg.Done(); watchKeyChanges(ctx, a.sql.Traffic(), keyWatchEvery, a.Keys.Invalidate) }()
 	go func() { defer wg.Done(); a.plugins.Watch(ctx, 3*time.Second) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); a.guardrails.Watch(ctx, guardrailRefresh) }()
 	go func() { defer wg.Done(); a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }()
 	go func() { defer wg.Done(); a.Router.Health.Run(ctx, healthRefresh) }()
 	go func() { defer wg.Done(); a.Limits.Follow(ctx, 5*time.Second) }()

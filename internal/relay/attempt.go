@@ -185,9 +185,11 @@ func upstreamErrorWith(resp *http.Response, decode func(status int, body []byte)
 // formats match (edited only as the codec's PassthroughBody says), a
 // converted body otherwise.
 func (c *call) upstreamBody(codec protocol.UpstreamCodec, model string) ([]byte, error) {
-	if codec.Format() != c.sf.codec.Format() {
-		if err := c.sf.codec.CheckConvertible(c.raw); err != nil {
-			return nil, err
+	if codec.Format() != c.sf.codec.Format() || c.redacted {
+		if codec.Format() != c.sf.codec.Format() {
+			if err := c.sf.codec.CheckConvertible(c.raw); err != nil {
+				return nil, err
+			}
 		}
 		req := *c.req
 		req.Model = model

@@ -11,6 +11,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/guardrail"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
@@ -78,6 +79,8 @@ type callCore struct {
 	// cancelUpstream ends the attempt under way's upstream request (nil
 	// between attempts): the stream tail calls it when the client leaves.
 	cancelUpstream context.CancelFunc
+	// guards is what the guardrails did (the row's other.guardrails).
+	guards []guardrail.Record
 }
 
 // exactly wraps an estimate that is always exact.
@@ -469,7 +472,7 @@ func (c *callCore) logRow(ch charge, consume bool) store.UsageLog {
 	row := admission.Row(admission.Account(c.principal), c.model, obs.RequestID(c.r.Context()), u, c.start)
 	o := logOther{Endpoint: c.name, Stream: c.stream, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens,
 		Reasoning: u.ReasoningTokens, GroupRatio: c.rl.Billing.Ratio(c.principal.Group), Attempts: c.attempts,
-		FallbackFrom: c.fallbackFrom, Strategy: c.strategy}
+		FallbackFrom: c.fallbackFrom, Strategy: c.strategy, Guardrails: c.guards}
 	if c.aff.on {
 		o.Affinity = c.aff.result()
 	}

@@ -26,7 +26,10 @@ type hooks struct {
 	offer func() (served bool, err error)
 	// read takes the body once, decodes and validates it, and sets the
 	// call's model.
-	read     func() error
+	read func() error
+	// guard runs the request-stage guardrails on what read decoded,
+	// before anything is reserved; nil checks nothing.
+	guard    func() error
 	estimate estimator
 	filter   func(*routing.Channel) bool
 	// session is the call's cache affinity session (routing.SessionKey),
@@ -87,6 +90,11 @@ func (c *callCore) drive(h *hooks) error {
 	}
 	if err := h.read(); err != nil {
 		return err
+	}
+	if h.guard != nil {
+		if err := h.guard(); err != nil {
+			return err
+		}
 	}
 	if err := c.admit(h.estimate); err != nil {
 		return err

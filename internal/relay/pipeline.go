@@ -26,6 +26,9 @@ type call struct {
 	prompt  int
 	counted bool
 	usage   ir.Usage
+	// redacted: a guardrail rewrote req, so it is encoded for every
+	// channel rather than the client's bytes passed through.
+	redacted bool
 }
 
 // answerStarted also lets go of the client's raw body: from the first byte
@@ -46,6 +49,7 @@ func (rl *Relay) chatHandler(sf surface) http.Handler {
 			// take 32 MB first.
 			authenticate: c.authenticate,
 			read:         c.read,
+			guard:        c.guardRequest,
 			estimate:     c.estimate,
 			filter:       rl.hasChatWire,
 			session:      c.session,

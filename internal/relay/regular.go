@@ -21,6 +21,7 @@ func (c *call) relayRegular(up protocol.UpstreamCodec, resp *http.Response) erro
 	}
 	var out []byte
 	var text func() string
+	var blocked *ir.Error
 	if up.Format() == c.sf.codec.Format() {
 		u, ok := c.sf.codec.SniffUsage(body)
 		if ok {
@@ -28,7 +29,9 @@ func (c *call) relayRegular(up protocol.UpstreamCodec, resp *http.Response) erro
 		} else {
 			text = func() string { return answerText(c.sf.codec, body) }
 		}
-		out = body
+		if out, blocked, err = c.guardPassthrough(body); err != nil {
+			return err
+		}
 	} else {
 		res, err := up.DecodeResponse(body)
 		if err != nil {
@@ -44,14 +47,21 @@ func (c *call) relayRegular(up protocol.UpstreamCodec, resp *http.Response) erro
 		if res.Usage.InputTokens == 0 {
 			res.Usage.InputTokens = c.promptTokens()
 		}
+		blocked, _ = c.guardAnswer(res)
 		if out, err = c.sf.codec.EncodeResponse(res); err != nil {
 			return err
 		}
 	}
 	c.wrote = true
 	// Settled before the answer leaves: once the client holds it, the
-	// charge is journaled, whatever happens to this process next.
+	// charge is journaled, whatever happens to this process next. An
+	// answer a guardrail blocked is billed too: the upstream answered.
 	c.settleUsage(text)
+	if blocked != nil {
+		c.status = blocked.Status
+		writeError(c.w, c.sf.codec, blocked)
+		return nil
+	}
 	c.w.Header().Set("Content-Type", "application/json")
 	c.w.WriteHeader(http.StatusOK)
 	_, _ = c.w.Write(out)

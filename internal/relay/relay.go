@@ -79,6 +79,9 @@ type Deps struct {
 	// Tracer, when not nil, traces every upstream attempt as a client span
 	// and sends its traceparent upstream.
 	Tracer *obs.Tracer
+	// Guardrails check chat requests and answers (CONTRACT §21); nil
+	// checks nothing.
+	Guardrails Guardrails
 }
 
 // HostProtocols is what the relay needs from the task-plugin host: standard

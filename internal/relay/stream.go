@@ -14,15 +14,26 @@ import (
 func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) protocol.EventReader, resp *http.Response) error {
 	s := newSink(c.w, c, c.sf.jsonArrayStream)
 	tally := &streamTally{answer: keptAnswer{sp: c.sf.codec}}
+	// A guardrail on answers needs the text of each event, so the stream
+	// is decoded and re-encoded even when the formats match.
+	win := c.rl.guardSet().NewWindow(c.guardCall())
+	bill := c.chatCharge
 	var step eventStep
-	if up.Format() == c.sf.codec.Format() {
+	if up.Format() == c.sf.codec.Format() && win == nil {
 		ends, _ := c.sf.codec.(protocol.StreamEndSniffer)
 		step = &passStep{sp: c.sf.codec, sink: s, tally: tally, dropUsageOnly: !c.req.IncludeUsage, ends: ends}
 	} else {
 		enc := c.sf.codec.NewStreamEncoder(s, protocol.StreamOptions{IncludeUsage: c.req.IncludeUsage})
+		if win != nil {
+			enc = &guardEncoder{ctx: c.r.Context(), enc: enc, win: win, sink: s, dialect: c.sf.codec}
+			bill = func(u ir.Usage) charge {
+				c.guards = append(c.guards, win.Records()...)
+				return c.chatCharge(u)
+			}
+		}
 		step = newConvertStep(up.NewStreamDecoder(), enc, c.model, c.promptTokens(), tally)
 	}
-	return c.relayEvents(streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: failEvent(s, c.sf.codec)}, c.promptTokens, c.chatCharge)
+	return c.relayEvents(streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: failEvent(s, c.sf.codec)}, c.promptTokens, bill)
 }
 
 // failEvent ends a stream the upstream broke off with the client dialect's

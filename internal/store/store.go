@@ -66,6 +66,7 @@ type Store interface {
 	Redemptions() RedemptionRepo
 	Audit() AuditRepo
 	Books() BooksRepo
+	Guardrails() GuardrailRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through

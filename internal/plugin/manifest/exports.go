@@ -16,6 +16,11 @@ func (v *validator) exports(m *Manifest, ex Exports) {
 	for _, f := range sortedUnique(ex.Functions) {
 		v.memberExport(f, hooks, protocolExports)
 	}
+	if m.IsGuardrail() {
+		v.guardrailExports(m, hooks)
+		m.Hooks = hooks
+		return
+	}
 	v.requiredHooks(m)
 	v.protocolHooks(m, protocolExports)
 	m.Hooks = hooks
@@ -49,6 +54,10 @@ func (v *validator) topLevelExport(name string, hooks HookSet) {
 		if v.functions.Has(name) {
 			hooks[name] = struct{}{}
 		} else {
+			v.addf(path, "must be a function")
+		}
+	case slices.Contains(guardrailHooks, name) && v.kind == KindGuardrail:
+		if !v.functions.Has(name) {
 			v.addf(path, "must be a function")
 		}
 	case draftExports[name] != "":

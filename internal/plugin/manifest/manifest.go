@@ -106,6 +106,9 @@ type Manifest struct {
 	UsageProfiles        []UsageProfile  `json:"usageProfiles"`
 	RequiredCapabilities []string        `json:"requiredCapabilities"`
 	SubmitResponseTypes  []string        `json:"submitResponseTypes"`
+	// Kind is task (the default, left out of the normalised meta) or
+	// guardrail.
+	Kind string `json:"kind,omitempty"`
 
 	// Hooks holds every recognised exported function path. It is not part
 	// of meta, so it stays out of the JSON form.

@@ -53,6 +53,8 @@ type validator struct {
 	usageSchemaBad bool
 	// inferred collects what the host filled in for a legacy declaration.
 	inferred []Inference
+	// kind is meta.kind as read (task or guardrail).
+	kind string
 }
 
 // fieldRule validates one top-level meta field into the manifest.
@@ -88,6 +90,7 @@ var fieldRules = []fieldRule{
 	{"usageProfiles", false, (*validator).usageProfiles},
 	{"requiredCapabilities", false, (*validator).requiredCapabilities},
 	{"submitResponseTypes", false, (*validator).submitResponseTypes},
+	{"kind", false, (*validator).kindField},
 }
 
 func (v *validator) meta(m *Manifest, meta map[string]any) {
@@ -101,20 +104,28 @@ func (v *validator) meta(m *Manifest, meta map[string]any) {
 		}
 	}
 	v.protocolsOK = true
+	v.readKind(m, meta)
+	v.kind = m.Kind
+	if m.IsGuardrail() {
+		v.guardrailMeta(meta)
+	}
 	for _, r := range fieldRules {
 		path := dot("meta", r.name)
 		value, present := meta[r.name]
 		// A null optional field is read as absent, as JSON would drop an
 		// undefined one.
 		if !present || value == nil {
-			if r.required {
+			if r.required && !(m.IsGuardrail() && slices.Contains(taskOnlyFields, r.name)) {
 				v.addf(path, "is required")
 			}
 			continue
 		}
+		if m.IsGuardrail() && slices.Contains(taskOnlyFields, r.name) {
+			continue
+		}
 		r.check(v, m, path, value)
 	}
-	if meta["usageExamples"] == nil && !v.usageSchemaBad {
+	if meta["usageExamples"] == nil && !v.usageSchemaBad && !m.IsGuardrail() {
 		v.requireTokenExample("meta.usageExamples", m.UsageSchema, nil)
 	}
 }

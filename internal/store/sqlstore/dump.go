@@ -68,6 +68,7 @@ var dumpTables = []dumpTable{
 	{name: "batch_lines"},
 	{name: "payment_orders"},
 	{name: "payment_credits"},
+	{name: "guardrails"},
 }
 
 var dumpSkipped = map[string]string{

@@ -26,6 +26,7 @@ var allMigrations = []Migration{
 	nodeModeMigration,      // 131
 	priceRoutingMigration,  // 132
 	batchesMigration,       // 133
+	guardrailsMigration,    // 134
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row

@@ -24,6 +24,7 @@ const ROUTES = [
   { path: "/groups", module: "groups", role: "admin", section: "Administration" },
   { path: "/redemptions", module: "redemptions", role: "admin", section: "Administration" },
   { path: "/plugins", module: "plugins", role: "root", section: "Root" },
+  { path: "/guardrails", module: "guardrails", role: "root", section: "Root" },
   { path: "/prices", module: "prices", role: "root", section: "Root" },
   { path: "/audit", module: "audit", role: "root", section: "Root" },
 ];

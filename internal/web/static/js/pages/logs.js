@@ -94,7 +94,17 @@ async function showDetail(id, channelName) {
     o.upstream_model ? [h("dt", {}, t("logs.upstreamModel")), h("dd", {}, o.upstream_model)] : null,
     h("dt", {}, t("common.time")), h("dd", {}, when(l.created_at)),
     h("dt", {}, t("logs.latency")), h("dd", {}, `${num(l.latency_ms)} ms`));
-  infoDialog(t("logs.entry", { id: l.id }), facts, h("h4", {}, t("logs.routing")), attemptsTimeline(o.attempts || [], channelName));
+  infoDialog(t("logs.entry", { id: l.id }), facts, h("h4", {}, t("logs.routing")), attemptsTimeline(o.attempts || [], channelName),
+    o.guardrails?.length ? [h("h4", {}, t("logs.guardrails")), guardrailList(o.guardrails)] : null);
+}
+
+// guardrailList shows what each guardrail that fired did: its stage, its
+// action and the kinds it found with their counts (never the text).
+export function guardrailList(records) {
+  return h("ul", { class: "guardrail-hits", "aria-label": t("logs.guardrails") }, records.map((g) =>
+    h("li", {}, h("strong", {}, g.name), " ", badge(g.action, g.action === "block" ? "bad" : g.action === "redact" ? "warn" : ""),
+      h("span", { class: "muted" }, ` ${t("logs.gStage", { stage: g.stage })} · `),
+      Object.entries(g.matches || {}).map(([k, n]) => `${k} × ${n}`).join(", "))));
 }
 
 // attemptsTimeline draws the attempts in order: channel, status, error code
