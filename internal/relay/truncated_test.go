@@ -120,3 +120,27 @@ func TestATruncatedStreamEndsWithTheDialectsErrorAndBillsWhatWasDelivered(t *tes
 		}
 	}
 }
+
+// A legacy completions stream cut before [DONE] or a finish_reason ends
+// with the OpenAI error event too, and is billed as delivered.
+func TestATruncatedCompletionsStreamEndsWithAnError(t *testing.T) {
+	e := newEnv(t)
+	e.price("gpt-4o-mini", store.ModelPrice{InputPerMTok: 100, OutputPerMTok: 1000})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 0; i < 3; i++ {
+			_, _ = io.WriteString(w, `data: {"id":"c1","object":"text_completion","model":"m","choices":[{"index":0,"text":"`+pacedPiece(i)+`","finish_reason":null}]}`+"\n\n")
+		}
+	}))
+	defer srv.Close()
+	e.channel("up", srv.URL, nil)
+	resp := e.post("/v1/completions", testKey, `{"model":"gpt-4o-mini","stream":true,"prompt":"Say"}`)
+	got := readAll(resp)
+	if resp.StatusCode != 200 || !strings.Contains(got, pacedPiece(2)) || !strings.Contains(got, `data: {"error":{"message":`) || strings.Contains(got, "[DONE]") {
+		t.Fatalf("status %d, want the pieces then an error event and no [DONE]:\n%s", resp.StatusCode, got)
+	}
+	if _, other := e.lastConsume(); other["incomplete"] != true {
+		t.Fatalf("other = %v, want incomplete", other)
+	}
+}
