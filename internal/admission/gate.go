@@ -10,6 +10,7 @@ import (
 	"errors"
 	"math/big"
 	"net/http"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
@@ -27,14 +28,20 @@ type Gate struct {
 	Limits  *ratelimit.Service
 }
 
-// Ticket is one call's standing with traffic control: the limits that
-// apply (nil: none), the lease counted against them while the call runs,
-// and the reservation's share of the period budgets. The zero Ticket is a
-// call not yet admitted; every method is safe on it.
+// Ticket is one call's money and standing with traffic control: the
+// limits that apply (nil: none), the lease counted against them while the
+// call runs, the reservation (Hold) and its share of the period budgets.
+// The zero Ticket is a call not yet admitted; every method is safe on it.
+// A ticket of deferred work (Gate.Hold) is durable: see ticket.go.
 type Ticket struct {
 	Limits *ratelimit.Plan
 	Lease  *ratelimit.Lease
 	Budget *ratelimit.BudgetHold
+	Hold   *billing.Hold
+	// model and heldAt are a durable ticket's (Gate.Hold, Gate.Restore),
+	// for its Record.
+	model  string
+	heldAt time.Time
 }
 
 // Price checks that the key may use model and that the pinned routing
@@ -105,7 +112,7 @@ func (g Gate) Reserve(ctx, bg context.Context, tk *Ticket, acct billing.Account,
 		budget.Refund(bg)
 		return nil, err
 	}
-	tk.Budget = budget
+	tk.Budget, tk.Hold = budget, hold
 	return hold, nil
 }
 
@@ -152,4 +159,11 @@ func RefusedHeaders(h http.Header, err error) {
 	if h != nil && errors.As(err, &rf) {
 		rf.SetHeaders(h)
 	}
+}
+
+// CostQuota is an exact list-dollar cost (summed from the exact parts of
+// several charges: a batch's lines of one model) charged at group's ratio,
+// rounded once.
+func (g Gate) CostQuota(cost *big.Rat, group string) (int64, error) {
+	return billing.Quota(cost, g.Billing.QuotaPerUSD(), g.Billing.Ratio(group))
 }

@@ -48,6 +48,9 @@ type Other struct {
 	// Strategy is how the channels were ordered (weighted, least_busy,
 	// latency, cost).
 	Strategy string `json:"strategy,omitempty"`
+	// DroppedTools names (by type) the hosted tools a converted request
+	// left out because its channel cannot run them (web_search, ...).
+	DroppedTools []string `json:"dropped_tools,omitempty"`
 	// Guardrails is what each guardrail that fired did (CONTRACT §21):
 	// kinds and counts, never the matched text.
 	Guardrails []guardrail.Record `json:"guardrails,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/protocol/anthropic"
 	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
 	"github.com/turnpike-gw/turnpike/internal/providers"
+	"github.com/turnpike-gw/turnpike/internal/relay"
 )
 
 // buildBatches wires files and batches: their records in the store, and
@@ -23,9 +24,10 @@ func (a *App) buildBatches() {
 	a.batches = batch.New(batch.Deps{Blobs: blobs,
 		Files: a.sql.Files(), Batches: a.sql.Batches(), Keys: a.Keys, Billing: a.Billing, Router: a.Router,
 		Limits: a.Limits, Client: a.Tracer.Client(newUpstreamClient()), Adapters: providers.For, OpenAI: openai.Chat, Messages: anthropic.Messages, Logger: a.Log,
-		Lines: func(ctx context.Context, p *auth.Principal, endpoint string, body []byte, admitted time.Time) batch.LineResult {
-			r := a.Relay.RunLine(ctx, p, endpoint, body, admitted)
-			return batch.LineResult{Status: r.Status, Body: r.Body, OK: r.OK, Model: r.Model, Usage: r.Usage, Quota: r.Quota}
+		Lines: func(ctx context.Context, p *auth.Principal, endpoint string, body []byte, admitted time.Time, take batch.LineTake) batch.LineResult {
+			r := a.Relay.RunLine(ctx, p, endpoint, body, admitted, relay.LineTake(take))
+			return batch.LineResult{Status: r.Status, Body: r.Body, OK: r.OK, Model: r.Model, Usage: r.Usage, Quota: r.Quota,
+				Cost: r.Cost, Reserved: r.Reserved}
 		},
 		Options: batch.Options{
 			MaxFileBytes: cfg.Files.MaxBytes(), BodyLimit: cfg.BodyLimit(), PollInterval: cfg.PollInterval(), Node: a.Billing.Node(),

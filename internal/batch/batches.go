@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -91,20 +90,21 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b.Status, b.InProgressAt, b.Total = store.BatchInProgress, now.Unix(), pl.lines
-	if err := s.start(r, admission.Account(p), b, pl); err != nil {
+	if err := s.start(r, w.Header(), b, pl); err != nil {
 		s.fail(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, toBatchObject(b))
 }
 
-// start reserves the batch's estimate and records the batch, which from
-// then on owns its holds: they are kept (out of the billing sweep's reach)
-// and flushed before the record exists, so a batch never names a hold
-// whose reservation was not stored. A crash between the two leaves a
-// reservation held and no batch: money held, never given away.
-func (s *Service) start(r *http.Request, acct billing.Account, b *store.Batch, pl *plan) error {
-	holds, taken, err := s.reserve(r, acct, b.PublicID, pl)
+// start takes the batch's tickets and records the batch, which from then
+// on owns them: they are kept (out of the billing sweep's reach) and
+// flushed before the record exists, so a batch never names a hold whose
+// reservation was not stored. A crash between the two leaves kept holds
+// named batch:<id>:… and no batch: money held, never given away.
+func (s *Service) start(r *http.Request, h http.Header, b *store.Batch, pl *plan) error {
+	acct := billing.Account{UserID: b.UserID, TokenID: b.TokenID, Group: b.Group}
+	holds, taken, err := s.takeTickets(r.Context(), acct, b.PublicID, pl, h)
 	var e *ir.Error
 	if errors.As(err, &e) && e.Status == 402 && !pl.exact {
 		// The byte bound did not fit: the refusal is decided on the
@@ -112,54 +112,26 @@ func (s *Service) start(r *http.Request, acct billing.Account, b *store.Batch, p
 		if pl, err = s.validate(r.Context(), pl.principal, pl.fileID, pl.endpoint, pl.provider, true); err != nil {
 			return err
 		}
-		holds, taken, err = s.reserve(r, acct, b.PublicID, pl)
+		holds, taken, err = s.takeTickets(r.Context(), acct, b.PublicID, pl, h)
 	}
 	if err != nil {
 		return err
 	}
-	b.Holds, _ = json.Marshal(holds)
-	for _, h := range taken {
-		h.Keep(nil)
+	setHolds(b, holds)
+	for _, tk := range taken {
+		tk.Keep(nil)
 	}
 	if err := s.Billing.Writer().Flush(r.Context()); err != nil {
 		return err
 	}
 	if err := s.Batches.InsertBatch(r.Context(), b); err != nil {
-		for _, h := range taken {
-			_, _ = h.RefundNow(context0(r), nil)
+		for _, tk := range taken {
+			_, _ = tk.RefundNow(context0(r), nil)
 		}
 		return err
 	}
 	s.runner.poke()
 	return nil
-}
-
-// reserve takes one hold per model of the plan, all or none: a model that
-// does not fit gives back the ones taken and refuses the batch with 402.
-func (s *Service) reserve(r *http.Request, acct billing.Account, id string, pl *plan) ([]heldModel, []*billing.Hold, error) {
-	var taken []*billing.Hold
-	var out []heldModel
-	admitted := time.Now()
-	for _, m := range pl.sortedModels() {
-		mp := pl.models[m]
-		key := "batch:" + id + ":" + m
-		h, err := s.Billing.Reserve(r.Context(), acct, key, mp.estimate)
-		if err != nil {
-			for _, t := range taken {
-				t.Refund(context0(r), nil)
-			}
-			var e *ir.Error
-			if errors.As(err, &e) && e.Status == 402 {
-				e = &ir.Error{Status: 402, Kind: ir.KindQuota, Code: "insufficient_quota",
-					Message: "the batch's estimate does not fit the remaining quota", Cause: err}
-				return nil, nil, e
-			}
-			return nil, nil, err
-		}
-		taken = append(taken, h)
-		out = append(out, heldModel{Model: m, Key: key, Reserved: h.Reserved, Lines: mp.lines, AdmittedNS: admitted.UnixNano()})
-	}
-	return out, taken, nil
 }
 
 // ownBatch finds a batch of p's user of kind; another user's is not found.

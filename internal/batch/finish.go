@@ -9,9 +9,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/turnpike-gw/turnpike/internal/admission"
-	"github.com/turnpike-gw/turnpike/internal/billing"
-	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -187,71 +184,12 @@ func lineID(b *store.Batch, n int) string {
 	return "batch_req_" + b.PublicID[len("batch_"):] + "_" + itoa(int64(n))
 }
 
-// modelBill is what one model's lines of a batch come to.
-type modelBill struct {
-	ok    int
-	quota int64
-	usage ir.Usage
-}
-
-// bill settles each of the batch's holds once, at what its model's
-// successful lines cost, with one usage row per batch and model. A hold
-// already settled (by a node that stopped before marking the batch billed)
-// is not settled again: SettleNow reports it and moves nothing.
-func (s *Service) bill(ctx context.Context, b *store.Batch) {
-	bills := map[string]*modelBill{}
-	err := s.eachOutcome(ctx, b.ID, func(l *store.BatchLine) {
-		mb := bills[l.Model]
-		if mb == nil {
-			mb = &modelBill{}
-			bills[l.Model] = mb
-		}
-		if l.OK {
-			mb.ok++
-			mb.quota += l.Quota
-			mb.usage.InputTokens += l.InputTokens
-			mb.usage.OutputTokens += l.OutputTokens
-		}
-	})
-	if err != nil {
-		return
-	}
-	acct := billing.Account{UserID: b.UserID, TokenID: b.TokenID, Group: b.Group}
-	var charged int64
-	for _, h := range holdsOf(b) {
-		mb := bills[h.Model]
-		if mb == nil {
-			mb = &modelBill{}
-		}
-		row := admission.Row(acct, h.Model, b.PublicID, mb.usage, time.Time{})
-		row.Type, row.Quota = store.LogConsume, mb.quota
-		charged += mb.quota
-		o := admission.Other{Endpoint: "batch", GroupRatio: s.Billing.Ratio(b.Group)}
-		if p, err := s.Billing.PriceAt(h.Model, admittedAt(b)); err == nil {
-			o.PriceVersion = p.Version
-		}
-		// The lines are not kept with their channels, so a batch costs its
-		// list (batch) price upstream: the row's dollars before the ratio.
-		o.UpstreamCostUSD = admission.USD(admission.QuotaUSD(mb.quota, s.Billing.QuotaPerUSD(), o.GroupRatio))
-		row.Other = admission.MarshalOther(&o, map[string]any{
-			"batch": map[string]any{"id": b.PublicID, "lines": h.Lines, "failed": h.Lines - mb.ok}})
-		if _, err := s.Billing.RestoreHold(acct, h.Key, h.Reserved).SettleNow(ctx, mb.quota, &row); err != nil {
-			s.Logger.Error("batch hold not settled; retried on the next round", "batch", b.PublicID, "model", h.Model, "err", err)
-			return
-		}
-	}
-	if _, err := s.Batches.MarkBilled(ctx, b.ID, charged); err != nil {
-		s.Logger.Error("batch not marked billed; its holds are settled and stay so", "batch", b.PublicID, "err", err)
-	}
-	b.Billed, b.Charged = true, charged
-}
-
 // admittedAt is when b was admitted (its holds taken): its lines are priced
 // with the price version in effect then. A batch from before holds kept
 // the instant counts from the end of its creation second.
 func admittedAt(b *store.Batch) time.Time {
 	for _, h := range holdsOf(b) {
-		if h.AdmittedNS != 0 {
+		if h.AdmittedNS != 0 && h.Model != "" {
 			return time.Unix(0, h.AdmittedNS)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
@@ -121,12 +120,6 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	// A request's params become a line as they are, so a member named
-	// twice anywhere is refused here, naming where (CONTRACT §13).
-	if _, dup := protocol.CheckMembers(raw); dup != nil {
-		fail(dup)
-		return
-	}
 	input, err := messageLines(raw)
 	if err != nil {
 		fail(err)
@@ -161,7 +154,7 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		b.Mode, b.ChannelID = modeProvider, ch.ID
 		b.Upstream, _ = json.Marshal(providerState{KeyIndex: ch.KeyIndex})
 	}
-	if err := s.start(r, admission.Account(p), b, pl); err != nil {
+	if err := s.start(r, w.Header(), b, pl); err != nil {
 		s.dropFile(r, f.PublicID)
 		fail(err)
 		return
@@ -174,8 +167,14 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 // request's custom_id and params are copied as they came (the lines are
 // checked again, one by one, as any batch file is).
 func messageLines(raw []byte) (*bytes.Buffer, error) {
+	// A request's params become a line as they are, so a member named
+	// twice anywhere is refused here, naming where (CONTRACT §13).
+	valid, dup := protocol.CheckMembers(raw)
+	if dup != nil {
+		return nil, dup
+	}
 	reqs := gjson.GetBytes(raw, "requests")
-	if !gjson.ValidBytes(raw) || !reqs.IsArray() {
+	if !valid || !reqs.IsArray() {
 		return nil, badRequest("invalid_request", "requests", "requests must be a non-empty array of {custom_id, params}")
 	}
 	var input bytes.Buffer

@@ -67,24 +67,6 @@ func toBatchObject(b *store.Batch) batchObject {
 		RequestCounts: requestCounts{Total: b.Total, Completed: b.Completed, Failed: b.Failed}, Metadata: orNull(b.Metadata)}
 }
 
-// heldModel is one of a batch's reservations: each model of a batch has
-// its own hold, so that each settles with its own usage row.
-type heldModel struct {
-	Model    string `json:"model"`
-	Key      string `json:"key"`
-	Reserved int64  `json:"reserved"`
-	Lines    int    `json:"lines"`
-	// AdmittedNS is when the hold was taken (Unix nanoseconds): the lines
-	// are priced with the price version in effect then.
-	AdmittedNS int64 `json:"admitted_ns,omitempty"`
-}
-
-func holdsOf(b *store.Batch) []heldModel {
-	var hs []heldModel
-	_ = json.Unmarshal(b.Holds, &hs)
-	return hs
-}
-
 // running reports whether a batch's lines are still to run.
 func running(status string) bool {
 	return status == store.BatchInProgress || status == store.BatchValidating

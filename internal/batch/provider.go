@@ -173,7 +173,9 @@ func (s *Service) pollProvider(ctx context.Context, b *store.Batch) bool {
 		return false
 	}
 	lines := upstream.BatchLines(func(each func([]byte) error) error {
-		return s.eachLine(ctx, b.InputFileID, func(_ int, raw []byte) error { return each(raw) })
+		return s.eachLine(ctx, b.InputFileID, func(_ int, raw []byte) error {
+			return each(capInputLine(b.Endpoint, raw, s.Options.DefaultCompletionTokens))
+		})
 	})
 	var err error
 	switch {

@@ -104,6 +104,7 @@ func (s *Service) collect(ctx context.Context, b *store.Batch, p *provider, id, 
 				return err
 			}
 			out.OK, out.InputTokens, out.OutputTokens, out.Quota = true, r.Usage.InputTokens, r.Usage.OutputTokens, q
+			out.Cost = price.Cost(r.Usage, price.CallCost(1)).RatString()
 		}
 		_, err := s.Batches.PutLine(ctx, out)
 		return err

@@ -2,16 +2,14 @@ package batch
 
 import (
 	"context"
+	"math/big"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
-	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -24,18 +22,20 @@ const (
 
 // LineRunner runs one line through the relay's one driver as p, in this
 // process (the app adapts relay.RunLine), priced with the price version in
-// effect when the batch was admitted.
-type LineRunner func(ctx context.Context, p *auth.Principal, endpoint string, body []byte, admitted time.Time) LineResult
+// effect when the batch was admitted, its reservation taken with take.
+type LineRunner func(ctx context.Context, p *auth.Principal, endpoint string, body []byte, admitted time.Time, take LineTake) LineResult
 
-// LineResult is a line's answer, and when OK its usage and its charge at
-// the batch price.
+// LineResult is a line's answer, and when OK its usage, its charge at the
+// batch price and that charge's exact cost (see relay.LineResult).
 type LineResult struct {
-	Status int
-	Body   []byte
-	OK     bool
-	Model  string
-	Usage  ir.Usage
-	Quota  int64
+	Status   int
+	Body     []byte
+	OK       bool
+	Model    string
+	Usage    ir.Usage
+	Quota    int64
+	Cost     *big.Rat
+	Reserved int64
 }
 
 // defaultConcurrency is settings.batch_concurrency when no channel sets it.
@@ -174,42 +174,20 @@ func (r *runner) keepLease(ctx context.Context, id int64, done chan struct{}) {
 	}
 }
 
-// progress is what a batch's lines did so far.
-type progress struct {
-	done      map[int]bool
-	completed atomic.Int64
-	failed    atomic.Int64
-}
-
-func (s *Service) progressOf(ctx context.Context, id int64) (*progress, error) {
-	pr := &progress{done: map[int]bool{}}
-	err := s.eachOutcome(ctx, id, func(l *store.BatchLine) {
-		pr.done[l.Line] = true
-		if l.OK {
-			pr.completed.Add(1)
-		} else {
-			pr.failed.Add(1)
-		}
-	})
-	return pr, err
-}
-
-// eachOutcome calls fn with every recorded line outcome, in line order.
-func (s *Service) eachOutcome(ctx context.Context, id int64, fn func(*store.BatchLine)) error {
-	after := 0
-	for {
-		ls, err := s.Batches.Lines(ctx, id, after, 500)
-		if err != nil {
-			return err
-		}
-		for _, l := range ls {
-			fn(l)
-			after = l.Line
-		}
-		if len(ls) < 500 {
-			return nil
-		}
-	}
+// lineRun is one run of a batch's lines: what it needs to run each.
+type lineRun struct {
+	b *store.Batch
+	// admitted is when the batch was admitted, read once: b's record
+	// changes (under purse.mu) while lines run.
+	admitted time.Time
+	p        *auth.Principal
+	perr     error
+	pr       *progress
+	purse    *purse
+	stop     *atomic.Bool
+	// lost is set when a line's outcome could not be stored: the run is
+	// then not over, and the next round runs that line again.
+	lost atomic.Bool
 }
 
 // runLines runs the lines without an outcome, at most the batch's
@@ -219,38 +197,32 @@ func (s *Service) eachOutcome(ctx context.Context, id int64, fn func(*store.Batc
 // charge, is recorded once.
 func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 	s := r.s
+	if err := s.clearPending(ctx, b); err != nil {
+		s.Logger.Error("batch tickets left pending not cleared", "batch", b.PublicID, "err", err)
+		return false
+	}
 	pr, err := s.progressOf(ctx, b.ID)
 	if err != nil {
 		s.Logger.Error("batch progress not read", "batch", b.PublicID, "err", err)
 		return false
 	}
-	p, perr := s.Keys.ForToken(ctx, b.TokenID)
-	stop := &atomic.Bool{}
-	r.mu.Lock()
-	r.stops[b.ID] = stop
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		delete(r.stops, b.ID)
-		r.mu.Unlock()
-	}()
+	run := &lineRun{b: b, admitted: admittedAt(b), pr: pr, purse: s.newPurse(ctx, b, pr.charged), stop: &atomic.Bool{}}
+	run.p, run.perr = s.Keys.ForToken(ctx, b.TokenID)
+	defer r.registerStop(b.ID, run.stop)()
 	watchDone := make(chan struct{})
 	var watch sync.WaitGroup
 	watch.Add(1)
 	go func() {
 		defer watch.Done()
-		r.watch(ctx, b, pr, stop, watchDone)
+		r.watch(ctx, run, watchDone)
 	}()
 	sem := make(chan struct{}, s.concurrency(b))
 	var lines sync.WaitGroup
-	// lost is set when a line's outcome could not be stored: the run is
-	// then not over, and the next round runs that line again.
-	var lost atomic.Bool
 	err = s.eachLine(ctx, b.InputFileID, func(n int, raw []byte) error {
 		if pr.done[n] {
 			return nil
 		}
-		if stop.Load() || ctx.Err() != nil {
+		if run.stop.Load() || ctx.Err() != nil {
 			return errStop
 		}
 		select {
@@ -258,55 +230,14 @@ func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 		case <-ctx.Done():
 			return errStop
 		}
-		if stop.Load() {
+		if run.stop.Load() {
 			<-sem
 			return errStop
 		}
-		line := gjson.ParseBytes(raw)
-		customID, body := line.Get("custom_id").String(), []byte(line.Get("body").Raw)
 		lines.Add(1)
 		go func() {
 			defer func() { <-sem; lines.Done() }()
-			var res LineResult
-			if perr != nil {
-				e := ir.As(perr)
-				res = LineResult{Status: e.Status, Body: s.OpenAI.EncodeError(e)}
-			} else {
-				lctx := obs.WithRequestID(ctx, b.PublicID+"-"+strconv.Itoa(n))
-				res = s.Lines(lctx, p, b.Endpoint, body, admittedAt(b))
-				// A rate limit refuses a line for now, not for good: a
-				// batch has a day, so the line waits and tries again.
-				for try := 1; res.Status == 429 && try <= rateLimitRetries && !stop.Load(); try++ {
-					select {
-					case <-time.After(time.Duration(try) * time.Second):
-					case <-ctx.Done():
-					}
-					if ctx.Err() != nil {
-						break
-					}
-					res = s.Lines(lctx, p, b.Endpoint, body, admittedAt(b))
-				}
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			model := res.Model
-			if model == "" {
-				model = gjson.GetBytes(body, "model").String()
-			}
-			ok, err := s.Batches.PutLine(context.WithoutCancel(ctx), &store.BatchLine{BatchID: b.ID, Line: n, CustomID: customID,
-				Model: model, OK: res.OK, Status: res.Status, Body: string(res.Body), InputTokens: res.Usage.InputTokens,
-				OutputTokens: res.Usage.OutputTokens, Quota: res.Quota})
-			if err != nil {
-				s.Logger.Error("batch line outcome not stored; it runs again", "batch", b.PublicID, "line", n, "err", err)
-				lost.Store(true)
-				return
-			}
-			if ok && res.OK {
-				pr.completed.Add(1)
-			} else if ok {
-				pr.failed.Add(1)
-			}
+			r.runOne(ctx, run, n, raw)
 		}()
 		return nil
 	})
@@ -320,13 +251,26 @@ func (r *runner) runLines(ctx context.Context, b *store.Batch) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	r.save(context.WithoutCancel(ctx), b, pr)
-	return !lost.Load() || time.Now().Unix() >= b.ExpiresAt
+	r.save(context.WithoutCancel(ctx), run)
+	return !run.lost.Load() || time.Now().Unix() >= b.ExpiresAt
+}
+
+// registerStop makes a cancel taken by this node stop the run at once,
+// until the returned function is called.
+func (r *runner) registerStop(id int64, stop *atomic.Bool) func() {
+	r.mu.Lock()
+	r.stops[id] = stop
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		delete(r.stops, id)
+		r.mu.Unlock()
+	}
 }
 
 // watch saves the counts as lines finish and stops the run when the batch
 // was cancelled (on any node) or expired.
-func (r *runner) watch(ctx context.Context, b *store.Batch, pr *progress, stop *atomic.Bool, done chan struct{}) {
+func (r *runner) watch(ctx context.Context, run *lineRun, done chan struct{}) {
 	period := min(r.s.Options.PollInterval, time.Second)
 	t := time.NewTicker(period)
 	defer t.Stop()
@@ -338,19 +282,22 @@ func (r *runner) watch(ctx context.Context, b *store.Batch, pr *progress, stop *
 			return
 		case <-t.C:
 		}
-		if time.Now().Unix() >= b.ExpiresAt {
-			stop.Store(true)
+		if time.Now().Unix() >= run.b.ExpiresAt {
+			run.stop.Store(true)
 		}
-		if !r.save(ctx, b, pr) {
-			stop.Store(true)
+		if !r.save(ctx, run) {
+			run.stop.Store(true)
 		}
 	}
 }
 
 // save writes the counts while the batch is in progress; false when it is
 // not any more (cancelled).
-func (r *runner) save(ctx context.Context, b *store.Batch, pr *progress) bool {
-	b.Completed, b.Failed = int(pr.completed.Load()), int(pr.failed.Load())
+func (r *runner) save(ctx context.Context, run *lineRun) bool {
+	run.purse.mu.Lock()
+	defer run.purse.mu.Unlock()
+	b := run.b
+	b.Completed, b.Failed = int(run.pr.completed.Load()), int(run.pr.failed.Load())
 	ok, err := r.s.Batches.SaveBatch(ctx, b)
 	if err != nil {
 		return true // the database is away; the counts are saved later

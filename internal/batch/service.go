@@ -163,3 +163,11 @@ func newID(prefix string) string {
 	}
 	return prefix + string(b)
 }
+
+// codecOf renders errors in the dialect of b's lines.
+func (s *Service) codecOf(b *store.Batch) protocol.Codec {
+	if b.Kind == kindMessages {
+		return s.Messages
+	}
+	return s.OpenAI
+}

@@ -189,7 +189,7 @@ func (s *Service) lineEstimate(price *billing.Price, group, model, endpoint stri
 	}
 	if endpoint != "/v1/embeddings" {
 		u.OutputTokens = s.Options.DefaultCompletionTokens
-		for _, f := range []string{"max_completion_tokens", "max_tokens", "max_output_tokens"} {
+		for _, f := range outputFields[endpoint] {
 			if v := body.Get(f); v.Exists() && v.Int() > 0 {
 				if v.Int() > 1<<31-1 {
 					return 0, ir.BadRequest("invalid_value", "%s is too large", f)

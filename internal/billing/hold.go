@@ -94,6 +94,9 @@ func (h *Hold) entry(kind string, delta, used int64) *store.LedgerEntry {
 		Delta: delta, TokenDelta: delta, Used: used, CreatedAt: time.Now().UTC()}
 }
 
+// Account is who the hold is taken from.
+func (h *Hold) Account() Account { return h.acct }
+
 // Key is the hold's idempotency key.
 func (h *Hold) Key() string { return h.key }
 

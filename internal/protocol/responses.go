@@ -9,7 +9,8 @@ type ResponsesAPI interface {
 	// StreamPassthrough reads a native Responses event stream.
 	StreamPassthrough
 	// DecodeRequest converts a request for a chat channel. Anything such a
-	// channel cannot do is a 400 naming the field, never dropped.
+	// channel cannot do is a 400 naming the field, except hosted tools,
+	// which are left out and reported (ResponsesConversion.DroppedTools).
 	DecodeRequest(body []byte) (ResponsesConversion, error)
 	// SniffUsage reads the usage of a Response object (or a compaction
 	// answer) relayed untouched.
@@ -28,6 +29,9 @@ type ResponsesAPI interface {
 type ResponsesConversion interface {
 	// Call is the request in IR; callers copy it before changing it.
 	Call() *ir.Request
+	// DroppedTools names (by type) the hosted tools the conversion left
+	// out, which a chat channel cannot run; the usage row records them.
+	DroppedTools() []string
 	// EncodeResponse renders a chat answer as a Response object; model
 	// names it when the answer does not.
 	EncodeResponse(res *ir.Response, model string) ([]byte, error)

@@ -61,6 +61,9 @@ func (h *BudgetHold) Settle(ctx context.Context, charge int64) {
 		return
 	}
 	for i := 0; i < h.p.nb; i++ {
+		if h.keys[i] == "" {
+			continue
+		}
 		used, err := h.p.s.be.budgetAdd(ctx, h.keys[i], charge-h.amount)
 		if err != nil {
 			h.p.s.log.Warn("period budget could not be corrected", "err", err)
@@ -79,37 +82,57 @@ func (h *BudgetHold) Refund(ctx context.Context) {
 		return
 	}
 	for i := 0; i < h.p.nb; i++ {
+		if h.keys[i] == "" || h.amount == 0 {
+			continue
+		}
 		if _, err := h.p.s.be.budgetAdd(ctx, h.keys[i], -h.amount); err != nil {
 			h.p.s.log.Warn("period budget could not be refunded", "err", err)
 		}
 	}
 }
 
-// Adjust corrects the period budgets by charge − held for a call whose
-// estimate was held at heldAt in an earlier request (a task settled by the
-// poller long after its submission, perhaps on another node): only the
-// periods that are still the ones heldAt fell in are corrected, and a
-// counter not loaded on this backend is left to be loaded from the usage
-// log.
-func (p *Plan) Adjust(ctx context.Context, heldAt time.Time, held, charge int64) {
-	if !p.HasBudget() || charge == held {
-		return
+// Restore rebuilds the budget share of a reservation of amount held at
+// heldAt in an earlier request (a task or a batch ended by a poller long
+// after, perhaps on another node or after a restart), so that it ends like
+// a share taken now: Settle turns it into the charge, Refund gives it back.
+// Only the periods that are still the ones heldAt fell in are corrected; a
+// share of a period that has ended is left alone (its counter is never read
+// again), and a counter not loaded on this backend is left to be loaded
+// from the usage log.
+func (p *Plan) Restore(heldAt time.Time, amount int64) *BudgetHold {
+	if !p.HasBudget() {
+		return nil
 	}
 	now := p.s.Now()
+	h := &BudgetHold{p: p, amount: max(amount, 0)}
 	for i := 0; i < p.nb; i++ {
 		b := p.budget[i]
-		if !PeriodStart(b.period, now).Equal(PeriodStart(b.period, heldAt)) {
-			continue
-		}
-		used, err := p.s.be.budgetAdd(ctx, budgetKey(b.kind, b.id, b.period, heldAt), charge-held)
-		if err != nil {
-			p.s.log.Warn("period budget could not be corrected", "err", err)
-			continue
-		}
-		if f := p.s.onBudget.Load(); f != nil && charge > held {
-			(*f)(BudgetUse{Kind: b.kind, ID: b.id, Used: used, Limit: b.limit, Period: b.period, Start: PeriodStart(b.period, heldAt)})
+		if PeriodStart(b.period, now).Equal(PeriodStart(b.period, heldAt)) {
+			h.keys[i], h.starts[i] = budgetKey(b.kind, b.id, b.period, heldAt), PeriodStart(b.period, heldAt)
 		}
 	}
+	return h
+}
+
+// Keys are the period counters the share is held on (one per budget that
+// applies; empty for a period that ended before the share was restored).
+func (h *BudgetHold) Keys() []string {
+	if h == nil {
+		return nil
+	}
+	var out []string
+	for i := 0; i < h.p.nb; i++ {
+		out = append(out, h.keys[i])
+	}
+	return out
+}
+
+// Amount is the share held.
+func (h *BudgetHold) Amount() int64 {
+	if h == nil {
+		return 0
+	}
+	return h.amount
 }
 
 // budgetUnavailable refuses a call whose budget cannot be checked: a

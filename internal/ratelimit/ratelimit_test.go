@@ -315,3 +315,40 @@ func BenchmarkUnlimited(b *testing.B) {
 		}
 	}
 }
+
+// A budget share restored later (a task or batch ended by a poller) ends
+// like one taken then, on the period it was held in while that period
+// lasts; restored after its period ended, it corrects nothing.
+func TestARestoredBudgetShareEndsOnThePeriodItWasHeldIn(t *testing.T) {
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	s := newTestService(t, &now)
+	set(t, s, store.SubjectToken, "7", Limits{PeriodQuota: 1000, Period: Day})
+	sub := Subject{UserID: 1, TokenID: 7}
+	ctx := context.Background()
+	heldAt := now
+	if _, err := s.For(sub).Hold(ctx, 300); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour)
+	r := s.For(sub).Restore(heldAt, 300)
+	if keys := r.Keys(); len(keys) != 1 || keys[0] == "" || r.Amount() != 300 {
+		t.Fatalf("restored share: keys %v, amount %d", keys, r.Amount())
+	}
+	r.Settle(ctx, 120)
+	r.Settle(ctx, 999) // ended already: nothing more
+	if st, _ := s.Period(ctx, store.SubjectToken, 7); st.Used != 120 {
+		t.Fatalf("used %d after the restored share settled at 120", st.Used)
+	}
+	if _, err := s.For(sub).Hold(ctx, 400); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(24 * time.Hour) // the next day
+	late := s.For(sub).Restore(heldAt, 400)
+	late.Refund(ctx)
+	if st, _ := s.Period(ctx, store.SubjectToken, 7); st.Used != 0 {
+		t.Fatalf("the new day starts at %d", st.Used)
+	}
+	if keys := late.Keys(); len(keys) != 1 || keys[0] != "" {
+		t.Errorf("a share of an ended period names counters %v", keys)
+	}
+}

@@ -55,7 +55,7 @@ func TestRealtimeResponseDoneAfterTheClientLeftIsMarkedOnItsRow(t *testing.T) {
 	readText(t, c)
 	readText(t, c)
 	_ = c.CloseNow()
-	waitFor(t, func() bool { return len(e.rows(store.LogConsume)) > 0 })
+	e.awaitConsumeRow()
 	e.endRealtime()
 	rows := e.rows(store.LogConsume)
 	if len(rows) != 1 || rows[0].PromptTokens != 100000 || !containsAll(string(rows[0].Other), `"client_left":true`) {

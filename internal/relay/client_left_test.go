@@ -102,10 +102,7 @@ func TestAClientThatLeavesAStreamClosesTheUpstreamAndPaysWhatItReceived(t *testi
 			delivered := tokenize.Count("gpt-4o-mini", pacedPiece(0)+pacedPiece(1)+pacedPiece(2))
 			wantIn, wantOut := max(prompt, tc.reportedIn), max(delivered, 1)
 			want := int64(wantIn)*50 + int64(wantOut)*500
-			deadline := time.Now().Add(5 * time.Second)
-			for before-e.balance() != want && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
+			e.awaitConsumeRow()
 			if charged := before - e.balance(); charged != want {
 				t.Fatalf("charged %d, want %d (%d prompt and %d delivered tokens)", charged, want, wantIn, wantOut)
 			}
@@ -163,10 +160,7 @@ func TestAClientThatLeavesBeforeTheFirstEventPaysItsPrompt(t *testing.T) {
 	}
 	prompt := promptOf(t, e, "openai", []byte(body))
 	want := int64(prompt) * 50
-	deadline := time.Now().Add(5 * time.Second)
-	for before-e.balance() != want && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	e.awaitConsumeRow()
 	if charged := before - e.balance(); charged != want {
 		t.Fatalf("charged %d, want %d (the %d prompt tokens)", charged, want, prompt)
 	}
@@ -206,9 +200,25 @@ func TestAClientThatLeavesAnImageStreamPaysTheReservation(t *testing.T) {
 	if !<-cancelled {
 		t.Fatal("the upstream request was still open 5 s after the client left")
 	}
+	// The reservation is taken from the balance at admission: wait for
+	// the row that settles it.
+	e.awaitConsumeRow()
 	const reserved = 20000 // one image at 0.04 $, × 500,000/$
-	waitFor(t, func() bool { return before-e.balance() == reserved })
+	if charged := before - e.balance(); charged != reserved {
+		t.Fatalf("charged %d, want the %d reserved", charged, reserved)
+	}
 	if _, other := e.lastConsume(); other["client_left"] != true {
 		t.Fatalf("other = %v, want client_left", other)
+	}
+}
+
+// awaitConsumeRow waits (at most 5 s) for the row a call settles with
+// after its client left.
+func (e *env) awaitConsumeRow() {
+	e.t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); len(e.rows(store.LogConsume)) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			e.t.Fatal("no consume row within 5 s")
+		}
 	}
 }

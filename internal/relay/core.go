@@ -76,11 +76,11 @@ type callCore struct {
 	span, serverSpan trace.Span
 	// line is set when the call is a batch line (RunLine).
 	line *lineRun
+	// guards is what the guardrails did (the row's other.guardrails).
+	guards []guardrail.Record
 	// cancelUpstream ends the attempt under way's upstream request (nil
 	// between attempts): the stream tail calls it when the client leaves.
 	cancelUpstream context.CancelFunc
-	// guards is what the guardrails did (the row's other.guardrails).
-	guards []guardrail.Record
 }
 
 // exactly wraps an estimate that is always exact.
@@ -155,8 +155,7 @@ func (c *callCore) limit(estimate estimator) error {
 // response), after holding it against the period budgets that apply.
 func (c *callCore) reserve(amount int64) error {
 	if c.line != nil {
-		c.line.reserved = amount
-		return nil
+		return c.line.hold(amount)
 	}
 	hold, err := c.rl.gate().Reserve(c.r.Context(), c.background(), &c.ticket, admission.Account(c.principal),
 		c.rl.Billing.NewRequestKey(c.name), amount, c.w.Header())
@@ -317,17 +316,21 @@ func (c *callCore) fallbackPlannable() bool {
 func (c *callCore) switchModel(model string, price *billing.Price) bool {
 	prevModel, prevPrice := c.model, c.price
 	c.model, c.price = model, price
-	if c.hold == nil || c.sizer == nil {
+	if (c.hold == nil && c.line == nil) || c.sizer == nil {
 		return true
 	}
-	old := c.hold
-	if err := c.reserveEstimate(old.Reserved); err != nil {
+	// The new reservation replaces the ticket's hold and budget share:
+	// the old ones are given back together, or the budget would keep the
+	// first reservation's share for good.
+	old, oldBudget := c.hold, c.ticket.Budget
+	if err := c.reserveEstimate(c.reserved()); err != nil {
 		c.model, c.price, c.hold = prevModel, prevPrice, old
+		c.ticket.Budget, c.ticket.Hold = oldBudget, old
 		c.rl.Logger.InfoContext(c.r.Context(), "fallback model not reserved", "surface", c.name, "model", model, "err", err)
 		return false
 	}
-	if c.hold != old {
-		old.Refund(c.background(), nil)
+	if old != nil && c.hold != old {
+		(&admission.Ticket{Budget: oldBudget}).Refund(c.background(), old, nil)
 	}
 	return true
 }

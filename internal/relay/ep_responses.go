@@ -28,6 +28,9 @@ type respCall struct {
 	// could not be, which limits the call to native channels.
 	dec    protocol.ResponsesConversion
 	decErr error
+	// dropped names the hosted tools the attempt's conversion left out
+	// (none when a native channel serves); the usage row records them.
+	dropped []string
 }
 
 func (rl *Relay) responsesCreate(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +44,7 @@ func (rl *Relay) responsesCompact(w http.ResponseWriter, r *http.Request) {
 func (rl *Relay) serveResponses(w http.ResponseWriter, r *http.Request, compact bool) {
 	rc := &respCall{compact: compact}
 	rc.epCall = rl.newEpCall(rc.endpoint(), w, r)
+	rc.rowOther = func(o *logOther) { o.DroppedTools = rc.dropped }
 	h := rc.epCall.hooks()
 	h.authenticate = rc.keyAuth(bearerKey)
 	h.offer, h.read, h.noChannel = rc.offer, rc.read, func(error) error { return rc.noChannel() }
@@ -178,8 +182,8 @@ func (rc *respCall) estimate(c *epCall) charge {
 }
 
 // inputTokens counts the text of instructions and input (messages, tool
-// outputs, call arguments) for the reservation and for upstreams that
-// report no usage.
+// outputs, call arguments, custom tool inputs) for the reservation and for
+// upstreams that report no usage.
 func (rc *respCall) inputTokens() int {
 	// Counted once per model: the estimate, a converted stream and the
 	// settlement all need it, and a fallback model may count differently.
@@ -211,7 +215,7 @@ func collectTexts(v gjson.Result, out *[]string) {
 			collectTexts(e, out)
 		}
 	case v.IsObject():
-		for _, key := range []string{"text", "content", "arguments", "output", "refusal", "summary"} {
+		for _, key := range []string{"text", "content", "arguments", "input", "output", "refusal", "summary"} {
 			collectTexts(v.Get(key), out)
 		}
 	}
@@ -239,6 +243,7 @@ func outputTexts(body []byte) string {
 
 func (rc *respCall) send(c *epCall, ctx context.Context, ch *routing.Channel, t upstream.Target) (*http.Request, func(), error) {
 	if rc.rl.nativeResponses(ch) {
+		rc.dropped = nil
 		req, done, err := c.sendTo(ctx, t, c.ep.path, nil)
 		if err == nil && c.stream {
 			req.Header.Set("Accept", "text/event-stream")
@@ -247,6 +252,7 @@ func (rc *respCall) send(c *epCall, ctx context.Context, ch *routing.Channel, t 
 	}
 	a, _ := rc.rl.adapters(ch.Type)
 	codec := a.Codec(t)
+	rc.dropped = rc.dec.DroppedTools()
 	req := *rc.dec.Call()
 	req.Model = t.Model
 	req.IncludeUsage = req.Stream

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -36,6 +37,9 @@ func TestResponsesOnOpenAIChannelsPassThroughMappedAndBilledFromUsage(t *testing
 	row, other := e.lastConsume()
 	if row.PromptTokens != 1000 || row.CompletionTokens != 500 || row.ChannelID != ch.ID || other["endpoint"] != "responses" {
 		t.Fatalf("log row %+v other %v", row, other)
+	}
+	if _, named := other["dropped_tools"]; named {
+		t.Fatalf("a native channel ran the hosted tool, yet the row says it was dropped: %v", other)
 	}
 }
 
@@ -199,13 +203,41 @@ func TestFunctionCallsAndOutputsBecomeChatToolTurns(t *testing.T) {
 	}
 }
 
+// Codex sends hosted tools on every turn; a chat channel cannot run them, so
+// they are left out (and named in the usage row), never a refusal, while
+// its custom and namespaced tools become plain functions.
+func TestCodexToolsReachChatChannelsWithHostedToolsDropped(t *testing.T) {
+	e := newEnv(t)
+	f := &fakeOpenAI{}
+	up := newFake(t, f)
+	e.channel("compat", up.URL, func(c *store.Channel) { c.Settings = map[string]any{"responses": false} })
+	resp := e.post("/v1/responses", testKey, `{"model":"gpt-4o-mini","input":"Hi","store":false,"tools":[
+		{"type":"custom","name":"apply_patch","description":"Patch files."},
+		{"type":"namespace","name":"mcp__fs","tools":[{"type":"function","name":"read","parameters":{"type":"object"}}]},
+		{"type":"web_search"},{"type":"tool_search","execution":"client"}]}`)
+	if raw := readAll(resp); resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, raw)
+	}
+	b, _ := json.Marshal(f.last())
+	got := gjson.ParseBytes(b)
+	if got.Get("tools.#").Int() != 2 || got.Get("tools.0.function.name").String() != "apply_patch" ||
+		got.Get("tools.0.function.parameters.properties.input.type").String() != "string" ||
+		got.Get("tools.1.function.name").String() != "mcp__fs__read" {
+		t.Fatalf("upstream chat body %s", b)
+	}
+	e.flush()
+	rows, _, _ := e.st.Logs().List(context.Background(), store.LogFilter{Type: store.LogConsume}, store.Page{})
+	if len(rows) != 1 || !strings.Contains(string(rows[0].Other), `"dropped_tools":["web_search","tool_search"]`) {
+		t.Fatalf("usage rows %+v", rows)
+	}
+}
+
 func TestWhatOnlyTheResponsesAPICanDoIsRefusedOnChatChannels(t *testing.T) {
 	cases := []struct{ name, body, param string }{
 		{"previous response", `{"model":"gpt-4o-mini","input":"Hi","previous_response_id":"resp_1"}`, "previous_response_id"},
 		{"stored", `{"model":"gpt-4o-mini","input":"Hi","store":true}`, "store"},
 		{"conversation", `{"model":"gpt-4o-mini","input":"Hi","conversation":{"id":"conv_1"}}`, "conversation"},
 		{"background", `{"model":"gpt-4o-mini","input":"Hi","background":true}`, "background"},
-		{"built-in tool", `{"model":"gpt-4o-mini","input":"Hi","tools":[{"type":"file_search"}]}`, "tools[0]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package relay
 import (
 	"bytes"
 	"context"
+	"math/big"
 	"net/http"
 	"time"
 
@@ -26,20 +27,52 @@ type LineResult struct {
 	ChannelID int64
 	Usage     ir.Usage
 	Quota     int64
+	// Cost is the line's exact charge in list dollars before the group
+	// ratio, so the batch can sum its lines and round once per row (nil
+	// when the charge is the reservation because the answer could not be
+	// priced: Quota is then the charge).
+	Cost *big.Rat
+	// Reserved is what the line took from its batch's hold.
+	Reserved int64
 }
+
+// LineTake takes want more from a batch's hold for one of its lines and
+// answers what it granted (at least want), or refuses the line (a 402
+// insufficient_quota when neither the hold nor the balance can cover it).
+type LineTake func(want int64) (int64, error)
 
 // lineRun is a batch line's part of a call: who it runs as, and where its
 // charge goes instead of a hold of its own. The batch reserved the whole
-// estimate up front and settles once at its end, so a line reserves
-// nothing, writes no usage row and refunds nothing; it still passes the
-// key's allow-list, routing, rate limits and retries like a live call.
+// estimate up front and settles once at its end, so a line takes its
+// estimate from the batch's hold (take), writes no usage row and refunds
+// nothing; it still passes the key's allow-list, routing, rate limits and
+// retries like a live call.
 type lineRun struct {
 	principal *auth.Principal
 	// admitted is when the batch was admitted: the line is priced with the
 	// version in effect then (zero: now).
 	admitted time.Time
 	reserved int64
+	take     LineTake
 	res      LineResult
+}
+
+// hold makes the line's reservation amount, taking what it lacks from the
+// batch's hold.
+func (l *lineRun) hold(amount int64) error {
+	if amount <= l.reserved {
+		return nil
+	}
+	if l.take == nil {
+		l.reserved = amount
+		return nil
+	}
+	got, err := l.take(amount - l.reserved)
+	if err != nil {
+		return err
+	}
+	l.reserved += got
+	return nil
 }
 
 type lineKey struct{}
@@ -52,8 +85,9 @@ func lineOf(ctx context.Context) *lineRun {
 // RunLine runs one line of a batch in this process through the surface of
 // endpoint, as p, and returns what it answered. There is no HTTP hop: the
 // line is a call of the same driver with the batch's key.
-func (rl *Relay) RunLine(ctx context.Context, p *auth.Principal, endpoint string, body []byte, admitted time.Time) LineResult {
-	l := &lineRun{principal: p, admitted: admitted}
+// take (may be nil) takes the line's reservation from its batch's hold.
+func (rl *Relay) RunLine(ctx context.Context, p *auth.Principal, endpoint string, body []byte, admitted time.Time, take LineTake) LineResult {
+	l := &lineRun{principal: p, admitted: admitted, take: take}
 	r, err := http.NewRequestWithContext(context.WithValue(ctx, lineKey{}, l), http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		e := &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "invalid_url", Message: "the line's url is not valid"}
@@ -81,7 +115,7 @@ func (rl *Relay) RunLine(ctx context.Context, p *auth.Principal, endpoint string
 		return LineResult{Status: 400, Body: rl.Codecs[protocol.OpenAI].EncodeError(e)}
 	}
 	res := l.res
-	res.Status, res.Body = w.status, w.buf.Bytes()
+	res.Status, res.Body, res.Reserved = w.status, w.buf.Bytes(), l.reserved
 	res.OK = res.OK && w.status >= 200 && w.status < 300
 	return res
 }
@@ -115,9 +149,22 @@ func (c *callCore) settleLine(ch charge, amount int64) {
 	c.rl.Metrics.settled(c.metricModel(), c.metricChannel(), ch.usage, amount)
 	c.ticket.Lease.Settle(c.background(), int64(ch.usage.InputTokens)+int64(ch.usage.OutputTokens))
 	c.line.res.OK, c.line.res.Model, c.line.res.Usage, c.line.res.Quota = true, c.model, ch.usage, amount
+	if cost := c.price.Cost(ch.usage, ch.usd); c.quotaOf(cost) == amount {
+		c.line.res.Cost = cost
+	}
 	if c.channel != nil {
 		c.line.res.ChannelID = c.channel.ID
 	}
+}
+
+// quotaOf is what an exact cost comes to for the call's group (-1 when it
+// cannot be priced).
+func (c *callCore) quotaOf(cost *big.Rat) int64 {
+	q, err := c.rl.gate().CostQuota(cost, c.principal.Group)
+	if err != nil {
+		return -1
+	}
+	return q
 }
 
 // linePrice is the price a call pays: a batch line pays the model's batch
@@ -127,7 +174,8 @@ func (c *callCore) linePrice(p *billing.Price) *billing.Price {
 		return p
 	}
 	if !c.line.admitted.IsZero() {
-		if then, err := c.rl.Billing.PriceAt(c.model, c.line.admitted); err == nil {
+		// p's own model: a fallback is priced before the call switches to it.
+		if then, err := c.rl.Billing.PriceAt(p.Name, c.line.admitted); err == nil {
 			p = then
 		}
 	}

@@ -40,7 +40,7 @@ func TestRunLineChargesTheBatchPriceAndMovesNoMoney(t *testing.T) {
 			ch := e.channel("up", newFake(t, f).URL, nil)
 			before := e.balance()
 			res := e.relay.RunLine(context.Background(), e.principal(), "/v1/chat/completions",
-				[]byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`), time.Time{})
+				[]byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`), time.Time{}, nil)
 			if !res.OK || res.Status != 200 || res.Quota != tc.wantQuota || res.Model != "gpt-4o-mini" || res.ChannelID != ch.ID {
 				t.Fatalf("result = %+v (body %s), want OK at %d quota on channel %d", res, res.Body, tc.wantQuota, ch.ID)
 			}
@@ -83,7 +83,7 @@ func TestRunLineFailuresAreAnsweredInTheDialectAndFree(t *testing.T) {
 			e := newEnv(t)
 			e.channel("up", newFake(t, &fakeOpenAI{status: tc.upstream}).URL, nil)
 			before := e.balance()
-			res := e.relay.RunLine(context.Background(), e.principal(), "/v1/chat/completions", []byte(tc.body), time.Time{})
+			res := e.relay.RunLine(context.Background(), e.principal(), "/v1/chat/completions", []byte(tc.body), time.Time{}, nil)
 			if res.OK || res.Quota != 0 {
 				t.Fatalf("failed line = %+v", res)
 			}
@@ -113,7 +113,7 @@ func TestRunLineServesEmbeddingsAndMessagesLines(t *testing.T) {
 		f := &fakeEndpoints{}
 		e.endpointChannel("main", f, 1, "emb-small")
 		before := e.balance()
-		res := e.relay.RunLine(context.Background(), e.principal(), "/v1/embeddings", []byte(`{"model":"emb-small","input":["a","b"]}`), time.Time{})
+		res := e.relay.RunLine(context.Background(), e.principal(), "/v1/embeddings", []byte(`{"model":"emb-small","input":["a","b"]}`), time.Time{}, nil)
 		// The fake reports 1000 prompt tokens: 1000 × 2 per Mtok = 0.002 USD.
 		if !res.OK || res.Quota != 1000 || gjson.GetBytes(res.Body, "object").String() != "list" {
 			t.Fatalf("result = %+v body %s", res, res.Body)
@@ -129,7 +129,7 @@ func TestRunLineServesEmbeddingsAndMessagesLines(t *testing.T) {
 		e := newEnv(t)
 		e.channel("up", newFake(t, &fakeOpenAI{}).URL, nil)
 		res := e.relay.RunLine(context.Background(), e.principal(), "/v1/messages",
-			[]byte(`{"model":"gpt-4o-mini","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`), time.Time{})
+			[]byte(`{"model":"gpt-4o-mini","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`), time.Time{}, nil)
 		if !res.OK || res.Quota != 225 || gjson.GetBytes(res.Body, "type").String() != "message" {
 			t.Fatalf("result = %+v body %s", res, res.Body)
 		}
@@ -139,7 +139,7 @@ func TestRunLineServesEmbeddingsAndMessagesLines(t *testing.T) {
 		f := &fakeResponsesAPI{}
 		e.responsesChannel("native", f)
 		before := e.balance()
-		res := e.relay.RunLine(context.Background(), e.principal(), "/v1/responses", []byte(respBody), time.Time{})
+		res := e.relay.RunLine(context.Background(), e.principal(), "/v1/responses", []byte(respBody), time.Time{}, nil)
 		if !res.OK || res.Quota != chargeFor1000x500 || gjson.GetBytes(res.Body, "id").String() != "resp_up1" {
 			t.Fatalf("result = %+v body %s", res, res.Body)
 		}

@@ -52,7 +52,6 @@ func (c *callCore) relayEvents(t streamTail, input func() int, bill func(ir.Usag
 		// upstream read): not the upstream's fault, nobody is there to
 		// tell, and the upstream answered, so it is billed.
 		c.rl.Logger.DebugContext(c.r.Context(), "client left mid-stream", "surface", c.name, "channel_id", c.channelID())
-		t.sink.close()
 		c.settleDelivered(t, input, bill, "client_left")
 		return nil
 	}

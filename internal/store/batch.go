@@ -111,6 +111,10 @@ type BatchLine struct {
 	InputTokens  int
 	OutputTokens int
 	Quota        int64
+	// Cost is a charged line's exact cost in list dollars before the
+	// group ratio (a big.Rat's string); empty for a line from before
+	// costs were kept, whose Quota is then its charge.
+	Cost string
 }
 
 // BatchRepo keeps batches and their line outcomes. Status changes are

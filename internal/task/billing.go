@@ -192,14 +192,18 @@ func submittedAt(t *Task) time.Time { return time.UnixMilli(t.SubmittedAt) }
 // taskSurface names task rows' surface in the usage log, as chat rows name theirs.
 const taskSurface = "task"
 
-// holdOf is the task's hold: the one taken at submit while this process
-// still has it, else restored from the task row (a poller, maybe on
-// another node after a restart).
-func (s *Service) holdOf(t *Task) *billing.Hold {
-	if t.hold != nil {
-		return t.hold
+// ticketOf is the task's ticket: the one taken at submit while this
+// process still has it, else restored from the task row (a poller, maybe
+// on another node after a restart). Its budget share is the reservation,
+// held when the task was created.
+func (s *Service) ticketOf(t *Task) *admission.Ticket {
+	if t.ticket != nil {
+		return t.ticket
 	}
-	return s.d.Billing.RestoreHold(t.account(), t.BillingKey, t.QuotaReserved)
+	acct := t.account()
+	return s.gate().Restore(admission.Record{Key: t.BillingKey, Reserved: t.QuotaReserved, UserID: acct.UserID,
+		TokenID: acct.TokenID, Group: acct.Group, Model: t.Model, HeldNS: time.UnixMilli(t.CreatedAt).UnixNano(),
+		Budget: t.QuotaReserved})
 }
 
 // settle charges a finished task once. Ending the hold is the money's
@@ -218,12 +222,8 @@ func (s *Service) settle(ctx context.Context, t *Task, charge int64) error {
 		r := s.usageLog(t, store.LogRefund, -diff, map[string]any{"adjustment": true}, nil)
 		row = &r
 	}
-	settled, err := s.holdOf(t).SettleNow(ctx, charge, row)
-	if err != nil {
+	if _, err := s.ticketOf(t).SettleNow(ctx, charge, row); err != nil {
 		return err
-	}
-	if settled {
-		s.correctBudget(ctx, t, charge)
 	}
 	if _, err := s.store.MarkBilling(ctx, t.ID, BillingSettled, charge); err != nil {
 		return err
@@ -236,12 +236,8 @@ func (s *Service) settle(ctx context.Context, t *Task, charge int64) error {
 // matching the submit's consume row.
 func (s *Service) refund(ctx context.Context, t *Task, reason string) error {
 	row := s.usageLog(t, store.LogRefund, t.QuotaReserved, map[string]any{"reason": Truncate(reason, 200)}, nil)
-	refunded, err := s.holdOf(t).RefundNow(ctx, &row)
-	if err != nil {
+	if _, err := s.ticketOf(t).RefundNow(ctx, &row); err != nil {
 		return err
-	}
-	if refunded {
-		s.correctBudget(ctx, t, 0)
 	}
 	if _, err := s.store.MarkBilling(ctx, t.ID, BillingRefunded, 0); err != nil {
 		return err

@@ -255,11 +255,10 @@ func (s *Service) reserve(ctx context.Context, sub *submission, t *Task, at *att
 	if err != nil {
 		return err
 	}
-	h, err := s.gate().Reserve(ctx, context.WithoutCancel(ctx), &sub.ticket, t.account(), t.BillingKey, amount, sub.Header)
-	if err != nil {
+	if _, err := s.gate().Reserve(ctx, context.WithoutCancel(ctx), &sub.ticket, t.account(), t.BillingKey, amount, sub.Header); err != nil {
 		return err
 	}
-	t.hold, t.QuotaReserved, t.BillingStatus = h, amount, BillingHeld
+	t.ticket, t.QuotaReserved, t.BillingStatus = &sub.ticket, amount, BillingHeld
 	t.UsageFacts, _ = json.Marshal(facts)
 	return nil
 }
@@ -297,9 +296,9 @@ func (s *Service) chargeFor(l *plugin.Loaded, p *billing.Price, model, upstreamM
 // refundReservation returns a reservation for a submission that never
 // became a task: no usage-log row, only the ledger's reserve and refund.
 func (s *Service) refundReservation(ctx context.Context, sub *submission, t *Task) {
-	if t.BillingStatus != BillingHeld || t.hold == nil {
+	if t.BillingStatus != BillingHeld || t.ticket == nil {
 		return
 	}
-	sub.ticket.Refund(context.WithoutCancel(ctx), t.hold, nil)
+	sub.ticket.Refund(context.WithoutCancel(ctx), sub.ticket.Hold, nil)
 	t.BillingStatus = BillingRefunded
 }

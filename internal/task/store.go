@@ -6,7 +6,7 @@ import (
 	"math/big"
 	"time"
 
-	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -15,9 +15,10 @@ import (
 type Task struct {
 	store.Task
 
-	// hold is the reservation while the submitting process has it; a task
-	// read from the database restores it from BillingKey and QuotaReserved.
-	hold *billing.Hold
+	// ticket is the reservation and its budget share while the submitting
+	// process has them; a task read from the database restores them from
+	// its record (ticketOf).
+	ticket *admission.Ticket
 	// priceVersion is the price version the submitting process admitted
 	// the task at; a task read from the database has none and looks it up
 	// by its submit time (priceVersionOf).

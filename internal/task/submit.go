@@ -206,7 +206,7 @@ func (s *Service) accept(ctx context.Context, sub *submission, t *Task, at *atte
 	// row and the hand-over are one item, so the sweep after a crash
 	// either finds the hold still this node's (and no row) or leaves it.
 	row := s.usageLog(t, store.LogConsume, t.QuotaReserved, sub.LogExtra, sub.servedAttempts(at.ch))
-	t.hold.Keep(&row)
+	t.ticket.Keep(&row)
 	out := &Submitted{Task: t, Data: data}
 	if imm != nil && terminal(imm.status) {
 		s.complete(ctx, l, t, *imm, data)

@@ -49,10 +49,15 @@ func (d *msgDecoder) message(m gjson.Result, param string) *ir.Error {
 	if err != nil {
 		return err
 	}
-	if role != "user" && role != "assistant" {
-		return badParam(param+".role", codeInvalidVal, "%s.role: must be \"user\" or \"assistant\"", param)
-	}
 	c := m.Get("content")
+	switch role {
+	case "user", "assistant":
+	case "system":
+		return d.system(c, param)
+	default:
+		// The API's own words: clients match them to fall back.
+		return badParam(param+".role", codeInvalidVal, "messages: Unexpected role %q. The Messages API accepts a top-level `system` parameter, not %q as an input message role.", role, role)
+	}
 	switch {
 	case c.Type == gjson.String:
 		d.out = append(d.out, ir.Message{Role: ir.Role(role), Parts: []ir.Part{{Kind: ir.PartText, Text: c.Str}}})
@@ -72,6 +77,36 @@ func (d *msgDecoder) message(m gjson.Result, param string) *ir.Error {
 	if len(msg.Parts) > 0 || len(blocks) == 0 || role == "assistant" {
 		d.out = append(d.out, msg)
 	}
+	return nil
+}
+
+// system reads a system turn inside the conversation (mid-conversation
+// instructions): text only, kept at its place as an IR system message, which
+// each encoder places as its wire allows.
+func (d *msgDecoder) system(c gjson.Result, param string) *ir.Error {
+	msg := ir.Message{Role: ir.RoleSystem}
+	switch {
+	case c.Type == gjson.String:
+		msg.Parts = []ir.Part{{Kind: ir.PartText, Text: c.Str}}
+	case c.IsArray():
+		for j, b := range c.Array() {
+			bp := idx(param+".content", j)
+			if err := wantObject(b, bp); err != nil {
+				return err
+			}
+			if typ := b.Get("type").String(); typ != "text" {
+				return badParam(bp+".type", codeInvalidVal, "%s.type: Input should be 'text'", bp)
+			}
+			text, err := wantString(b.Get("text"), bp+".text")
+			if err != nil {
+				return err
+			}
+			msg.Parts = append(msg.Parts, ir.Part{Kind: ir.PartText, Text: text, CacheControl: rawOrNil(b.Get("cache_control"))})
+		}
+	default:
+		return badParam(param+".content", codeInvalidType, "%s.content: expected a string or an array of content blocks", param)
+	}
+	d.out = append(d.out, msg)
 	return nil
 }
 

@@ -91,11 +91,39 @@ func (e *reqEncoder) turns() []wireMessage {
 	out := make([]wireMessage, 0, len(e.list))
 	for _, t := range e.list {
 		blocks := append(t.results, t.others...)
+		if t.role == "assistant" {
+			blocks = thinkingFirst(blocks)
+		}
 		var content any = blocks
 		if tb, ok := blocks[0].(textBlock); ok && len(blocks) == 1 && tb.CacheControl == nil {
 			content = tb.Text
 		}
 		out = append(out, wireMessage{Role: t.role, Content: content})
+	}
+	return out
+}
+
+// thinkingFirst moves thinking blocks to the front of an assistant turn, in
+// their order: the API refuses a turn whose reasoning follows its text or
+// calls, which is how other formats may hold it (a signature that came on
+// a function call, a reasoning item after a message).
+func thinkingFirst(blocks []any) []any {
+	out := make([]any, 0, len(blocks))
+	for _, b := range blocks {
+		switch b.(type) {
+		case thinkingBlock, redactedBlock:
+			out = append(out, b)
+		}
+	}
+	if len(out) == 0 || len(out) == len(blocks) {
+		return blocks
+	}
+	for _, b := range blocks {
+		switch b.(type) {
+		case thinkingBlock, redactedBlock:
+		default:
+			out = append(out, b)
+		}
 	}
 	return out
 }

@@ -93,7 +93,7 @@ func encodeSampling(req *ir.Request, out *wireRequest) {
 // tool use wins over reasoning, which is only a quality hint.
 func encodeThinking(req *ir.Request, out *wireRequest) {
 	budget := thinkingBudget(req.Reasoning)
-	if budget == 0 || forcesToolUse(out.ToolChoice) {
+	if budget == 0 || forcesToolUse(out.ToolChoice) || unsignedToolTurn(out.Messages) {
 		return
 	}
 	if out.MaxTokens <= budget {
@@ -108,6 +108,34 @@ func encodeThinking(req *ir.Request, out *wireRequest) {
 	if out.TopP != nil && *out.TopP < 0.95 {
 		out.TopP = nil
 	}
+}
+
+// unsignedToolTurn reports a last assistant turn that calls tools without
+// signed thinking ahead of it — history from another format, whose reasoning
+// this API cannot verify. With thinking on, the API refuses such a turn
+// ("a final assistant message must start with a thinking block"), so the
+// call goes without thinking instead.
+func unsignedToolTurn(msgs []wireMessage) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != "assistant" {
+			continue
+		}
+		blocks, ok := msgs[i].Content.([]any)
+		if !ok || len(blocks) == 0 {
+			return false
+		}
+		switch blocks[0].(type) {
+		case thinkingBlock, redactedBlock:
+			return false
+		}
+		for _, b := range blocks {
+			if _, call := b.(toolUseBlock); call {
+				return true
+			}
+		}
+		return false
+	}
+	return false
 }
 
 // thinkingBudget returns 0 when no thinking should be requested.

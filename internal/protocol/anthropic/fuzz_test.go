@@ -25,6 +25,7 @@ func seedFrom(f *testing.F, pattern string) {
 func FuzzDecodeRequest(f *testing.F) {
 	seedFrom(f, "requests/*.json")
 	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"image","source":{"type":"url","url":"u"}}]}]}]}`))
+	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"a"},{"role":"system","content":[{"type":"text","text":"b","cache_control":{"type":"ephemeral"}}]},{"role":"system","content":"c"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := Messages.DecodeRequest(body)
 		if err != nil {

@@ -192,7 +192,7 @@ func (d *reqDecoder) modelTurn(i int, parts []inPart, p string) error {
 			msg.Parts = appendThought(msg.Parts, ip.text, ip.sig)
 			continue
 		case ip.sig != "":
-			msg.Parts = attachSignature(msg.Parts, ip.sig)
+			msg.Parts = signReplayed(msg.Parts, ip.sig)
 		}
 		if ip.call != nil {
 			call := *ip.call
@@ -256,6 +256,9 @@ func thinkingPart(text, sig string) ir.Part {
 // hold one reasoning block as several thought parts with the signature last,
 // and formats that verify signatures need the whole text next to it.
 func appendThought(parts []ir.Part, text, sig string) []ir.Part {
+	if sig == skipSignature {
+		sig = ""
+	}
 	if n := len(parts); n > 0 && parts[n-1].Kind == ir.PartThinking && parts[n-1].Thinking.Signature == "" {
 		parts[n-1].Thinking.Text += text
 		parts[n-1].Thinking.Signature = sig
@@ -264,13 +267,38 @@ func appendThought(parts []ir.Part, text, sig string) []ir.Part {
 	return append(parts, thinkingPart(text, sig))
 }
 
-// attachSignature puts a signature that came on a non-thought part onto the
-// thinking that precedes it, or into a thinking part of its own, so the IR
-// keeps it just before the part it belonged to.
+// attachSignature puts a signature that came on a non-thought part of an
+// upstream answer onto the thinking just before it, or into a thinking part
+// of its own, so the IR keeps it just before the part it belonged to and a
+// replay puts it back there.
 func attachSignature(parts []ir.Part, sig string) []ir.Part {
 	if n := len(parts); n > 0 && parts[n-1].Kind == ir.PartThinking && parts[n-1].Thinking.Signature == "" {
 		parts[n-1].Thinking.Signature = sig
 		return parts
+	}
+	return append(parts, thinkingPart("", sig))
+}
+
+// signReplayed places a signature a client sent back on a non-thought part
+// of its history: onto the nearest unsigned thinking before it in the turn
+// (text may sit between, since the provider signs the first function call
+// after any text), so a format that keeps signature and reasoning together
+// gets them together. The "skip" sentinel is no signature at all: it only
+// tells this provider not to check, and another format would take it for a
+// real one.
+func signReplayed(parts []ir.Part, sig string) []ir.Part {
+	if sig == skipSignature {
+		return parts
+	}
+	for k := len(parts) - 1; k >= 0; k-- {
+		if parts[k].Kind != ir.PartThinking {
+			continue
+		}
+		if parts[k].Thinking.Signature == "" {
+			parts[k].Thinking.Signature = sig
+			return parts
+		}
+		break
 	}
 	return append(parts, thinkingPart("", sig))
 }

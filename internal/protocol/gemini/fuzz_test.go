@@ -26,6 +26,7 @@ func addFiles(f *testing.F, pattern string) {
 func FuzzDecodeRequest(f *testing.F) {
 	addFiles(f, "requests/*.json")
 	f.Add([]byte(`{"contents":[{"parts":[{"text":"a"}]}],"generationConfig":{"responseSchema":{"type":"OBJECT","nullable":true}}}`))
+	f.Add([]byte(`{"contents":[{"parts":[{"text":"a"}]},{"role":"model","parts":[{"text":"t","thought":true},{"text":"x"},{"functionCall":{"name":"f"},"thoughtSignature":"s"},{"functionCall":{"name":"g"},"thoughtSignature":"skip_thought_signature_validator"}]}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		_ = CheckConvertible(body)
 		_, _ = DecodeCountTokensRequest(body)

@@ -108,10 +108,14 @@ func (Codec) EncodeResponse(resp *ir.Response) ([]byte, error) {
 }
 
 // clientParts renders answer parts for a client of this format. Thinking
-// becomes thought parts; signatures go out untagged so the client replays
-// exactly what the provider produced.
+// becomes thought parts; a signature goes out untagged (so the client
+// replays exactly what the provider produced) and where this provider puts
+// it: on the first function call after the thinking, else on the last part.
+// Clients of this format (Gemini CLI) look for it there, and add their own
+// "skip" sentinel to a function call that has none.
 func clientParts(parts []ir.Part) []partWire {
 	out := make([]partWire, 0, len(parts))
+	pending := ""
 	for _, p := range parts {
 		switch p.Kind {
 		case ir.PartText:
@@ -119,15 +123,26 @@ func clientParts(parts []ir.Part) []partWire {
 				out = append(out, textWire(p.Text))
 			}
 		case ir.PartThinking:
-			if p.Thinking != nil && (p.Thinking.Text != "" || p.Thinking.Signature != "") {
+			if p.Thinking == nil || (p.Thinking.Text == "" && p.Thinking.Signature == "") {
+				continue
+			}
+			if pending != "" {
+				// A second signed thought before any call: the first keeps
+				// its own signature.
+				out = signLast(out, pending)
+				pending = ""
+			}
+			if p.Thinking.Text != "" {
 				pw := textWire(p.Thinking.Text)
-				pw.Thought, pw.ThoughtSignature = true, clientSignature(p.Thinking.Signature)
+				pw.Thought = true
 				out = append(out, pw)
 			}
+			pending = clientSignature(p.Thinking.Signature)
 		case ir.PartToolCall:
 			if p.ToolCall != nil {
-				out = append(out, partWire{FunctionCall: &functionCallWire{
+				out = append(out, partWire{ThoughtSignature: pending, FunctionCall: &functionCallWire{
 					ID: p.ToolCall.ID, Name: p.ToolCall.Name, Args: argsObject(p.ToolCall.Arguments)}})
+				pending = ""
 			}
 		case ir.PartImage, ir.PartFile:
 			if p.Media != nil {
@@ -135,6 +150,19 @@ func clientParts(parts []ir.Part) []partWire {
 			}
 		}
 	}
+	if pending != "" {
+		out = signLast(out, pending)
+	}
+	return out
+}
+
+// signLast puts sig on the last part, or on an empty text part when there
+// is none or the last one is already signed.
+func signLast(out []partWire, sig string) []partWire {
+	if n := len(out); n == 0 || out[n-1].ThoughtSignature != "" {
+		out = append(out, textWire(""))
+	}
+	out[len(out)-1].ThoughtSignature = sig
 	return out
 }
 

@@ -22,6 +22,10 @@ type streamEncoder struct {
 	inTool           bool
 	toolID, toolName string
 	args             bytes.Buffer
+	// sig is a thinking block's signature not yet sent: it goes on the next
+	// function call, or on the last chunk's part, where this provider puts
+	// it (see clientParts).
+	sig string
 
 	finish   ir.StopReason
 	usage    ir.Usage
@@ -93,8 +97,13 @@ func (e *streamEncoder) delta(ev ir.Event) error {
 		parts = append(parts, pw)
 	}
 	if ev.Signature != "" {
-		empty := ""
-		parts = append(parts, partWire{Text: &empty, Thought: true, ThoughtSignature: clientSignature(ev.Signature)})
+		if e.sig != "" {
+			// A second signed block before any call: the first one's
+			// signature goes out on its own.
+			empty := ""
+			parts = append(parts, partWire{Text: &empty, Thought: true, ThoughtSignature: e.sig})
+		}
+		e.sig = clientSignature(ev.Signature)
 	}
 	if len(parts) == 0 {
 		return nil
@@ -109,7 +118,9 @@ func (e *streamEncoder) flushTool() error {
 	e.inTool = false
 	fc := &functionCallWire{ID: e.toolID, Name: e.toolName, Args: argsObject(e.args.String())}
 	e.args.Reset()
-	return e.send([]partWire{{FunctionCall: fc}}, "", nil)
+	sig := e.sig
+	e.sig = ""
+	return e.send([]partWire{{FunctionCall: fc, ThoughtSignature: sig}}, "", nil)
 }
 
 // finishStream sends the closing chunk with whatever usage was reported; a
@@ -126,7 +137,9 @@ func (e *streamEncoder) finishStream() error {
 	if e.hasUsage {
 		usage = usageToWire(e.usage)
 	}
-	return e.send([]partWire{textWire("")}, finishReason(e.finish), usage)
+	last := textWire("")
+	last.ThoughtSignature, e.sig = e.sig, ""
+	return e.send([]partWire{last}, finishReason(e.finish), usage)
 }
 
 func (e *streamEncoder) send(parts []partWire, finish string, usage *usageWire) error {

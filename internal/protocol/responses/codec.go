@@ -43,17 +43,25 @@ func (Codec) CreatedEvent(name string, data []byte) bool {
 	return bytes.Contains(data, responseCreated) && EventType(name, data) == "response.created"
 }
 
+// DroppedTools names the hosted tools left out of the converted request.
+func (r *Request) DroppedTools() []string {
+	if r.Tools == nil {
+		return nil
+	}
+	return r.Tools.Dropped
+}
+
 // Call is the request in IR.
 func (r *Request) Call() *ir.Request { return r.IR }
 
 // EncodeResponse renders a chat answer as the Response object for this
 // request.
 func (r *Request) EncodeResponse(res *ir.Response, model string) ([]byte, error) {
-	return EncodeResponse(res, Meta{Model: model, Echo: r.Echo})
+	return EncodeResponse(res, Meta{Model: model, Echo: r.Echo, Tools: r.Tools})
 }
 
 // NewStreamEncoder returns the Responses event stream encoder for this
 // request.
 func (r *Request) NewStreamEncoder(sink protocol.EventSink, model string) protocol.FailingStreamEncoder {
-	return NewStreamEncoder(sink, Meta{Model: model, Echo: r.Echo})
+	return NewStreamEncoder(sink, Meta{Model: model, Echo: r.Echo, Tools: r.Tools})
 }

@@ -22,6 +22,7 @@ func FuzzDecodeRequest(f *testing.F) {
 	seedFixtures(f, "request")
 	f.Add([]byte(`{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":[{"type":"input_file","file_data":"data:,%zz"}]}]}`))
 	f.Add([]byte(`{"model":"m","input":[{"type":"reasoning","summary":{}}],"max_output_tokens":1e300}`))
+	f.Add([]byte(`{"model":"m","input":[{"type":"function_call","call_id":"c","namespace":"n.s","name":"f"}],"tools":[{"type":"namespace","name":"n.s","tools":[{"type":"function","name":"f"},{"type":"web_search"}]},{"type":"custom","name":"p","format":{"type":"grammar","definition":1}}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := DecodeRequest(body)
 		if err != nil {

@@ -12,9 +12,10 @@ import (
 type inputDecoder struct {
 	req       *ir.Request
 	callNames map[string]string
+	tools     *ToolMap
 }
 
-func decodeInput(root gjson.Result, req *ir.Request) error {
+func decodeInput(root gjson.Result, req *ir.Request, tm *ToolMap) error {
 	in := root.Get("input")
 	switch {
 	case !present(in):
@@ -25,7 +26,7 @@ func decodeInput(root gjson.Result, req *ir.Request) error {
 	case !in.IsArray():
 		return wrongType("input", "a string or an array of input items")
 	}
-	d := &inputDecoder{req: req, callNames: map[string]string{}}
+	d := &inputDecoder{req: req, callNames: map[string]string{}, tools: tm}
 	for i, it := range in.Array() {
 		if err := d.item(it, item("input", i)); err != nil {
 			return err
@@ -48,12 +49,16 @@ func (d *inputDecoder) item(it gjson.Result, param string) error {
 	switch typ {
 	case "message", "":
 		return d.message(it, param)
-	case "function_call":
-		return d.functionCall(it, param)
-	case "function_call_output":
+	case "function_call", "custom_tool_call":
+		return d.functionCall(it, param, typ == "custom_tool_call")
+	case "function_call_output", "custom_tool_call_output":
 		return d.functionOutput(it, param)
 	case "reasoning":
 		return d.reasoning(it, param)
+	case "web_search_call", "file_search_call", "tool_search_call", "tool_search_output", "image_generation_call":
+		// Work a hosted tool did on an earlier turn: the tools are left
+		// out for chat channels (decodeTools), so is their traffic.
+		return nil
 	}
 	return unsupported(field(param, "type"), "'"+typ+"' has no chat equivalent")
 }
@@ -99,7 +104,10 @@ func (d *inputDecoder) assistant(parts ...ir.Part) {
 	d.req.Messages = append(msgs, ir.Message{Role: ir.RoleAssistant, Parts: parts})
 }
 
-func (d *inputDecoder) functionCall(it gjson.Result, param string) error {
+// functionCall reads a function_call, or a custom_tool_call whose raw input
+// becomes its function's one argument. A namespaced call is named as its
+// flattened function.
+func (d *inputDecoder) functionCall(it gjson.Result, param string, custom bool) error {
 	id, err := optString(it, param, "call_id")
 	if err != nil {
 		return err
@@ -108,7 +116,15 @@ func (d *inputDecoder) functionCall(it gjson.Result, param string) error {
 	if err != nil {
 		return err
 	}
-	args, err := optString(it, param, "arguments")
+	ns, err := optString(it, param, "namespace")
+	if err != nil {
+		return err
+	}
+	key := "arguments"
+	if custom {
+		key = "input"
+	}
+	args, err := optString(it, param, key)
 	if err != nil {
 		return err
 	}
@@ -117,8 +133,13 @@ func (d *inputDecoder) functionCall(it gjson.Result, param string) error {
 		return missing(field(param, "call_id"))
 	case name == "":
 		return missing(field(param, "name"))
+	case custom:
+		args = customArguments(args)
 	case args == "":
 		args = "{}"
+	}
+	if ns != "" {
+		name = d.tools.flatten(ns, name)
 	}
 	d.callNames[id] = name
 	d.assistant(ir.Part{Kind: ir.PartToolCall, ToolCall: &ir.ToolCall{ID: id, Name: name, Arguments: args}})
@@ -157,17 +178,15 @@ func (d *inputDecoder) functionOutput(it gjson.Result, param string) error {
 // is the thinking text and encrypted_content carries the provider's
 // signature, which the provider needs to accept the turn again.
 func (d *inputDecoder) reasoning(it gjson.Result, param string) error {
-	summary := it.Get("summary")
-	if present(summary) && !summary.IsArray() {
-		return wrongType(field(param, "summary"), "an array")
+	text, err := reasoningText(it, param, "summary")
+	if err != nil {
+		return err
 	}
-	text := ""
-	for i, s := range summary.Array() {
-		t, err := optString(s, item(field(param, "summary"), i), "text")
-		if err != nil {
+	if text == "" {
+		// Reasoning in full (reasoning_text parts), when a client keeps it.
+		if text, err = reasoningText(it, param, "content"); err != nil {
 			return err
 		}
-		text += t
 	}
 	sig, err := optString(it, param, "encrypted_content")
 	if err != nil {
@@ -178,6 +197,26 @@ func (d *inputDecoder) reasoning(it gjson.Result, param string) error {
 	}
 	d.assistant(ir.Part{Kind: ir.PartThinking, Thinking: &ir.Thinking{Text: text, Signature: sig}})
 	return nil
+}
+
+// reasoningText joins the text of a reasoning item's summary or content.
+func reasoningText(it gjson.Result, param, key string) (string, error) {
+	list := it.Get(key)
+	if !present(list) {
+		return "", nil
+	}
+	if !list.IsArray() {
+		return "", wrongType(field(param, key), "an array")
+	}
+	text := ""
+	for i, s := range list.Array() {
+		t, err := optString(s, item(field(param, key), i), "text")
+		if err != nil {
+			return "", err
+		}
+		text += t
+	}
+	return text, nil
 }
 
 // decodeContent reads message content or a function output: a string or an

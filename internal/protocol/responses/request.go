@@ -14,6 +14,8 @@ import (
 type Request struct {
 	IR   *ir.Request
 	Echo Echo
+	// Tools says how Responses tool kinds became IR functions.
+	Tools *ToolMap
 }
 
 // Echo holds request fields as the client sent them (raw JSON), for the
@@ -49,9 +51,25 @@ func DecodeRequest(body []byte) (*Request, error) {
 	if err := rejectStateful(root); err != nil {
 		return nil, err
 	}
-	req := &ir.Request{}
+	req, tm := &ir.Request{}, &ToolMap{}
+	if err := decodeModel(root, req); err != nil {
+		return nil, err
+	}
+	if err := decodeInstructions(root, req); err != nil {
+		return nil, err
+	}
+	// Tools come before input: input items name namespaced functions by the
+	// flattened names the tools get.
+	if err := decodeTools(root, req, tm); err != nil {
+		return nil, err
+	}
+	if err := decodeInput(root, req, tm); err != nil {
+		return nil, err
+	}
+	if err := decodeToolChoice(root, req, tm); err != nil {
+		return nil, err
+	}
 	steps := []func(gjson.Result, *ir.Request) error{
-		decodeModel, decodeInstructions, decodeInput, decodeTools, decodeToolChoice,
 		decodeSampling, decodeReasoning, decodeTextFormat, decodeMisc,
 	}
 	for _, step := range steps {
@@ -59,7 +77,7 @@ func DecodeRequest(body []byte) (*Request, error) {
 			return nil, err
 		}
 	}
-	return &Request{IR: req, Echo: echoFrom(root)}, nil
+	return &Request{IR: req, Echo: echoFrom(root), Tools: tm}, nil
 }
 
 // rejectStateful refuses what needs state the gateway does not keep for

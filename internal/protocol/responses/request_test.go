@@ -17,7 +17,6 @@ func TestRequestsAChatChannelCannotServeAreRefusedNamingTheField(t *testing.T) {
 		{"conversation", `{"model":"m","input":"hi","conversation":"conv_1"}`, "conversation"},
 		{"background run", `{"model":"m","input":"hi","background":true}`, "background"},
 		{"stored prompt", `{"model":"m","input":"hi","prompt":{"id":"pmpt_1"}}`, "prompt"},
-		{"built-in tool", `{"model":"m","input":"hi","tools":[{"type":"function","name":"f"},{"type":"web_search"}]}`, "tools[1]"},
 		{"built-in tool choice", `{"model":"m","input":"hi","tool_choice":{"type":"file_search"}}`, "tool_choice"},
 		{"item reference", `{"model":"m","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0].type"},
 		{"computer call item", `{"model":"m","input":[{"role":"user","content":"x"},{"type":"computer_call","id":"c"}]}`, "input[1].type"},

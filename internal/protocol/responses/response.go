@@ -8,7 +8,7 @@ import (
 
 // EncodeResponse renders a complete IR answer as a Response object: a
 // reasoning item per thinking part, one message item per run of text, and a
-// function_call item per tool call, in the answer's order.
+// function_call item per tool call (custom_tool_call for a custom tool), in the answer's order.
 func EncodeResponse(res *ir.Response, m Meta) ([]byte, error) {
 	m.fill()
 	model := res.Model
@@ -38,8 +38,7 @@ func outputItems(parts []ir.Part, m Meta) []any {
 			out = append(out, wireReasoning{ID: m.itemID("rs", n), Type: "reasoning",
 				Summary: summaryOf(p.Thinking.Text), EncryptedContent: p.Thinking.Signature})
 		case ir.PartToolCall:
-			out = append(out, wireFunctionCall{ID: m.itemID("fc", n), Type: "function_call", Status: "completed",
-				Arguments: p.ToolCall.Arguments, CallID: p.ToolCall.ID, Name: p.ToolCall.Name})
+			out = append(out, m.callItem(n, p.ToolCall, "completed"))
 		}
 		msg = nil
 	}

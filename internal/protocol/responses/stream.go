@@ -35,6 +35,9 @@ type streamItem struct {
 	text  strings.Builder
 	sig   string
 	call  *wireFunctionCall
+	// custom is set for a custom tool's call, whose input is only known
+	// whole: the function's JSON arguments are unwrapped at the end.
+	custom *wireCustomCall
 }
 
 // NewStreamEncoder returns an encoder writing to sink.
@@ -144,9 +147,14 @@ func (e *StreamEncoder) blockStart(ev ir.Event) error {
 		return e.emit("response.reasoning_summary_part.added", "item_id", it.id, "output_index", it.index,
 			"summary_index", 0, "part", wireSummary{Type: "summary_text"})
 	case ir.BlockToolCall:
-		it.id = e.meta.itemID("fc", it.index)
-		it.call = &wireFunctionCall{ID: it.id, Type: "function_call", Status: "in_progress", CallID: ev.ToolCallID, Name: ev.ToolName}
-		return e.emit("response.output_item.added", "output_index", it.index, "item", *it.call)
+		switch c := e.meta.callItem(it.index, &ir.ToolCall{ID: ev.ToolCallID, Name: ev.ToolName}, "in_progress").(type) {
+		case wireCustomCall:
+			it.id, it.custom = c.ID, &c
+			return e.emit("response.output_item.added", "output_index", it.index, "item", c)
+		case wireFunctionCall:
+			it.id, it.call = c.ID, &c
+			return e.emit("response.output_item.added", "output_index", it.index, "item", c)
+		}
 	}
 	return nil
 }
@@ -177,6 +185,9 @@ func (e *StreamEncoder) delta(ev ir.Event) error {
 			return nil
 		}
 		it.text.WriteString(ev.ArgumentsDelta)
+		if it.custom != nil {
+			return nil
+		}
 		return e.emit("response.function_call_arguments.delta", "item_id", it.id, "output_index", it.index, "delta", ev.ArgumentsDelta)
 	}
 	return nil
@@ -231,6 +242,9 @@ func (e *StreamEncoder) reasoningDone(it *streamItem, text string) (any, error) 
 }
 
 func (e *StreamEncoder) callDone(it *streamItem, args string) (any, error) {
+	if it.custom != nil {
+		return e.customDone(it, args)
+	}
 	if args == "" {
 		args = "{}"
 	}
@@ -302,4 +316,20 @@ func (e *StreamEncoder) Fail(message string) error {
 	r := envelope(e.meta, e.model, "failed", e.done(), toWireUsage(e.usage))
 	r.Error = &wireError{Code: "server_error", Message: message}
 	return e.emit("response.failed", "response", r)
+}
+
+// customDone sends a custom tool call's input, unwrapped from the
+// arguments of the function it was sent upstream as.
+func (e *StreamEncoder) customDone(it *streamItem, args string) (any, error) {
+	c := *it.custom
+	c.Status, c.Input = "completed", customInput(args)
+	if c.Input != "" {
+		if err := e.emit("response.custom_tool_call_input.delta", "item_id", it.id, "output_index", it.index, "delta", c.Input); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.emit("response.custom_tool_call_input.done", "item_id", it.id, "output_index", it.index, "input", c.Input); err != nil {
+		return nil, err
+	}
+	return c, nil
 }

@@ -18,6 +18,9 @@ type Meta struct {
 	// Model is used when the answer names none.
 	Model string
 	Echo  Echo
+	// Tools maps calls back to the tool kinds the request declared; nil
+	// leaves every call a function_call.
+	Tools *ToolMap
 }
 
 func (m *Meta) fill() {
@@ -119,6 +122,29 @@ type wireFunctionCall struct {
 	Arguments string `json:"arguments"`
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// wireCustomCall is a call of a custom (freeform) tool: raw input, no JSON.
+type wireCustomCall struct {
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Status string `json:"status"`
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+	Input  string `json:"input"`
+}
+
+// callItem is the output item for a tool call, in the kind the request
+// declared its tool.
+func (m Meta) callItem(n int, c *ir.ToolCall, status string) any {
+	if m.Tools.IsCustom(c.Name) {
+		return wireCustomCall{ID: m.itemID("ctc", n), Type: "custom_tool_call", Status: status,
+			CallID: c.ID, Name: c.Name, Input: customInput(c.Arguments)}
+	}
+	ns, name := m.Tools.Restore(c.Name)
+	return wireFunctionCall{ID: m.itemID("fc", n), Type: "function_call", Status: status,
+		Arguments: c.Arguments, CallID: c.ID, Name: name, Namespace: ns}
 }
 
 type wireReasoning struct {

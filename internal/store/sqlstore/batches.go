@@ -149,20 +149,20 @@ func (r batchRepo) LeaseBatch(ctx context.Context, id int64, owner string, now, 
 }
 
 func (r batchRepo) PutLine(ctx context.Context, l *store.BatchLine) (bool, error) {
-	cols := "batch_id, line_no, custom_id, model, ok, status, body, input_tokens, output_tokens, quota"
-	vals := "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	cols := "batch_id, line_no, custom_id, model, ok, status, body, input_tokens, output_tokens, quota, cost"
+	vals := "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	q := "INSERT INTO batch_lines (" + cols + ") " + vals + " ON CONFLICT (batch_id, line_no) DO NOTHING"
 	if r.s.dialect == MySQL {
 		q = "INSERT IGNORE INTO batch_lines (" + cols + ") " + vals
 	}
 	res, err := r.s.db.ExecContext(ctx, r.s.Rebind(q), l.BatchID, l.Line, l.CustomID, l.Model, l.OK, l.Status, l.Body,
-		l.InputTokens, l.OutputTokens, l.Quota)
+		l.InputTokens, l.OutputTokens, l.Quota, nullText(l.Cost))
 	return affected(res, err, "batch line")
 }
 
 func (r batchRepo) Lines(ctx context.Context, batchID int64, afterLine, limit int) ([]*store.BatchLine, error) {
 	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(`SELECT batch_id, line_no, custom_id, model, ok, status, body,
-input_tokens, output_tokens, quota FROM batch_lines WHERE batch_id = ? AND line_no > ? ORDER BY line_no LIMIT ?`), batchID, afterLine, limit)
+input_tokens, output_tokens, quota, cost FROM batch_lines WHERE batch_id = ? AND line_no > ? ORDER BY line_no LIMIT ?`), batchID, afterLine, limit)
 	if err != nil {
 		return nil, wrap(err, "batch lines")
 	}
@@ -170,13 +170,23 @@ input_tokens, output_tokens, quota FROM batch_lines WHERE batch_id = ? AND line_
 	var out []*store.BatchLine
 	for rows.Next() {
 		var l store.BatchLine
+		var cost sql.NullString
 		if err := rows.Scan(&l.BatchID, &l.Line, &l.CustomID, &l.Model, &l.OK, &l.Status, &l.Body, &l.InputTokens,
-			&l.OutputTokens, &l.Quota); err != nil {
+			&l.OutputTokens, &l.Quota, &cost); err != nil {
 			return nil, wrap(err, "scan batch line")
 		}
+		l.Cost = cost.String
 		out = append(out, &l)
 	}
 	return out, wrap(rows.Err(), "batch lines")
+}
+
+// nullText stores an empty string as NULL.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // affected reports whether an update changed a row.

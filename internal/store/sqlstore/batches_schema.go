@@ -80,3 +80,10 @@ CREATE TABLE batch_lines (
 	PRIMARY KEY (batch_id, line_no)
 ) {{options}};
 `}
+
+// batchLineCostMigration keeps each charged line's exact cost, so a
+// batch's row for a model is the exact parts of its lines summed and
+// rounded once (CONTRACT §15), not a sum of lines rounded each.
+var batchLineCostMigration = Migration{Version: 135, Name: "batch line cost", SQL: `
+ALTER TABLE batch_lines ADD cost {{text}} NULL;
+`}

@@ -27,6 +27,7 @@ var allMigrations = []Migration{
 	priceRoutingMigration,  // 132
 	batchesMigration,       // 133
 	guardrailsMigration,    // 134
+	batchLineCostMigration, // 135
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row

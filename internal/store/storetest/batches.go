@@ -145,7 +145,7 @@ var fileBatchTests = []namedTest{
 		_, batches := filesAndBatches(t, s)
 		for _, n := range []int{2, 1, 3} {
 			ok, err := batches.PutLine(ctx(t), &store.BatchLine{BatchID: 9, Line: n, CustomID: "c" + itoa(int64(n)), Model: "m", OK: n != 3,
-				Status: 200, Body: `{"x":1}`, InputTokens: n, OutputTokens: 1, Quota: int64(10 * n)})
+				Status: 200, Body: `{"x":1}`, InputTokens: n, OutputTokens: 1, Quota: int64(10 * n), Cost: map[int]string{2: "3/500000"}[n]})
 			if !ok || err != nil {
 				t.Fatalf("put %d: %v %v", n, ok, err)
 			}
@@ -154,7 +154,8 @@ var fileBatchTests = []namedTest{
 			t.Fatalf("second outcome of line 1 = %v %v, want ignored", ok, err)
 		}
 		got, err := batches.Lines(ctx(t), 9, 1, 10)
-		if err != nil || len(got) != 2 || got[0].Line != 2 || got[1].Line != 3 || got[1].OK || got[0].Quota != 20 || got[0].CustomID != "c2" {
+		if err != nil || len(got) != 2 || got[0].Line != 2 || got[1].Line != 3 || got[1].OK || got[0].Quota != 20 || got[0].CustomID != "c2" ||
+			got[0].Cost != "3/500000" || got[1].Cost != "" {
 			t.Fatalf("lines = %+v, %v", got, err)
 		}
 		first, _ := batches.Lines(ctx(t), 9, 0, 1)
