@@ -19,7 +19,7 @@ import (
 type composeFile struct {
 	Services map[string]struct {
 		Image       string            `yaml:"image"`
-		Build       map[string]string `yaml:"build"`
+		Build       map[string]any    `yaml:"build"`
 		Command     []string          `yaml:"command"`
 		Environment map[string]string `yaml:"environment"`
 		Volumes     []string          `yaml:"volumes"`

@@ -48,3 +48,17 @@ func (s *sealer) open(sealed string) ([]byte, error) {
 	}
 	return plain, nil
 }
+
+// Sealer seals small values for another feature with its own purpose (the
+// MCP gateway's session ids), so what one feature seals never opens as
+// another's.
+type Sealer struct{ s *sealer }
+
+// NewSealer returns a sealer under CRYPTO_SECRET for purpose.
+func NewSealer(secret, purpose string) *Sealer { return &Sealer{newSealer(secret, purpose)} }
+
+// Seal encrypts and authenticates plain; the result is URL-safe base64.
+func (s *Sealer) Seal(plain []byte) string { return s.s.seal(plain) }
+
+// Open returns what Seal sealed, or an error for anything else.
+func (s *Sealer) Open(sealed string) ([]byte, error) { return s.s.open(sealed) }

@@ -20,6 +20,11 @@ import (
 
 // Deps is what the administration API works with.
 type Deps struct {
+	// FreshDatabase is set when this start created the database, so no
+	// older release can have seeded it (see seed_marks.go).
+	FreshDatabase bool
+	marks         markState
+
 	Store    store.Store
 	Billing  *billing.Service
 	Keys     *auth.Keys
@@ -69,6 +74,9 @@ type Deps struct {
 	SeedMarks SeedMarks
 	// Demo accepts the demo's published password (`turnpike demo` only).
 	Demo bool
+	// MCPReload makes the MCP gateway see a change to its servers or
+	// grants; nil when there is none.
+	MCPReload func(ctx context.Context) error
 	// Guardrails are the live guardrail set and its plugin checks.
 	Guardrails GuardrailDeps
 }
@@ -131,6 +139,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)
 	a.routeAccounts(mux)
 	a.routePayments(mux)
+	a.routeMCP(mux)
 	a.routeGuardrails(mux)
 }
 

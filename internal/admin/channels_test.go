@@ -250,3 +250,18 @@ func errorSays(part string) func(t *testing.T, _ *env, r response) {
 		}
 	}
 }
+
+// A channel left without a key (an import without secrets) is never
+// reported as working, even by an upstream that answers without one.
+func TestChannelTestOfAKeylessChannelIsNotASuccess(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("admin", "POST", "/api/channels", `{"name":"good-keyless","type":1,"base_url":"http://127.0.0.1:9101"}`)
+	if r.status != 200 {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	id := int64(r.body["id"].(float64))
+	r = e.do("admin", "POST", fmt.Sprintf("/api/channels/%d/test", id), "")
+	if r.status != 200 || r.body["success"] != false || !strings.Contains(string(r.raw), "no key") {
+		t.Fatalf("test of a keyless channel: %d %s", r.status, r.raw)
+	}
+}

@@ -64,6 +64,8 @@ func newEnv(t *testing.T) *env {
 		}),
 		TestChannel: fakeChannelTest,
 		SeedMarks:   st.Traffic(),
+		// Made by this test, so no older release seeded it.
+		FreshDatabase: true,
 	}
 	e.d.Reload = func(ctx context.Context) error {
 		e.reloads.Add(1)

@@ -34,6 +34,8 @@ var (
 	groupSchema   = schemaOf[groupView]()
 	priceSchema   = schemaOf[store.ModelPrice]()
 	notifySchema  = schemaOf[notifyView]()
+	// mcpServerSchema shows headers masked; they are write-only.
+	mcpServerSchema = schemaOf[mcpServerView]()
 	// guardrailSchema is a guardrail as stored and answered (CONTRACT §21).
 	guardrailSchema = schemaOf[guardrail.Spec]()
 )
@@ -48,6 +50,7 @@ var componentSchemas = map[string]schema{
 	"ChannelTest":      schemaOf[testResult](),
 	"Group":            groupSchema,
 	"ModelPrice":       priceSchema,
+	"PriceVersion":     schemaOf[store.PriceVersion](),
 	"UsageLog":         schemaOf[store.UsageLog](),
 	"LedgerEntry":      schemaOf[store.LedgerEntry](),
 	"Notify":           notifySchema,
@@ -65,6 +68,7 @@ var componentSchemas = map[string]schema{
 	"CatalogueApplied": schemaOf[catalogueApplied](),
 	"Reconcile":        schemaOf[books.Report](),
 	"ProviderCSV":      schemaOf[books.ProviderReport](),
+	"MCPServer":        mcpServerSchema,
 }
 
 var (
@@ -74,7 +78,13 @@ var (
 	enabledOnly   = object(schema{"enabled": boolean})
 	catalogueBody = body(nil, []string{"url", "catalogue", "models", "max_change_ratio", "accept_suspicious"},
 		schema{"url": str, "catalogue": anyObj, "models": strList, "max_change_ratio": schema{"type": "number"}, "accept_suspicious": boolean})
-	limitExtra = schema{"model_limits": schema{"type": "object"}, "period": str}
+	limitExtra = schema{"model_limits": schema{"type": "object"}, "period": str, "mcp": mcpGrantBody}
+	// mcpGrantBody is the mcp member of a key or user: servers by name
+	// ("*" for all) or id, and optionally tools; null removes the grant.
+	mcpGrantBody = nullable(object(schema{"servers": schema{"type": "array", "items": schema{"type": []string{"string", "integer"}}},
+		"tools": strList}))
+	mcpServerBody = body(mcpServerSchema, mcpFields, schema{"headers": schema{"type": []string{"object", "null"},
+		"additionalProperties": str}, "tools": schema{"type": []string{"array", "null"}, "items": str}})
 )
 
 // apiOps is every route under /api (and /healthz, /metrics). The test in
@@ -116,11 +126,11 @@ var apiOps = []apiOp{
 
 	{route: "GET /api/users", summary: "List users", query: paging, answer: listOf(ref("User"))},
 	{route: "POST /api/users", summary: "Create a user",
-		body:   body(userSchema, append(append([]string{}, userFields...), userLimitFields...), schema{"password": schema{"type": "string", "minLength": 8}, "period": str}, "username", "password"),
+		body:   body(userSchema, append(append([]string{}, userFields...), userLimitFields...), schema{"password": schema{"type": "string", "minLength": 8}, "period": str, "mcp": mcpGrantBody}, "username", "password"),
 		answer: ref("User")},
 	{route: "GET /api/users/{id}", summary: "One user", answer: ref("User")},
 	{route: "PATCH /api/users/{id}", summary: "Change a user",
-		body:   body(userSchema, append(append([]string{}, userFields...), userLimitFields...), schema{"password": schema{"type": "string", "minLength": 8}, "period": str}),
+		body:   body(userSchema, append(append([]string{}, userFields...), userLimitFields...), schema{"password": schema{"type": "string", "minLength": 8}, "period": str, "mcp": mcpGrantBody}),
 		answer: ref("User")},
 	{route: "DELETE /api/users/{id}", summary: "Delete a user", answer: ref("Deleted")},
 	{route: "POST /api/users/{id}/quota", summary: "Add (topup) or remove (adjust) quota; answers the new balance",
@@ -129,15 +139,15 @@ var apiOps = []apiOp{
 
 	{route: "GET /api/tokens", summary: "List API keys (a user its own)", query: []string{"page", "page_size", "user_id"}, answer: listOf(ref("Token"))},
 	{route: "POST /api/tokens", summary: "Create an API key; the answer holds the whole key, once",
-		body:   body(tokenSchema, append([]string{"name", "key", "quota", "models", "expires_at", "status", "user_id"}, tokenLimitFields...), limitExtra, "name"),
+		body:   body(tokenSchema, append([]string{"name", "key", "quota", "models", "expires_at", "status", "user_id", "mcp"}, tokenLimitFields...), limitExtra, "name"),
 		answer: ref("Token")},
 	{route: "GET /api/tokens/{id}", summary: "One API key (masked)", answer: ref("Token")},
 	{route: "PATCH /api/tokens/{id}", summary: "Change an API key",
-		body:   body(tokenSchema, append([]string{"name", "quota", "models", "expires_at", "status"}, tokenLimitFields...), limitExtra),
+		body:   body(tokenSchema, append([]string{"name", "quota", "models", "expires_at", "status", "mcp"}, tokenLimitFields...), limitExtra),
 		answer: ref("Token")},
 	{route: "DELETE /api/tokens/{id}", summary: "Delete an API key", answer: ref("Deleted")},
-	{route: "POST /api/tokens/{id}/rotate", summary: "A new secret for the key, answered once; the old one works for grace_seconds (at most 604800)",
-		body: body(nil, []string{"grace_seconds"}, schema{"grace_seconds": schema{"type": "integer", "minimum": 0, "maximum": 604800}}), answer: ref("Token")},
+	{route: "POST /api/tokens/{id}/rotate", summary: "A new secret for the key, answered once; the old one works for grace_seconds (at most 2592000, 30 days)",
+		body: body(nil, []string{"grace_seconds"}, schema{"grace_seconds": schema{"type": "integer", "minimum": 0, "maximum": 2592000}}), answer: ref("Token")},
 
 	{route: "GET /api/channels", summary: "List channels", query: paging, answer: listOf(ref("Channel"))},
 	{route: "POST /api/channels", summary: "Create a channel",
@@ -151,6 +161,8 @@ var apiOps = []apiOp{
 
 	{route: "GET /api/models", summary: "List model prices", query: paging, answer: listOf(ref("ModelPrice"))},
 	{route: "GET /api/models/{name...}", summary: "One model's price", answer: ref("ModelPrice")},
+	{route: "GET /api/models/{name}/history", summary: "Every price version of a model, newest first (also for names with slashes: /api/models/a/b/history)",
+		answer: listOf(ref("PriceVersion"))},
 	{route: "PUT /api/models/{name...}", summary: "Set a model's price (USD per million tokens, per call, or free)",
 		body: body(priceSchema, priceFields, schema{"tiers": schema{"type": "array", "items": anyObj}, "extra": anyObj, "fallbacks": strList}), answer: ref("ModelPrice")},
 	{route: "DELETE /api/models/{name...}", summary: "Delete a model's price", answer: ref("NamedDeleted")},
@@ -213,6 +225,14 @@ var apiOps = []apiOp{
 		query: []string{"since", "until"}, answer: ref("Reconcile")},
 	{route: "POST /api/reports/reconcile/provider", summary: "Compares a channel's rows with the provider's usage export (text/csv: date,model,requests,input_tokens,output_tokens,cost_usd)",
 		query: []string{"channel_id"}, body: schema{"type": "string", "contentMediaType": "text/csv"}, answer: ref("ProviderCSV")},
+
+	{route: "GET /api/mcp/servers", summary: "List the registered MCP servers (headers masked)", query: paging, answer: listOf(ref("MCPServer"))},
+	{route: "POST /api/mcp/servers", summary: "Register a Streamable HTTP MCP server: headers write-only, tools null for every tool",
+		body: mcpServerBody, answer: ref("MCPServer")},
+	{route: "GET /api/mcp/servers/{id}", summary: "One MCP server (headers masked)", answer: ref("MCPServer")},
+	{route: "PATCH /api/mcp/servers/{id}", summary: "Change an MCP server; headers left out or sent back masked are kept",
+		body: mcpServerBody, answer: ref("MCPServer")},
+	{route: "DELETE /api/mcp/servers/{id}", summary: "Remove an MCP server", answer: ref("Deleted")},
 
 	{route: "POST /api/pricing/estimate", who: store.RoleUser,
 		summary: "What a chat body (openai, messages or gemini format) would reserve and the range it could be charged, at the caller's group ratio",

@@ -19,6 +19,11 @@ func (a *API) routePrices(mux *http.ServeMux) {
 	a.route(mux, "GET /api/models", store.RoleAdmin, "model price", a.listPrices)
 	// Model names may contain slashes (vendor/model), hence the rest match.
 	a.route(mux, "GET /api/models/{name...}", store.RoleAdmin, "model price", a.getPrice)
+	// The history's own pattern, for names of one path segment (the
+	// OpenAPI document names it); longer names reach it through getPrice.
+	a.route(mux, "GET /api/models/{name}/history", store.RoleAdmin, "model price history", func(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+		return a.priceHistory(w, r, r.PathValue("name"))
+	})
 	a.route(mux, "PUT /api/models/{name...}", store.RoleAdmin, "model price", a.putPrice)
 	a.route(mux, "DELETE /api/models/{name...}", store.RoleAdmin, "model price", a.deletePrice)
 }

@@ -31,9 +31,18 @@ func Seed(ctx context.Context, d Deps, s config.Seed) error {
 		what string
 		run  func(context.Context, Deps, config.Seed) error
 	}{{"groups", seedGroups}, {"users", seedUsers}, {"tokens", seedTokens}, {"channels", seedChannels}, {"models", seedPrices}}
+	var err error
+	if d.marks, err = d.loadMarkState(ctx, d.FreshDatabase); err != nil {
+		return fmt.Errorf("seed: read marks: %w", err)
+	}
 	for _, st := range steps {
 		if err := st.run(ctx, d, s); err != nil {
 			return fmt.Errorf("seed %s: %w", st.what, err)
+		}
+	}
+	if d.SeedMarks != nil {
+		if err := d.SeedMarks.PutSetting(ctx, seedFormatMark, seedFormat); err != nil {
+			return fmt.Errorf("seed: record marks: %w", err)
 		}
 	}
 	// Top-ups are queued; the database must hold them before anything

@@ -38,6 +38,7 @@ type tokenView struct {
 	Status    string     `json:"status"`
 	CreatedAt time.Time  `json:"created_at"`
 	limitsView
+	MCP *mcpGrantView `json:"mcp"`
 }
 
 func (a *API) tokenView(ctx context.Context, t *store.Token) (tokenView, error) {
@@ -56,8 +57,12 @@ func (a *API) tokenView(ctx context.Context, t *store.Token) (tokenView, error) 
 	if err != nil {
 		return tokenView{}, err
 	}
+	grant, err := a.mcpGrantOf(ctx, store.SubjectToken, t.ID)
+	if err != nil {
+		return tokenView{}, err
+	}
 	return tokenView{ID: t.ID, Name: t.Name, UserID: t.UserID, Key: t.KeyMasked, Quota: bal, UsedQuota: t.UsedQuota,
-		Models: models, ExpiresAt: t.ExpiresAt, Status: t.Status, CreatedAt: t.CreatedAt, limitsView: lv}, nil
+		Models: models, ExpiresAt: t.ExpiresAt, Status: t.Status, CreatedAt: t.CreatedAt, limitsView: lv, MCP: grant}, nil
 }
 
 // loadToken reads the {id} token the caller may see; another user's key is
@@ -246,7 +251,11 @@ func (a *API) owner(ctx context.Context, p *auth.Principal, in *tokenInput) (int
 }
 
 func (a *API) createToken(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	in, err := readTokenInput(w, r, ratelimit.Limits{}, "name", "key", "quota", "models", "expires_at", "status", "user_id")
+	in, err := readTokenInput(w, r, ratelimit.Limits{}, "name", "key", "quota", "models", "expires_at", "status", "user_id", "mcp")
+	if err != nil {
+		return err
+	}
+	grant, err := a.readMCPGrant(r.Context(), in.f)
 	if err != nil {
 		return err
 	}
@@ -260,6 +269,9 @@ func (a *API) createToken(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	}
 	userID, err := a.owner(r.Context(), p, in)
 	if err != nil {
+		return err
+	}
+	if err := a.mayGrantKey(r.Context(), p, userID, grant); err != nil {
 		return err
 	}
 	key := in.key
@@ -281,6 +293,9 @@ func (a *API) createToken(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	if err := a.saveLimits(r.Context(), store.SubjectToken, t.ID, in.limits, in.limitsSent); err != nil {
 		return err
 	}
+	if err := a.saveMCPGrant(r.Context(), store.SubjectToken, t.ID, grant); err != nil {
+		return err
+	}
 	a.d.Keys.Invalidate()
 	v, err := a.tokenView(r.Context(), t)
 	if err != nil {
@@ -296,8 +311,15 @@ func (a *API) patchToken(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err != nil {
 		return err
 	}
-	in, err := readTokenInput(w, r, a.currentLimits(store.SubjectToken, t.ID), "name", "quota", "models", "expires_at", "status")
+	in, err := readTokenInput(w, r, a.currentLimits(store.SubjectToken, t.ID), "name", "quota", "models", "expires_at", "status", "mcp")
 	if err != nil {
+		return err
+	}
+	grant, err := a.readMCPGrant(r.Context(), in.f)
+	if err != nil {
+		return err
+	}
+	if err := a.mayGrantKey(r.Context(), p, t.UserID, grant); err != nil {
 		return err
 	}
 	if in.f.has("name") {
@@ -321,6 +343,9 @@ func (a *API) patchToken(w http.ResponseWriter, r *http.Request, p *auth.Princip
 		}
 	}
 	if err := a.saveLimits(r.Context(), store.SubjectToken, t.ID, in.limits, in.limitsSent); err != nil {
+		return err
+	}
+	if err := a.saveMCPGrant(r.Context(), store.SubjectToken, t.ID, grant); err != nil {
 		return err
 	}
 	a.d.Keys.Invalidate()
@@ -370,6 +395,7 @@ func (a *API) deleteToken(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	}
 	a.d.Billing.Balances().Forget(0, t.ID)
 	a.forgetLimits(r.Context(), store.SubjectToken, strconv.FormatInt(t.ID, 10))
+	a.forgetMCPGrant(r.Context(), store.SubjectToken, t.ID)
 	a.d.Keys.Invalidate()
 	apijson.Write(w, http.StatusOK, deleted{ID: t.ID, Deleted: true})
 	return nil

@@ -33,6 +33,7 @@ type userView struct {
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"created_at"`
 	limitsView
+	MCP *mcpGrantView `json:"mcp"`
 }
 
 func (a *API) userView(ctx context.Context, u *store.User) (userView, error) {
@@ -44,8 +45,12 @@ func (a *API) userView(ctx context.Context, u *store.User) (userView, error) {
 	if err != nil {
 		return userView{}, err
 	}
+	grant, err := a.mcpGrantOf(ctx, store.SubjectUser, u.ID)
+	if err != nil {
+		return userView{}, err
+	}
 	return userView{ID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group, Quota: bal,
-		UsedQuota: u.UsedQuota, Status: u.Status, CreatedAt: u.CreatedAt, limitsView: lv}, nil
+		UsedQuota: u.UsedQuota, Status: u.Status, CreatedAt: u.CreatedAt, limitsView: lv, MCP: grant}, nil
 }
 
 func (a *API) writeUser(w http.ResponseWriter, r *http.Request, status int, u *store.User) error {
@@ -131,7 +136,7 @@ func (a *API) getUser(w http.ResponseWriter, r *http.Request, _ *auth.Principal)
 	return a.writeUser(w, r, http.StatusOK, u)
 }
 
-var userFields = []string{"username", "password", "role", "group", "quota", "status"}
+var userFields = []string{"username", "password", "role", "group", "quota", "status", "mcp"}
 
 // userInput holds the writable fields of a user request.
 type userInput struct {
@@ -199,6 +204,10 @@ func (a *API) createUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err != nil {
 		return err
 	}
+	grant, err := a.readMCPGrant(r.Context(), in.f)
+	if err != nil {
+		return err
+	}
 	if err := a.refuseDemoPassword("password", in.password); err != nil {
 		return err
 	}
@@ -231,6 +240,9 @@ func (a *API) createUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err := a.saveLimits(r.Context(), store.SubjectUser, u.ID, in.limits, in.limitsSent); err != nil {
 		return err
 	}
+	if err := a.saveMCPGrant(r.Context(), store.SubjectUser, u.ID, grant); err != nil {
+		return err
+	}
 	// The starting balance is a recorded top-up, so the ledger alone
 	// explains every unit the user ever had.
 	if in.quota > 0 {
@@ -247,6 +259,10 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 		return err
 	}
 	in, err := readUserInput(w, r, a.currentLimits(store.SubjectUser, u.ID))
+	if err != nil {
+		return err
+	}
+	grant, err := a.readMCPGrant(r.Context(), in.f)
 	if err != nil {
 		return err
 	}
@@ -283,6 +299,9 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 		}
 	}
 	if err := a.saveLimits(r.Context(), store.SubjectUser, u.ID, in.limits, in.limitsSent); err != nil {
+		return err
+	}
+	if err := a.saveMCPGrant(r.Context(), store.SubjectUser, u.ID, grant); err != nil {
 		return err
 	}
 	a.d.Keys.Invalidate()
@@ -360,6 +379,7 @@ func (a *API) deleteUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	}
 	a.d.Billing.Balances().Forget(u.ID, 0)
 	a.forgetLimits(r.Context(), store.SubjectUser, strconv.FormatInt(u.ID, 10))
+	a.forgetMCPGrant(r.Context(), store.SubjectUser, u.ID)
 	a.d.Keys.Invalidate()
 	apijson.Write(w, http.StatusOK, deleted{ID: u.ID, Deleted: true})
 	return nil

@@ -31,6 +31,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/guardfetch"
 	"github.com/turnpike-gw/turnpike/internal/guardrail"
+	"github.com/turnpike-gw/turnpike/internal/mcpgw"
 	"github.com/turnpike-gw/turnpike/internal/notify"
 	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
@@ -76,12 +77,14 @@ type App struct {
 	Tracer *obs.Tracer
 
 	sql     *sqlstore.Store
+	schema  int // the database's schema version after migrating
 	plugins *plugin.Registry
 	// guardrails is the live guardrail set (CONTRACT §21).
 	guardrails *guardrail.Engine
 	tasks      *task.Service
 	taskHTTP   *taskhttp.Handlers
 	batches    *batch.Service
+	mcp        *mcpgw.Gateway
 	registry   *prometheus.Registry
 	redis      redis.UniversalClient
 	changes    *changes
@@ -109,6 +112,13 @@ func New(ctx context.Context, cfg config.Config, logOut io.Writer) (*App, error)
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	a.Store, a.sql = st, st
+	for _, m := range st.Applied() {
+		a.Log.Info("applied migration", "version", m.Version, "name", m.Name)
+	}
+	if a.schema, err = st.SchemaVersion(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
 	if a.Tracer, err = obs.NewTracer(ctx, Version); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("tracing: %w", err)
@@ -186,6 +196,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	}
 	a.registry.MustRegister(channelStates{a.Router})
 	a.buildTraffic()
+	a.buildMCP()
 	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.Store, Logger: a.Log})
 	a.guardrails = a.newGuardrails()
 	a.catalogues = guardfetch.New(newUpstreamClient(), a.Config.AllowPrivateContent)
@@ -199,6 +210,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		TypeClaimed:   func(t int) bool { return a.plugins.Current().ClaimsType(t) },
 		Limits:        a.Limits, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
 		Accounts: a.accountDeps(), Payments: a.paymentDeps(), Demo: cfg.Demo, FetchCatalogue: a.fetchCatalogue,
+		MCPReload:  a.reloadMCP,
 		Guardrails: a.guardrailDeps(),
 	}
 	a.Admin = admin.New(a.adminDeps)
@@ -284,7 +296,7 @@ func (a *App) reload(ctx context.Context) error {
 	if err := a.Limits.Reload(ctx); err != nil {
 		return fmt.Errorf("load traffic limits: %w", err)
 	}
-	return nil
+	return a.reloadMCP(ctx)
 }
 
 func (a *App) buildHandler() {
@@ -293,6 +305,7 @@ func (a *App) buildHandler() {
 	a.Relay.Register(mux)
 	a.taskHTTP.Register(mux)
 	a.batches.Register(mux)
+	a.mcp.Register(mux)
 	a.batches.RegisterConsole(mux, a.Admin.SessionOrRoot)
 	plugin.NewAdminAPI(plugin.AdminDeps{Registry: a.plugins, RootToken: a.Config.RootToken,
 		Sessions: a.Admin.SessionPrincipal, Logger: a.Log, HTTPClient: newUpstreamClient()}).Register(mux)
@@ -319,7 +332,11 @@ func (a *App) Prepare(ctx context.Context) (string, error) {
 	// The generated root password is returned even when a later step
 	// fails: it is stored only as a hash, so a caller that did not show it
 	// now would lock root out.
-	return generated, a.seed(ctx)
+	if err := a.seed(ctx); err != nil {
+		return generated, err
+	}
+	a.warnSecretless(ctx)
+	return generated, nil
 }
 
 func (a *App) seed(ctx context.Context) error {
@@ -337,7 +354,9 @@ func (a *App) seed(ctx context.Context) error {
 			return fmt.Errorf("seed plugin %s: %w", p.Path, err)
 		}
 	}
-	if err := admin.Seed(ctx, a.adminDeps, a.Config.Seed); err != nil {
+	deps := a.adminDeps
+	deps.FreshDatabase = a.freshDatabase()
+	if err := admin.Seed(ctx, deps, a.Config.Seed); err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
 	if err := a.Notify.Init(ctx, a.Config.Notify); err != nil {
@@ -393,7 +412,8 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 	a.stop = stop
 	a.bg = make(chan struct{})
 	go a.background(bgCtx)
-	srv := newServer(a.Handler, bodyReadTimeout(a.Config.BodyLimit()), a.Log)
+	calls := &inFlight{}
+	srv := newServer(calls.wrap(a.Handler), bodyReadTimeout(a.Config.BodyLimit()), a.Log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	if ready != nil {
@@ -405,18 +425,16 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 		return err
 	case <-ctx.Done():
 	}
-	a.Log.Info("shutting down: finishing in-flight requests")
-	shCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shCtx); err != nil {
-		a.Log.Warn("in-flight requests did not finish in time", "err", err)
-	}
+	a.drainCalls(srv, calls)
 	// Upgraded realtime sockets are not tracked by the server: close them
 	// and bill their last usage before the billing writer stops.
+	shCtx, cancel := context.WithTimeout(context.Background(), endStreamsTimeout)
+	defer cancel()
 	if err := a.Relay.Drain(shCtx); err != nil {
 		a.Log.Warn("realtime sessions or background responses did not end in time", "err", err)
 	}
 	billingErr := a.shutdown()
+	a.Log.Info("stopped", "at", time.Now().UTC().Format(time.RFC3339))
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -441,6 +459,7 @@ func (a *App) shutdown() error {
 		<-a.bg
 	}
 	a.plugins.Close()
+	a.mcp.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), billingCloseTimeout)
 	defer cancel()
 	err := a.Writer.Close(ctx)

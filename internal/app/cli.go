@@ -108,6 +108,7 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	defer exitOnSecondSignal(stderr)()
 	var d *demoUpstream
 	if demo {
 		cfg.Demo = true
@@ -137,7 +138,7 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 	announced := false
 	err = a.Serve(ctx, func(addr string) {
 		announced = true
-		fmt.Fprintf(stdout, "turnpike %s listening on %s\n", Version, a.Config.Address())
+		fmt.Fprintf(stdout, "turnpike %s listening on %s (%s)\n", Version, a.Config.Address(), a.startFacts())
 		if rootPassword != "" {
 			fmt.Fprintf(stdout, "created user root with password %s (shown once)\n", rootPassword)
 		}
@@ -155,6 +156,29 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 		return 1
 	}
 	return 0
+}
+
+// exitOnSecondSignal ends the process at once on a second SIGTERM or
+// SIGINT, for an operator who does not want to wait out the grace: the
+// first one starts the graceful shutdown. It returns its own stop.
+func exitOnSecondSignal(stderr io.Writer) func() {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for seen := 0; ; {
+			select {
+			case <-done:
+				return
+			case <-sigs:
+				if seen++; seen >= 2 {
+					fmt.Fprintln(stderr, "turnpike: second stop signal: exiting at once, without waiting for calls in flight")
+					os.Exit(1)
+				}
+			}
+		}
+	}()
+	return func() { signal.Stop(sigs); close(done) }
 }
 
 func pluginCommand(args []string, stdout, stderr io.Writer) int {

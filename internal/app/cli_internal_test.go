@@ -109,3 +109,22 @@ func TestRootPasswordIsShownWhenThePortIsTaken(t *testing.T) {
 		t.Fatalf("root was created but its password not shown: stdout %q, stderr %q", out.String(), errOut.String())
 	}
 }
+
+// An image built without .git (deploy/Dockerfile) names its commit through
+// -ldflags; the build's own VCS stamp wins when there is one.
+func TestVersionFallsBackToTheCommitGivenAtLink(t *testing.T) {
+	defer func(c, d string) { buildCommit, buildDate = c, d }(buildCommit, buildDate)
+	buildCommit, buildDate = "abc123", "2026-12-01T10:00:00Z"
+	none := func() (*debug.BuildInfo, bool) { return nil, false }
+	var out bytes.Buffer
+	printVersion(&out, "1.2.3", readBuildVCS(none))
+	if got := out.String(); got != "turnpike 1.2.3 commit abc123 date 2026-12-01T10:00:00Z\n" {
+		t.Fatalf("version line = %q", got)
+	}
+	stamped := func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "def456"}, {Key: "vcs.time", Value: "2026-12-02T00:00:00Z"}}}, true
+	}
+	if v := readBuildVCS(stamped); v.revision != "def456" {
+		t.Fatalf("revision = %q, want the VCS stamp", v.revision)
+	}
+}

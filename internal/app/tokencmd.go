@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,8 +12,9 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
-const tokenUsage = "usage: turnpike token rotate ID [--grace 10m] [--config FILE]\n" +
-	"       turnpike token disable ID [--config FILE]\n"
+const tokenUsage = "usage: turnpike token rotate ID|NAME [--grace 10m|8d] [--config FILE]\n" +
+	"       turnpike token disable ID|NAME [--config FILE]\n" +
+	"       turnpike token list [--config FILE]\n"
 
 // tokenCommand runs "token rotate" (a new secret for an API key, printed
 // once, with the old one working for the grace, kept on the key's row)
@@ -22,6 +22,9 @@ const tokenUsage = "usage: turnpike token rotate ID [--grace 10m] [--config FILE
 // 2 s: through Redis when it is set, and through the database setting
 // every node polls (keywatch.go) in any case.
 func tokenCommand(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) >= 1 && args[0] == "list" {
+		return tokenListCommand(args[1:], stdout, stderr, getenv)
+	}
 	if len(args) < 2 || (args[0] != "rotate" && args[0] != "disable") {
 		fmt.Fprint(stderr, tokenUsage)
 		return 2
@@ -32,9 +35,10 @@ func tokenCommand(args []string, stdout, stderr io.Writer, getenv func(string) s
 		named, rest = rest[:1], rest[1:]
 	}
 	fs, cfgPath := configFlags("token "+sub, stderr)
-	var grace *time.Duration
+	var gf graceFlag
+	grace := &gf.d
 	if sub == "rotate" {
-		grace = fs.Duration("grace", 0, "how long the old secret keeps working (e.g. 10m; at most "+auth.MaxRotationGrace.String()+")")
+		fs.Var(&gf, "grace", "how long the old secret keeps working (e.g. 10m or 8d; at most "+auth.MaxRotationGrace.String()+")")
 	}
 	if err := fs.Parse(rest); err != nil {
 		return 2
@@ -44,17 +48,17 @@ func tokenCommand(args []string, stdout, stderr io.Writer, getenv func(string) s
 		fmt.Fprint(stderr, tokenUsage)
 		return 2
 	}
-	id, err := strconv.ParseInt(named[0], 10, 64)
-	if err != nil || id <= 0 {
-		fmt.Fprintf(stderr, "turnpike: token id %q: want the key's number (see GET /api/tokens)\n", named[0])
-		return 2
-	}
 	ctx := context.Background()
 	cfg, st, ok := commandStore(ctx, *cfgPath, getenv, stderr)
 	if !ok {
 		return 1
 	}
 	defer st.Close()
+	id, err := resolveToken(ctx, st, named[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "turnpike:", err)
+		return 1
+	}
 	var msg string
 	if sub == "rotate" {
 		msg, err = rotateToken(ctx, st, id, *grace)
@@ -132,4 +136,22 @@ func announceChange(ctx context.Context, redisURL, kind string, stderr io.Writer
 	if err := rdb.Publish(ctx, changesChannel, "cli "+kind).Err(); err != nil {
 		fmt.Fprintln(stderr, "turnpike: running nodes not told through Redis (they see it within 2 s through the database):", err)
 	}
+}
+
+func tokenListCommand(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs, cfgPath := configFlags("token list", stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx := context.Background()
+	_, st, ok := commandStore(ctx, *cfgPath, getenv, stderr)
+	if !ok {
+		return 1
+	}
+	defer st.Close()
+	if err := listTokens(ctx, st, stdout); err != nil {
+		fmt.Fprintln(stderr, "turnpike: token list:", err)
+		return 1
+	}
+	return 0
 }

@@ -53,7 +53,9 @@ func TestTokenRotateRefusesBadArguments(t *testing.T) {
 		want string
 	}{
 		{"no id", []string{"token", "rotate"}, 2, "usage"},
-		{"not a number", []string{"token", "rotate", "abc"}, 2, "want the key's number"},
+		{"an unknown name", []string{"token", "rotate", "abc"}, 1, `no API key with id or name "abc"`},
+		{"a grace that is not a duration", []string{"token", "rotate", "1", "--grace", "soon"}, 2, "8d"},
+		{"a grace in days beyond the bound", []string{"token", "rotate", "1", "--grace", "31d"}, 1, "grace must be between"},
 		{"a missing key", []string{"token", "rotate", "99"}, 1, "no API key with id 99"},
 		{"a grace beyond the bound", []string{"token", "rotate", "1", "--grace", "1000h"}, 1, "grace"},
 		{"an unknown subcommand", []string{"token", "revoke", "1"}, 2, "usage"},
@@ -115,5 +117,53 @@ func TestAKeyChangedFromTheCommandLineStopsOnARunningNodeWithinTwoSeconds(t *tes
 				time.Sleep(50 * time.Millisecond)
 			}
 		})
+	}
+}
+
+// A key can be named by its name as well as its id, the grace may be given
+// in days, and token list shows every key without its secret.
+func TestTokenRotateByNameWithAGraceInDaysAndTokenList(t *testing.T) {
+	env, dsn := tempDatabase(t)
+	st := openForTest(t, dsn)
+	ctx := context.Background()
+	u := &store.User{Username: "alice", PasswordHash: "h", Role: store.RoleUser, Group: "default", Status: store.StatusEnabled}
+	if err := st.Users().Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	const old = "sk-alice-named-key-secret"
+	tok := &store.Token{UserID: u.ID, Name: "ci-key", KeyHash: auth.HashKey(old), KeyMasked: auth.MaskKey(old), Quota: -1, Status: store.StatusEnabled}
+	if err := st.Tokens().Create(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"token", "rotate", "ci-key", "--grace", "8d"}, &out, &errOut, env); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "key "+strconv.FormatInt(tok.ID, 10)+": new secret") {
+		t.Fatalf("rotate by name said %q", out.String())
+	}
+	if until := time.Now().Add(8 * 24 * time.Hour).UTC().Format("2006-01-02"); !strings.Contains(out.String(), until) {
+		t.Errorf("the old secret should work 8 days, until %s: %q", until, out.String())
+	}
+	out.Reset()
+	if code := Main([]string{"token", "list"}, &out, &errOut, env); code != 0 {
+		t.Fatalf("list exit %d: %s", code, errOut.String())
+	}
+	m := shownSecret.FindStringSubmatch(out.String())
+	if m != nil || !strings.Contains(out.String(), "ci-key") || !strings.Contains(out.String(), "alice") || strings.Contains(out.String(), old) {
+		t.Fatalf("token list = %q", out.String())
+	}
+}
+
+func TestParseGraceTakesDurationsAndDays(t *testing.T) {
+	for in, want := range map[string]time.Duration{"10m": 10 * time.Minute, "36h": 36 * time.Hour, "8d": 192 * time.Hour, "0.5d": 12 * time.Hour} {
+		if got, err := parseGrace(in); err != nil || got != want {
+			t.Errorf("parseGrace(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "d", "-1d", "soon", "-5m"} {
+		if _, err := parseGrace(bad); err == nil {
+			t.Errorf("parseGrace(%q) accepted", bad)
+		}
 	}
 }

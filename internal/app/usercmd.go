@@ -29,7 +29,7 @@ func userCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, geten
 	fs, cfgPath := configFlags("user "+sub, stderr)
 	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input")
 	username := fs.String("username", "", "the new user's name (create)")
-	role := fs.String("role", store.RoleUser, "user, admin or root (create)")
+	role := fs.String("role", "", "user, admin or root (create; required)")
 	// The flag package stops at the first name, so "reset-password U
 	// --password-stdin" takes U off the front first.
 	var named []string
@@ -48,6 +48,11 @@ func userCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, geten
 		*username = named[0]
 	} else if len(named) != 0 || *username == "" {
 		fmt.Fprint(stderr, "usage: turnpike user create --username U --role R [--password-stdin]\n")
+		return 2
+	} else if *role == "" {
+		// A role given by mistake to nobody is worse than a question:
+		// an operator meaning admin must not get a plain user silently.
+		fmt.Fprint(stderr, "turnpike: user create needs --role (user, admin or root)\n")
 		return 2
 	}
 	password, generated, err := choosePassword(*fromStdin, stdin)

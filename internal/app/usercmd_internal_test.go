@@ -71,7 +71,7 @@ func TestUserCreateTakesThePasswordFromStdin(t *testing.T) {
 
 func TestUserCreateRefusesBadInput(t *testing.T) {
 	env, _ := tempDatabase(t)
-	if code, _, errOut := runUser(env, "", "create", "--username", "carol"); code != 0 {
+	if code, _, errOut := runUser(env, "", "create", "--username", "carol", "--role", "user"); code != 0 {
 		t.Fatalf("first create failed: %s", errOut)
 	}
 	cases := []struct {
@@ -81,10 +81,11 @@ func TestUserCreateRefusesBadInput(t *testing.T) {
 		code  int
 		says  string
 	}{
-		{"short password", "short\n", []string{"create", "--username", "dave", "--password-stdin"}, 1, "8 to 72"},
-		{"the demo's password", auth.DemoPassword + "\n", []string{"create", "--username", "dave", "--password-stdin"}, 1, "demo"},
+		{"short password", "short\n", []string{"create", "--username", "dave", "--role", "user", "--password-stdin"}, 1, "8 to 72"},
+		{"the demo's password", auth.DemoPassword + "\n", []string{"create", "--username", "dave", "--role", "user", "--password-stdin"}, 1, "demo"},
+		{"no role", "", []string{"create", "--username", "dave"}, 2, "needs --role"},
 		{"unknown role", "", []string{"create", "--username", "dave", "--role", "owner"}, 1, "role"},
-		{"existing user", "", []string{"create", "--username", "carol"}, 1, "already exists"},
+		{"existing user", "", []string{"create", "--username", "carol", "--role", "user"}, 1, "already exists"},
 		{"no username", "", []string{"create"}, 2, "usage"},
 		{"no subcommand", "", nil, 2, "usage"},
 	}

@@ -21,5 +21,6 @@ var Rules = []Rule{
 	{Name: "only app wires files and batches", Subject: "internal/batch/...", ImportedOnlyBy: []string{"internal/app"}},
 	{Name: "only app knows which store", Subject: "internal/store/sqlstore",
 		ImportedOnlyBy: []string{"internal/app", "internal/store/storetest", "internal/task/tasktest"}, TestsMayImport: true},
+	{Name: "only app wires the MCP gateway", Subject: "internal/mcpgw", ImportedOnlyBy: []string{"internal/app"}},
 	{Name: "only plugin runs JavaScript", Subject: "internal/plugin/jsrt", ImportedOnlyBy: []string{"internal/plugin"}},
 }

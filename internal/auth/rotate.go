@@ -9,8 +9,9 @@ import (
 )
 
 // MaxRotationGrace bounds how long a rotated-out secret may keep working:
-// a rotation is usually a response to a leak, so the old secret must end.
-const MaxRotationGrace = 7 * 24 * time.Hour
+// a rotation is usually a response to a leak, so the old secret must end;
+// a planned hand-over to another team may need a few weeks (--grace 8d).
+const MaxRotationGrace = 30 * 24 * time.Hour
 
 // RotateKey gives API key id a new random secret and returns it; it is
 // the only time the secret is known. The old secret keeps authenticating

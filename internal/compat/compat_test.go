@@ -50,7 +50,9 @@ func TestOfficialClientLibraries(t *testing.T) {
 	seed.Channels = append(seed.Channels, config.SeedChannel{Name: "compat-batches", Type: "anthropic", BaseURL: batchFake.srv.URL,
 		Key: batchFake.key, Models: []string{batchModel}, Groups: []string{"default"}, Weight: &weight, Status: "enabled"})
 	// On failure the kit shows the gateway's log after this report.
-	gw := testkit.Start(t, testkit.WithSeed(seed))
+	gw := testkit.Start(t, testkit.WithSeed(seed), testkit.WithRootToken(compatRoot))
+	mcpFake := startMCPFake(t)
+	registerMCP(t, gw, mcpFake)
 
 	out, err := runNode(t, dir, node, gw.URL, modelNames(fakes))
 	if err != nil {
@@ -68,6 +70,7 @@ func TestOfficialClientLibraries(t *testing.T) {
 	}
 	checkBilling(t, gw.App.Store, fakes)
 	checkEndpointBilling(t, gw.App.Store, fakes)
+	checkMCPBilling(t, gw.App.Store, mcpFake)
 }
 
 // requireNode finds compat/ and node; without them the test skips, unless
@@ -158,7 +161,7 @@ func runNode(t *testing.T, dir, node, url string, models []string) (string, erro
 	cmd.Env = append(hermeticEnv(os.Environ()),
 		"TURNPIKE_URL="+url, "TURNPIKE_KEY="+clientKey, "TURNPIKE_MODELS="+strings.Join(models, ","),
 		"TURNPIKE_LIMITED_KEY="+limitedKey, "TURNPIKE_BROKE_KEY="+brokeKey,
-		"TURNPIKE_FAKES=1", "NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost", "NO_COLOR=1")
+		"TURNPIKE_FAKES=1", "TURNPIKE_MCP_SERVER="+mcpServerName, "NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost", "NO_COLOR=1")
 	for name, model := range endpointModelEnv {
 		cmd.Env = append(cmd.Env, "TURNPIKE_MODEL_"+name+"="+model)
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,10 @@ type Config struct {
 	AllowPrivateContent bool   `yaml:"allow_private_content"`
 	MetricsPublic       bool   `yaml:"metrics_public"`
 	LogLevel            string `yaml:"log_level"`
+	// ShutdownGraceSeconds is how long calls in flight may finish after
+	// SIGTERM before open streams are ended and billed (0: at once).
+	ShutdownGraceSeconds float64 `yaml:"shutdown_grace_seconds"`
+	shutdownGraceSet     bool
 	// LogRetentionDays prunes usage log rows older than this many days
 	// (0 keeps them all); the ledger is never pruned.
 	LogRetentionDays int `yaml:"log_retention_days"`
@@ -73,6 +78,9 @@ type Config struct {
 	// Demo is set by `turnpike demo`, the one mode that accepts the demo's
 	// published key and password.
 	Demo bool `yaml:"-"`
+	// Lines are the lines of the file's keys and entries, for problems
+	// found after decoding (config check).
+	Lines Lines `yaml:"-"`
 
 	Seed `yaml:",inline"`
 }
@@ -97,6 +105,8 @@ func Defaults() Config {
 		ChannelCooldown:        300,
 		MetricsPublic:          true,
 		LogLevel:               "info",
+		ShutdownGraceSeconds:   DefaultShutdownGrace,
+		shutdownGraceSet:       true,
 		Payments:               defaultPayments(),
 	}
 }
@@ -105,19 +115,39 @@ func Defaults() Config {
 // not empty), then the environment given as getenv.
 func Load(path string, getenv func(string) string) (Config, error) {
 	cfg := Defaults()
+	var problems Problems
 	if path != "" {
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			return cfg, fmt.Errorf("config: %w", err)
 		}
+		cfg.Lines = FileLines(raw)
 		if err := decodeYAML(raw, &cfg); err != nil {
-			return cfg, fmt.Errorf("config %s: %w", path, err)
+			var te *yaml.TypeError
+			if !errors.As(err, &te) {
+				return cfg, fmt.Errorf("config %s: %w", path, err)
+			}
+			// Unknown keys and wrong types: the rest of the file was read,
+			// so every other setting is still checked in the same run.
+			for _, p := range yamlProblems(err) {
+				problems = append(problems, path+": "+p)
+			}
+			cfg.Seed.absorbGroups()
 		}
 	}
 	if err := applyEnv(&cfg, getenv); err != nil {
-		return cfg, err
+		problems = append(problems, err.Error())
 	}
-	return cfg, cfg.Validate()
+	var listed Problems
+	if err := cfg.Validate(); errors.As(err, &listed) {
+		problems = append(problems, listed...)
+	} else if err != nil {
+		problems = append(problems, err.Error())
+	}
+	if len(problems) > 0 {
+		return cfg, problems
+	}
+	return cfg, nil
 }
 
 // decodeYAML rejects unknown keys so a typo is an error, not a silent default.
@@ -231,7 +261,24 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 			}
 		}
 	}
+	// TURNPIKE_REDIS set to nothing turns Redis off for this node even when
+	// the file names one (the environment wins, also when it says "none").
+	if setEmpty(getenv, "TURNPIKE_REDIS") {
+		cfg.Redis = ""
+	}
 	return nil
+}
+
+// setEmpty reports a variable set to the empty string. os.Getenv cannot
+// tell it from an unset one, so when getenv is the process environment
+// (the binary's case) the environment is asked directly; another getenv
+// (a test's map) has no empty-but-set form.
+func setEmpty(getenv func(string) string, name string) bool {
+	if reflect.ValueOf(getenv).Pointer() != reflect.ValueOf(os.Getenv).Pointer() {
+		return false
+	}
+	v, ok := os.LookupEnv(name)
+	return ok && v == ""
 }
 
 // Validate checks ranges so a bad setting fails at start with a clear message.
@@ -269,6 +316,11 @@ func (c *Config) Validate() error {
 	if c.RetryCount < 0 {
 		errs = append(errs, "retry_count must not be negative")
 	}
+	switch strings.ToLower(c.LogLevel) {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, c.Lines.At("log_level", fmt.Sprintf("log_level (TURNPIKE_LOG_LEVEL) %q is not one of debug, info, warn, error", c.LogLevel)))
+	}
 	if c.LogRetentionDays < 0 {
 		errs = append(errs, "log_retention_days must not be negative")
 	}
@@ -279,6 +331,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, err.Error())
 	}
 	errs = append(errs, c.Files.validate()...)
+	errs = append(errs, c.validateShutdown()...)
 	errs = append(errs, c.validateTrustedProxies()...)
 	errs = append(errs, c.validateAccounts()...)
 	errs = append(errs, c.Payments.validate()...)

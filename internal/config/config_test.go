@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -233,5 +234,41 @@ func TestShortPasswordsAreRefusedAtStart(t *testing.T) {
 	ok.Seed.Users = []SeedUser{{Username: "bob", Password: "12345678"}, {Username: "carol"}}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("passwords of 8 characters (and a user without one) refused: %v", err)
+	}
+}
+
+func TestEmptyRedisInTheEnvironmentTurnsOffTheFilesRedis(t *testing.T) {
+	p := writeFile(t, "redis: redis://127.0.0.1:6379/0\n")
+	t.Setenv("TURNPIKE_REDIS", "")
+	c, err := Load(p, os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Redis != "" {
+		t.Fatalf("redis = %q, want empty: TURNPIKE_REDIS= wins over the file", c.Redis)
+	}
+	os.Unsetenv("TURNPIKE_REDIS")
+	if c, _ = Load(p, os.Getenv); c.Redis == "" {
+		t.Fatal("an unset TURNPIKE_REDIS must leave the file's redis")
+	}
+}
+
+func TestLoadListsEveryProblemOfTheFileWithLinesAndSuggestions(t *testing.T) {
+	p := writeFile(t, "listen: \":3000\"\nredsi: redis://x\nlog_level: loud\nretry_count: -1\nchannels:\n  - {name: a, type: openai, wieght: 3}\n")
+	_, err := Load(p, env(nil))
+	var probs Problems
+	if !errors.As(err, &probs) {
+		t.Fatalf("err = %v, want the list of problems", err)
+	}
+	all := strings.Join(probs, "\n")
+	for _, want := range []string{
+		`line 2: unknown setting redsi`, `did you mean "redis"?`,
+		`line 6: unknown setting wieght`, `did you mean "weight"?`,
+		`line 3: log_level (TURNPIKE_LOG_LEVEL) "loud"`,
+		`retry_count must not be negative`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("problems lack %q:\n%s", want, all)
+		}
 	}
 }

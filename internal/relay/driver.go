@@ -142,6 +142,9 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 		}
 		time.AfterFunc(clientLeftGrace, cancel)
 	})()
+	// When the shutdown grace is over the upstream read ends: the stream
+	// tail then tells the client in its dialect and bills what was sent.
+	defer context.AfterFunc(c.rl.stopped.context(), cancel)()
 	req, done, err := h.send(ctx, a, t, ch)
 	if err != nil {
 		return err

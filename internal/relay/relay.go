@@ -107,6 +107,9 @@ type Relay struct {
 	// pinWarned is when a cache affinity pin store failure was last
 	// logged (unix nanoseconds), so an outage logs once in a while.
 	pinWarned atomic.Int64
+	// stopped ends every upstream exchange still open when the shutdown
+	// grace is over (EndOpenCalls).
+	stopped stopSignal
 }
 
 // Drain ends what outlives the HTTP server's own shutdown: live realtime

@@ -66,6 +66,7 @@ type Store interface {
 	Redemptions() RedemptionRepo
 	Audit() AuditRepo
 	Books() BooksRepo
+	MCP() MCPRepo
 	Guardrails() GuardrailRepo
 }
 

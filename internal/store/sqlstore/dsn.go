@@ -18,6 +18,7 @@ type target struct {
 	source  string // driver-specific data source name
 	dir     string // SQLite: parent directory to create; "" for none
 	memory  bool   // SQLite: in-memory database, which lives only as long as its connections
+	file    string // SQLite: the database file's path ("" in memory)
 }
 
 // sqlitePragmas are applied by the driver on every new connection. WAL lets
@@ -77,6 +78,7 @@ func parseSQLite(path string) (target, error) {
 			return target{}, errors.New("sqlstore: sqlite file: URI must not name a host")
 		}
 		t.dir = filepath.Dir(name)
+		t.file = name
 	}
 	sep := "?"
 	if hasQuery {

@@ -68,6 +68,8 @@ var dumpTables = []dumpTable{
 	{name: "batch_lines"},
 	{name: "payment_orders"},
 	{name: "payment_credits"},
+	{name: "mcp_servers", redact: func(r map[string]any) { r["headers"] = "{}" }},
+	{name: "mcp_grants"},
 	{name: "guardrails"},
 }
 

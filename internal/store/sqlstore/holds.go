@@ -216,10 +216,14 @@ func (s *Store) LeaseLapsed(ctx context.Context, node string, now time.Time) (bo
 	return until < now.UnixMilli(), nil
 }
 
-// LiveNodes lists the nodes whose lease has not ended at now
-// (billing.LiveLeases).
+// LiveNodes lists the nodes whose lease has not ended at now and that
+// said they keep balances in Redis (billing.LiveLeases): the nodes that
+// must acknowledge a new epoch. A node of a release before the epochs
+// (schema 131) never says, and never acknowledges either: waiting for it
+// kept every newer node answering 503 "rebuilding live balances" for as
+// long as it ran beside them.
 func (s *Store) LiveNodes(ctx context.Context, now time.Time) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, s.Rebind("SELECT node_id FROM billing_nodes WHERE lease_until >= ?"), now.UnixMilli())
+	rows, err := s.db.QueryContext(ctx, s.Rebind("SELECT node_id FROM billing_nodes WHERE lease_until >= ? AND redis = 1"), now.UnixMilli())
 	if err != nil {
 		return nil, wrap(err, "list live nodes")
 	}

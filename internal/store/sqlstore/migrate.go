@@ -35,57 +35,91 @@ func migrations() []Migration {
 	return all
 }
 
+// KnownSchemaVersion is the newest schema this binary knows: the highest
+// migration version it carries.
+func KnownSchemaVersion() int {
+	all := migrations()
+	return all[len(all)-1].Version
+}
+
+// SchemaAheadError refuses a database that a newer release has migrated
+// past what this binary knows: it would read and write tables and columns
+// without knowing what the newer release keeps in them.
+type SchemaAheadError struct{ Database, Known int }
+
+func (e *SchemaAheadError) Error() string {
+	return fmt.Sprintf("sqlstore: the database is at schema version %d, newer than this binary knows (%d); "+
+		"run the release that migrated it (or a newer one), or restore a backup taken before that upgrade", e.Database, e.Known)
+}
+
 // migrate brings the schema up to date. All work happens on one connection
 // holding a database-wide lock on PostgreSQL and MySQL, so gateways started
 // together do not race; each migration and its schema_migrations row are
 // written in one transaction (MySQL commits DDL implicitly, so there a
 // failed migration can leave partial work behind).
-func migrate(ctx context.Context, db *sql.DB, d Dialect) error {
+// It returns the migrations it applied (none when the schema was up to
+// date). A database already past what this binary knows is refused before
+// anything is written (SchemaAheadError).
+func migrate(ctx context.Context, db *sql.DB, d Dialect) ([]Migration, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("sqlstore: migrate: %w", err)
+		return nil, fmt.Errorf("sqlstore: migrate: %w", err)
 	}
 	defer conn.Close()
 	unlock, err := lockMigrations(ctx, conn, d)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer unlock()
 	if _, err := conn.ExecContext(ctx, Expand(d,
 		"CREATE TABLE IF NOT EXISTS schema_migrations (version {{bigint}} NOT NULL PRIMARY KEY, name {{string}} NOT NULL, applied_at {{time}} NOT NULL) {{options}}")); err != nil {
-		return fmt.Errorf("sqlstore: create schema_migrations: %w", err)
+		return nil, fmt.Errorf("sqlstore: create schema_migrations: %w", err)
 	}
+	var top int
+	if err := conn.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&top); err != nil {
+		return nil, fmt.Errorf("sqlstore: read schema version: %w", err)
+	}
+	if known := KnownSchemaVersion(); top > known {
+		return nil, &SchemaAheadError{Database: top, Known: known}
+	}
+	var applied []Migration
 	for _, m := range migrations() {
-		if err := applyMigration(ctx, conn, d, m); err != nil {
-			return fmt.Errorf("sqlstore: migration %d %s: %w", m.Version, m.Name, err)
+		done, err := applyMigration(ctx, conn, d, m)
+		if err != nil {
+			return applied, fmt.Errorf("sqlstore: migration %d %s: %w", m.Version, m.Name, err)
+		}
+		if done {
+			applied = append(applied, m)
 		}
 	}
-	return nil
+	return applied, nil
 }
 
-func applyMigration(ctx context.Context, conn *sql.Conn, d Dialect, m Migration) error {
+// applyMigration applies m unless the database has it; it reports whether
+// it did.
+func applyMigration(ctx context.Context, conn *sql.Conn, d Dialect, m Migration) (bool, error) {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer tx.Rollback()
 	var n int
 	// Checked inside the transaction: on SQLite it holds the write lock, so
 	// a second process opening the same file sees the first one's work.
 	if err := tx.QueryRowContext(ctx, Rebind(d, "SELECT COUNT(*) FROM schema_migrations WHERE version = ?"), m.Version).Scan(&n); err != nil {
-		return err
+		return false, err
 	}
 	if n > 0 {
-		return nil
+		return false, nil
 	}
 	if _, err := tx.ExecContext(ctx, m.script(d)); err != nil {
-		return err
+		return false, err
 	}
 	if _, err := tx.ExecContext(ctx, Rebind(d, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
 		m.Version, m.Name, now()); err != nil {
-		return err
+		return false, err
 	}
-	return tx.Commit()
+	return true, tx.Commit()
 }
 
 // lockMigrations takes an advisory lock where the database offers one.

@@ -2,7 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -93,4 +96,29 @@ func openConcrete(t *testing.T, dsn string) *Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// A database a newer release migrated is refused before anything is
+// written, naming both schema versions and what to do.
+func TestOpenRefusesADatabaseMigratedPastWhatThisBinaryKnows(t *testing.T) {
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "ahead.db")
+	s := openConcrete(t, dsn)
+	ahead := KnownSchemaVersion() + 7
+	if _, err := s.DB().Exec(s.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'from the future', ?)"), ahead, now()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(context.Background(), dsn)
+	var ae *SchemaAheadError
+	if !errors.As(err, &ae) || ae.Database != ahead || ae.Known != KnownSchemaVersion() {
+		t.Fatalf("err = %v, want SchemaAheadError{%d, %d}", err, ahead, KnownSchemaVersion())
+	}
+	for _, want := range []string{strconv.Itoa(ahead), strconv.Itoa(KnownSchemaVersion()), "run the release that migrated it"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+	st, err := Check(context.Background(), dsn)
+	if err != nil || !st.Ahead() {
+		t.Fatalf("Check = %+v, %v; want ahead", st, err)
+	}
 }

@@ -26,6 +26,7 @@ var allMigrations = []Migration{
 	nodeModeMigration,      // 131
 	priceRoutingMigration,  // 132
 	batchesMigration,       // 133
+	mcpMigration,           // 190
 	guardrailsMigration,    // 134
 	batchLineCostMigration, // 135
 }

@@ -133,11 +133,14 @@ func (r priceRepo) Upsert(ctx context.Context, p store.ModelPrice) error {
 }
 
 func (r priceRepo) Get(ctx context.Context, name string) (*store.ModelPrice, error) {
+	if err := r.adoptLegacyPrices(ctx); err != nil {
+		return nil, err
+	}
 	p, err := scanPrice(r.s.db.QueryRowContext(ctx, r.s.Rebind(priceSelect+" WHERE name = ?"), name))
 	if err != nil {
 		return nil, wrap(err, "get price")
 	}
-	vs, err := r.History(ctx, name)
+	vs, err := r.history(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +149,9 @@ func (r priceRepo) Get(ctx context.Context, name string) (*store.ModelPrice, err
 }
 
 func (r priceRepo) List(ctx context.Context) ([]store.ModelPrice, error) {
+	if err := r.adoptLegacyPrices(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := r.s.db.QueryContext(ctx, priceSelect+" ORDER BY name")
 	if err != nil {
 		return nil, wrap(err, "list prices")
@@ -215,6 +221,13 @@ func scanPriceVersion(row interface{ Scan(...any) error }) (store.PriceVersion, 
 }
 
 func (r priceRepo) History(ctx context.Context, name string) ([]store.PriceVersion, error) {
+	if err := r.adoptLegacyPrices(ctx); err != nil {
+		return nil, err
+	}
+	return r.history(ctx, name)
+}
+
+func (r priceRepo) history(ctx context.Context, name string) ([]store.PriceVersion, error) {
 	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(versionSelect+" WHERE v.model = ? ORDER BY v.version DESC"), name)
 	if err != nil {
 		return nil, wrap(err, "price history")
@@ -232,7 +245,12 @@ func (r priceRepo) Versions(ctx context.Context) ([]store.PriceVersion, error) {
 	return out, wrap(err, "price versions")
 }
 
+// Revision first adopts what an older release wrote (see pricelegacy.go),
+// so a price changed on an older node moves the revision every node polls.
 func (r priceRepo) Revision(ctx context.Context) (store.PriceRevision, error) {
+	if err := r.adoptLegacyPrices(ctx); err != nil {
+		return store.PriceRevision{}, err
+	}
 	var rev store.PriceRevision
 	err := r.s.db.QueryRowContext(ctx, "SELECT (SELECT COALESCE(MAX(id), 0) FROM model_price_versions), (SELECT COUNT(*) FROM model_prices)").
 		Scan(&rev.LastVersion, &rev.Models)

@@ -28,6 +28,8 @@ type Store struct {
 
 	prepMu sync.Mutex                 // serialises the first preparation of stmts
 	stmts  atomic.Pointer[batchStmts] // nil until the first billing write
+
+	applied []Migration // what opening the store applied
 }
 
 var _ store.Store = (*Store)(nil)
@@ -60,11 +62,12 @@ func OpenStore(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlstore: connect to %s: %w", t.dialect, err)
 	}
-	if err := migrate(ctx, db, t.dialect); err != nil {
+	applied, err := migrate(ctx, db, t.dialect)
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	return &Store{db: db, dialect: t.dialect}, nil
+	return &Store{db: db, dialect: t.dialect, applied: applied}, nil
 }
 
 func openDB(t target) (*sql.DB, error) {

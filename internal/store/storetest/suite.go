@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Audit", auditTests},
 		{"Books", booksTests},
 		{"FilesAndBatches", fileBatchTests},
+		{"MCP", mcpTests},
 		{"Guardrails", guardrailTests},
 	}
 	for _, g := range groups {

@@ -6,6 +6,21 @@
 const STORE_KEY = "turnpike-lang";
 
 const en = {
+  "mcp.title": "MCP servers", "mcp.sub": "Model Context Protocol tool servers that API keys reach at /mcp (tools named server__tool) and /mcp/<server>. Keys and users see only what they are granted.",
+  "mcp.add": "Add MCP server", "mcp.edit": "Edit MCP server {name}", "mcp.editBtn": "Edit", "mcp.deleteOf": "Delete MCP server {name}",
+  "mcp.nameHint": "Letters, digits, - and _; no double underscore. Prefixes the server's tools on /mcp.",
+  "mcp.url": "Address (Streamable HTTP)", "mcp.headers": "Headers", "mcp.headersHint": "Sent with every request to the server, e.g. {\"Authorization\": \"Bearer …\"}. Shown masked; leave a masked value as it is to keep it.",
+  "mcp.price": "Price per call (USD)", "mcp.timeout": "Timeout (s)", "mcp.timeoutHint": "0 is the default, 60 seconds.",
+  "mcp.tools": "Tools offered", "mcp.toolsHint": "Comma-separated; empty offers every tool the server lists.", "mcp.allTools": "every tool",
+  "mcp.confirm": "Remove MCP server {name}?", "mcp.deleted": "MCP server removed", "mcp.none": "No MCP servers yet.",
+  "nav.mcpservers": "MCP servers", "nav.mcpplay": "MCP playground",
+  "mcpplay.title": "MCP playground", "mcpplay.sub": "List the tools an API key may use at /mcp and call one. Calls are billed to the key.",
+  "mcpplay.key": "API key", "mcpplay.list": "List tools", "mcpplay.none": "This key may use no MCP tools.", "mcpplay.call": "Call",
+  "mcpplay.callTitle": "Call {name}", "mcpplay.args": "Arguments (JSON)", "mcpplay.toolError": "The tool reported an error:",
+  "keys.mcp": "MCP", "keys.mcpNone": "none", "keys.mcpNoServer": "no server", "keys.mcpOf": "MCP access of {name}", "keys.mcpTitle": "MCP access of {name}",
+  "keys.mcpIntro": "The MCP servers (and optionally tools) this key may use. Leave servers empty to remove the key's grant.",
+  "keys.mcpServers": "Servers", "keys.mcpTools": "Tools", "keys.mcpToolsHint": "Comma-separated server__tool names; empty allows every tool of the servers.",
+  "logs.mcpTool": "MCP tool", "logs.mcpError": "tool error",
   "nav.prices": "Price catalogue",
   "pc.title": "Price catalogue", "pc.sub": "Compare a price catalogue with the gateway's prices and apply it as new price versions. Nothing changes until you apply.",
   "pc.url": "Catalogue address", "pc.urlHint": "An http(s) address of a model_prices_and_context_window.json (USD per token) or of another gateway's export.",
@@ -266,6 +281,21 @@ const en = {
 };
 
 const zh = {
+  "mcp.title": "MCP 服务器", "mcp.sub": "API 密钥通过 /mcp（工具名为 服务器__工具）和 /mcp/<服务器> 访问的 Model Context Protocol 工具服务器。密钥和用户只能看到被授权的内容。",
+  "mcp.add": "添加 MCP 服务器", "mcp.edit": "编辑 MCP 服务器 {name}", "mcp.editBtn": "编辑", "mcp.deleteOf": "删除 MCP 服务器 {name}",
+  "mcp.nameHint": "字母、数字、- 和 _；不能含双下划线。在 /mcp 上作为该服务器工具名的前缀。",
+  "mcp.url": "地址（Streamable HTTP）", "mcp.headers": "请求头", "mcp.headersHint": "随每个请求发送给服务器，例如 {\"Authorization\": \"Bearer …\"}。以掩码显示；保留掩码值即保留原值。",
+  "mcp.price": "每次调用价格（美元）", "mcp.timeout": "超时（秒）", "mcp.timeoutHint": "0 为默认值 60 秒。",
+  "mcp.tools": "提供的工具", "mcp.toolsHint": "逗号分隔；留空则提供服务器列出的所有工具。", "mcp.allTools": "所有工具",
+  "mcp.confirm": "移除 MCP 服务器 {name}？", "mcp.deleted": "MCP 服务器已移除", "mcp.none": "还没有 MCP 服务器。",
+  "nav.mcpservers": "MCP 服务器", "nav.mcpplay": "MCP 试验场",
+  "mcpplay.title": "MCP 试验场", "mcpplay.sub": "列出某个 API 密钥在 /mcp 可用的工具并调用其中一个。调用计入该密钥的费用。",
+  "mcpplay.key": "API 密钥", "mcpplay.list": "列出工具", "mcpplay.none": "此密钥不能使用任何 MCP 工具。", "mcpplay.call": "调用",
+  "mcpplay.callTitle": "调用 {name}", "mcpplay.args": "参数（JSON）", "mcpplay.toolError": "工具报告了错误：",
+  "keys.mcp": "MCP", "keys.mcpNone": "无", "keys.mcpNoServer": "无服务器", "keys.mcpOf": "{name} 的 MCP 权限", "keys.mcpTitle": "{name} 的 MCP 权限",
+  "keys.mcpIntro": "此密钥可使用的 MCP 服务器（以及可选的工具）。服务器留空即移除此密钥的授权。",
+  "keys.mcpServers": "服务器", "keys.mcpTools": "工具", "keys.mcpToolsHint": "逗号分隔的 服务器__工具 名称；留空则允许这些服务器的所有工具。",
+  "logs.mcpTool": "MCP 工具", "logs.mcpError": "工具错误",
   "nav.prices": "价格目录",
   "pc.title": "价格目录", "pc.sub": "将价格目录与网关的价格比较，并作为新的价格版本应用。应用之前不会有任何改动。",
   "pc.url": "目录地址", "pc.urlHint": "model_prices_and_context_window.json（每 token 美元）或另一网关导出的 http(s) 地址。",

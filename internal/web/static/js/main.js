@@ -17,6 +17,7 @@ const ROUTES = [
   { path: "/logs", module: "logs", role: "user", section: "Workspace" },
   { path: "/tasks", module: "tasks", role: "user", section: "Workspace" },
   { path: "/batches", module: "batches", role: "user", section: "Workspace" },
+  { path: "/mcp-playground", module: "mcpplay", role: "user", section: "Workspace" },
   { path: "/account", module: "account", role: "user", section: "Workspace" },
   { path: "/users", module: "users", role: "admin", section: "Administration" },
   { path: "/channels", module: "channels", role: "admin", section: "Administration" },
@@ -27,6 +28,7 @@ const ROUTES = [
   { path: "/guardrails", module: "guardrails", role: "root", section: "Root" },
   { path: "/prices", module: "prices", role: "root", section: "Root" },
   { path: "/audit", module: "audit", role: "root", section: "Root" },
+  { path: "/mcp-servers", module: "mcpservers", role: "root", section: "Root" },
 ];
 
 const label = (r) => t(`nav.${r.module}`);

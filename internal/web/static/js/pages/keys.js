@@ -25,9 +25,11 @@ export async function render(main) {
       { label: t("keys.expires"), cell: (k) => (k.expires_at ? when(k.expires_at) : h("span", { class: "muted" }, t("common.never"))) },
       { label: t("common.limits"), cell: (k) => limitsCell(k) },
       { label: t("common.budget"), cell: (k) => budgetCell(k) },
+      { label: t("keys.mcp"), cell: (k) => (k.mcp ? grantText(k.mcp) : h("span", { class: "muted" }, t("keys.mcpNone"))) },
       { label: t("common.status"), cell: (k) => statusBadge(k.status) },
       { label: t("common.actions"), cell: (k) => h("div", { class: "actions" },
         h("button", { type: "button", class: "small", "aria-label": t("keys.limitsOf", { name: k.name }), onclick: () => editLimits(k, load) }, t("common.limits")),
+        h("button", { type: "button", class: "small", "aria-label": t("keys.mcpOf", { name: k.name }), onclick: () => editGrant(k, load) }, t("keys.mcp")),
         h("button", { type: "button", class: "small", "aria-label": t(k.status === "enabled" ? "keys.disableKey" : "keys.enableKey", { name: k.name }),
           onclick: () => guard(async () => { await api("PATCH", `/api/tokens/${k.id}`, { status: k.status === "enabled" ? "disabled" : "enabled" }); await load(); }) },
           t(k.status === "enabled" ? "common.disable" : "common.enable")),
@@ -83,6 +85,33 @@ async function editLimits(k, reload) {
     submitLabel: t("common.save"),
     fields: limitFields(k, { models: true }),
     onSubmit: (v) => api("PATCH", `/api/tokens/${k.id}`, limitBody(v, { models: true })),
+  });
+  if (saved) await reload();
+}
+
+// grantText shows a key's MCP grant: its servers, and its tools when it
+// names some.
+function grantText(g) {
+  const servers = g.servers.length ? g.servers.join(", ") : t("keys.mcpNoServer");
+  return g.tools && g.tools.length ? `${servers} (${g.tools.join(", ")})` : servers;
+}
+
+// editGrant sets which MCP servers and tools a key may use; no servers
+// removes the grant (the key may then use none, unless its account's
+// grant says otherwise).
+async function editGrant(k, reload) {
+  const saved = await formDialog({
+    title: t("keys.mcpTitle", { name: k.name }),
+    intro: t("keys.mcpIntro"),
+    submitLabel: t("common.save"),
+    fields: [
+      { name: "servers", label: t("keys.mcpServers"), value: k.mcp ? k.mcp.servers.join(", ") : "", placeholder: "files, search or *" },
+      { name: "tools", label: t("keys.mcpTools"), value: k.mcp ? k.mcp.tools.join(", ") : "", placeholder: "files__read", hint: t("keys.mcpToolsHint") },
+    ],
+    onSubmit: (v) => {
+      const servers = splitList(v.servers);
+      return api("PATCH", `/api/tokens/${k.id}`, { mcp: servers.length ? { servers, tools: splitList(v.tools) } : null });
+    },
   });
   if (saved) await reload();
 }

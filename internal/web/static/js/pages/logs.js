@@ -92,6 +92,7 @@ async function showDetail(id, channelName) {
     h("dt", {}, t("logs.requestId")), h("dd", {}, l.request_id ? h("span", { class: "secret" }, h("code", {}, l.request_id), copyButton(l.request_id)) : "—"),
     h("dt", {}, t("logs.model")), h("dd", {}, o.fallback_from ? t("logs.fallbackFrom", { model: l.model, from: o.fallback_from }) : l.model || "—"),
     o.upstream_model ? [h("dt", {}, t("logs.upstreamModel")), h("dd", {}, o.upstream_model)] : null,
+    o.mcp ? [h("dt", {}, t("logs.mcpTool")), h("dd", { id: "log-mcp" }, `${o.mcp.server} / ${o.mcp.tool}${o.mcp.is_error ? ` (${t("logs.mcpError")})` : ""}, ${num(o.mcp.ms)} ms`)] : null,
     h("dt", {}, t("common.time")), h("dd", {}, when(l.created_at)),
     h("dt", {}, t("logs.latency")), h("dd", {}, `${num(l.latency_ms)} ms`));
   infoDialog(t("logs.entry", { id: l.id }), facts, h("h4", {}, t("logs.routing")), attemptsTimeline(o.attempts || [], channelName),
