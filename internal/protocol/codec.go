@@ -123,3 +123,21 @@ type Codec interface {
 	// using features that would be lost converting it to another format.
 	CheckConvertible(raw []byte) error
 }
+
+// StreamErrorEncoder is a client format that can end a stream its upstream
+// broke off with an error event of its own dialect, so a client never takes
+// a truncated answer for a whole one (CONTRACT §22).
+type StreamErrorEncoder interface {
+	// EncodeStreamError returns the event that ends a broken stream: its
+	// SSE event name (empty for an unnamed event) and its data.
+	EncodeStreamError(e *ir.Error) (name string, data []byte)
+}
+
+// StreamEndSniffer is a format whose stream says when it is whole: the
+// relay passing events untouched learns from it whether an upstream stream
+// that ended had ended properly or was cut off.
+type StreamEndSniffer interface {
+	// StreamEnds reports whether one stream event marks the answer whole
+	// (the format's end marker or its final stop reason).
+	StreamEnds(name string, data []byte) bool
+}

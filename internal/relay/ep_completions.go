@@ -106,6 +106,10 @@ func (c *epCall) relayCompletionStream(resp *http.Response) error {
 	sp := c.rl.Completions
 	s := newSink(c.w, c, false)
 	tally := &streamTally{answer: keptAnswer{sp: sp}}
-	step := &passStep{sp: sp, sink: s, tally: tally, dropUsageOnly: !c.clientWantsUsage()}
-	return c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: tally}, c.promptTokens, c.tokensCharge)
+	// Completion chunks end as chat chunks do ([DONE] or a finish_reason)
+	// and fail in the same OpenAI dialect (CONTRACT §22).
+	chat := c.rl.Codecs[protocol.OpenAI]
+	ends, _ := chat.(protocol.StreamEndSniffer)
+	step := &passStep{sp: sp, sink: s, tally: tally, dropUsageOnly: !c.clientWantsUsage(), ends: ends}
+	return c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: tally, broken: failEvent(s, chat)}, c.promptTokens, c.tokensCharge)
 }

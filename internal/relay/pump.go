@@ -174,11 +174,19 @@ type passStep struct {
 	// noText: the answer is never billed by counting its text, so no
 	// event is kept for it.
 	noText bool
+	// ends, when set, says which event marks the stream whole: a stream
+	// that ends before one was cut off, and is never passed on as whole
+	// (CONTRACT §22). whole is set once it passed.
+	ends  protocol.StreamEndSniffer
+	whole bool
 }
 
 func (p *passStep) event(name string, data []byte) error {
 	if p.note != nil {
 		p.note(name, data)
+	}
+	if p.ends != nil && !p.whole {
+		p.whole = p.ends.StreamEnds(name, data)
 	}
 	usageOnly := false
 	if u, ok := p.sp.SniffStreamUsage(name, data); ok {
@@ -197,7 +205,12 @@ func (p *passStep) event(name string, data []byte) error {
 	return nil
 }
 
-func (p *passStep) end() error { return nil }
+func (p *passStep) end() error {
+	if p.ends != nil && !p.whole {
+		return streamCut(errors.New("the stream ended without its end marker"))
+	}
+	return nil
+}
 
 // convertStep decodes upstream events into IR and re-encodes them for the
 // client, one by one.

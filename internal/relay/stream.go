@@ -20,7 +20,8 @@ func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) pro
 	bill := c.chatCharge
 	var step eventStep
 	if up.Format() == c.sf.codec.Format() && win == nil {
-		step = &passStep{sp: c.sf.codec, sink: s, tally: tally, dropUsageOnly: !c.req.IncludeUsage}
+		ends, _ := c.sf.codec.(protocol.StreamEndSniffer)
+		step = &passStep{sp: c.sf.codec, sink: s, tally: tally, dropUsageOnly: !c.req.IncludeUsage, ends: ends}
 	} else {
 		enc := c.sf.codec.NewStreamEncoder(s, protocol.StreamOptions{IncludeUsage: c.req.IncludeUsage})
 		if win != nil {
@@ -32,7 +33,22 @@ func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) pro
 		}
 		step = newConvertStep(up.NewStreamDecoder(), enc, c.model, c.promptTokens(), tally)
 	}
-	return c.relayEvents(streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally}, c.promptTokens, bill)
+	return c.relayEvents(streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: failEvent(s, c.sf.codec)}, c.promptTokens, bill)
+}
+
+// failEvent ends a stream the upstream broke off with the client dialect's
+// error event, so no client takes a truncated answer for a whole one
+// (CONTRACT §22); nil when the format has none.
+func failEvent(s *sink, codec any) func() {
+	fe, ok := codec.(protocol.StreamErrorEncoder)
+	if !ok {
+		return nil
+	}
+	return func() {
+		name, data := fe.EncodeStreamError(&ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "stream_broken",
+			Message: "the upstream stream broke off before the answer was complete"})
+		_ = s.Event(name, data)
+	}
 }
 
 // chatCharge is a chat answer's charge: its tokens plus the per-call price.

@@ -52,17 +52,22 @@ func (c *callCore) relayEvents(t streamTail, input func() int, bill func(ir.Usag
 		// upstream read): not the upstream's fault, nobody is there to
 		// tell, and the upstream answered, so it is billed.
 		c.rl.Logger.DebugContext(c.r.Context(), "client left mid-stream", "surface", c.name, "channel_id", c.channelID())
-		c.settleLeft(t, input, bill)
+		c.settleDelivered(t, input, bill, "client_left")
 		return nil
 	}
 	if err != nil && !c.wrote {
 		return err
 	}
 	if err != nil {
+		// A truncated stream never looks whole (CONTRACT §22): the client
+		// gets its dialect's error event and pays what it was delivered.
 		c.rl.Logger.WarnContext(c.r.Context(), "stream ended early", "surface", c.name, "channel_id", c.channelID(), "err", err)
 		if t.broken != nil {
 			t.broken()
 		}
+		t.sink.close()
+		c.settleDelivered(t, input, bill, "incomplete")
+		return nil
 	}
 	t.sink.close()
 	c.settle(bill(t.tally.final(c.model, input)))
@@ -84,11 +89,13 @@ func (t *streamTally) final(model string, input func() int) ir.Usage {
 	return u
 }
 
-// settleLeft bills a stream its client left (CONTRACT §13): the prompt and
-// the output delivered, counted with the model's tokenizer, or what the
-// upstream reported when that is larger, field by field; output the
-// gateway cannot count bills the reservation. The row says client_left.
-func (c *callCore) settleLeft(t streamTail, input func() int, bill func(ir.Usage) charge) {
+// settleDelivered bills a stream that did not end whole — its client left
+// (CONTRACT §13) or the upstream broke it off (§22): the prompt and the
+// output delivered, counted with the model's tokenizer, or what the
+// upstream reported when that is larger, field by field. Output the gateway
+// cannot count bills the reservation when the client left. The row says
+// which (mark: "client_left" or "incomplete").
+func (c *callCore) settleDelivered(t streamTail, input func() int, bill func(ir.Usage) charge, mark string) {
 	u := t.tally.usage.NonNegative()
 	if input != nil {
 		u.InputTokens = max(u.InputTokens, input())
@@ -101,8 +108,8 @@ func (c *callCore) settleLeft(t streamTail, input func() int, bill func(ir.Usage
 	if ch.detail == nil {
 		ch.detail = map[string]any{}
 	}
-	ch.detail["client_left"] = true
-	if t.uncounted && c.hold != nil {
+	ch.detail[mark] = true
+	if t.uncounted && mark == "client_left" && c.hold != nil {
 		c.settleAt(ch, c.hold.Reserved)
 		return
 	}

@@ -202,9 +202,9 @@ func (d *streamDecoder) stop(r ir.StopReason) error {
 	return d.emit(ir.Event{Type: ir.EventStop, StopReason: r})
 }
 
-// Finish closes the stream: the final cumulative usage, a Stop if the
-// upstream never sent a finishReason, then Done. A stream without a single
-// chunk is an upstream failure.
+// Finish closes the stream: the final cumulative usage, then Done. A
+// stream without a single chunk, or without a finishReason, is an upstream
+// failure.
 func (d *streamDecoder) Finish(emit func(ir.Event) error) error {
 	d.emit = emit
 	if d.done {
@@ -214,8 +214,11 @@ func (d *streamDecoder) Finish(emit func(ir.Event) error) error {
 		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "empty_stream",
 			Message: "the upstream stream ended before any data", Retry: ir.RetryNext}
 	}
-	if err := d.stop(stopReason("", d.called)); err != nil {
-		return err
+	if !d.stopped {
+		// finishReason is the stream's only end marker: without it the
+		// answer was cut off, never whole (CONTRACT §22).
+		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "stream_broken",
+			Message: "the upstream stream ended before the answer was complete", Retry: ir.RetryNext}
 	}
 	if d.hasUsage {
 		u := d.usage

@@ -26,9 +26,9 @@ func TestStreamDecoderEdgeCases(t *testing.T) {
 	}{
 		{"empty stream is an upstream failure", nil, "", 502},
 		{"blank events are ignored", []string{"", "  "}, "", 502},
-		{"missing finish reason still ends the stream",
+		{"a stream cut off before its finish reason is an upstream failure",
 			[]string{`{"candidates":[{"content":{"parts":[{"text":"hi"}]}}]}`},
-			"start,block_start,delta,block_stop,stop,done", 0},
+			"start,block_start,delta", 502},
 		{"blocked prompt stops with the content filter",
 			[]string{`{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":3}}`},
 			"start,usage,stop,usage,done", 0},

@@ -232,8 +232,9 @@ func (d *chatStreamDecoder) toolKey(tc gjson.Result, id string) int {
 	return d.nextKey
 }
 
-// Finish closes the answer. A stream that never said why it stopped but
-// produced content is taken as complete; one without content is an error.
+// Finish closes the answer. A stream that ended with [DONE] but never said
+// why it stopped is taken as complete when it produced content; one that
+// ended with neither a stop reason nor [DONE] was cut off (CONTRACT §22).
 func (d *chatStreamDecoder) Finish(emit func(ir.Event) error) error {
 	if d.finished {
 		return nil
@@ -248,6 +249,9 @@ func (d *chatStreamDecoder) Finish(emit func(ir.Event) error) error {
 	if !d.stopped {
 		if !d.content {
 			return upstreamError("the upstream stream ended before any answer")
+		}
+		if !d.sawDone {
+			return upstreamError("the upstream stream ended before the answer was complete")
 		}
 		d.stopped = true
 		if err := emit(ir.Event{Type: ir.EventStop, StopReason: d.endReason()}); err != nil {

@@ -62,8 +62,8 @@ func TestStreamDecoderSequences(t *testing.T) {
 		chunks []string
 		want   []string
 	}{
-		{"content without finish_reason ends as a normal stop",
-			[]string{chunk(`{"role":"assistant","content":"Hi"}`, "")},
+		{"content then [DONE] without finish_reason ends as a normal stop",
+			[]string{chunk(`{"role":"assistant","content":"Hi"}`, ""), "[DONE]"},
 			[]string{"start c1", "open 0 text", `delta 0 "Hi"`, "close 0", "stop end", "done"}},
 		{"text then tool call closes the text block first",
 			[]string{chunk(`{"content":"Let me look."}`, ""),
@@ -126,6 +126,7 @@ func TestStreamDecoderFailures(t *testing.T) {
 		{"nothing at all", nil, 502, "without sending anything"},
 		{"only the DONE sentinel", []string{"[DONE]"}, 502, "without sending anything"},
 		{"a role chunk and nothing more", []string{chunk(`{"role":"assistant"}`, "")}, 502, "before any answer"},
+		{"content cut off with neither finish_reason nor [DONE]", []string{chunk(`{"role":"assistant","content":"Hi"}`, "")}, 502, "before the answer was complete"},
 		{"a chunk that is not JSON", []string{"{not json"}, 502, "not JSON"},
 		{"an error object mid-stream", []string{chunk(`{"content":"a"}`, ""), `{"error":{"message":"The server had an error","type":"server_error"}}`}, 502, "The server had an error"},
 		{"an error object with an HTTP code", []string{`{"error":{"message":"Rate limit reached","code":429}}`}, 429, "Rate limit reached"},
