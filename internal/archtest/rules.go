@@ -37,8 +37,10 @@ var sqlDrivers = []string{"github.com/jackc/pgx/v5/...", "github.com/go-sql-driv
 // nodes share it: the live balances and their journal (billing), the
 // traffic counters (ratelimit), cache-affinity pins (routing), the sign-in
 // throttle (auth), and kv, which opens the connection and carries the
-// change announcements between nodes.
-var redisOwners = []string{"internal/billing", "internal/ratelimit", "internal/routing", "internal/auth", "internal/kv"}
+// change announcements between nodes, and the shared response cache
+// (respcache).
+var redisOwners = []string{"internal/billing", "internal/ratelimit", "internal/routing", "internal/auth", "internal/kv",
+	"internal/respcache"}
 
 // thirdPartyRules say which package owns each heavy or stateful outside
 // dependency, so that a second SQL path, a second Redis client or the AWS
