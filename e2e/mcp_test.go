@@ -24,7 +24,10 @@ func TestMCPPagesInHeadlessChromium(t *testing.T) {
 	}
 	bin := requireChromium(t)
 	tools := mcp.NewServer(&mcp.Implementation{Name: "calc", Version: "1"}, nil)
-	type in struct{ A, B float64 }
+	type in struct {
+		A float64 `json:"a"`
+		B float64 `json:"b"`
+	}
 	mcp.AddTool(tools, &mcp.Tool{Name: "add", Description: "adds a and b"}, func(_ context.Context, _ *mcp.CallToolRequest, v in) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(v.A + v.B)}}}, nil, nil
 	})

@@ -42,11 +42,6 @@ func userCommand(args []string, stdin io.Reader, stdout, stderr io.Writer, geten
 	}
 	if !userArgs(sub, append(named, fs.Args()...), username, *role, stderr) {
 		return 2
-	} else if *role == "" {
-		// A role given by mistake to nobody is worse than a question:
-		// an operator meaning admin must not get a plain user silently.
-		fmt.Fprint(stderr, "turnpike: user create needs --role (user, admin or root)\n")
-		return 2
 	}
 	password, generated, err := choosePassword(*fromStdin, stdin)
 	if err != nil {
