@@ -55,7 +55,13 @@ func startMCPFake(t *testing.T) *mcpFake {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(f.srv.Close)
+	// The gateway keeps an event stream open to every registered server
+	// (it hears list_changed there) and is closed after this fake, so the
+	// fake drops its clients first: Close alone waits for that stream.
+	t.Cleanup(func() {
+		f.srv.CloseClientConnections()
+		f.srv.Close()
+	})
 	return f
 }
 
