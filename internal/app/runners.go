@@ -21,10 +21,10 @@ func (a *App) runners() []runner {
 	rs := []runner{
 		{"billing-lease", func(ctx context.Context) { a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }},
 		{"channel-health", func(ctx context.Context) { a.Router.Health.Run(ctx, healthRefresh) }},
-		{"limits-follow", func(ctx context.Context) { a.Limits.Follow(ctx, 5*time.Second) }},
+		{"limits-follow", every(a.Log, 5*time.Second, "reloading traffic limits failed", a.Limits.Reload)},
 		{"price-follow", func(ctx context.Context) { a.followPrices(ctx, priceFollowEvery) }},
 		{"plugin-watch", func(ctx context.Context) { a.plugins.Watch(ctx, 3*time.Second) }},
-		{"guardrail-watch", func(ctx context.Context) { a.guardrails.Watch(ctx, guardrailRefresh) }},
+		{"guardrail-watch", every(a.Log, guardrailRefresh, "guardrails not reloaded", a.guardrails.Reload)},
 		{"changes", a.changes.Run},
 		{"key-watch", func(ctx context.Context) { watchKeyChanges(ctx, a.sql.Traffic(), keyWatchEvery, a.Keys.Invalidate) }},
 		// Two delivery workers, so one slow webhook does not hold back the
@@ -44,7 +44,9 @@ func (a *App) runners() []runner {
 	return append(rs,
 		runner{"batches", a.batches.Run},
 		runner{"task-poller", a.pollTasks},
-		runner{"snapshot-refresh", a.refreshSnapshots})
+		// Snapshots are re-read every 15 s, so that changes made through
+		// another node reach this one even when no announcement does.
+		runner{"snapshot-refresh", every(a.Log, 15*time.Second, "snapshot refresh failed", a.reload)})
 }
 
 func (a *App) pollTasks(ctx context.Context) {
@@ -53,18 +55,21 @@ func (a *App) pollTasks(ctx context.Context) {
 	}
 }
 
-// refreshSnapshots re-reads the snapshots every 15 s, so that changes made
-// through another node reach this one even when no announcement does.
-func (a *App) refreshSnapshots(ctx context.Context) {
-	t := time.NewTicker(15 * time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := a.reload(ctx); err != nil && ctx.Err() == nil {
-				a.Log.Warn("snapshot refresh failed", "err", err)
+// every is a loop that reloads something each interval until ctx ends, so
+// a change made on another node is served here within the interval; a
+// failed reload is logged and the next tick tries again.
+func every(log *slog.Logger, interval time.Duration, failed string, reload func(context.Context) error) func(context.Context) {
+	return func(ctx context.Context) {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := reload(ctx); err != nil && ctx.Err() == nil {
+					log.Warn(failed, "err", err)
+				}
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // Set is an immutable snapshot of the compiled guardrails. Calls read it
@@ -89,21 +88,4 @@ func (e *Engine) Reload(ctx context.Context) error {
 	}
 	e.cur.Store(set)
 	return nil
-}
-
-// Watch reloads every interval until ctx ends, so a change made on another
-// node is served here within the interval.
-func (e *Engine) Watch(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := e.Reload(ctx); err != nil && ctx.Err() == nil {
-				e.log.Warn("guardrails not reloaded", "err", err)
-			}
-		}
-	}
 }

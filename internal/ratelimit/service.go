@@ -151,23 +151,6 @@ func (s *Service) Reload(ctx context.Context) error {
 	return nil
 }
 
-// Follow reloads the limits every interval until ctx ends, so that a change
-// made on another node is seen here within it.
-func (s *Service) Follow(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.Reload(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("reloading traffic limits failed", "err", err)
-			}
-		}
-	}
-}
-
 // Get returns the limits stored for a subject (zero when none).
 func (s *Service) Get(kind string, id int64) Limits {
 	snap := s.snap.Load()
