@@ -66,7 +66,8 @@ type Result struct {
 	Errors   int
 	FirstErr string
 	Elapsed  time.Duration
-	P50, P99 time.Duration
+	// P90 is filled in by the added-latency modes only.
+	P50, P90, P99 time.Duration
 	// CPU is the proxy process's user+system time during the phase.
 	CPU time.Duration
 	// LagP50 and LagP99 are, for paced streams, how late content chunks
@@ -130,7 +131,24 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	}
 	defer targets[1].stop()
 	var results []Result
+	var latency []*latencyTarget
 	for _, mode := range o.Modes {
+		if IsLatencyMode(mode) {
+			if latency == nil {
+				latency = newLatencyTargets(up.URL, targets, names)
+			}
+			for round := 1; round <= max(o.Rounds, 1); round++ {
+				rs, err := measureLatency(ctx, o, latency, mode, round)
+				if err != nil {
+					return results, err
+				}
+				for _, r := range rs {
+					fmt.Fprintf(o.Log, "%-8s %-14s round %d: p50 %-9s p90 %-9s p99 %s\n", r.Target, r.Mode, round, fmtDur(r.P50), fmtDur(r.P90), fmtDur(r.P99))
+				}
+				results = append(results, rs...)
+			}
+			continue
+		}
 		for _, conns := range phaseConns(o, mode) {
 			// Baseline and gateway run back to back so each pair sees the
 			// same machine conditions; rounds alternate the two, so a slow
