@@ -69,22 +69,32 @@ func WriteLatency(w io.Writer, results []Result) error {
 	for _, a := range rows {
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", latencyCallName(a.mode), a.round,
 			triple([3]time.Duration{a.upstream.P50, a.upstream.P90, a.upstream.P99}), triple(a.proxy), triple(a.gateway),
-			fmtSigned(a.gateway[0]-a.proxy[0]), ratio(float64(a.gateway[2]), float64(a.proxy[2]), "%.2f×"))
+			fmtSigned(a.gateway[0]-a.proxy[0]), ratio(float64(a.gateway[2]), float64(max(a.proxy[2], 0)), "%.2f×"))
 	}
 	for _, mode := range []Mode{LatencyRegular, LatencyStream} {
 		var dp50, r99 []float64
 		for _, a := range rows {
-			if a.mode == mode && a.proxy[2] > 0 {
-				dp50 = append(dp50, float64(a.gateway[0]-a.proxy[0]))
+			if a.mode != mode {
+				continue
+			}
+			dp50 = append(dp50, float64(a.gateway[0]-a.proxy[0]))
+			// A round whose proxy added nothing measurable at p99 has no
+			// ratio; the median is over the rounds that have one.
+			if a.proxy[2] > 0 {
 				r99 = append(r99, float64(a.gateway[2])/float64(a.proxy[2]))
 			}
 		}
 		if len(dp50) == 0 {
 			continue
 		}
-		m50, m99 := time.Duration(median(dp50)), median(r99)
-		fmt.Fprintf(&b, "| %s | median of %d | | | | %s (%s) | %.2f× (%s) |\n", latencyCallName(mode), len(dp50),
-			fmtSigned(m50), verdict(m50 <= latencySlackP50), m99, verdict(m99 <= latencyRatioP99))
+		m50 := time.Duration(median(dp50))
+		p99 := "n/a"
+		if len(r99) > 0 {
+			m99 := median(r99)
+			p99 = fmt.Sprintf("%.2f× (%s)", m99, verdict(m99 <= latencyRatioP99))
+		}
+		fmt.Fprintf(&b, "| %s | median of %d | | | | %s (%s) | %s |\n", latencyCallName(mode), len(dp50),
+			fmtSigned(m50), verdict(m50 <= latencySlackP50), p99)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

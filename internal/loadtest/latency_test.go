@@ -89,3 +89,22 @@ func TestWriteLatencySubtractsTheUpstreamAndJudgesTheTargets(t *testing.T) {
 		})
 	}
 }
+
+func TestIdleModeReportsEachProxysBackgroundCPUWithoutCalls(t *testing.T) {
+	results := runChildren(t, Options{Duration: 400 * time.Millisecond, Modes: []Mode{Idle}, Conns: []int{1}, Chunks: 2})
+	if len(results) != 2 {
+		t.Fatalf("got %d results, want one per proxy", len(results))
+	}
+	for _, r := range results {
+		if r.Requests != 0 || r.Elapsed < 400*time.Millisecond || r.CPU < 0 || r.RSS <= 0 {
+			t.Errorf("%s: %d calls over %v, CPU %v, RSS %d; want no calls, at least 400ms, a reading of both", r.Target, r.Requests, r.Elapsed, r.CPU, r.RSS)
+		}
+	}
+	var table strings.Builder
+	if err := WriteIdle(&table, results); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "| gateway | 1 |") || !strings.Contains(table.String(), "| baseline | 1 |") {
+		t.Errorf("idle table lacks a row per proxy:\n%s", table.String())
+	}
+}

@@ -19,6 +19,9 @@ func WriteMarkdown(w io.Writer, results []Result) error {
 	b.WriteString("| target | mode | conns | req/s | p50 | p99 | CPU µs/req | CPU × baseline | req/s ÷ baseline | chunk lag p50 / p99 | RSS after |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range results {
+		if r.Mode == Idle {
+			continue // WriteIdle reports these
+		}
 		cpuRatio, rpsRatio := "", ""
 		if base, ok := baselineFor(results, r); ok && r.Target == Gateway {
 			cpuRatio = ratio(float64(r.CPUPerRequest()), float64(base.CPUPerRequest()), "%.2f×")

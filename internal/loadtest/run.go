@@ -155,7 +155,13 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 			// spell of a shared machine lands in one pair, not one target.
 			for round := 1; round <= max(o.Rounds, 1); round++ {
 				for i, t := range targets {
-					r, err := measure(ctx, o, t, names[i], mode, conns, round)
+					measureOne := measure
+					if mode == Idle {
+						measureOne = func(ctx context.Context, o Options, t *child, name string, _ Mode, _, round int) (Result, error) {
+							return measureIdle(ctx, o, t, name, round)
+						}
+					}
+					r, err := measureOne(ctx, o, t, names[i], mode, conns, round)
 					if err != nil {
 						return results, err
 					}
@@ -172,8 +178,11 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 
 // phaseConns is the concurrencies mode is measured at.
 func phaseConns(o Options, mode Mode) []int {
-	if mode == ManyStreams {
+	switch mode {
+	case ManyStreams:
 		return []int{o.ManyConns}
+	case Idle:
+		return []int{0}
 	}
 	return o.Conns
 }
