@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"testing"
 )
 
 // agentRun is one CLI invocation: where it works, where it keeps its
@@ -16,6 +20,7 @@ type agentRun struct {
 	compat string // compat/ with node_modules
 	node   string
 	gw     string // gateway origin
+	proxy  string // where any traffic past the gateway is sent, to be seen
 	key    string
 	model  string
 	work   string // working directory with the note
@@ -46,6 +51,7 @@ func (r agentRun) baseEnv() []string {
 	env := []string{"HOME=" + r.home, "PWD=" + r.work, "XDG_CONFIG_HOME=" + filepath.Join(r.home, ".config"),
 		"XDG_DATA_HOME=" + filepath.Join(r.home, ".local", "share"), "XDG_CACHE_HOME=" + filepath.Join(r.home, ".cache"),
 		"XDG_STATE_HOME=" + filepath.Join(r.home, ".local", "state"),
+		"HTTP_PROXY=" + r.proxy, "HTTPS_PROXY=" + r.proxy, "http_proxy=" + r.proxy, "https_proxy=" + r.proxy,
 		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost", "NO_COLOR=1", "TERM=dumb", "CI=true"}
 	for _, kv := range hermeticEnv(os.Environ()) {
 		switch name, _, _ := strings.Cut(kv, "="); {
@@ -120,6 +126,9 @@ func opencodeCommand(ctx context.Context, r agentRun) (*exec.Cmd, error) {
 		}},
 	}
 	raw, _ := json.Marshal(config)
+	if err := opencodePluginInstalled(filepath.Join(r.home, ".config", "opencode")); err != nil {
+		return nil, err
+	}
 	path := filepath.Join(r.home, "opencode.json")
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		return nil, err
@@ -130,4 +139,71 @@ func opencodeCommand(ctx context.Context, r agentRun) (*exec.Cmd, error) {
 		"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_CLAUDE_CODE=1",
 		"OPENCODE_DISABLE_SHARE=1", "OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER=1")
 	return cmd, nil
+}
+
+// opencodePluginInstalled makes opencode's config directory look as if its
+// plugin library were installed: at start opencode installs
+// @opencode-ai/plugin from the npm registry into each config directory that
+// has no node_modules, or whose package-lock does not list it, and no
+// setting turns that off.
+func opencodePluginInstalled(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "node_modules"), 0o700); err != nil {
+		return err
+	}
+	lock := `{"lockfileVersion":3,"packages":{"":{"dependencies":{"@opencode-ai/plugin":"*"}}}}`
+	return os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte(lock), 0o600)
+}
+
+// agentBinaries are what each CLI runs from compat/node_modules.
+var agentBinaries = []string{
+	"node_modules/.bin/codex",
+	"node_modules/@openai/codex-linux-x64/package.json",
+	"node_modules/@anthropic-ai/claude-code-linux-x64/claude",
+	"node_modules/@google/gemini-cli/bundle/gemini.js",
+	"node_modules/opencode-linux-x64/bin/opencode",
+}
+
+// requireAgentCLIs skips without the CLIs (an older npm install), unless
+// TURNPIKE_COMPAT=1 says this run must drive them.
+func requireAgentCLIs(t *testing.T, dir string) {
+	t.Helper()
+	for _, b := range agentBinaries {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			msg := fmt.Sprintf("the coding-agent CLIs need compat/%s (run: cd compat && npm ci): %v", b, err)
+			if os.Getenv("TURNPIKE_COMPAT") == "1" {
+				t.Fatal("TURNPIKE_COMPAT=1 but " + msg)
+			}
+			t.Skip(msg)
+		}
+	}
+}
+
+// outsideRecorder is the proxy every CLI is given: the CLIs that honour
+// proxy variables send it whatever they try past the gateway (update
+// checks, telemetry, plugin syncs), and it refuses and records each.
+type outsideRecorder struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen []string
+}
+
+func startOutsideRecorder(t *testing.T) *outsideRecorder {
+	o := &outsideRecorder{}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		o.seen = append(o.seen, r.Method+" "+r.Host)
+		o.mu.Unlock()
+		http.Error(w, "no network in the compatibility suite", http.StatusForbidden)
+	}))
+	t.Cleanup(o.Close)
+	return o
+}
+
+// report fails the test for any attempt to reach past the gateway.
+func (o *outsideRecorder) report(t *testing.T) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.seen) > 0 {
+		t.Errorf("the CLIs tried to reach past the gateway (telemetry or updates not off?): %q", o.seen)
+	}
 }

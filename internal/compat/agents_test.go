@@ -68,7 +68,9 @@ func agentTool(cli, dir string) (tool, param string, args map[string]any) {
 
 func TestCodingAgentCLIsThroughOtherWires(t *testing.T) {
 	dir, node := requireNode(t)
+	requireAgentCLIs(t, dir)
 	root := t.TempDir()
+	outside := startOutsideRecorder(t)
 	scripts := map[string][]agentScript{}
 	for _, c := range agentCases {
 		work := filepath.Join(root, c.model, "work")
@@ -101,7 +103,7 @@ func TestCodingAgentCLIsThroughOtherWires(t *testing.T) {
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			runs[i] = runAgent(c, agentRun{compat: dir, node: node, gw: gw.URL, key: clientKey, model: c.model,
+			runs[i] = runAgent(c, agentRun{compat: dir, node: node, gw: gw.URL, key: clientKey, model: c.model, proxy: outside.URL,
 				work: filepath.Join(root, c.model, "work"), home: filepath.Join(root, c.model, "home"),
 				prompt: "Read note.txt in this directory and tell me the secret word."})
 		}()
@@ -110,6 +112,7 @@ func TestCodingAgentCLIsThroughOtherWires(t *testing.T) {
 	for i, c := range cases {
 		t.Run(c.cli+"_to_"+c.wire, func(t *testing.T) { checkAgentRun(t, c, runs[i], fakes[c.wire]) })
 	}
+	outside.report(t)
 	for _, f := range fakes {
 		problems, _ := f.snapshot()
 		for _, p := range problems {
