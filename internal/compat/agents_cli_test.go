@@ -68,7 +68,10 @@ func codexCommand(ctx context.Context, r agentRun) (*exec.Cmd, error) {
 	provider := fmt.Sprintf(`model_providers.turnpike={name="Turnpike",base_url=%q,env_key="TURNPIKE_AGENT_KEY",wire_api="responses",request_max_retries=0,stream_max_retries=0}`, r.gw+"/v1")
 	args := []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "-m", r.model,
 		"-c", provider, "-c", "model_provider=turnpike", "-c", "check_for_update_on_startup=false",
-		"-c", "analytics.enabled=false", "-c", "feedback.enabled=false"}
+		"-c", "analytics.enabled=false", "-c", "feedback.enabled=false",
+		// Reasoning on, so a channel with thinking signs it and Codex must
+		// send the signature back as the reasoning item's encrypted_content.
+		"-c", "model_reasoning_effort=high"}
 	// Plugins and apps sync from the vendor's servers at start; the rest add
 	// tools this task does not need.
 	for _, f := range []string{"plugins", "remote_plugin", "apps", "in_app_updates", "multi_agent", "goals", "shell_snapshot", "enable_request_compression"} {

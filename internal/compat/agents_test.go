@@ -37,7 +37,7 @@ type agentCase struct {
 
 var agentCases = []agentCase{
 	{"codex", "chat", "codex-via-chat", false},
-	{"codex", "messages", "codex-via-messages", false},
+	{"codex", "messages", "codex-via-messages", true},
 	{"codex", "gemini", "gemini-3-codex", true},
 	{"claude", "chat", "claude-via-chat", false},
 	{"claude", "gemini", "gemini-3-claude", true},
