@@ -97,7 +97,8 @@ func TestCodingAgentCLIsThroughOtherWires(t *testing.T) {
 	runs := make([]agentResult, len(cases))
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, agentsAtOnce)
-	for i, c := range cases {
+	for _, i := range slowestFirst(cases) {
+		c := cases[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -136,6 +137,18 @@ func selectedAgentCases() []agentCase {
 		}
 	}
 	return out
+}
+
+// slowestFirst orders the runs so the CLIs that start slowest (the largest
+// programs) go first and the quick ones fill the slots they leave.
+func slowestFirst(cases []agentCase) []int {
+	cost := map[string]int{"opencode": 3, "gemini": 2, "claude": 1, "codex": 0}
+	order := make([]int, len(cases))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cost[cases[b].cli] - cost[cases[a].cli] })
+	return order
 }
 
 type agentResult struct {
