@@ -112,6 +112,10 @@ func (agentGemini) conversation(req *agentGeminiRequest, v *agentView) string {
 			var part agentGeminiPart
 			_ = json.Unmarshal(b, &part)
 			switch {
+			case part.FunctionCall != nil && !isJSONObject(part.FunctionCall.Args):
+				return fmt.Sprintf("contents[%d].parts[%d].function_call.args: Proto field is not repeating, cannot start list (want an object)", i, j)
+			case part.FunctionResponse != nil && !isJSONObject(part.FunctionResponse.Response):
+				return fmt.Sprintf("contents[%d].parts[%d].function_response.response: want an object (google.protobuf.Struct)", i, j)
 			case part.FunctionCall != nil && c.Role == "model":
 				if len(called) == 0 {
 					signed = part.Signature

@@ -35,6 +35,7 @@ type agentBlock struct {
 	Signature string          `json:"signature"`
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
 }
@@ -110,6 +111,9 @@ func (agentMessages) conversation(req *agentMessagesRequest, v *agentView) strin
 			uses, lastAssistant, v.result = map[string]string{}, blocks, ""
 			for j, b := range blocks {
 				if b.Type == "tool_use" {
+					if !isJSONObject(b.Input) {
+						return fmt.Sprintf("messages.%d.content.%d.tool_use.input: Input should be a valid dictionary", i, j)
+					}
 					if !toolUseID.MatchString(b.ID) {
 						return fmt.Sprintf("messages.%d.content.%d.tool_use.id: String should match pattern", i, j)
 					}

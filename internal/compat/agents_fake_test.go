@@ -177,3 +177,10 @@ func schemaProps(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 	}
 	return s.Properties, true
 }
+
+// isJSONObject reports whether raw is a JSON object, as the providers
+// require of call arguments and (alternate-native) tool results.
+func isJSONObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
+}
