@@ -155,6 +155,7 @@ type agentResult struct {
 	out  string
 	err  error
 	took time.Duration
+	cpu  time.Duration // user + system: what the run costs whatever the load
 }
 
 func runAgent(c agentCase, r agentRun) agentResult {
@@ -172,14 +173,18 @@ func runAgent(c agentCase, r agentRun) agentResult {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err = cmd.Run()
-	return agentResult{out: out.String(), err: err, took: time.Since(start)}
+	res := agentResult{out: out.String(), err: err, took: time.Since(start)}
+	if ps := cmd.ProcessState; ps != nil {
+		res.cpu = ps.UserTime() + ps.SystemTime()
+	}
+	return res
 }
 
 // checkAgentRun requires the CLI to have finished with the answer built
 // from its tool's output, and a signed call's signature to have come back.
 func checkAgentRun(t *testing.T, c agentCase, res agentResult, f *agentFake) {
 	name := agentCLIs[c.cli].name
-	t.Logf("%s ran %s in %s", name, c.model, res.took.Round(time.Millisecond))
+	t.Logf("%s ran %s in %s (%s of CPU)", name, c.model, res.took.Round(time.Millisecond), res.cpu.Round(time.Millisecond))
 	if os.Getenv("TURNPIKE_AGENTS") != "" {
 		t.Logf("output:\n%s", res.out)
 	}
