@@ -25,7 +25,7 @@ func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) pro
 	} else {
 		enc := c.sf.codec.NewStreamEncoder(s, protocol.StreamOptions{IncludeUsage: c.req.IncludeUsage})
 		if win != nil {
-			enc = &guardEncoder{ctx: c.r.Context(), enc: enc, win: win, sink: s, dialect: c.sf.codec}
+			enc = &guardEncoder{ctx: c.r.Context(), enc: enc, win: win, fail: dialectFail(s, c.sf.codec)}
 			bill = func(u ir.Usage) charge {
 				c.guards = append(c.guards, win.Records()...)
 				return c.chatCharge(u)
