@@ -3,12 +3,12 @@ package relay
 import (
 	"bytes"
 	"encoding/json"
-	"log/slog"
-	"sync"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/turnpike-gw/turnpike/internal/guardrail"
