@@ -77,6 +77,7 @@ func (c *epCall) guardAnswerBody(body *[]byte) *ir.Error {
 func (c *callCore) answerRefused(e *ir.Error, ch charge) {
 	c.wrote = true
 	c.settle(ch)
+	c.refusedBilled()
 	c.status = e.Status
 	writeError(c.w, c.rl.Codecs[c.dialect], e)
 }
@@ -102,5 +103,13 @@ func (c *callCore) guardEncoding(enc protocol.StreamEncoder, fail func(*ir.Error
 	return &guardEncoder{ctx: c.r.Context(), enc: enc, win: win, fail: fail}, func(u ir.Usage) charge {
 		c.guards = append(c.guards, win.Records()...)
 		return bill(u)
+	}
+}
+
+// refusedBilled marks a batch line whose answer a guardrail refused after
+// the upstream made it: the batch bills it like an answered line.
+func (c *callCore) refusedBilled() {
+	if c.line != nil {
+		c.line.billedRefusal = true
 	}
 }
