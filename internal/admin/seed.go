@@ -202,8 +202,12 @@ func seedToken(ctx context.Context, d Deps, st config.SeedToken) error {
 	if models == nil {
 		models = []string{}
 	}
+	cache, err := seedResponseCache(st.ResponseCache)
+	if err != nil {
+		return err
+	}
 	t := &store.Token{UserID: u.ID, Name: st.Name, KeyHash: hash, KeyMasked: auth.MaskKey(st.Key), Quota: quota,
-		Models: models, ExpiresAt: st.ExpiresAt, Status: store.StatusEnabled}
+		Models: models, ExpiresAt: st.ExpiresAt, Status: store.StatusEnabled, ResponseCache: cache}
 	if err := d.Store.Tokens().Create(ctx, t); err != nil {
 		if !errors.Is(err, store.ErrConflict) {
 			return err
@@ -229,6 +233,15 @@ func updateSeedToken(ctx context.Context, d Deps, st config.SeedToken, t *store.
 	}
 	if st.ExpiresAt != nil && (t.ExpiresAt == nil || !t.ExpiresAt.Equal(*st.ExpiresAt)) {
 		t.ExpiresAt, changed = st.ExpiresAt, true
+	}
+	if st.ResponseCache != nil {
+		cache, err := seedResponseCache(st.ResponseCache)
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(cache, t.ResponseCache) {
+			t.ResponseCache, changed = cache, true
+		}
 	}
 	if changed {
 		if err := d.Store.Tokens().Update(ctx, t); err != nil {
@@ -393,4 +406,21 @@ func jsonEqual(a, b json.RawMessage) bool {
 		return false
 	}
 	return reflect.DeepEqual(va, vb)
+}
+
+// seedResponseCache checks a key's response_cache object of the seed file
+// with the API's rules; nil when the entry states none.
+func seedResponseCache(m map[string]any) (*store.ResponseCache, error) {
+	if m == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(map[string]any{responseCacheField: m})
+	if err != nil {
+		return nil, err
+	}
+	f, err := parseFields(raw, []string{responseCacheField})
+	if err != nil {
+		return nil, err
+	}
+	return readResponseCache(f)
 }

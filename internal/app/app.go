@@ -42,6 +42,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/providers"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/relay"
+	"github.com/turnpike-gw/turnpike/internal/respcache"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
@@ -239,6 +240,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.taskHTTP,
 		Responses: relay.NewResponseIndex(a.Store.Responses(), a.Log),
 		Limits:    a.Limits, OnSettle: a.Notify.Spent, Tracer: a.Tracer, Guardrails: a.guardrails,
+		Cache: a.responseCache(),
 		Options: relay.Options{
 			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,
 			FirstByteTimeout: time.Duration(cfg.FirstByteTimeout) * time.Second,
@@ -247,6 +249,20 @@ func (a *App) buildServices(balances billing.Balances) {
 	})
 	a.buildBatches()
 	a.wireHealth()
+}
+
+// responseCacheBytes bounds the answers one node keeps in memory when no
+// Redis is shared (CONTRACT §22: bounded memory); entries are also bounded
+// one by one by their model's or key's max_entry_kb.
+const responseCacheBytes = 64 << 20
+
+// responseCache is the response cache's store: Redis when nodes share one,
+// so every node answers from the same entries, else this node's memory.
+func (a *App) responseCache() *respcache.Cache {
+	if a.redis != nil {
+		return respcache.New(respcache.NewRedis(a.redis, billing.RedisKeyPrefix(a.redis)))
+	}
+	return respcache.New(respcache.NewMemory(responseCacheBytes))
 }
 
 // failureCounter counts failed sign-ins where every node sees them: in

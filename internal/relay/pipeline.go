@@ -29,6 +29,8 @@ type call struct {
 	// redacted: a guardrail rewrote req, so it is encoded for every
 	// channel rather than the client's bytes passed through.
 	redacted bool
+	// cache is the call's standing with the response cache (cache.go).
+	cache callCache
 }
 
 // answerStarted also lets go of the client's raw body: from the first byte
@@ -50,11 +52,12 @@ func (rl *Relay) chatHandler(sf surface) http.Handler {
 			authenticate: c.authenticate,
 			read:         c.read,
 			guard:        c.guardRequest,
+			cached:       c.lookupCache,
 			estimate:     c.estimate,
 			filter:       rl.hasChatWire,
 			session:      c.session,
 			send:         c.send,
-			relay:        c.relay,
+			relay:        c.relayKeeping,
 		})
 	})
 }
