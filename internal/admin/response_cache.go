@@ -58,3 +58,20 @@ func readResponseCache(f fields) (*store.ResponseCache, error) {
 	}
 	return &rc, nil
 }
+
+// seedResponseCache checks a key's response_cache object of the seed file
+// with the API's rules; nil when the entry states none.
+func seedResponseCache(m map[string]any) (*store.ResponseCache, error) {
+	if m == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(map[string]any{responseCacheField: m})
+	if err != nil {
+		return nil, err
+	}
+	f, err := parseFields(raw, []string{responseCacheField})
+	if err != nil {
+		return nil, err
+	}
+	return readResponseCache(f)
+}
