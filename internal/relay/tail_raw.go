@@ -85,12 +85,12 @@ func relayBinary(c *epCall, _ *routing.Channel, resp *http.Response) error {
 func (c *epCall) relayEventAnswer(resp *http.Response) error {
 	s := newSink(c.w, c, false)
 	var last []byte
-	step := &passStep{sp: eventUsage{}, sink: s, tally: &streamTally{}, noText: true, note: func(_ string, data []byte) {
+	step := &passStep{sp: eventUsage{}, sink: s, tally: &streamTally{}, noText: true, ends: eventAnswerEnds, note: func(_ string, data []byte) {
 		if bytes.Contains(data, usageField) {
 			last = append(last[:0], data...)
 		}
 	}}
-	return c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: step.tally, uncounted: true}, nil,
+	return c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: step.tally, uncounted: true, broken: eventStreamBroken(s)}, nil,
 		func(ir.Usage) charge { return c.ep.bill(c, last) })
 }
 
