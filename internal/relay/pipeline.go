@@ -31,6 +31,8 @@ type call struct {
 	redacted bool
 	// cache is the call's standing with the response cache (cache.go).
 	cache callCache
+	// failover is set once a broken stream was continued elsewhere.
+	failover *failover
 }
 
 // answerStarted also lets go of the client's raw body: from the first byte
@@ -221,6 +223,7 @@ func (c *call) chatOther(o *logOther) {
 		o.Surface = "playground"
 	}
 	o.Stream = c.req != nil && c.req.Stream
+	c.failoverRow(o)
 }
 
 // writeError renders e in codec's dialect.

@@ -19,7 +19,8 @@ func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) pro
 	win := c.rl.guardSet().NewWindow(c.guardCall())
 	bill := c.chatCharge
 	var step eventStep
-	if up.Format() == c.sf.codec.Format() && win == nil {
+	var fo *failoverEncoder
+	if up.Format() == c.sf.codec.Format() && win == nil && !c.price.Raw.StreamFailover {
 		ends, _ := c.sf.codec.(protocol.StreamEndSniffer)
 		step = &passStep{sp: c.sf.codec, sink: s, tally: tally, dropUsageOnly: !c.req.IncludeUsage, ends: ends}
 	} else {
@@ -31,12 +32,23 @@ func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) pro
 				return c.chatCharge(u)
 			}
 		}
+		if c.price.Raw.StreamFailover {
+			// Decoded and re-encoded even when the formats match, so a
+			// continuation from another wire joins the same answer.
+			fo = newFailoverEncoder(enc)
+			enc = fo
+		}
 		step = newConvertStep(up.NewStreamDecoder(), enc, c.model, c.promptTokens(), tally)
 	}
 	if c.cache.rec != nil {
 		step = &recordStep{eventStep: step, dec: up.NewStreamDecoder(), rec: c.cache.rec}
 	}
-	return c.relayEvents(streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: failEvent(s, c.sf.codec)}, c.promptTokens, bill)
+	t := streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: failEvent(s, c.sf.codec)}
+	if fo != nil {
+		t.resume = c.streamFailover(fo, s, tally)
+		bill = c.failoverBill(bill)
+	}
+	return c.relayEvents(t, c.promptTokens, bill)
 }
 
 // failEvent ends a stream the upstream broke off with the client dialect's
