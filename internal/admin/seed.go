@@ -371,5 +371,3 @@ func seedPrices(ctx context.Context, d Deps, s config.Seed) error {
 	}
 	return nil
 }
-
-

@@ -2,8 +2,8 @@ package relay
 
 import (
 	"context"
-	"math/big"
 	"io"
+	"math/big"
 	"strings"
 	"unicode/utf8"
 
