@@ -84,7 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, string, error) {
 	fs.DurationVar(&o.ManyDelay, "many-delay", 50*time.Millisecond, "upstream pause before each chunk in the many-streams mode")
 	fs.IntVar(&o.AbortPercent, "abort-percent", 10, "percent of stream and stream-paced calls the client abandons halfway")
 	conns := fs.String("conns", "1,50", "comma-separated connection counts")
-	modes := fs.String("modes", "regular,stream,stream-paced", "comma-separated modes: regular, stream, stream-paced, many-streams")
+	modes := fs.String("modes", "regular,stream,stream-paced", "comma-separated modes: regular, stream, stream-paced, many-streams, cached")
 	markdown := fs.String("markdown", "", "append the result table to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, "", err
@@ -125,7 +125,7 @@ func parseModes(s string) ([]Mode, error) {
 	var out []Mode
 	for _, f := range strings.Split(s, ",") {
 		m := Mode(strings.TrimSpace(f))
-		if m != Regular && m != Stream && m != StreamPaced && m != ManyStreams {
+		if m != Regular && m != Stream && m != StreamPaced && m != ManyStreams && m != Cached {
 			return nil, fmt.Errorf("-modes: unknown mode %q", f)
 		}
 		out = append(out, m)
