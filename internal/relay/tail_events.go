@@ -1,6 +1,8 @@
 package relay
 
 import (
+	"net/http"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -40,4 +42,18 @@ var brokenEventStreamData = []byte(`{"type":"error","code":"stream_broken","mess
 // eventStreamBroken ends a cut event stream with its error event.
 func eventStreamBroken(s *sink) func() {
 	return func() { _ = s.Event("error", brokenEventStreamData) }
+}
+
+// cutConnection ends a binary answer (speech audio) the upstream cut off:
+// raw bytes have no error event, so what was sent is flushed and the
+// connection closed without the body's end, and the client's library
+// reports a truncated body instead of taking part of a file for all of it.
+// Where the connection cannot be taken over (HTTP/2), the body ends.
+func cutConnection(s *sink) func() {
+	return func() {
+		s.flush()
+		if conn, _, err := http.NewResponseController(s.w).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+	}
 }

@@ -66,7 +66,8 @@ func relayBinary(c *epCall, _ *routing.Channel, resp *http.Response) error {
 	}
 	s.disposition = resp.Header.Get("Content-Disposition")
 	step := &rawStep{sink: s}
-	return c.relayEvents(streamTail{body: resp.Body, frames: newRawFrames, sink: s, step: step, tally: &streamTally{}, uncounted: true}, nil,
+	return c.relayEvents(streamTail{body: resp.Body, frames: newRawFrames, sink: s, step: step, tally: &streamTally{}, uncounted: true,
+		broken: cutConnection(s)}, nil,
 		func(ir.Usage) charge {
 			ch := c.ep.bill(c, nil)
 			if ch.detail == nil {

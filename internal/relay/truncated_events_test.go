@@ -48,3 +48,28 @@ func TestTruncatedEventStreamsEndWithAnErrorEvent(t *testing.T) {
 		})
 	}
 }
+
+// Speech audio cut off by the upstream is never handed over as a whole
+// file: the client's read of the body fails, and the row says incomplete.
+func TestTruncatedSpeechAudioFailsTheClientsRead(t *testing.T) {
+	e := newEnv(t)
+	e.price("tts-1", store.ModelPrice{PerCall: 0.01})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "audio/mpeg")
+		_, _ = io.WriteString(w, strings.Repeat("ID3-audio-bytes-", 4000))
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}))
+	defer srv.Close()
+	e.channel("up", srv.URL, func(c *store.Channel) { c.Models = []string{"tts-1"} })
+	resp := e.post("/v1/audio/speech", testKey, `{"model":"tts-1","input":"hello","voice":"alloy"}`)
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || err == nil {
+		t.Fatalf("status %d, read %d bytes with no error", resp.StatusCode, len(got))
+	}
+	if _, other := e.lastConsume(); other["incomplete"] != true {
+		t.Fatalf("row other %v, want incomplete", other)
+	}
+}
