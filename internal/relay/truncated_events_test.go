@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -69,6 +70,12 @@ func TestTruncatedSpeechAudioFailsTheClientsRead(t *testing.T) {
 	if resp.StatusCode != 200 || err == nil {
 		t.Fatalf("status %d, read %d bytes with no error", resp.StatusCode, len(got))
 	}
+	// The connection closes before the call settles: wait for its row.
+	waitFor(t, func() bool {
+		e.flush()
+		logs, _, _ := e.st.Logs().List(context.Background(), store.LogFilter{Type: store.LogConsume}, store.Page{})
+		return len(logs) > 0
+	})
 	if _, other := e.lastConsume(); other["incomplete"] != true {
 		t.Fatalf("row other %v, want incomplete", other)
 	}
