@@ -78,7 +78,10 @@ var (
 	enabledOnly   = object(schema{"enabled": boolean})
 	catalogueBody = body(nil, []string{"url", "catalogue", "models", "max_change_ratio", "accept_suspicious"},
 		schema{"url": str, "catalogue": anyObj, "models": strList, "max_change_ratio": schema{"type": "number"}, "accept_suspicious": boolean})
-	limitExtra = schema{"model_limits": schema{"type": "object"}, "period": str, "mcp": mcpGrantBody}
+	limitExtra = schema{"model_limits": schema{"type": "object"}, "period": str, "mcp": mcpGrantBody, "response_cache": responseCacheBody}
+	// responseCacheBody is a key's or model's response_cache (CONTRACT
+	// §22); null turns it off.
+	responseCacheBody = nullable(object(schema{"ttl_seconds": integer, "hit_ratio": number, "max_entry_kb": integer}))
 	// mcpGrantBody is the mcp member of a key or user: servers by name
 	// ("*" for all) or id, and optionally tools; null removes the grant.
 	mcpGrantBody = nullable(object(schema{"servers": schema{"type": "array", "items": schema{"type": []string{"string", "integer"}}},
@@ -139,11 +142,11 @@ var apiOps = []apiOp{
 
 	{route: "GET /api/tokens", summary: "List API keys (a user its own)", query: []string{"page", "page_size", "user_id"}, answer: listOf(ref("Token"))},
 	{route: "POST /api/tokens", summary: "Create an API key; the answer holds the whole key, once",
-		body:   body(tokenSchema, append([]string{"name", "key", "quota", "models", "expires_at", "status", "user_id", "mcp"}, tokenLimitFields...), limitExtra, "name"),
+		body:   body(tokenSchema, append([]string{"name", "key", "quota", "models", "expires_at", "status", "user_id", "mcp", "response_cache"}, tokenLimitFields...), limitExtra, "name"),
 		answer: ref("Token")},
 	{route: "GET /api/tokens/{id}", summary: "One API key (masked)", answer: ref("Token")},
 	{route: "PATCH /api/tokens/{id}", summary: "Change an API key",
-		body:   body(tokenSchema, append([]string{"name", "quota", "models", "expires_at", "status", "mcp"}, tokenLimitFields...), limitExtra),
+		body:   body(tokenSchema, append([]string{"name", "quota", "models", "expires_at", "status", "mcp", "response_cache"}, tokenLimitFields...), limitExtra),
 		answer: ref("Token")},
 	{route: "DELETE /api/tokens/{id}", summary: "Delete an API key", answer: ref("Deleted")},
 	{route: "POST /api/tokens/{id}/rotate", summary: "A new secret for the key, answered once; the old one works for grace_seconds (at most 2592000, 30 days)",
@@ -164,7 +167,8 @@ var apiOps = []apiOp{
 	{route: "GET /api/models/{name}/history", summary: "Every price version of a model, newest first (also for names with slashes: /api/models/a/b/history)",
 		answer: listOf(ref("PriceVersion"))},
 	{route: "PUT /api/models/{name...}", summary: "Set a model's price (USD per million tokens, per call, or free)",
-		body: body(priceSchema, priceFields, schema{"tiers": schema{"type": "array", "items": anyObj}, "extra": anyObj, "fallbacks": strList}), answer: ref("ModelPrice")},
+		body: body(priceSchema, priceFields, schema{"tiers": schema{"type": "array", "items": anyObj}, "extra": anyObj, "fallbacks": strList,
+			"response_cache": responseCacheBody}), answer: ref("ModelPrice")},
 	{route: "DELETE /api/models/{name...}", summary: "Delete a model's price", answer: ref("NamedDeleted")},
 	{route: "GET /api/models/catalogue", summary: "The gateway's prices as a catalogue (its own export shape)", answer: ref("Catalogue")},
 	{route: "POST /api/models/catalogue/preview", summary: "The difference between a price catalogue (url or inline) and the gateway's prices",

@@ -63,7 +63,8 @@ func (a *API) getPrice(w http.ResponseWriter, r *http.Request, pr *auth.Principa
 }
 
 var priceFields = []string{"name", "input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok",
-	"reasoning_per_mtok", "batch_input_per_mtok", "batch_output_per_mtok", "per_call", "free", "extra", "fallbacks", "tiers", "affinity", "routing"}
+	"reasoning_per_mtok", "batch_input_per_mtok", "batch_output_per_mtok", "per_call", "free", "extra", "fallbacks", "tiers", "affinity", "routing",
+	"response_cache", "stream_failover"}
 
 // tierFields are the members of one long-context tier.
 var tierFields = []string{"above_input_tokens", "input_per_mtok", "output_per_mtok", "cache_read_per_mtok",
@@ -120,6 +121,12 @@ func readPrice(f fields, name string) (store.ModelPrice, error) {
 		p.Fallbacks = nil // stored and read back as none
 	}
 	if err := readRouting(f, &p); err != nil {
+		return p, err
+	}
+	if p.ResponseCache, err = readResponseCache(f); err != nil {
+		return p, err
+	}
+	if _, err := get(f, "stream_failover", &p.StreamFailover); err != nil {
 		return p, err
 	}
 	return p, checkFallbacks(name, p.Fallbacks)

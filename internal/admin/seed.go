@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/config"
@@ -202,8 +201,12 @@ func seedToken(ctx context.Context, d Deps, st config.SeedToken) error {
 	if models == nil {
 		models = []string{}
 	}
+	cache, err := seedResponseCache(st.ResponseCache)
+	if err != nil {
+		return err
+	}
 	t := &store.Token{UserID: u.ID, Name: st.Name, KeyHash: hash, KeyMasked: auth.MaskKey(st.Key), Quota: quota,
-		Models: models, ExpiresAt: st.ExpiresAt, Status: store.StatusEnabled}
+		Models: models, ExpiresAt: st.ExpiresAt, Status: store.StatusEnabled, ResponseCache: cache}
 	if err := d.Store.Tokens().Create(ctx, t); err != nil {
 		if !errors.Is(err, store.ErrConflict) {
 			return err
@@ -229,6 +232,15 @@ func updateSeedToken(ctx context.Context, d Deps, st config.SeedToken, t *store.
 	}
 	if st.ExpiresAt != nil && (t.ExpiresAt == nil || !t.ExpiresAt.Equal(*st.ExpiresAt)) {
 		t.ExpiresAt, changed = st.ExpiresAt, true
+	}
+	if st.ResponseCache != nil {
+		cache, err := seedResponseCache(st.ResponseCache)
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(cache, t.ResponseCache) {
+			t.ResponseCache, changed = cache, true
+		}
 	}
 	if changed {
 		if err := d.Store.Tokens().Update(ctx, t); err != nil {
@@ -358,39 +370,4 @@ func seedPrices(ctx context.Context, d Deps, s config.Seed) error {
 		}
 	}
 	return nil
-}
-
-// priceFromSeed checks a seed price with the API's rules by sending it
-// through the same decoder.
-func priceFromSeed(name string, sp config.SeedPrice) (store.ModelPrice, error) {
-	raw, err := json.Marshal(sp)
-	if err != nil {
-		return store.ModelPrice{}, err
-	}
-	f, err := parseFields(raw, priceFields)
-	if err != nil {
-		return store.ModelPrice{}, err
-	}
-	return readPrice(f, name)
-}
-
-func samePrice(a, b *store.ModelPrice) bool {
-	x, y := *a, *b
-	x.UpdatedAt, y.UpdatedAt = time.Time{}, time.Time{}
-	x.Extra, y.Extra = nil, nil
-	// Which version holds the price does not make it another price.
-	x.Version, x.EffectiveFrom, x.Source, x.Actor = 0, time.Time{}, "", ""
-	y.Version, y.EffectiveFrom, y.Source, y.Actor = 0, time.Time{}, "", ""
-	return reflect.DeepEqual(x, y) && jsonEqual(a.Extra, b.Extra)
-}
-
-func jsonEqual(a, b json.RawMessage) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return len(a) == len(b)
-	}
-	var va, vb any
-	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
-		return false
-	}
-	return reflect.DeepEqual(va, vb)
 }

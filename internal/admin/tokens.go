@@ -40,6 +40,8 @@ type tokenView struct {
 	CreatedAt time.Time  `json:"created_at"`
 	limitsView
 	MCP *mcpGrantView `json:"mcp"`
+	// ResponseCache is null when the key leaves the cache to its models.
+	ResponseCache *store.ResponseCache `json:"response_cache"`
 }
 
 func (a *API) tokenView(ctx context.Context, t *store.Token) (tokenView, error) {
@@ -63,7 +65,8 @@ func (a *API) tokenView(ctx context.Context, t *store.Token) (tokenView, error) 
 		return tokenView{}, err
 	}
 	return tokenView{ID: t.ID, Name: t.Name, UserID: t.UserID, Key: t.KeyMasked, Quota: bal, UsedQuota: t.UsedQuota,
-		Models: models, ExpiresAt: t.ExpiresAt, Status: t.Status, CreatedAt: t.CreatedAt, limitsView: lv, MCP: grant}, nil
+		Models: models, ExpiresAt: t.ExpiresAt, Status: t.Status, CreatedAt: t.CreatedAt, limitsView: lv, MCP: grant,
+		ResponseCache: t.ResponseCache}, nil
 }
 
 // loadToken reads the {id} token the caller may see; another user's key is
@@ -167,6 +170,7 @@ type tokenInput struct {
 	// ones; limitsSent says whether there were any.
 	limits     ratelimit.Limits
 	limitsSent bool
+	cache      *store.ResponseCache
 }
 
 func readTokenInput(w http.ResponseWriter, r *http.Request, cur ratelimit.Limits, allowed ...string) (*tokenInput, error) {
@@ -191,6 +195,9 @@ func readTokenInput(w http.ResponseWriter, r *http.Request, cur ratelimit.Limits
 		return nil, err
 	}
 	if in.limits, in.limitsSent, err = readLimits(f, cur); err != nil {
+		return nil, err
+	}
+	if in.cache, err = readResponseCache(f); err != nil {
 		return nil, err
 	}
 	return in, in.check()
@@ -252,7 +259,7 @@ func (a *API) owner(ctx context.Context, p *auth.Principal, in *tokenInput) (int
 }
 
 func (a *API) createToken(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	in, err := readTokenInput(w, r, ratelimit.Limits{}, "name", "key", "quota", "models", "expires_at", "status", "user_id", "mcp")
+	in, err := readTokenInput(w, r, ratelimit.Limits{}, "name", "key", "quota", "models", "expires_at", "status", "user_id", "mcp", responseCacheField)
 	if err != nil {
 		return err
 	}
@@ -280,7 +287,7 @@ func (a *API) createToken(w http.ResponseWriter, r *http.Request, p *auth.Princi
 		key = auth.NewKey()
 	}
 	t := &store.Token{UserID: userID, Name: in.name, KeyHash: auth.HashKey(key), KeyMasked: auth.MaskKey(key),
-		Quota: in.quota, Models: in.models, ExpiresAt: in.expires, Status: store.StatusEnabled}
+		Quota: in.quota, Models: in.models, ExpiresAt: in.expires, Status: store.StatusEnabled, ResponseCache: in.cache}
 	if t.Models == nil {
 		t.Models = []string{}
 	}
@@ -312,7 +319,7 @@ func (a *API) patchToken(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err != nil {
 		return err
 	}
-	in, err := readTokenInput(w, r, a.currentLimits(store.SubjectToken, t.ID), "name", "quota", "models", "expires_at", "status", "mcp")
+	in, err := readTokenInput(w, r, a.currentLimits(store.SubjectToken, t.ID), "name", "quota", "models", "expires_at", "status", "mcp", responseCacheField)
 	if err != nil {
 		return err
 	}
@@ -334,6 +341,9 @@ func (a *API) patchToken(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	}
 	if in.f.has("status") {
 		t.Status = in.status
+	}
+	if in.f.has(responseCacheField) {
+		t.ResponseCache = in.cache // null turns the key's own cache off
 	}
 	if err := a.d.Store.Tokens().Update(r.Context(), t); err != nil {
 		return err

@@ -34,12 +34,6 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/notify"
 	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
-	"github.com/turnpike-gw/turnpike/internal/protocol"
-	"github.com/turnpike-gw/turnpike/internal/protocol/anthropic"
-	"github.com/turnpike-gw/turnpike/internal/protocol/gemini"
-	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
-	"github.com/turnpike-gw/turnpike/internal/protocol/responses"
-	"github.com/turnpike-gw/turnpike/internal/providers"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/relay"
 	"github.com/turnpike-gw/turnpike/internal/routing"
@@ -214,37 +208,8 @@ func (a *App) buildServices(balances billing.Balances) {
 	}
 	a.Admin = admin.New(a.adminDeps)
 	a.changes = kv.NewChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
-	a.tasks = task.New(task.Deps{
-		Store: a.Store, Billing: a.Billing, Router: a.Router, Generations: a.plugins,
-		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, Limits: a.Limits, Guardrails: a.guardrails,
-		Options: task.Options{
-			PollInterval: cfg.PollInterval(), MaxFailures: cfg.TaskPollMaxFails,
-			Timeout: time.Duration(cfg.TaskTimeoutMin) * time.Minute, RetryCount: cfg.RetryCount,
-			PublicAddress:   a.publicAddress(),
-			UpstreamTimeout: time.Duration(cfg.UpstreamTimeout) * time.Second, Node: a.plugins.Node(),
-			MaxFileBytes: int64(cfg.MaxFileDownloadMB) << 20,
-			Secret:       a.Config.CryptoSecret, AllowPrivateContent: cfg.AllowPrivateContent,
-		},
-	})
-	a.taskHTTP = taskhttp.New(taskhttp.Deps{
-		Core: a.tasks, Keys: a.Keys, Logger: a.Log, RootToken: cfg.RootToken, APIPrincipal: a.Admin.CheckSessionOrRoot,
-		Options: taskhttp.Options{BodyLimit: cfg.BodyLimit(), ProtocolTimeout: time.Duration(cfg.ProtocolTimeout) * time.Second},
-	})
-	a.Relay = relay.New(relay.Deps{
-		Keys: a.Keys, Billing: a.Billing, Router: a.Router, Client: newUpstreamClient(), Adapters: providers.For,
-		Codecs: map[protocol.Format]protocol.Codec{
-			protocol.OpenAI: openai.Chat, protocol.Anthropic: anthropic.Messages, protocol.Gemini: gemini.Generate,
-		},
-		Embedder: gemini.Generate, TokenCounter: gemini.Generate, ResponsesAPI: responses.API, Completions: openai.Completions,
-		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.taskHTTP,
-		Responses: relay.NewResponseIndex(a.Store.Responses(), a.Log),
-		Limits:    a.Limits, OnSettle: a.Notify.Spent, Tracer: a.Tracer, Guardrails: a.guardrails,
-		Options: relay.Options{
-			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,
-			FirstByteTimeout: time.Duration(cfg.FirstByteTimeout) * time.Second,
-			UpstreamTimeout:  time.Duration(cfg.UpstreamTimeout) * time.Second,
-		},
-	})
+	a.buildTasks()
+	a.buildRelay()
 	a.buildBatches()
 	a.wireHealth()
 }

@@ -26,6 +26,9 @@ type Principal struct {
 	TokenName string
 	// Models is the key's allow-list; empty allows every model.
 	Models []string
+	// ResponseCache is the key's response cache setting (nil: its
+	// models' own).
+	ResponseCache *store.ResponseCache
 }
 
 // Allows reports whether the key may use model.
@@ -214,7 +217,8 @@ func (k *Keys) fromToken(ctx context.Context, c *cached, t *store.Token) (*cache
 		c.err = &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "user_disabled", Message: "the account of this API key is disabled"}
 	}
 	c.expires = t.ExpiresAt
-	c.p = &Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group, TokenID: t.ID, TokenName: t.Name, Models: t.Models}
+	c.p = &Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group, TokenID: t.ID, TokenName: t.Name, Models: t.Models,
+		ResponseCache: t.ResponseCache}
 	return c, nil
 }
 

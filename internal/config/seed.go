@@ -47,6 +47,9 @@ type SeedToken struct {
 	SeedRate    `yaml:",inline"`
 	SeedBudget  `yaml:",inline"`
 	ModelLimits map[string]SeedModelRate `yaml:"model_limits"`
+	// ResponseCache is the key's response_cache object (CONTRACT §22),
+	// checked by the admin API's rules.
+	ResponseCache map[string]any `yaml:"response_cache"`
 }
 
 // SeedChannel is a channel to create or update by name.
@@ -87,6 +90,10 @@ type SeedPrice struct {
 	// API's rules, which know their defaults.
 	Affinity map[string]any `yaml:"affinity" json:"affinity,omitempty"`
 	Routing  map[string]any `yaml:"routing" json:"routing,omitempty"`
+	// ResponseCache and StreamFailover are CONTRACT §22's; the cache's
+	// object is checked by the admin API's rules.
+	ResponseCache  map[string]any `yaml:"response_cache" json:"response_cache,omitempty"`
+	StreamFailover bool           `yaml:"stream_failover" json:"stream_failover,omitempty"`
 }
 
 // SeedPriceTier is a long-context tier of a seed price: its prices apply

@@ -31,6 +31,10 @@ const (
 	// Options.ManyDelay before each chunk), to show the cost of each open
 	// stream in memory and CPU.
 	ManyStreams Mode = "many-streams"
+	// Cached is a non-streamed chat call of a model with a response cache:
+	// after the first call every call is a hit, which the gateway answers
+	// without its upstream while the bare proxy still asks it.
+	Cached Mode = "cached"
 )
 
 // contentMarker is the text of every content chunk of the fake upstream.
@@ -116,6 +120,8 @@ func (p *phase) body() []byte {
 		return fmt.Appendf(nil, `{"model":%q,"messages":[{"role":"user","content":"Say hello in a few words."}],"stream":true,"stream_options":{"include_usage":true}}`, BenchModel)
 	case StreamPaced:
 		return fmt.Appendf(nil, `{"model":%q,"messages":[{"role":"user","content":"Say hello in a few words."}],"stream":true,"stream_options":{"include_usage":true}}`, BenchModel+PacedSuffix)
+	case Cached:
+		return fmt.Appendf(nil, `{"model":%q,"messages":[{"role":"user","content":"Say hello in a few words."}]}`, BenchModel+CachedSuffix)
 	}
 	return fmt.Appendf(nil, `{"model":%q,"messages":[{"role":"user","content":"Say hello in a few words."}]}`, BenchModel)
 }
@@ -144,7 +150,7 @@ func (p *phase) once(ctx context.Context, client *http.Client, body []byte, s *s
 		return
 	}
 	switch {
-	case p.mode == Regular:
+	case p.mode == Regular || p.mode == Cached:
 		err = readAnswer(resp.Body)
 	case abortsCall(p.calls.Add(1), p.abortPercent):
 		// Leaving after half the chunks closes the connection under the

@@ -17,6 +17,8 @@ const (
 	// BenchKey is the API key seeded into the gateway.
 	BenchKey  = "sk-turnpike-bench-key"
 	benchUser = "bench"
+	// CachedSuffix marks the model whose answers the gateway caches.
+	CachedSuffix = "-cached"
 )
 
 // GatewayConfig is a gateway configuration for a run: a fresh SQLite
@@ -32,7 +34,7 @@ func GatewayConfig(dir, upstreamURL string) config.Config {
 	cfg.CryptoSecret = "bench-crypto-secret-not-for-production"
 	unlimited := int64(-1)
 	weight := 1
-	models := []string{BenchModel, BenchModel + PacedSuffix, BenchModel + SlowSuffix}
+	models := []string{BenchModel, BenchModel + PacedSuffix, BenchModel + SlowSuffix, BenchModel + CachedSuffix}
 	cfg.Seed = config.Seed{
 		Groups: map[string]float64{"default": 1},
 		Users:  []config.SeedUser{{Username: benchUser, Password: "bench-password", Role: "user", Group: "default", Quota: 1 << 60}},
@@ -44,6 +46,8 @@ func GatewayConfig(dir, upstreamURL string) config.Config {
 	for _, m := range models {
 		cfg.Models[m] = config.SeedPrice{InputPerMTok: 0.15, OutputPerMTok: 0.6}
 	}
+	cfg.Models[BenchModel+CachedSuffix] = config.SeedPrice{InputPerMTok: 0.15, OutputPerMTok: 0.6,
+		ResponseCache: map[string]any{"ttl_seconds": 3600}}
 	return cfg
 }
 

@@ -92,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, string, error) {
 	fs.DurationVar(&o.ManyDelay, "many-delay", 50*time.Millisecond, "upstream pause before each chunk in the many-streams mode")
 	fs.IntVar(&o.AbortPercent, "abort-percent", 10, "percent of stream and stream-paced calls the client abandons halfway")
 	conns := fs.String("conns", "1,50", "comma-separated connection counts")
-	modes := fs.String("modes", "regular,stream,stream-paced", "comma-separated modes: regular, stream, stream-paced, many-streams, latency, latency-stream (one call at a time through the upstream, the proxy and the gateway in turn), idle (CPU with no calls: background work)")
+	modes := fs.String("modes", "regular,stream,stream-paced", "comma-separated modes: regular, stream, stream-paced, many-streams, cached (every call after the first a response cache hit), latency, latency-stream (one call at a time through the upstream, the proxy and the gateway in turn), idle (CPU with no calls: background work)")
 	markdown := fs.String("markdown", "", "append the result table to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, "", err
@@ -133,7 +133,7 @@ func parseModes(s string) ([]Mode, error) {
 	var out []Mode
 	for _, f := range strings.Split(s, ",") {
 		m := Mode(strings.TrimSpace(f))
-		if m != Regular && m != Stream && m != StreamPaced && m != ManyStreams && m != Idle && !IsLatencyMode(m) {
+		if m != Regular && m != Stream && m != StreamPaced && m != ManyStreams && m != Idle && m != Cached && !IsLatencyMode(m) {
 			return nil, fmt.Errorf("-modes: unknown mode %q", f)
 		}
 		out = append(out, m)

@@ -29,7 +29,11 @@ type hooks struct {
 	read func() error
 	// guard runs the request-stage guardrails on what read decoded,
 	// before anything is reserved; nil checks nothing.
-	guard    func() error
+	guard func() error
+	// cached answers the call from the response cache before anything is
+	// routed or reserved, reporting whether it did; nil for surfaces
+	// without one.
+	cached   func() (bool, error)
 	estimate estimator
 	filter   func(*routing.Channel) bool
 	// session is the call's cache affinity session (routing.SessionKey),
@@ -61,7 +65,7 @@ func (c *callCore) serve(h *hooks) {
 	if errors.Is(err, errServed) {
 		return
 	}
-	if err != nil {
+	if err != nil && err != errCacheHit {
 		c.fail(err)
 	}
 	c.finish()
@@ -93,6 +97,11 @@ func (c *callCore) drive(h *hooks) error {
 	}
 	if h.guard != nil {
 		if err := h.guard(); err != nil {
+			return err
+		}
+	}
+	if h.cached != nil {
+		if hit, err := h.cached(); hit || err != nil {
 			return err
 		}
 	}

@@ -97,14 +97,14 @@ func (rl *Relay) relayStoredStream(w http.ResponseWriter, r *http.Request, ch *r
 	c.channel = ch
 	api := rl.ResponsesAPI
 	s := newSink(w, &c, false)
-	step := &passStep{sp: api, sink: s, tally: &streamTally{}, noText: true, note: func(_ string, data []byte) {
+	step := &passStep{sp: api, sink: s, tally: &streamTally{}, noText: true, ends: responseEnds, note: func(_ string, data []byte) {
 		if final := terminalResponse(data); final != nil {
 			rl.observeResponse(id, final)
 		}
 	}}
 	// The core holds nothing and has no price: its settle is a no-op, and
 	// the bill only carries the usage (the follower's charge is priced).
-	_ = c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: step.tally}, nil,
+	_ = c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: step.tally, broken: eventStreamBroken(s)}, nil,
 		func(u ir.Usage) charge { return charge{usage: u} })
 }
 

@@ -24,12 +24,12 @@ func (rc *respCall) relayNativeStream(ch *routing.Channel, resp *http.Response) 
 	s := newSink(rc.w, rc.epCall, false)
 	api := rc.rl.ResponsesAPI
 	tally := &streamTally{answer: keptAnswer{sp: api}}
-	step, bill := rc.windowed(&passStep{sp: api, sink: s, tally: tally, note: func(name string, data []byte) {
+	step, bill := rc.windowed(&passStep{sp: api, sink: s, tally: tally, ends: responseEnds, note: func(name string, data []byte) {
 		if api.CreatedEvent(name, data) {
 			rc.remember(ch, api.ResponseID(data))
 		}
 	}}, responsesDelta, responsesWhole, responsesFail(s), rc.tokensCharge)
-	return rc.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: tally}, rc.inputTokens, bill)
+	return rc.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: tally, broken: eventStreamBroken(s)}, rc.inputTokens, bill)
 }
 
 // relayConverted answers a Responses call from a chat channel's complete

@@ -29,6 +29,10 @@ type call struct {
 	// redacted: a guardrail rewrote req, so it is encoded for every
 	// channel rather than the client's bytes passed through.
 	redacted bool
+	// cache is the call's standing with the response cache (cache.go).
+	cache callCache
+	// failover is set once a broken stream was continued elsewhere.
+	failover *failover
 }
 
 // answerStarted also lets go of the client's raw body: from the first byte
@@ -50,11 +54,12 @@ func (rl *Relay) chatHandler(sf surface) http.Handler {
 			authenticate: c.authenticate,
 			read:         c.read,
 			guard:        c.guardRequest,
+			cached:       c.lookupCache,
 			estimate:     c.estimate,
 			filter:       rl.hasChatWire,
 			session:      c.session,
 			send:         c.send,
-			relay:        c.relay,
+			relay:        c.relayKeeping,
 		})
 	})
 }
@@ -218,6 +223,7 @@ func (c *call) chatOther(o *logOther) {
 		o.Surface = "playground"
 	}
 	o.Stream = c.req != nil && c.req.Stream
+	c.failoverRow(o)
 }
 
 // writeError renders e in codec's dialect.

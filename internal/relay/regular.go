@@ -20,6 +20,7 @@ func (c *call) relayRegular(up protocol.UpstreamCodec, resp *http.Response) erro
 		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_read_failed", Message: "the upstream answer was cut off", Retry: ir.RetryNext, Cause: err}
 	}
 	var out []byte
+	var res *ir.Response // the converted answer (nil when passed through)
 	var text func() string
 	var blocked *ir.Error
 	if up.Format() == c.sf.codec.Format() {
@@ -33,8 +34,7 @@ func (c *call) relayRegular(up protocol.UpstreamCodec, resp *http.Response) erro
 			return err
 		}
 	} else {
-		res, err := up.DecodeResponse(body)
-		if err != nil {
+		if res, err = up.DecodeResponse(body); err != nil {
 			return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "bad_upstream_response", Message: "the upstream answer could not be understood", Retry: ir.RetryNext, Cause: err}
 		}
 		if res.Model == "" {
@@ -53,6 +53,9 @@ func (c *call) relayRegular(up protocol.UpstreamCodec, resp *http.Response) erro
 		}
 	}
 	c.wrote = true
+	if blocked == nil {
+		c.keepRegular(res, body)
+	}
 	// Settled before the answer leaves: once the client holds it, the
 	// charge is journaled, whatever happens to this process next. An
 	// answer a guardrail blocked is billed too: the upstream answered.

@@ -16,6 +16,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
+	"github.com/turnpike-gw/turnpike/internal/respcache"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
@@ -82,6 +83,9 @@ type Deps struct {
 	// Guardrails check chat requests and answers (CONTRACT §21); nil
 	// checks nothing.
 	Guardrails Guardrails
+	// Cache is the response cache (CONTRACT §22), consulted only for the
+	// models and keys that turn it on; nil disables it.
+	Cache *respcache.Cache
 }
 
 // HostProtocols is what the relay needs from the task-plugin host: standard

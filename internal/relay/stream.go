@@ -21,15 +21,30 @@ func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) pro
 	guarded := c.rl.guardSet().Applies(c.guardCall(), guardrail.StageResponse)
 	bill := c.chatCharge
 	var step eventStep
-	if up.Format() == c.sf.codec.Format() && !guarded {
+	var fo *failoverEncoder
+	if up.Format() == c.sf.codec.Format() && !guarded && !c.price.Raw.StreamFailover {
 		ends, _ := c.sf.codec.(protocol.StreamEndSniffer)
 		step = &passStep{sp: c.sf.codec, sink: s, tally: tally, dropUsageOnly: !c.req.IncludeUsage, ends: ends}
 	} else {
 		enc := c.sf.codec.NewStreamEncoder(s, protocol.StreamOptions{IncludeUsage: c.req.IncludeUsage})
 		enc, bill = c.guardEncoding(enc, dialectFail(s, c.sf.codec), bill)
+		if c.price.Raw.StreamFailover {
+			// Decoded and re-encoded even when the formats match, so a
+			// continuation from another wire joins the same answer.
+			fo = newFailoverEncoder(enc)
+			enc = fo
+		}
 		step = newConvertStep(up.NewStreamDecoder(), enc, c.model, c.promptTokens(), tally)
 	}
-	return c.relayEvents(streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: failEvent(s, c.sf.codec)}, c.promptTokens, bill)
+	if c.cache.rec != nil {
+		step = &recordStep{eventStep: step, dec: up.NewStreamDecoder(), rec: c.cache.rec}
+	}
+	t := streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: failEvent(s, c.sf.codec)}
+	if fo != nil {
+		t.resume = c.streamFailover(fo, s, tally)
+		bill = c.failoverBill(bill)
+	}
+	return c.relayEvents(t, c.promptTokens, bill)
 }
 
 // failEvent ends a stream the upstream broke off with the client dialect's

@@ -25,6 +25,9 @@ type streamTail struct {
 	// uncounted: the output cannot be counted (images, audio), so a
 	// client that leaves is billed the reservation.
 	uncounted bool
+	// resume, when set, may continue a stream the upstream broke after the
+	// first byte elsewhere (stream failover); nil when it ended whole.
+	resume func() error
 }
 
 // relayEvents is the one stream tail of every streamed surface (chat in the
@@ -64,6 +67,13 @@ func (c *callCore) relayEvents(t streamTail, input func() int, bill func(ir.Usag
 	}
 	if err != nil && !c.wrote {
 		return err
+	}
+	if err != nil && t.resume != nil && t.resume() == nil {
+		err = nil
+	}
+	if t.sink.err != nil {
+		c.settleDelivered(t, input, bill, "client_left")
+		return nil
 	}
 	if err != nil {
 		// A truncated stream never looks whole (CONTRACT §22): the client

@@ -66,7 +66,8 @@ func relayBinary(c *epCall, _ *routing.Channel, resp *http.Response) error {
 	}
 	s.disposition = resp.Header.Get("Content-Disposition")
 	step := &rawStep{sink: s}
-	return c.relayEvents(streamTail{body: resp.Body, frames: newRawFrames, sink: s, step: step, tally: &streamTally{}, uncounted: true}, nil,
+	return c.relayEvents(streamTail{body: resp.Body, frames: newRawFrames, sink: s, step: step, tally: &streamTally{}, uncounted: true,
+		broken: cutConnection(s)}, nil,
 		func(ir.Usage) charge {
 			ch := c.ep.bill(c, nil)
 			if ch.detail == nil {
@@ -85,12 +86,12 @@ func relayBinary(c *epCall, _ *routing.Channel, resp *http.Response) error {
 func (c *epCall) relayEventAnswer(resp *http.Response) error {
 	s := newSink(c.w, c, false)
 	var last []byte
-	step := &passStep{sp: eventUsage{}, sink: s, tally: &streamTally{}, noText: true, note: func(_ string, data []byte) {
+	step := &passStep{sp: eventUsage{}, sink: s, tally: &streamTally{}, noText: true, ends: eventAnswerEnds, note: func(_ string, data []byte) {
 		if bytes.Contains(data, usageField) {
 			last = append(last[:0], data...)
 		}
 	}}
-	return c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: step.tally, uncounted: true}, nil,
+	return c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: step.tally, uncounted: true, broken: eventStreamBroken(s)}, nil,
 		func(ir.Usage) charge { return c.ep.bill(c, last) })
 }
 

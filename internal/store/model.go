@@ -74,6 +74,9 @@ type Token struct {
 	ExpiresAt   *time.Time `json:"expires_at"`
 	Status      string     `json:"status"`
 	CreatedAt   time.Time  `json:"created_at"`
+	// ResponseCache turns the response cache on for the key's calls, over
+	// the model's own setting; nil leaves the model's.
+	ResponseCache *ResponseCache `json:"response_cache,omitempty"`
 }
 
 // Channel is one upstream provider account. Key is the provider secret and
@@ -171,8 +174,14 @@ type ModelPrice struct {
 	Affinity *Affinity `json:"affinity,omitempty"`
 	// Routing chooses among the healthy channels of the highest priority;
 	// nil is the default (weighted).
-	Routing   *RoutingChoice `json:"routing,omitempty"`
-	UpdatedAt time.Time      `json:"updated_at"`
+	Routing *RoutingChoice `json:"routing,omitempty"`
+	// ResponseCache answers repeated requests from a cache (CONTRACT §22);
+	// nil keeps it off for the model (a key may still turn it on).
+	ResponseCache *ResponseCache `json:"response_cache,omitempty"`
+	// StreamFailover continues a stream that broke after its first byte
+	// on the next channel (CONTRACT §22).
+	StreamFailover bool      `json:"stream_failover,omitempty"`
+	UpdatedAt      time.Time `json:"updated_at"`
 	// Version, EffectiveFrom, Source and Actor describe the price version
 	// the fields above come from. Read: the version in effect. Written
 	// (PriceRepo.Upsert): the version to add, effective now when
@@ -187,6 +196,15 @@ type ModelPrice struct {
 type Affinity struct {
 	Enabled    bool `json:"enabled"`
 	TTLSeconds int  `json:"ttl_seconds"`
+}
+
+// ResponseCache is a model entry's or key's response_cache object
+// (CONTRACT §22): how long answers are kept, the share of the original
+// charge a hit is billed, and the largest answer kept.
+type ResponseCache struct {
+	TTLSeconds int     `json:"ttl_seconds"`
+	HitRatio   float64 `json:"hit_ratio"`
+	MaxEntryKB int     `json:"max_entry_kb"`
 }
 
 // RoutingChoice is a model's routing strategy: weighted, least_busy,

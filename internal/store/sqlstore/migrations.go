@@ -30,6 +30,7 @@ var allMigrations = []Migration{
 	guardrailsMigration,    // 134
 	batchLineCostMigration, // 135
 	teamsMigration,         // 140
+	tokenCacheMigration,    // 170
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
@@ -199,4 +200,10 @@ SELECT name, 1, updated_at, input_per_mtok, output_per_mtok, cache_read_per_mtok
 // existing models route as before, with affinity on.
 var priceRoutingMigration = Migration{Version: 132, Name: "model price routing", SQL: `
 ALTER TABLE model_prices ADD routing {{text}} NULL;
+`}
+
+// tokenCacheMigration adds a key's response cache (CONTRACT §22, one JSON
+// object). NULL leaves the cache to the key's models, as before.
+var tokenCacheMigration = Migration{Version: 170, Name: "token response cache", SQL: `
+ALTER TABLE tokens ADD response_cache {{text}} NULL;
 `}

@@ -38,7 +38,7 @@ func scanPrice(row interface{ Scan(...any) error }) (store.ModelPrice, error) {
 		if err = json.Unmarshal([]byte(routing.String), &rc); err != nil {
 			err = fmt.Errorf("decode routing of %s: %w", p.Name, err)
 		}
-		p.Affinity, p.Routing = rc.Affinity, rc.Routing
+		p.Affinity, p.Routing, p.ResponseCache, p.StreamFailover = rc.Affinity, rc.Routing, rc.ResponseCache, rc.StreamFailover
 	}
 	p.UpdatedAt = p.UpdatedAt.UTC()
 	return p, err
@@ -74,9 +74,13 @@ const versionInsertAttempts = 10
 
 // priceRouting is the routing column: a model's routing choices, kept in
 // one JSON object because they are read together and never queried.
+// The response cache and stream failover live here too: they are how the
+// model's calls are served, read with the price, and never queried.
 type priceRouting struct {
-	Affinity *store.Affinity      `json:"affinity,omitempty"`
-	Routing  *store.RoutingChoice `json:"routing,omitempty"`
+	Affinity       *store.Affinity      `json:"affinity,omitempty"`
+	Routing        *store.RoutingChoice `json:"routing,omitempty"`
+	ResponseCache  *store.ResponseCache `json:"response_cache,omitempty"`
+	StreamFailover bool                 `json:"stream_failover,omitempty"`
 }
 
 // Upsert adds p as the model's next version and writes the model's row.
@@ -92,8 +96,8 @@ func (r priceRepo) Upsert(ctx context.Context, p store.ModelPrice) error {
 		return wrap(err, "upsert price")
 	}
 	var routing any // NULL when the model keeps the defaults
-	if p.Affinity != nil || p.Routing != nil {
-		if routing, err = jsonText(priceRouting{p.Affinity, p.Routing}); err != nil {
+	if p.Affinity != nil || p.Routing != nil || p.ResponseCache != nil || p.StreamFailover {
+		if routing, err = jsonText(priceRouting{p.Affinity, p.Routing, p.ResponseCache, p.StreamFailover}); err != nil {
 			return wrap(err, "upsert price")
 		}
 	}

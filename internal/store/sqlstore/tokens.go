@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,19 +13,23 @@ import (
 
 type tokenRepo struct{ s *Store }
 
-const tokenSelect = "SELECT id, user_id, name, key_hash, key_masked, quota, used_quota, models, expires_at, status, created_at, prev_key_hash, prev_until FROM tokens"
+const tokenSelect = "SELECT id, user_id, name, key_hash, key_masked, quota, used_quota, models, expires_at, status, created_at, prev_key_hash, prev_until, response_cache FROM tokens"
 
 func scanToken(row interface{ Scan(...any) error }) (store.Token, error) {
 	var t store.Token
 	var models string
 	var expires, prevUntil sql.NullTime
-	var prev sql.NullString
+	var prev, cache sql.NullString
 	if err := row.Scan(&t.ID, &t.UserID, &t.Name, &t.KeyHash, &t.KeyMasked, &t.Quota, &t.UsedQuota,
-		&models, &expires, &t.Status, &t.CreatedAt, &prev, &prevUntil); err != nil {
+		&models, &expires, &t.Status, &t.CreatedAt, &prev, &prevUntil, &cache); err != nil {
 		return t, err
 	}
 	var err error
 	t.Models, err = decodeList(models)
+	if err == nil && cache.Valid && cache.String != "" {
+		t.ResponseCache = new(store.ResponseCache)
+		err = json.Unmarshal([]byte(cache.String), t.ResponseCache)
+	}
 	t.ExpiresAt = timePtr(expires)
 	t.PrevKeyHash, t.PrevUntil = prev.String, timePtr(prevUntil)
 	t.CreatedAt = t.CreatedAt.UTC()
@@ -39,11 +44,15 @@ func (r tokenRepo) Create(ctx context.Context, t *store.Token) error {
 	if err != nil {
 		return err
 	}
+	cache, err := responseCacheText(t.ResponseCache)
+	if err != nil {
+		return err
+	}
 	t.CreatedAt = orNow(t.CreatedAt)
 	t.Status = defaultStatus(t.Status)
 	id, err := r.s.insert(ctx, r.s.db,
-		"INSERT INTO tokens (user_id, name, key_hash, key_masked, quota, used_quota, models, expires_at, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		t.UserID, t.Name, t.KeyHash, t.KeyMasked, t.Quota, t.UsedQuota, models, nullTime(t.ExpiresAt), t.Status, t.CreatedAt)
+		"INSERT INTO tokens (user_id, name, key_hash, key_masked, quota, used_quota, models, expires_at, status, created_at, response_cache) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		t.UserID, t.Name, t.KeyHash, t.KeyMasked, t.Quota, t.UsedQuota, models, nullTime(t.ExpiresAt), t.Status, t.CreatedAt, cache)
 	if err != nil {
 		return wrap(err, "create token")
 	}
@@ -124,9 +133,13 @@ func (r tokenRepo) Update(ctx context.Context, t *store.Token) error {
 	if err != nil {
 		return err
 	}
+	cache, err := responseCacheText(t.ResponseCache)
+	if err != nil {
+		return err
+	}
 	return r.s.execOne(ctx, r.s.db, "update token",
-		"UPDATE tokens SET name = ?, models = ?, expires_at = ?, status = ? WHERE id = ?",
-		t.Name, models, nullTime(t.ExpiresAt), defaultStatus(t.Status), t.ID)
+		"UPDATE tokens SET name = ?, models = ?, expires_at = ?, status = ?, response_cache = ? WHERE id = ?",
+		t.Name, models, nullTime(t.ExpiresAt), defaultStatus(t.Status), cache, t.ID)
 }
 
 // SetQuota overwrites the remaining quota outside the ledger; see
@@ -140,4 +153,13 @@ func (r tokenRepo) SetQuota(ctx context.Context, id, quota int64) error {
 
 func (r tokenRepo) Delete(ctx context.Context, id int64) error {
 	return r.s.execOne(ctx, r.s.db, "delete token", "DELETE FROM tokens WHERE id = ?", id)
+}
+
+// responseCacheText is the response_cache column of a key: NULL when the
+// key leaves the cache to its models.
+func responseCacheText(rc *store.ResponseCache) (any, error) {
+	if rc == nil {
+		return nil, nil
+	}
+	return jsonText(rc)
 }

@@ -1,0 +1,191 @@
+package relay
+
+import (
+	"context"
+	"io"
+	"math/big"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/turnpike-gw/turnpike/internal/admission"
+	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/protocol"
+	"github.com/turnpike-gw/turnpike/internal/routing"
+	"github.com/turnpike-gw/turnpike/internal/tokenize"
+)
+
+// continueInstruction asks an upstream that takes no assistant prefix to
+// go on with the text exactly (CONTRACT §22).
+const continueInstruction = "Your previous answer above was cut off. Continue it exactly where it stops: " +
+	"do not repeat any of it, add no preamble, and keep its language and format."
+
+// failover is a stream continued on a second channel: where and after how
+// much, and what the second upstream cost the operator.
+type failover struct {
+	from, to *routing.Channel
+	atChars  int
+	// firstOut is the output the first upstream produced; second its
+	// usage (counted where it reported none).
+	firstOut int
+	second   ir.Usage
+}
+
+// streamFailover is the stream tail's resume step for a chat stream whose
+// model has stream_failover: when the upstream broke after the first byte
+// and fo says the answer may be continued, the next channel of the call's
+// plan is asked for the rest, which is relayed on the same client stream.
+// It returns nil when the answer ended whole there.
+func (c *call) streamFailover(fo *failoverEncoder, s *sink, tally *streamTally) func() error {
+	return func() error {
+		if !fo.resumable() || c.r.Context().Err() != nil {
+			return errNoFailover
+		}
+		delivered := fo.text.String()
+		for _, ch := range c.planFor(c.model, c.price) {
+			if ch.ID == c.channel.ID {
+				continue
+			}
+			one, ok := c.rl.pickKey(ch)
+			if !ok {
+				continue
+			}
+			if err := c.continueOn(one, delivered, fo, s, tally); err == nil {
+				return nil
+			} else if s.err != nil || !errorBeforeContinuation(err) {
+				return err
+			}
+		}
+		return errNoFailover
+	}
+}
+
+var errNoFailover = &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "stream_broken", Message: "no channel could continue the stream"}
+
+// errBeforeContinuation marks a continuation that failed before it relayed
+// anything: the next channel may still be tried.
+type errBeforeContinuation struct{ error }
+
+func errorBeforeContinuation(err error) bool {
+	_, ok := err.(errBeforeContinuation)
+	return ok
+}
+
+// continueOn asks ch for the rest of the answer and relays it.
+func (c *call) continueOn(ch *routing.Channel, delivered string, fo *failoverEncoder, s *sink, tally *streamTally) error {
+	a, t, err := c.rl.target(ch, c.model)
+	if err != nil {
+		return errBeforeContinuation{err}
+	}
+	codec := a.Codec(t)
+	body, err := codec.EncodeRequest(continuation(c.req, t.Model, delivered, codec.Format()))
+	if err != nil {
+		return errBeforeContinuation{err}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.r.Context()), c.rl.Options.UpstreamTimeout)
+	defer cancel()
+	defer context.AfterFunc(c.r.Context(), cancel)()
+	req, err := a.Chat(ctx, t, body, true, c.r.Header)
+	if err != nil {
+		return errBeforeContinuation{err}
+	}
+	resp, err := c.rl.exchange(c.r.Context(), req, ch, cancel)
+	if err != nil {
+		c.rl.Router.Health.Report(ch, ch.KeyIndex, ir.As(err))
+		return errBeforeContinuation{err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		err := adapterError(a, codec, resp)
+		c.rl.Router.Health.Report(ch, ch.KeyIndex, ir.As(err))
+		return errBeforeContinuation{err}
+	}
+	first := tally.usage
+	firstOut := max(first.OutputTokens, tokenize.Count(c.model, delivered))
+	second := &streamTally{}
+	fo.beginContinuation(func() ir.Usage {
+		u := first
+		u.OutputTokens = tokenize.Count(c.model, delivered+second.answer.String())
+		if u.InputTokens == 0 {
+			u.InputTokens = c.promptTokens()
+		}
+		return u
+	})
+	step := newConvertStep(codec.NewStreamDecoder(), fo, c.model, 0, second)
+	if err := pumpStream(resp.Body, frames(a), s, step); err != nil || s.err != nil {
+		return err
+	}
+	c.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
+	rest := second.answer.String()
+	tally.answer.addText(rest)
+	u2 := second.usage.NonNegative()
+	if u2.OutputTokens == 0 {
+		u2.OutputTokens = tokenize.Count(c.model, rest)
+	}
+	if u2.InputTokens == 0 {
+		u2.InputTokens = c.promptTokens() + tokenize.Count(c.model, delivered)
+	}
+	// The call is billed once: the first upstream's prompt, the whole
+	// answer counted, at the first model's price.
+	tally.usage = first
+	tally.usage.OutputTokens = 0
+	c.failover = &failover{from: c.channel, to: ch, atChars: utf8.RuneCountInString(delivered), firstOut: firstOut, second: u2}
+	return nil
+}
+
+// pumpStream pumps SSE or the adapter's framing.
+func pumpStream(body io.Reader, fr func(io.Reader) protocol.EventReader, s *sink, step eventStep) error {
+	if fr == nil {
+		return pumpSSE(body, s, step)
+	}
+	return pumpFrames(body, fr, s, step)
+}
+
+// continuation is req asking for the rest of an answer of which delivered
+// was sent: the text as the assistant's prefix on the messages wire, which
+// continues a trailing assistant turn, and elsewhere the text plus an
+// instruction to continue it exactly.
+func continuation(req *ir.Request, model, delivered string, wire protocol.Format) *ir.Request {
+	out := *req
+	out.Model, out.Stream, out.IncludeUsage = model, true, true
+	msgs := make([]ir.Message, 0, len(req.Messages)+2)
+	msgs = append(msgs, req.Messages...)
+	if wire == protocol.Anthropic {
+		// The wire refuses a final assistant turn ending in white space.
+		msgs = append(msgs, ir.Message{Role: ir.RoleAssistant, Parts: []ir.Part{{Kind: ir.PartText, Text: strings.TrimRight(delivered, " \t\r\n")}}})
+	} else {
+		msgs = append(msgs, ir.Message{Role: ir.RoleAssistant, Parts: []ir.Part{{Kind: ir.PartText, Text: delivered}}},
+			ir.Message{Role: ir.RoleUser, Parts: []ir.Part{{Kind: ir.PartText, Text: continueInstruction}}})
+	}
+	out.Messages = msgs
+	return &out
+}
+
+// failoverRow puts the failover on the row: other.failover, and both
+// upstreams' cost in other.upstream_cost_usd.
+func (c *call) failoverRow(o *logOther) {
+	f := c.failover
+	if f == nil || c.price == nil {
+		return
+	}
+	in := ir.Usage{InputTokens: c.usage.InputTokens, CacheReadTokens: c.usage.CacheReadTokens, CacheWriteTokens: c.usage.CacheWriteTokens,
+		OutputTokens: f.firstOut}
+	cost := admission.UpstreamCost(c.price, f.from.Cost, c.model, f.from.MapModel(c.model), in, c.price.CallCost(1))
+	second := admission.UpstreamCost(c.price, f.to.Cost, c.model, f.to.MapModel(c.model), f.second, c.price.CallCost(1))
+	o.UpstreamCostUSD = admission.USD(new(big.Rat).Add(cost, second))
+}
+
+// failoverDetail is other.failover.
+func (f *failover) detail() map[string]any {
+	return map[string]any{"from": f.from.ID, "to": f.to.ID, "at_chars": f.atChars}
+}
+
+// failoverBill adds other.failover to the charge of a continued stream.
+func (c *call) failoverBill(bill func(ir.Usage) charge) func(ir.Usage) charge {
+	return func(u ir.Usage) charge {
+		ch := bill(u)
+		if c.failover != nil {
+			ch.detail = map[string]any{"failover": c.failover.detail()}
+		}
+		return ch
+	}
+}
