@@ -156,10 +156,7 @@ func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Tim
 		a.BalanceEnd = a.BalanceStart + b.raw
 		rep.add(a, b, "token")
 	}
-	if err := explainRows(ctx, st, w, rep); err != nil {
-		return nil, err
-	}
-	return rep, nil
+	return rep, explainRows(ctx, st, w, rep)
 }
 
 // readBooks reads the window's ledger entries between two readings of its
