@@ -88,27 +88,16 @@ func (a *API) channelView(c *store.Channel) channelView {
 	return v
 }
 
-// maskSecret hints at a provider key without revealing it: short keys are
-// hidden entirely because their ends would be most of the secret.
-func maskSecret(k string) string {
-	switch {
-	case k == "":
-		return ""
-	case len(k) < 12:
-		return "****"
-	}
-	return k[:4] + "..." + k[len(k)-4:]
-}
+// maskSecret hints at a provider key or header value without revealing
+// it, as every secret is shown (store.MaskSecret).
+func maskSecret(k string) string { return store.MaskSecret(k) }
 
-// maskKeys is key_masked: maskSecret of a single key as before, and for a
-// list each key's MaskKey, so no more of any key shows than in keys.
+// maskKeys is key_masked: each key of the channel masked as its keys[]
+// entry shows it, so one key never shows two ways.
 func maskKeys(keys []string) string {
-	if len(keys) == 1 {
-		return maskSecret(keys[0])
-	}
 	masked := make([]string, len(keys))
 	for i, k := range keys {
-		masked[i] = routing.MaskKey(k)
+		masked[i] = maskSecret(k)
 	}
 	return strings.Join(masked, ", ")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -148,10 +149,10 @@ func TestSeveralKeysPerChannel(t *testing.T) {
 	e.run([]scenario{
 		{name: "each key is listed masked, in order, healthy", who: "admin", method: "GET", path: "/api/channels/{ch}", status: 200,
 			want: map[string]any{"keys": []map[string]any{
-				{"index": 0, "masked": "sk-…111", "state": "healthy", "reason": ""},
-				{"index": 1, "masked": "sk-…222", "state": "healthy", "reason": ""},
-				{"index": 2, "masked": "sk-…333", "state": "healthy", "reason": ""}},
-				"key_masked": "sk-…111, sk-…222, sk-…333", "health.state": "healthy"}},
+				{"index": 0, "masked": "sk-f...1111", "state": "healthy", "reason": ""},
+				{"index": 1, "masked": "sk-s...2222", "state": "healthy", "reason": ""},
+				{"index": 2, "masked": "sk-t...3333", "state": "healthy", "reason": ""}},
+				"key_masked": "sk-f...1111, sk-s...2222, sk-t...3333", "health.state": "healthy"}},
 		{name: "a refused key shows on its own; the channel stays healthy", who: "admin", method: "GET", path: "/api/channels/{ch}", status: 200,
 			check: func(t *testing.T, e *env, _ response) {
 				e.refuseKey(id, 1)
@@ -165,7 +166,7 @@ func TestSeveralKeysPerChannel(t *testing.T) {
 				}
 			}},
 		{name: "the list shows the keys too", who: "admin", method: "GET", path: "/api/channels", status: 200,
-			want: map[string]any{"items.0.keys.1.state": "auto_disabled", "items.0.keys.2.masked": "sk-…333"}},
+			want: map[string]any{"items.0.keys.1.state": "auto_disabled", "items.0.keys.2.masked": "sk-t...3333"}},
 		{name: "an unknown key index is 400 naming it", who: "admin", method: "PATCH", path: "/api/channels/{ch}",
 			body: `{"key_states":{"3":"enabled"}}`, status: 400, want: map[string]any{"error.message": "key_states.3 is not a key of the channel: its keys are numbered 0 to 2"}},
 		{name: "an index that is not a number is 400 naming it", who: "admin", method: "PATCH", path: "/api/channels/{ch}",
@@ -267,5 +268,19 @@ func TestChannelTestOfAKeylessChannelIsNotASuccess(t *testing.T) {
 	r = e.do("admin", "POST", fmt.Sprintf("/api/channels/%d/test", id), "")
 	if r.status != 200 || r.body["success"] != false || !strings.Contains(string(r.raw), "no key") {
 		t.Fatalf("test of a keyless channel: %d %s", r.status, r.raw)
+	}
+}
+
+// One secret shows one way in every field: an API key's listing, a
+// channel's key_masked and keys[].masked, header values.
+func TestEverySecretIsMaskedAlike(t *testing.T) {
+	for _, k := range []string{"sk-upstream-key", "sk-abcdefghijklmnopqrstuvwxyz0123", "short"} {
+		want := store.MaskSecret(k)
+		for name, got := range map[string]string{"API key": auth.MaskKey(k), "channel key": maskKeys([]string{k}),
+			"keys[].masked": routing.MaskKey(k), "header value": maskSecret(k)} {
+			if got != want {
+				t.Errorf("%s %q shows as %q, want %q as everywhere", name, k, got, want)
+			}
+		}
 	}
 }

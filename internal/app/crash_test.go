@@ -92,14 +92,42 @@ func TestKilledGatewayReleasesItsHoldsAndKeepsTheBooksExact(t *testing.T) {
 	t.Logf("%d calls settled before the kill, %d released by the sweep", calls.ok.Load(), released)
 }
 
+// buildGateway builds the binary once per test process (each build links
+// the whole gateway, which took most of a minute per test on two loaded
+// cores); the tests that run it share the file and never change it.
 func buildGateway(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "turnpike")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/turnpike-gw/turnpike/cmd/turnpike")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	gatewayBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "turnpike-test-bin-")
+		if err != nil {
+			gatewayBuild.err = err
+			return
+		}
+		gatewayBuild.bin = filepath.Join(dir, "turnpike")
+		cmd := exec.Command("go", "build", "-o", gatewayBuild.bin, "github.com/turnpike-gw/turnpike/cmd/turnpike")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			gatewayBuild.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if gatewayBuild.err != nil {
+		t.Fatal(gatewayBuild.err)
 	}
-	return bin
+	return gatewayBuild.bin
+}
+
+var gatewayBuild struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// TestMain removes the shared binary when the tests end.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if gatewayBuild.bin != "" {
+		os.RemoveAll(filepath.Dir(gatewayBuild.bin))
+	}
+	os.Exit(code)
 }
 
 // delayedUpstream answers chat calls after a random pause, so that a kill

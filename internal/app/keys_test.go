@@ -112,7 +112,7 @@ func TestARefusedKeyIsTakenOutWhileTheChannelGoesOnWithTheOthers(t *testing.T) {
 	wantKeyStates(t, g, id, "auto_disabled", "healthy")
 	wantState(t, g, clock, "multi", "healthy", 0)
 	keys := channelKeys(t, g, id)
-	if keys[0]["masked"] != "sk-…000" || !strings.Contains(fmt.Sprint(keys[0]["reason"]), "401") ||
+	if keys[0]["masked"] != "sk-p...0000" || !strings.Contains(fmt.Sprint(keys[0]["reason"]), "401") ||
 		strings.Contains(fmt.Sprint(keys), badProviderKey) {
 		t.Fatalf("keys %v: want key 0 masked, refused with 401, never shown whole", keys)
 	}

@@ -35,7 +35,7 @@ func buildOlderRelease(t *testing.T, commit string) string {
 		t.Skipf("release %s is not in this checkout's history: %v\n%s", commit, err, out)
 	}
 	bin := filepath.Join(t.TempDir(), "turnpike-old")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/turnpike")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/turnpike")
 	build.Dir = src
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building release %s: %v\n%s", commit, err, out)

@@ -13,7 +13,7 @@ func TestKeysAreRandomHashedAndMasked(t *testing.T) {
 	if HashKey(a) == HashKey(b) || len(HashKey(a)) != 64 {
 		t.Fatal("hash collision or wrong length")
 	}
-	if m := MaskKey("sk-alice-test"); m != "sk-ali...test" {
+	if m := MaskKey("sk-alice-test"); m != "sk-a...test" {
 		t.Fatalf("mask = %q", m)
 	}
 }

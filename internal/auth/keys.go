@@ -8,6 +8,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math/big"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 const keyAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -33,10 +35,6 @@ func HashKey(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// MaskKey shows enough of a key to recognise it and nothing more.
-func MaskKey(key string) string {
-	if len(key) <= 10 {
-		return "sk-***"
-	}
-	return key[:6] + "..." + key[len(key)-4:]
-}
+// MaskKey shows enough of a key to recognise it and nothing more, as
+// every other secret is shown (store.MaskSecret).
+func MaskKey(key string) string { return store.MaskSecret(key) }

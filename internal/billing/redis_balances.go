@@ -3,7 +3,6 @@ package billing
 import (
 	"context"
 	"errors"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
@@ -79,34 +78,37 @@ var errStaleEpoch = errors.New("billing: redis lost the live balances")
 const epochCheck = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -5 end
 `
 
-// takeScript: KEYS epoch, user, token; ARGV epoch, amount, force (0/1),
-// hasToken (0/1).
-var takeScript = redis.NewScript(epochCheck + `
-local u = redis.call('GET', KEYS[2])
+// takeScript: KEYS epoch, the user's three keys, the key's three keys
+// (redis_legacy.go); ARGV epoch, amount, force (0/1), hasToken (0/1).
+var takeScript = redis.NewScript(epochCheck + balanceLib + `
+local u = bget(KEYS[2], KEYS[3], KEYS[4])
 if not u then return -1 end
 local amount = tonumber(ARGV[2])
 local force = ARGV[3] == '1'
 local t = false
 if ARGV[4] == '1' then
-  t = redis.call('GET', KEYS[3])
+  t = bget(KEYS[5], KEYS[6], KEYS[7])
   if not t then return -2 end
 end
 if not force and tonumber(u) < amount then return -3 end
 if t and t ~= 'unlimited' and not force and tonumber(t) < amount then return -4 end
-redis.call('DECRBY', KEYS[2], amount)
-if t and t ~= 'unlimited' then redis.call('DECRBY', KEYS[3], amount) end
+bmove(KEYS[2], KEYS[3], KEYS[4], u, -amount)
+if t then bmove(KEYS[5], KEYS[6], KEYS[7], t, -amount) end
 return 0
 `)
 
-// addScript: KEYS epoch, key; ARGV epoch, delta. Returns {1, new value},
-// {0, 0} when the key is not loaded, or {-5, 0} when the epoch is stale; an
-// unlimited key is left alone and reported as -1.
+// addScript: KEYS epoch, a balance's three keys; ARGV epoch, delta.
+// Returns {1, new value}, {0, 0} when the balance is not loaded, or {-5, 0}
+// when the epoch is stale; an unlimited key is left alone and reported as
+// -1.
 var addScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-5, 0} end
-local v = redis.call('GET', KEYS[2])
+` + balanceLib + `
+local v = bget(KEYS[2], KEYS[3], KEYS[4])
 if not v then return {0, 0} end
+v = bmove(KEYS[2], KEYS[3], KEYS[4], v, tonumber(ARGV[2]))
 if v == 'unlimited' then return {1, -1} end
-return {1, redis.call('INCRBY', KEYS[2], ARGV[2])}
+return {1, tonumber(v)}
 `)
 
 func (r *redisBalances) epochKey() string { return r.prefix + "epoch" }
@@ -116,19 +118,12 @@ func (r *redisBalances) cur() string {
 	}
 	return ""
 }
-func (r *redisBalances) userKey(e string, id int64) string {
-	return r.prefix + e + ":u:" + strconv.FormatInt(id, 10)
-}
-func (r *redisBalances) tokenKey(e string, id int64) string {
-	return r.prefix + e + ":t:" + strconv.FormatInt(id, 10)
-}
-
 func (r *redisBalances) loadUser(ctx context.Context, e string, id int64) error {
 	u, err := r.st.Users().Get(ctx, id)
 	if err != nil {
 		return storeUnavailable(err)
 	}
-	return redisUnavailable(r.rdb.SetNX(ctx, r.userKey(e, id), u.Quota, 0).Err())
+	return redisUnavailable(r.rdb.SetNX(ctx, r.userKeys(e, id)[0], u.Quota, 0).Err())
 }
 
 func (r *redisBalances) loadToken(ctx context.Context, e string, id int64) error {
@@ -140,7 +135,7 @@ func (r *redisBalances) loadToken(ctx context.Context, e string, id int64) error
 	if t.Quota == -1 { // an overdrawn limited key stays limited
 		v = unlimitedMark
 	}
-	return redisUnavailable(r.rdb.SetNX(ctx, r.tokenKey(e, id), v, 0).Err())
+	return redisUnavailable(r.rdb.SetNX(ctx, r.tokenKeys(e, id)[0], v, 0).Err())
 }
 
 func b2s(b bool) string {
@@ -152,7 +147,7 @@ func b2s(b bool) string {
 
 func (r *redisBalances) Take(ctx context.Context, userID, tokenID, amount int64, force bool) error {
 	return r.runMove(ctx, userID, tokenID, func(e string) (int, error) {
-		keys := []string{r.epochKey(), r.userKey(e, userID), r.tokenKey(e, tokenID)}
+		keys := r.scriptKeys(r.userKeys(e, userID), r.tokenKeys(e, tokenID))
 		return takeScript.Run(ctx, r.rdb, keys, e, amount, b2s(force), b2s(tokenID != 0)).Int()
 	})
 }
@@ -203,10 +198,10 @@ func (r *redisBalances) Give(ctx context.Context, userID, tokenID, amount int64)
 }
 
 // add runs the add script, loading the balance first when it is missing.
-func (r *redisBalances) add(ctx context.Context, key func(e string) string, delta int64, load func(e string) error) (int64, error) {
+func (r *redisBalances) add(ctx context.Context, keys func(e string) []string, delta int64, load func(e string) error) (int64, error) {
 	e := r.cur()
 	for attempt := 0; attempt < 4; attempt++ {
-		res, err := addScript.Run(ctx, r.rdb, []string{r.epochKey(), key(e)}, e, delta).Int64Slice()
+		res, err := addScript.Run(ctx, r.rdb, r.scriptKeys(keys(e)), e, delta).Int64Slice()
 		if err != nil {
 			if delta != 0 {
 				r.dirty.Store(true)
@@ -233,12 +228,12 @@ func (r *redisBalances) add(ctx context.Context, key func(e string) string, delt
 }
 
 func (r *redisBalances) AddUser(ctx context.Context, userID, delta int64) (int64, error) {
-	return r.add(ctx, func(e string) string { return r.userKey(e, userID) }, delta,
+	return r.add(ctx, func(e string) []string { return r.userKeys(e, userID) }, delta,
 		func(e string) error { return r.loadUser(ctx, e, userID) })
 }
 
 func (r *redisBalances) AddToken(ctx context.Context, tokenID, delta int64) (int64, error) {
-	return r.add(ctx, func(e string) string { return r.tokenKey(e, tokenID) }, delta,
+	return r.add(ctx, func(e string) []string { return r.tokenKeys(e, tokenID) }, delta,
 		func(e string) error { return r.loadToken(ctx, e, tokenID) })
 }
 
@@ -268,7 +263,7 @@ func (r *redisBalances) Token(ctx context.Context, tokenID int64) (int64, bool, 
 		return 0, false, err
 	}
 	if v == -1 {
-		v2, err := r.rdb.Get(ctx, r.tokenKey(r.cur(), tokenID)).Result()
+		v2, err := r.rdb.Get(ctx, r.tokenKeys(r.cur(), tokenID)[0]).Result()
 		if err == nil && v2 == unlimitedMark {
 			return -1, false, nil
 		}
@@ -280,10 +275,10 @@ func (r *redisBalances) Forget(userID, tokenID int64) {
 	ctx := context.Background()
 	e := r.cur()
 	if userID != 0 {
-		r.rdb.Del(ctx, r.userKey(e, userID))
+		r.rdb.Del(ctx, r.userKeys(e, userID)...)
 	}
 	if tokenID != 0 {
-		r.rdb.Del(ctx, r.tokenKey(e, tokenID))
+		r.rdb.Del(ctx, r.tokenKeys(e, tokenID)...)
 	}
 }
 
@@ -303,11 +298,11 @@ func (r *redisBalances) Committed(ctx context.Context, write func() ([]Move, err
 	}
 	e := r.cur()
 	for _, mv := range moves {
-		if err := r.addLoaded(ctx, e, r.userKey(e, mv.UserID), mv.Delta); err != nil {
+		if err := r.addLoaded(ctx, e, r.userKeys(e, mv.UserID), mv.Delta); err != nil {
 			return err
 		}
 		if mv.TokenID != 0 {
-			if err := r.addLoaded(ctx, e, r.tokenKey(e, mv.TokenID), mv.Delta); err != nil {
+			if err := r.addLoaded(ctx, e, r.tokenKeys(e, mv.TokenID), mv.Delta); err != nil {
 				return err
 			}
 		}
@@ -317,8 +312,8 @@ func (r *redisBalances) Committed(ctx context.Context, write func() ([]Move, err
 
 // addLoaded adds delta to a balance Redis holds and leaves a missing one
 // (or one of a lost epoch) missing.
-func (r *redisBalances) addLoaded(ctx context.Context, e, key string, delta int64) error {
-	err := addScript.Run(ctx, r.rdb, []string{r.epochKey(), key}, e, delta).Err()
+func (r *redisBalances) addLoaded(ctx context.Context, e string, keys []string, delta int64) error {
+	err := addScript.Run(ctx, r.rdb, r.scriptKeys(keys), e, delta).Err()
 	if err != nil {
 		r.dirty.Store(true)
 	}

@@ -11,16 +11,17 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
-// moveScript: KEYS epoch, user, token, journal, journal set; ARGV epoch,
-// delta, force (0/1), hasToken (0/1), entry key, journal record, node. It
-// moves the user and (limited) key by delta and records the move in the
-// node's journal, all or nothing; results as takeScript's.
-var moveScript = redis.NewScript(epochCheck + `
-local u = redis.call('GET', KEYS[2])
+// moveScript: KEYS epoch, the user's three keys, the key's three keys
+// (redis_legacy.go), journal, journal set; ARGV epoch, delta, force (0/1),
+// hasToken (0/1), entry key, journal record, node. It moves the user and
+// (limited) key by delta and records the move in the node's journal, all
+// or nothing; results as takeScript's.
+var moveScript = redis.NewScript(epochCheck + balanceLib + `
+local u = bget(KEYS[2], KEYS[3], KEYS[4])
 if not u then return -1 end
 local t = false
 if ARGV[4] == '1' then
-  t = redis.call('GET', KEYS[3])
+  t = bget(KEYS[5], KEYS[6], KEYS[7])
   if not t then return -2 end
 end
 local d = tonumber(ARGV[2])
@@ -28,26 +29,28 @@ if d < 0 and ARGV[3] ~= '1' then
   if tonumber(u) < -d then return -3 end
   if t and t ~= 'unlimited' and tonumber(t) < -d then return -4 end
 end
-redis.call('INCRBY', KEYS[2], d)
-if t and t ~= 'unlimited' then redis.call('INCRBY', KEYS[3], d) end
-redis.call('HSET', KEYS[4], ARGV[5], ARGV[6])
-redis.call('SADD', KEYS[5], ARGV[7])
+bmove(KEYS[2], KEYS[3], KEYS[4], u, d)
+if t then bmove(KEYS[5], KEYS[6], KEYS[7], t, d) end
+redis.call('HSET', KEYS[8], ARGV[5], ARGV[6])
+redis.call('SADD', KEYS[9], ARGV[7])
 return 0
 `)
 
-// undoScript: KEYS epoch, journal, user, token; ARGV epoch, entry key,
-// undo (0/1), delta, hasToken (0/1). It removes the journal record and,
-// when asked and the record was still there, takes its move back from the
-// balances Redis holds (a balance not loaded reads the database, which
-// never had the move). Returns 1 when it removed the record.
-var undoScript = redis.NewScript(epochCheck + `
-if redis.call('HDEL', KEYS[2], ARGV[2]) == 0 then return 0 end
+// undoScript: KEYS epoch, the user's three keys, the key's three keys,
+// journal; ARGV epoch, entry key, undo (0/1), delta, hasToken (0/1). It
+// removes the journal record and, when asked and the record was still
+// there, takes its move back from the balances Redis holds (a balance not
+// loaded reads the database, which never had the move). Returns 1 when it
+// removed the record.
+var undoScript = redis.NewScript(epochCheck + balanceLib + `
+if redis.call('HDEL', KEYS[8], ARGV[2]) == 0 then return 0 end
 if ARGV[3] == '1' then
-  local d = tonumber(ARGV[4])
-  if redis.call('GET', KEYS[3]) then redis.call('INCRBY', KEYS[3], -d) end
+  local d = -tonumber(ARGV[4])
+  local u = bget(KEYS[2], KEYS[3], KEYS[4])
+  if u then bmove(KEYS[2], KEYS[3], KEYS[4], u, d) end
   if ARGV[5] == '1' then
-    local t = redis.call('GET', KEYS[4])
-    if t and t ~= 'unlimited' then redis.call('INCRBY', KEYS[4], -d) end
+    local t = bget(KEYS[5], KEYS[6], KEYS[7])
+    if t then bmove(KEYS[5], KEYS[6], KEYS[7], t, d) end
   end
 end
 return 1
@@ -79,7 +82,7 @@ func (r *redisBalances) moveRecorded(ctx context.Context, node, entryKey string,
 		record += " " + string(b)
 	}
 	return r.runMove(ctx, userID, tokenID, func(e string) (int, error) {
-		keys := []string{r.epochKey(), r.userKey(e, userID), r.tokenKey(e, tokenID), r.journalKey(e, node), r.journalSet(e)}
+		keys := append(r.scriptKeys(r.userKeys(e, userID), r.tokenKeys(e, tokenID)), r.journalKey(e, node), r.journalSet(e))
 		return moveScript.Run(ctx, r.rdb, keys, e, delta, b2s(force), b2s(tokenID != 0), entryKey, record, node).Int()
 	})
 }
@@ -163,7 +166,7 @@ func (r *redisBalances) reconcile(ctx context.Context, node string, stored func(
 	undone := 0
 	for k, jr := range recs {
 		undo := !have[k] && jr.ok
-		n, err := undoScript.Run(ctx, r.rdb, []string{r.epochKey(), jk, r.userKey(e, jr.userID), r.tokenKey(e, jr.tokenID)},
+		n, err := undoScript.Run(ctx, r.rdb, append(r.scriptKeys(r.userKeys(e, jr.userID), r.tokenKeys(e, jr.tokenID)), jk),
 			e, k, b2s(undo), jr.delta, b2s(jr.tokenID != 0)).Int()
 		if err != nil {
 			return undone, err

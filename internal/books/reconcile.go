@@ -56,6 +56,9 @@ type Difference struct {
 	Expected int64  `json:"expected"`
 	Actual   int64  `json:"actual"`
 	Message  string `json:"message"`
+	// Rows names the usage rows (and calls without one) behind a
+	// difference of the ledger and the rows.
+	Rows []RowFinding `json:"rows,omitempty"`
 }
 
 // books is one account's sums while the ledger and the rows are read.
@@ -153,7 +156,7 @@ func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Tim
 		a.BalanceEnd = a.BalanceStart + b.raw
 		rep.add(a, b, "token")
 	}
-	return rep, nil
+	return rep, explainRows(ctx, st, w, rep)
 }
 
 // readBooks reads the window's ledger entries between two readings of its

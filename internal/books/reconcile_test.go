@@ -2,8 +2,10 @@ package books
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -243,5 +245,45 @@ func TestALostRowOfAFreeCallIsNamed(t *testing.T) {
 	}
 	if rep.OK || len(checks) != 2 || checks[0] != "user "+CheckCallsRows || checks[1] != "token "+CheckCallsRows {
 		t.Fatalf("differences %v, want the user's and the key's calls named", checks)
+	}
+}
+
+// A usage row whose quota was changed is named by its id, its table, the
+// field and both values; a deleted row by the call the ledger charged.
+func TestAnAlteredUsageRowIsNamedWithWhatDiffers(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.mixedRun()
+	var id int64
+	must(t, e.st.DB().QueryRow("SELECT id FROM usage_logs WHERE type = 'consume' AND quota = 600").Scan(&id))
+	_, err := e.st.DB().Exec("UPDATE usage_logs SET quota = 6 WHERE id = ?", id)
+	must(t, err)
+	rep := e.reconcile(lastHour())
+	found := 0
+	for _, d := range rep.Differences {
+		if d.Check != CheckLedgerRows {
+			continue
+		}
+		if len(d.Rows) != 1 {
+			t.Fatalf("%s difference names rows %+v, want the altered one", d.Account, d.Rows)
+		}
+		r := d.Rows[0]
+		if r.Table != "usage_logs" || r.ID != id || r.Field != "quota" || r.RowValue == nil || *r.RowValue != 6 || r.Ledger == nil || *r.Ledger != 600 || r.LedgerKey == "" {
+			t.Fatalf("finding %+v, want usage_logs row %d quota 6 where the ledger charged 600", r, id)
+		}
+		if want := fmt.Sprintf("usage_logs row %d", id); !strings.Contains(d.Message, want) {
+			t.Errorf("message %q does not name %s", d.Message, want)
+		}
+		found++
+	}
+	if found != 2 {
+		t.Fatalf("differences %+v, want the user's and the key's to name the row", rep.Differences)
+	}
+
+	_, err = e.st.DB().Exec("DELETE FROM usage_logs WHERE id = ?", id)
+	must(t, err)
+	for _, d := range e.reconcile(lastHour()).Differences {
+		if d.Check == CheckLedgerRows && (len(d.Rows) != 1 || d.Rows[0].ID != 0 || d.Rows[0].RowValue != nil || *d.Rows[0].Ledger != 600) {
+			t.Fatalf("a deleted row: findings %+v, want the call without a row", d.Rows)
+		}
 	}
 }

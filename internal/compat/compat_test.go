@@ -35,6 +35,9 @@ const (
 )
 
 func TestOfficialClientLibraries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the official client libraries under node (CI runs them in its plain pass, not again under -race)")
+	}
 	dir, node := requireNode(t)
 	fakes := map[string]*fake{
 		"up-openai":    startFake(t, "openai", "up-openai-key", openAIUpstreamFake("up-openai", "up-openai-key")),

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"unicode"
 
+	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
@@ -73,18 +74,8 @@ func CheckKeys(key string) error {
 	return nil
 }
 
-// MaskKey hints at one key without revealing it: never more than its first
-// and last three characters, and nothing of a key shorter than 16
-// characters, whose ends would be too much of it.
-func MaskKey(k string) string {
-	switch {
-	case k == "":
-		return ""
-	case len(k) < 16:
-		return "****"
-	}
-	return k[:3] + "…" + k[len(k)-3:]
-}
+// MaskKey hints at one key without revealing it (store.MaskSecret).
+func MaskKey(k string) string { return store.MaskSecret(k) }
 
 // Redact replaces every key of the channel in text (an upstream error that
 // echoes the credential it refused) with ****; keys shorter than four

@@ -70,20 +70,6 @@ func TestCheckKeys(t *testing.T) {
 	}
 }
 
-func TestMaskKey(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{"", ""},
-		{"short", "****"},
-		{"fifteen-chars-k", "****"},
-		{"sk-abcdefghijklmxyz", "sk-…xyz"},
-	}
-	for _, tc := range cases {
-		if got := MaskKey(tc.in); got != tc.want {
-			t.Errorf("MaskKey(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 // keyed is a snapshot channel with three keys under the given selection.
 func keyed(t *testing.T, selection string) (*Router, *Channel) {
 	t.Helper()

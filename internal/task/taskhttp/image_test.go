@@ -1,6 +1,7 @@
 package taskhttp
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -165,15 +166,36 @@ func TestImageTimeoutAnswers504AndThePollerSettlesLater(t *testing.T) {
 
 func TestImageClientThatDisconnectsLeavesTheTaskToThePoller(t *testing.T) {
 	pe, v := newImageEnv(t, `{"status":"running"}`)
-	client := &http.Client{Timeout: 50 * time.Millisecond}
-	req, _ := http.NewRequest(http.MethodPost, pe.srv.URL+"/v1/images/generations", strings.NewReader(`{"model":"img-async","prompt":"x"}`))
+	// The client leaves once its task is submitted and the request waits
+	// on it; leaving on a fixed timer instead could come before the
+	// submission on a loaded machine, when there is no task to leave.
+	ctx, leave := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, pe.srv.URL+"/v1/images/generations", strings.NewReader(`{"model":"img-async","prompt":"x"}`))
 	req.Header.Set("Authorization", "Bearer "+userKey)
 	req.Header.Set("Content-Type", "application/json")
-	if resp, err := client.Do(req); err == nil {
+	answered := make(chan int, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answered <- 0
+			return
+		}
 		resp.Body.Close()
-		t.Fatalf("the request answered %d; want the client to give up first", resp.StatusCode)
+		answered <- resp.StatusCode
+	}()
+	var id string
+	waitFor(t, "the task to be submitted", func() bool {
+		ts, _, err := pe.svc.Store().List(t.Context(), task.Filter{}, store.Page{Page: 1, PageSize: 1})
+		if err != nil || len(ts) == 0 || ts[0].Status == "" || ts[0].UpstreamID == "" {
+			return false
+		}
+		id = ts[0].PublicID
+		return true
+	})
+	leave()
+	if code := <-answered; code != 0 {
+		t.Fatalf("the request answered %d; want the client to give up first", code)
 	}
-	id := pe.lastTask(t)
 	waitFor(t, "the abandoned wait to stop polling", func() bool {
 		before := pe.task(id).UpdatedAt
 		time.Sleep(20 * time.Millisecond)
