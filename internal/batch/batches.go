@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -97,12 +98,20 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, toBatchObject(b))
 }
 
-// start takes the batch's tickets and records the batch, which from then
-// on owns them: they are kept (out of the billing sweep's reach) and
-// flushed before the record exists, so a batch never names a hold whose
-// reservation was not stored. A crash between the two leaves kept holds
-// named batch:<id>:… and no batch: money held, never given away.
+// start admits the batch as a live call is admitted (§15): the create
+// counts against the rate limits of its key, user and group, then takes
+// the batch's tickets (period budgets, then the balance) and records the
+// batch, which from then on owns them. The tickets are kept (out of the
+// billing sweep's reach) and flushed before the record exists, so a batch
+// never names a hold whose reservation was not stored; a crash between the
+// two leaves kept holds no batch names, which the runner refunds
+// (refundOrphans).
 func (s *Service) start(r *http.Request, h http.Header, b *store.Batch, pl *plan) error {
+	var call admission.Ticket
+	if err := s.gate().Limit(r.Context(), &call, pl.principal, pl.firstModel(), h, nil); err != nil {
+		return err
+	}
+	defer call.Release(context0(r))
 	acct := billing.Account{UserID: b.UserID, TokenID: b.TokenID, Group: b.Group}
 	holds, taken, err := s.takeTickets(r.Context(), acct, b.PublicID, pl, h)
 	var e *ir.Error
