@@ -28,30 +28,10 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req createRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
-		s.fail(w, badRequest("invalid_body", "", "the request body must be a JSON object"))
+	req, err := readCreate(w, r)
+	if err != nil {
+		s.fail(w, err)
 		return
-	}
-	switch {
-	case req.InputFileID == "":
-		s.fail(w, badRequest("missing_required_parameter", "input_file_id", "input_file_id is required"))
-		return
-	case !endpoints[req.Endpoint]:
-		s.fail(w, badRequest("invalid_value", "endpoint", "endpoint must be /v1/chat/completions, /v1/embeddings or /v1/responses"))
-		return
-	case req.CompletionWindow != "24h":
-		s.fail(w, badRequest("invalid_value", "completion_window", "completion_window must be 24h"))
-		return
-	}
-	if len(req.Metadata) > 0 && string(req.Metadata) != "null" {
-		var m map[string]string
-		if json.Unmarshal(req.Metadata, &m) != nil || len(m) > 16 {
-			s.fail(w, badRequest("invalid_value", "metadata", "metadata must be an object of at most 16 string values"))
-			return
-		}
-	} else {
-		req.Metadata = nil
 	}
 	if f, err := s.ownFile(r.Context(), p, req.InputFileID); err != nil {
 		s.fail(w, err)
@@ -96,6 +76,31 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, toBatchObject(b))
+}
+
+// readCreate reads and checks a create request's body.
+func readCreate(w http.ResponseWriter, r *http.Request) (createRequest, error) {
+	var req createRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+		return req, badRequest("invalid_body", "", "the request body must be a JSON object")
+	}
+	switch {
+	case req.InputFileID == "":
+		return req, badRequest("missing_required_parameter", "input_file_id", "input_file_id is required")
+	case !endpoints[req.Endpoint]:
+		return req, badRequest("invalid_value", "endpoint", "endpoint must be /v1/chat/completions, /v1/embeddings or /v1/responses")
+	case req.CompletionWindow != "24h":
+		return req, badRequest("invalid_value", "completion_window", "completion_window must be 24h")
+	}
+	if len(req.Metadata) == 0 || string(req.Metadata) == "null" {
+		req.Metadata = nil
+		return req, nil
+	}
+	var m map[string]string
+	if json.Unmarshal(req.Metadata, &m) != nil || len(m) > 16 {
+		return req, badRequest("invalid_value", "metadata", "metadata must be an object of at most 16 string values")
+	}
+	return req, nil
 }
 
 // start admits the batch as a live call is admitted (§15): the create
