@@ -30,6 +30,7 @@ var allMigrations = []Migration{
 	guardrailsMigration,    // 134
 	batchLineCostMigration, // 135
 	taskKeyIndexMigration,  // 136
+	teamsMigration,         // 140
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
