@@ -23,7 +23,7 @@ func (a *App) buildBatches() {
 			SecretKey: f.SecretKey, Region: f.Region, Client: newUpstreamClient()})
 	}
 	a.batches = batch.New(batch.Deps{Blobs: blobs,
-		Files: a.sql.Files(), Batches: a.sql.Batches(), Keys: a.Keys, Billing: a.Billing, Router: a.Router,
+		Files: a.sql.Files(), Batches: a.sql.Batches(), Holds: a.sql.Holds(), Keys: a.Keys, Billing: a.Billing, Router: a.Router,
 		Limits: a.Limits, Client: a.Tracer.Client(newUpstreamClient()), Adapters: providers.For, OpenAI: openai.Chat, Messages: anthropic.Messages, Logger: a.Log,
 		Lines: func(ctx context.Context, p *auth.Principal, endpoint string, body []byte, admitted time.Time, take batch.LineTake) batch.LineResult {
 			r := a.Relay.RunLine(ctx, p, endpoint, body, admitted, relay.LineTake(take))

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -27,30 +28,10 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req createRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
-		s.fail(w, badRequest("invalid_body", "", "the request body must be a JSON object"))
+	req, err := readCreate(w, r)
+	if err != nil {
+		s.fail(w, err)
 		return
-	}
-	switch {
-	case req.InputFileID == "":
-		s.fail(w, badRequest("missing_required_parameter", "input_file_id", "input_file_id is required"))
-		return
-	case !endpoints[req.Endpoint]:
-		s.fail(w, badRequest("invalid_value", "endpoint", "endpoint must be /v1/chat/completions, /v1/embeddings or /v1/responses"))
-		return
-	case req.CompletionWindow != "24h":
-		s.fail(w, badRequest("invalid_value", "completion_window", "completion_window must be 24h"))
-		return
-	}
-	if len(req.Metadata) > 0 && string(req.Metadata) != "null" {
-		var m map[string]string
-		if json.Unmarshal(req.Metadata, &m) != nil || len(m) > 16 {
-			s.fail(w, badRequest("invalid_value", "metadata", "metadata must be an object of at most 16 string values"))
-			return
-		}
-	} else {
-		req.Metadata = nil
 	}
 	if f, err := s.ownFile(r.Context(), p, req.InputFileID); err != nil {
 		s.fail(w, err)
@@ -97,12 +78,45 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, toBatchObject(b))
 }
 
-// start takes the batch's tickets and records the batch, which from then
-// on owns them: they are kept (out of the billing sweep's reach) and
-// flushed before the record exists, so a batch never names a hold whose
-// reservation was not stored. A crash between the two leaves kept holds
-// named batch:<id>:… and no batch: money held, never given away.
+// readCreate reads and checks a create request's body.
+func readCreate(w http.ResponseWriter, r *http.Request) (createRequest, error) {
+	var req createRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+		return req, badRequest("invalid_body", "", "the request body must be a JSON object")
+	}
+	switch {
+	case req.InputFileID == "":
+		return req, badRequest("missing_required_parameter", "input_file_id", "input_file_id is required")
+	case !endpoints[req.Endpoint]:
+		return req, badRequest("invalid_value", "endpoint", "endpoint must be /v1/chat/completions, /v1/embeddings or /v1/responses")
+	case req.CompletionWindow != "24h":
+		return req, badRequest("invalid_value", "completion_window", "completion_window must be 24h")
+	}
+	if len(req.Metadata) == 0 || string(req.Metadata) == "null" {
+		req.Metadata = nil
+		return req, nil
+	}
+	var m map[string]string
+	if json.Unmarshal(req.Metadata, &m) != nil || len(m) > 16 {
+		return req, badRequest("invalid_value", "metadata", "metadata must be an object of at most 16 string values")
+	}
+	return req, nil
+}
+
+// start admits the batch as a live call is admitted (§15): the create
+// counts against the rate limits of its key, user and group, then takes
+// the batch's tickets (period budgets, then the balance) and records the
+// batch, which from then on owns them. The tickets are kept (out of the
+// billing sweep's reach) and flushed before the record exists, so a batch
+// never names a hold whose reservation was not stored; a crash between the
+// two leaves kept holds no batch names, which the runner refunds
+// (refundOrphans).
 func (s *Service) start(r *http.Request, h http.Header, b *store.Batch, pl *plan) error {
+	var call admission.Ticket
+	if err := s.gate().Limit(r.Context(), &call, pl.principal, pl.firstModel(), h, nil); err != nil {
+		return err
+	}
+	defer call.Release(context0(r))
 	acct := billing.Account{UserID: b.UserID, TokenID: b.TokenID, Group: b.Group}
 	holds, taken, err := s.takeTickets(r.Context(), acct, b.PublicID, pl, h)
 	var e *ir.Error

@@ -87,7 +87,14 @@ func (r *runner) poke() {
 func (r *runner) run(ctx context.Context) {
 	t := time.NewTicker(r.s.Options.PollInterval)
 	defer t.Stop()
+	var orphansSeen time.Time
 	for {
+		if time.Since(orphansSeen) >= orphanEvery {
+			orphansSeen = time.Now()
+			if _, err := r.s.refundOrphans(ctx, orphansSeen); err != nil && ctx.Err() == nil {
+				r.s.Logger.Error("batch runner cannot refund the holds of unfinished creates", "err", err)
+			}
+		}
 		r.tick(ctx)
 		select {
 		case <-ctx.Done():

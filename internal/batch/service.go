@@ -45,6 +45,9 @@ type Options struct {
 type Deps struct {
 	Files   store.FileRepo
 	Batches store.BatchRepo
+	// Holds lists the open holds, to refund a create's that no batch
+	// names (orphans.go); nil skips that.
+	Holds store.HoldRepo
 	// Blobs keeps file bytes; nil keeps them in the database (Files).
 	Blobs   Blobs
 	Keys    *auth.Keys

@@ -142,6 +142,9 @@ func (s *Service) clearPending(ctx context.Context, b *store.Batch) error {
 			kept = append(kept, h)
 			continue
 		}
+		// A pending record names no budget share: a reservation that was
+		// made held its whole amount against the budgets that applied.
+		h.Budget = h.Reserved
 		if _, err := s.ticketOf(b, h).RefundNow(ctx, nil); err != nil {
 			return err
 		}

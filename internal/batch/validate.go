@@ -61,6 +61,15 @@ func (p *plan) sortedModels() []string {
 	return out
 }
 
+// firstModel is the model a create counts against for the rate limits:
+// the create is one request, whatever models its lines name.
+func (p *plan) firstModel() string {
+	if ms := p.sortedModels(); len(ms) > 0 {
+		return ms[0]
+	}
+	return ""
+}
+
 // validate checks every line of the input file before anything runs: JSON,
 // a unique custom_id, method POST, url equal to endpoint, a model the key
 // may use, that is routed for its group and has a price; and it sizes each

@@ -112,13 +112,7 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 	defer exitOnSecondSignal(stderr)()
 	var d *demoUpstream
 	if demo {
-		cfg.Demo = true
-		// The demo's records (its published key and password) must not land
-		// in the database serve uses, unless the operator named one.
-		if cfg.Database == config.Defaults().Database {
-			cfg.Database = demoDatabase
-		}
-		if d, err = startDemo(&cfg); err != nil {
+		if d, err = demoConfig(&cfg); err != nil {
 			fmt.Fprintln(stderr, "turnpike:", err)
 			return 1
 		}
@@ -157,6 +151,17 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 		return 1
 	}
 	return 0
+}
+
+// demoConfig turns cfg into the demo's and starts its upstream. The
+// demo's records (its published key and password) must not land in the
+// database serve uses, unless the operator named one.
+func demoConfig(cfg *config.Config) (*demoUpstream, error) {
+	cfg.Demo = true
+	if cfg.Database == config.Defaults().Database {
+		cfg.Database = demoDatabase
+	}
+	return startDemo(cfg)
 }
 
 // exitOnSecondSignal ends the process at once on a second SIGTERM or

@@ -56,6 +56,11 @@ type BooksRepo interface {
 // the two differently.
 const TaskHoldPrefix = "task-"
 
+// BatchHoldPrefix begins the hold key of every batch ticket
+// (batch:<batch id>:…). A batch's holds are kept by its record and its
+// rows are written when it is billed.
+const BatchHoldPrefix = "batch:"
+
 // HoldOf splits a ledger entry's key into the hold it belongs to and the
 // hold movement's kind (reserve, settle, refund, release); ok is false for
 // an entry of no hold (a top-up or an adjustment).

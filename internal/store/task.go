@@ -33,10 +33,14 @@ type Task struct {
 	State json.RawMessage
 	// UsageFacts are the facts priced at submit, kept to re-price at
 	// completion.
-	UsageFacts    json.RawMessage
-	UserID        int64
-	TokenID       int64
-	ChannelID     int64
+	UsageFacts json.RawMessage
+	UserID     int64
+	TokenID    int64
+	ChannelID  int64
+	// KeyIndex is the position in the channel's key list of the key the
+	// task was submitted with: an upstream task belongs to that key's
+	// account, so every later request about it uses that key alone.
+	KeyIndex      int
 	Group         string
 	RetainResult  bool
 	QuotaReserved int64

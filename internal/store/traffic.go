@@ -30,7 +30,12 @@ type TrafficRepo interface {
 	Limits(ctx context.Context) ([]LimitRow, error)
 	// PutLimits stores a subject's spec; an empty spec deletes it.
 	PutLimits(ctx context.Context, kind, subject string, spec json.RawMessage) error
-	// PeriodSpent sums the consumed quota of a user or token since since.
+	// PeriodSpent sums the consumed quota of a user or token since since,
+	// and what the kept holds of its batches taken since then still hold
+	// (BatchHoldPrefix): a batch holds its reservation against the period
+	// budgets until it is billed, and a budget counter loaded afresh (a
+	// restart without Redis) must count that share as the one it replaces
+	// did, so the batch's settlement corrects it exactly.
 	PeriodSpent(ctx context.Context, kind string, id int64, since time.Time) (int64, error)
 	// Granted sums every top-up of a user (its initial quota included).
 	Granted(ctx context.Context, userID int64) (int64, error)

@@ -139,7 +139,7 @@ func (s *Service) StreamArtifact(w http.ResponseWriter, r *http.Request, t *Task
 	if !listed(list, key) {
 		return artifactNotFound(key)
 	}
-	ch, err := s.channel(ctx, t.ChannelID)
+	ch, err := s.channel(ctx, t)
 	if err != nil {
 		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "channel_unavailable", Message: "the task's channel is gone"}
 	}

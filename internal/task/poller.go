@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/plugin/manifest"
+	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/task/egress"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
@@ -122,9 +124,9 @@ func (p *Poller) resolve(ctx context.Context, t *Task) (*polled, string) {
 	if !ok {
 		return nil, "the task's plugin is not loaded"
 	}
-	ch, err := p.s.channel(ctx, t.ChannelID)
+	ch, err := p.s.channel(ctx, t)
 	if err != nil {
-		return nil, "the task's channel is gone"
+		return nil, "the task's channel or its key is gone"
 	}
 	cr, err := p.s.credentialsFor(ctx, ch, l)
 	if err != nil {
@@ -133,12 +135,26 @@ func (p *Poller) resolve(ctx context.Context, t *Task) (*polled, string) {
 	return &polled{t: t, l: l, ch: ch, cr: cr}, ""
 }
 
-func (s *Service) channel(ctx context.Context, id int64) (*store.Channel, error) {
-	if c := s.d.Router.Table().Channel(id); c != nil {
-		return &c.Channel, nil
+// channel is t's channel holding only the key t was submitted with: the
+// upstream task belongs to that key's account, and a request about it
+// must not carry the channel's other keys. A key no longer in the list is
+// an error, not another key.
+func (s *Service) channel(ctx context.Context, t *Task) (*store.Channel, error) {
+	c := s.d.Router.Table().Channel(t.ChannelID)
+	if c == nil {
+		sc, err := s.d.Store.Channels().Get(ctx, t.ChannelID)
+		if err != nil {
+			return nil, err
+		}
+		c = &routing.Channel{Channel: *sc}
 	}
-	return s.d.Store.Channels().Get(ctx, id)
+	if t.KeyIndex < 0 || t.KeyIndex >= c.KeyCount() {
+		return nil, errKeyGone
+	}
+	return &c.WithKey(t.KeyIndex).Channel, nil
 }
+
+var errKeyGone = errors.New("the key the task was submitted with is no longer in its channel's list")
 
 // expired ends a task past its outer deadline.
 func (p *Poller) expired(ctx context.Context, t *Task, l *plugin.Loaded) bool {
@@ -208,25 +224,25 @@ func (s *Service) query(ctx context.Context, pl *polled, hook string, args ...an
 	if err != nil {
 		return nil, scrub(err.Error(), pl.cr.secrets...)
 	}
-	s.reportPoll(pl.ch.ID, resp)
+	s.reportPoll(pl.ch.ID, pl.t.KeyIndex, resp)
 	return resp, ""
 }
 
 // reportPoll tells channel health how a poll's answer went, judged like
 // every sender's (a refused key is disabled, a throttle cools it): a poll
 // is the channel's key at work too. What the answer means for the task is
-// the poll outcome's business (pollHTTP). A channel with several keys is
-// left alone: a task does not record which of them made it.
-func (s *Service) reportPoll(id int64, resp *upstreamResponse) {
+// the poll outcome's business (pollHTTP). The key judged is the one the
+// task was submitted with, the one its polls use.
+func (s *Service) reportPoll(id int64, keyIndex int, resp *upstreamResponse) {
 	ch := s.d.Router.Table().Channel(id)
-	if ch == nil || ch.KeyCount() != 1 {
+	if ch == nil || keyIndex >= ch.KeyCount() {
 		return
 	}
 	if resp.status/100 == 2 {
-		s.d.Router.Health.SucceededKey(ch, 0)
+		s.d.Router.Health.SucceededKey(ch, keyIndex)
 		return
 	}
-	s.d.Router.Health.Report(ch, 0, upstream.StatusError(resp.status, resp.headers, &ir.Error{Status: resp.status,
+	s.d.Router.Health.Report(ch, keyIndex, upstream.StatusError(resp.status, resp.headers, &ir.Error{Status: resp.status,
 		Kind: ir.KindUpstream, Code: "upstream_error", Message: fmt.Sprintf("the upstream answered a task poll with HTTP %d", resp.status)}))
 }
 

@@ -170,7 +170,7 @@ func (s *Service) accept(ctx context.Context, sub *submission, t *Task, at *atte
 	}
 	data = s.sanitize(ctx, pluginCaller{l}, data, t.PublicID)
 	now := nowMS()
-	t.UpstreamID, t.ChannelID, t.UpstreamModel, t.Action = r.taskID, at.ch.ID, at.model, sub.Action
+	t.UpstreamID, t.ChannelID, t.KeyIndex, t.UpstreamModel, t.Action = r.taskID, at.ch.ID, at.ch.KeyIndex, at.model, sub.Action
 	t.Status, t.Progress = StatusSubmitted, ""
 	t.SubmittedAt, t.CreatedAt, t.UpdatedAt = now, now, now
 	t.NextPollAt, t.Deadline = now+s.opts.PollInterval.Milliseconds(), now+s.opts.Timeout.Milliseconds()

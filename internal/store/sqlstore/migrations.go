@@ -29,6 +29,7 @@ var allMigrations = []Migration{
 	mcpMigration,           // 190
 	guardrailsMigration,    // 134
 	batchLineCostMigration, // 135
+	taskKeyIndexMigration,  // 136
 	teamsMigration,         // 140
 	tokenCacheMigration,    // 170
 }

@@ -81,9 +81,12 @@ func (r trafficRepo) PeriodSpent(ctx context.Context, kind string, id int64, sin
 	if kind == store.SubjectToken {
 		col = "token_id"
 	}
+	// One statement, so a batch billed meanwhile (its hold closed and its
+	// row written in one transaction) is counted once.
 	var sum int64
-	err := r.s.db.QueryRowContext(ctx, r.s.Rebind("SELECT COALESCE(SUM(quota), 0) FROM usage_logs WHERE "+col+" = ? AND type = ? AND created_at >= ?"),
-		id, store.LogConsume, dbTime(since)).Scan(&sum)
+	err := r.s.db.QueryRowContext(ctx, r.s.Rebind("SELECT COALESCE((SELECT SUM(quota) FROM usage_logs WHERE "+col+" = ? AND type = ? AND created_at >= ?), 0)"+
+		" + COALESCE((SELECT SUM(amount) FROM billing_holds WHERE "+col+" = ? AND owner = '' AND hold_key LIKE '"+store.BatchHoldPrefix+"%' AND created_at >= ?), 0)"),
+		id, store.LogConsume, dbTime(since), id, since.UnixMilli()).Scan(&sum)
 	return sum, wrap(err, "sum period spending")
 }
 
