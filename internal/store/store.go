@@ -68,6 +68,7 @@ type Store interface {
 	Books() BooksRepo
 	MCP() MCPRepo
 	Guardrails() GuardrailRepo
+	Plans() PlanRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through

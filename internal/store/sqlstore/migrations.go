@@ -29,6 +29,7 @@ var allMigrations = []Migration{
 	mcpMigration,           // 190
 	guardrailsMigration,    // 134
 	batchLineCostMigration, // 135
+	plansMigration,         // 150
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
