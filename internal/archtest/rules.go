@@ -38,9 +38,9 @@ var sqlDrivers = []string{"github.com/jackc/pgx/v5/...", "github.com/go-sql-driv
 // traffic counters (ratelimit), cache-affinity pins (routing), the sign-in
 // throttle (auth), and kv, which opens the connection and carries the
 // change announcements between nodes, and the shared response cache
-// (respcache).
+// (respcache), and the plan windows (plans).
 var redisOwners = []string{"internal/billing", "internal/ratelimit", "internal/routing", "internal/auth", "internal/kv",
-	"internal/respcache"}
+	"internal/respcache", "internal/plans"}
 
 // thirdPartyRules say which package owns each heavy or stateful outside
 // dependency, so that a second SQL path, a second Redis client or the AWS

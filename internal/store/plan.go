@@ -89,6 +89,16 @@ type PlanRow struct {
 	CreatedAt time.Time
 }
 
+// PlanDraw is a plan share a durable ticket holds: which grant, the
+// windows' starts it was taken in and the amount.
+type PlanDraw struct {
+	HoldKey string
+	GrantID int64
+	PlanID  int64
+	Starts  []int64
+	Amount  int64
+}
+
 // PlanSubscription is a Stripe event's effect on a subscription grant.
 type PlanSubscription struct {
 	EventID      string
@@ -124,6 +134,13 @@ type PlanRepo interface {
 	// Add moves the windows that still have the given starts by delta.
 	Add(ctx context.Context, grantID int64, starts []int64, delta int64) error
 	Windows(ctx context.Context, grantID int64) ([]PlanWindowState, error)
+
+	// KeepDraw stores the draw a durable ticket holds; Draw reads it back
+	// (ErrNotFound: the hold drew nothing) and DropDraw forgets it once
+	// ended.
+	KeepDraw(ctx context.Context, d PlanDraw) error
+	Draw(ctx context.Context, holdKey string) (*PlanDraw, error)
+	DropDraw(ctx context.Context, holdKey string) error
 
 	// Rows are the usage rows that drew from a grant since a time.
 	Rows(ctx context.Context, grantID int64, since time.Time) ([]PlanRow, error)

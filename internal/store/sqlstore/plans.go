@@ -12,7 +12,8 @@ import (
 
 // plansMigration adds plans (CONTRACT §18): the plans, who holds which
 // until when, users whose plan_overflow is not the default, the windows of
-// the database path (with Redis they live there) and the Stripe events
+// the database path (with Redis they live there), the draws durable work
+// holds (a task, a batch) and the Stripe events
 // already applied to subscriptions.
 var plansMigration = Migration{Version: 150, Name: "plans", SQL: `
 CREATE TABLE plans (
@@ -49,6 +50,14 @@ CREATE TABLE plan_windows (
 	start_ms {{bigint}} NOT NULL,
 	used {{bigint}} NOT NULL,
 	PRIMARY KEY (grant_id, idx)
+) {{options}};
+CREATE TABLE plan_draws (
+	hold_key {{string}} NOT NULL PRIMARY KEY,
+	grant_id {{bigint}} NOT NULL,
+	plan_id {{bigint}} NOT NULL,
+	starts {{text}} NOT NULL,
+	amount {{bigint}} NOT NULL,
+	created_at {{time}} NOT NULL
 ) {{options}};
 CREATE TABLE plan_events (
 	event_id {{string}} NOT NULL PRIMARY KEY,

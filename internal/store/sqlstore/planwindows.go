@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -188,4 +189,33 @@ func (r planRepo) End(ctx context.Context, s store.PlanSubscription) (bool, erro
 		return err
 	})
 	return applied, wrap(err, "end plan")
+}
+
+func (r planRepo) KeepDraw(ctx context.Context, d store.PlanDraw) error {
+	starts, err := jsonText(d.Starts)
+	if err != nil {
+		return err
+	}
+	_, err = r.s.db.ExecContext(ctx, r.s.upsertSQL("plan_draws", "hold_key", []string{"grant_id", "plan_id", "starts", "amount", "created_at"}),
+		d.HoldKey, d.GrantID, d.PlanID, starts, d.Amount, now())
+	return wrap(err, "keep plan draw")
+}
+
+func (r planRepo) Draw(ctx context.Context, holdKey string) (*store.PlanDraw, error) {
+	d := store.PlanDraw{HoldKey: holdKey}
+	var starts string
+	err := r.s.db.QueryRowContext(ctx, r.s.Rebind("SELECT grant_id, plan_id, starts, amount FROM plan_draws WHERE hold_key = ?"), holdKey).
+		Scan(&d.GrantID, &d.PlanID, &starts, &d.Amount)
+	if err != nil {
+		return nil, wrap(err, "plan draw")
+	}
+	if err := json.Unmarshal([]byte(starts), &d.Starts); err != nil {
+		return nil, fmt.Errorf("decode plan draw: %w", err)
+	}
+	return &d, nil
+}
+
+func (r planRepo) DropDraw(ctx context.Context, holdKey string) error {
+	_, err := r.s.db.ExecContext(ctx, r.s.Rebind("DELETE FROM plan_draws WHERE hold_key = ?"), holdKey)
+	return wrap(err, "drop plan draw")
 }
