@@ -33,6 +33,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/mcpgw"
 	"github.com/turnpike-gw/turnpike/internal/notify"
 	"github.com/turnpike-gw/turnpike/internal/obs"
+	"github.com/turnpike-gw/turnpike/internal/plans"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/protocol/anthropic"
@@ -66,7 +67,9 @@ type App struct {
 	Relay    *relay.Relay
 	Admin    *admin.API
 	// Limits is traffic control; Notify sends alerts.
-	Limits  *ratelimit.Service
+	Limits *ratelimit.Service
+	// Plans are the subscription plans users hold (CONTRACT §18).
+	Plans   *plans.Service
 	Notify  *notify.Notifier
 	Handler http.Handler
 	// mux holds the fixed routes, for RoutePattern.
@@ -195,6 +198,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	}
 	a.registry.MustRegister(channelStates{a.Router})
 	a.buildTraffic()
+	a.buildPlans()
 	a.buildMCP()
 	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.Store, Logger: a.Log})
 	a.guardrails = a.newGuardrails()
@@ -207,7 +211,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		MetricsAdminOnly: !cfg.MetricsPublic, Secure: strings.HasPrefix(a.Config.Address(), "https://"),
 		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
 		TypeClaimed:   func(t int) bool { return a.plugins.Current().ClaimsType(t) },
-		Limits:        a.Limits, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
+		Limits:        a.Limits, Plans: a.Plans, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
 		Accounts: a.accountDeps(), Payments: a.paymentDeps(), Demo: cfg.Demo, FetchCatalogue: a.fetchCatalogue,
 		MCPReload:  a.reloadMCP,
 		Guardrails: a.guardrailDeps(),
@@ -216,7 +220,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.changes = kv.NewChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
 	a.tasks = task.New(task.Deps{
 		Store: a.Store, Billing: a.Billing, Router: a.Router, Generations: a.plugins,
-		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, Limits: a.Limits,
+		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, Limits: a.Limits, Plans: a.Plans,
 		Options: task.Options{
 			PollInterval: cfg.PollInterval(), MaxFailures: cfg.TaskPollMaxFails,
 			Timeout: time.Duration(cfg.TaskTimeoutMin) * time.Minute, RetryCount: cfg.RetryCount,
@@ -238,7 +242,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		Embedder: gemini.Generate, TokenCounter: gemini.Generate, ResponsesAPI: responses.API, Completions: openai.Completions,
 		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.taskHTTP,
 		Responses: relay.NewResponseIndex(a.Store.Responses(), a.Log),
-		Limits:    a.Limits, OnSettle: a.Notify.Spent, Tracer: a.Tracer, Guardrails: a.guardrails,
+		Limits:    a.Limits, Plans: a.Plans, OnSettle: a.Notify.Spent, Tracer: a.Tracer, Guardrails: a.guardrails,
 		Options: relay.Options{
 			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,
 			FirstByteTimeout: time.Duration(cfg.FirstByteTimeout) * time.Second,
@@ -294,6 +298,9 @@ func (a *App) reload(ctx context.Context) error {
 	}
 	if err := a.Limits.Reload(ctx); err != nil {
 		return fmt.Errorf("load traffic limits: %w", err)
+	}
+	if err := a.Plans.Reload(ctx); err != nil {
+		return fmt.Errorf("load plans: %w", err)
 	}
 	return a.reloadMCP(ctx)
 }

@@ -103,8 +103,11 @@ func (d *Draw) add(ctx context.Context, delta int64) {
 
 // Keep stores the draw of a durable ticket under its hold key, so that
 // whichever process ends the ticket ends the draw too.
-func (d *Draw) Keep(ctx context.Context, holdKey string) error {
-	return d.s.st.KeepDraw(ctx, store.PlanDraw{HoldKey: holdKey, GrantID: d.grant, PlanID: d.plan, Starts: d.starts, Amount: d.amount})
+func (d *Draw) Keep(ctx context.Context, holdKey string) {
+	err := d.s.st.KeepDraw(ctx, store.PlanDraw{HoldKey: holdKey, GrantID: d.grant, PlanID: d.plan, Starts: d.starts, Amount: d.amount})
+	if err != nil {
+		d.s.log.Warn("plan draw of a durable ticket not stored; a restored ticket would not find it", "key", holdKey, "err", err)
+	}
 }
 
 // Forget drops the stored draw of an ended durable ticket.
@@ -116,18 +119,18 @@ func (d *Draw) Forget(ctx context.Context, holdKey string) {
 
 // Restore reads back the draw a durable ticket kept under holdKey; nil
 // when it drew nothing. Without any grant it reads nothing.
-func (s *Service) Restore(ctx context.Context, holdKey string) (*Draw, error) {
+func (s *Service) Restore(ctx context.Context, holdKey string) *Draw {
 	if s == nil || len(s.snap.Load().byUser) == 0 {
-		return nil, nil
+		return nil
 	}
 	pd, err := s.st.Draw(ctx, holdKey)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
 	if err != nil {
-		return nil, err
+		if !errors.Is(err, store.ErrNotFound) {
+			s.log.Warn("plan draw of a durable ticket not read", "key", holdKey, "err", err)
+		}
+		return nil
 	}
-	return &Draw{s: s, grant: pd.GrantID, plan: pd.PlanID, starts: pd.Starts, amount: pd.Amount}, nil
+	return &Draw{s: s, grant: pd.GrantID, plan: pd.PlanID, starts: pd.Starts, amount: pd.Amount}
 }
 
 // Mark adds other.plan to a usage row's other: the plan, the grant, the

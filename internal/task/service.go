@@ -11,6 +11,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
+	"github.com/turnpike-gw/turnpike/internal/plans"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -75,6 +76,8 @@ type Deps struct {
 	// Limits is traffic control (rate limits and period budgets); nil
 	// admits every submission.
 	Limits *ratelimit.Service
+	// Plans are the subscription plans (nil: none).
+	Plans *plans.Service
 }
 
 // Service is the task pipeline: submission, the task records, the poller and
