@@ -36,6 +36,9 @@ type userView struct {
 	CreatedAt time.Time `json:"created_at"`
 	limitsView
 	MCP *mcpGrantView `json:"mcp"`
+	// PlanOverflow is what a call covered by a spent plan window does
+	// (CONTRACT §18).
+	PlanOverflow string `json:"plan_overflow"`
 }
 
 func (a *API) userView(ctx context.Context, u *store.User) (userView, error) {
@@ -52,7 +55,8 @@ func (a *API) userView(ctx context.Context, u *store.User) (userView, error) {
 		return userView{}, err
 	}
 	return userView{ID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group, Quota: bal,
-		UsedQuota: u.UsedQuota, Status: u.Status, CreatedAt: u.CreatedAt, limitsView: lv, MCP: grant}, nil
+		UsedQuota: u.UsedQuota, Status: u.Status, CreatedAt: u.CreatedAt, limitsView: lv, MCP: grant,
+		PlanOverflow: a.planOverflowOf(u.ID)}, nil
 }
 
 func (a *API) writeUser(w http.ResponseWriter, r *http.Request, status int, u *store.User) error {
@@ -126,7 +130,7 @@ func (a *API) getUser(w http.ResponseWriter, r *http.Request, _ *auth.Principal)
 	return a.writeUser(w, r, http.StatusOK, u)
 }
 
-var userFields = []string{"username", "password", "role", "group", "quota", "status", "mcp"}
+var userFields = []string{"username", "password", "role", "group", "quota", "status", "mcp", "plan_overflow"}
 
 // userInput holds the writable fields of a user request.
 type userInput struct {
@@ -233,6 +237,10 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err != nil {
 		return err
 	}
+	overflow, overflowSent, err := readOverflow(in.f)
+	if err != nil {
+		return err
+	}
 	if !mayManage(p, u) {
 		return forbidden("only root may change a user with role %s", u.Role)
 	}
@@ -267,6 +275,11 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	}
 	if err := a.saveMCPGrant(r.Context(), store.SubjectUser, u.ID, grant); err != nil {
 		return err
+	}
+	if overflowSent {
+		if err := a.saveOverflow(r.Context(), u.ID, overflow); err != nil {
+			return err
+		}
 	}
 	a.d.Keys.Invalidate()
 	return a.writeUser(w, r, http.StatusOK, u)
