@@ -290,6 +290,21 @@ func readOverflow(f fields) (string, bool, error) {
 	return mode, true, nil
 }
 
+// checkOverflow refuses a plan_overflow that is neither setting.
+func checkOverflow(f fields) error {
+	_, _, err := readOverflow(f)
+	return err
+}
+
+// patchOverflow saves plan_overflow when it was sent.
+func (a *API) patchOverflow(ctx context.Context, f fields, userID int64) error {
+	mode, ok, err := readOverflow(f)
+	if err != nil || !ok {
+		return err
+	}
+	return a.saveOverflow(ctx, userID, mode)
+}
+
 func (a *API) saveOverflow(ctx context.Context, userID int64, mode string) error {
 	if err := a.d.Store.Plans().SetOverflow(ctx, userID, mode); err != nil {
 		return err
@@ -324,4 +339,13 @@ func (a *API) planOverflowOf(userID int64) string {
 		return plans.OverflowWait
 	}
 	return plans.OverflowBalance
+}
+
+// saveUserExtras saves what a user body sets beside the user row: its MCP
+// grant and its plan_overflow.
+func (a *API) saveUserExtras(ctx context.Context, userID int64, grant mcpGrantInput, f fields) error {
+	if err := a.saveMCPGrant(ctx, store.SubjectUser, userID, grant); err != nil {
+		return err
+	}
+	return a.patchOverflow(ctx, f, userID)
 }

@@ -21,7 +21,8 @@ var layerRules = []Rule{
 	// guardrail (store and tokenize only) sits below admission: the usage
 	// row records what the guardrails did.
 	{Name: "admission builds on routing, billing and limits", Subject: "internal/admission",
-		MayImport: []string{"internal/ir", "internal/store", "internal/auth", "internal/billing", "internal/ratelimit", "internal/routing", "internal/guardrail"}},
+		MayImport: []string{"internal/ir", "internal/store", "internal/auth", "internal/billing", "internal/ratelimit", "internal/routing", "internal/guardrail", "internal/plans"}},
+	{Name: "plans sit below admission", Subject: "internal/plans", MayImport: []string{"internal/store"}},
 	{Name: "billing sits below admission", Subject: "internal/billing", MayImport: []string{"internal/ir", "internal/store"}},
 	{Name: "ratelimit sits below admission", Subject: "internal/ratelimit", MayImport: []string{"internal/ir", "internal/store"}},
 	{Name: "auth sits below admission", Subject: "internal/auth", MayImport: []string{"internal/config", "internal/ir", "internal/store"}},
