@@ -15,6 +15,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
+	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 )
 
 // env is a plan store with one plan of an hour's and a week's window,
@@ -30,9 +31,13 @@ type env struct {
 const user = 7
 
 func newEnv(t *testing.T, withRedis bool) *env {
+	return newEnvOn(t, "sqlite:"+filepath.Join(t.TempDir(), "plans.db"), withRedis)
+}
+
+func newEnvOn(t *testing.T, dsn string, withRedis bool) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "plans.db"))
+	st, err := sqlstore.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,9 +93,25 @@ func testRedis(t *testing.T) Redis {
 
 // backends runs a test on the database path and, when Redis is there, on
 // the Redis path.
+// The database path runs on SQLite, and on PostgreSQL and MySQL when
+// their test servers are set.
 func backends(t *testing.T, run func(t *testing.T, e *env)) {
 	t.Run("database", func(t *testing.T) { run(t, newEnv(t, false)) })
 	t.Run("redis", func(t *testing.T) { run(t, newEnv(t, true)) })
+	t.Run("postgres", func(t *testing.T) {
+		base := os.Getenv("TURNPIKE_TEST_POSTGRES")
+		if base == "" {
+			t.Skip("TURNPIKE_TEST_POSTGRES not set")
+		}
+		run(t, newEnvOn(t, testdb.Postgres(t, base), false))
+	})
+	t.Run("mysql", func(t *testing.T) {
+		base := os.Getenv("TURNPIKE_TEST_MYSQL")
+		if base == "" {
+			t.Skip("TURNPIKE_TEST_MYSQL not set")
+		}
+		run(t, newEnvOn(t, testdb.MySQL(t, base), false))
+	})
 }
 
 // isolate gives a Redis run's grant keys of its own, so runs sharing the

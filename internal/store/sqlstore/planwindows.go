@@ -12,10 +12,25 @@ import (
 )
 
 // Take is the database path of a plan draw: the grant's window rows are
-// locked (made first when missing), each closed one is reopened at nowMS,
-// and amount is added to every one of them only if it fits in all. With
-// the rows locked, nodes sharing the database draw exactly.
+// locked, each closed one is reopened at nowMS, and amount is added to
+// every one of them only if it fits in all. With the rows locked, nodes
+// sharing the database draw exactly. A grant's first draw makes its rows
+// first, outside the locking transaction, so concurrent first draws do
+// not deadlock on the inserts' gap locks (MySQL).
 func (r planRepo) Take(ctx context.Context, grantID int64, wins []store.PlanTake, nowMS, amount int64) (store.PlanTaken, error) {
+	out, err := r.take(ctx, grantID, wins, nowMS, amount)
+	if errors.Is(err, errNoWindowRows) {
+		if err = r.makeWindows(ctx, grantID, len(wins)); err == nil {
+			out, err = r.take(ctx, grantID, wins, nowMS, amount)
+		}
+	}
+	return out, wrap(err, "draw from plan")
+}
+
+// errNoWindowRows: the grant's window rows are not all made yet.
+var errNoWindowRows = errors.New("plan window rows missing")
+
+func (r planRepo) take(ctx context.Context, grantID int64, wins []store.PlanTake, nowMS, amount int64) (store.PlanTaken, error) {
 	var out store.PlanTaken
 	err := r.s.withTx(ctx, func(tx *sql.Tx) error {
 		out = store.PlanTaken{}
@@ -31,9 +46,6 @@ func (r planRepo) Take(ctx context.Context, grantID int64, wins []store.PlanTake
 			}
 			if st.Used+amount > w.Quota {
 				out.Spent, out.ResetMS = i, st.StartMS+w.LengthMS
-				if out.Opened[i] {
-					out.ResetMS = nowMS + w.LengthMS
-				}
 				return nil
 			}
 			states[i], out.Starts[i] = st, st.StartMS
@@ -47,22 +59,27 @@ func (r planRepo) Take(ctx context.Context, grantID int64, wins []store.PlanTake
 		out.OK = true
 		return nil
 	})
-	return out, wrap(err, "draw from plan")
+	return out, err
 }
 
-// lockWindows makes the grant's n window rows when missing and reads them
-// locked for the rest of the transaction (SQLite locks the whole database
-// on the first write, which the inserts are).
-func (r planRepo) lockWindows(ctx context.Context, tx *sql.Tx, grantID int64, n int) ([]store.PlanWindowState, error) {
+// makeWindows makes a grant's n window rows (never opened) where missing.
+func (r planRepo) makeWindows(ctx context.Context, grantID int64, n int) error {
 	ins := "INSERT INTO plan_windows (grant_id, idx, start_ms, used) VALUES (?, ?, 0, 0) ON CONFLICT (grant_id, idx) DO NOTHING"
 	if r.s.dialect == MySQL {
 		ins = "INSERT IGNORE INTO plan_windows (grant_id, idx, start_ms, used) VALUES (?, ?, 0, 0)"
 	}
 	for i := 0; i < n; i++ {
-		if _, err := tx.ExecContext(ctx, r.s.Rebind(ins), grantID, i); err != nil {
-			return nil, err
+		if _, err := r.s.db.ExecContext(ctx, r.s.Rebind(ins), grantID, i); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// lockWindows reads the grant's n window rows locked for the rest of the
+// transaction (SQLite locks the whole database at the transaction's first
+// write instead).
+func (r planRepo) lockWindows(ctx context.Context, tx *sql.Tx, grantID int64, n int) ([]store.PlanWindowState, error) {
 	q := "SELECT grant_id, idx, start_ms, used FROM plan_windows WHERE grant_id = ? ORDER BY idx"
 	if r.s.dialect != SQLite {
 		q += " FOR UPDATE"
@@ -76,7 +93,7 @@ func (r planRepo) lockWindows(ctx context.Context, tx *sql.Tx, grantID int64, n 
 		return nil, err
 	}
 	if len(states) < n {
-		return nil, fmt.Errorf("plan %d has %d window rows, want %d", grantID, len(states), n)
+		return nil, errNoWindowRows
 	}
 	return states, nil
 }
