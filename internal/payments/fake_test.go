@@ -37,7 +37,7 @@ type fakeSession struct {
 	ID, Order, Currency, SuccessURL, CancelURL string
 	// User and Plan are a subscription's metadata.
 	User, Plan string
-	Cents                                      int64
+	Cents      int64
 }
 
 func newFakeStripe(t *testing.T) *fakeStripe {
@@ -91,7 +91,7 @@ func (f *fakeStripe) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := fakeSession{ID: fmt.Sprintf("cs_test_%d", f.requests), Order: order, Cents: cents, User: v.Get("subscription_data[metadata][user]"),
-		Plan: v.Get("subscription_data[metadata][plan]"),
+		Plan:     v.Get("subscription_data[metadata][plan]"),
 		Currency: v.Get("line_items[0][price_data][currency]"), SuccessURL: v.Get("success_url"), CancelURL: v.Get("cancel_url")}
 	f.sessions[s.ID] = s
 	w.Header().Set("Content-Type", "application/json")

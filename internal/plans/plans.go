@@ -119,12 +119,16 @@ func (s *Service) Reload(ctx context.Context) error {
 
 // Covering is the grants of user that cover model for group, highest
 // priority first. With no grant held by anyone it is one pointer load and
-// a nil map read: a gateway without plans pays nothing more per call.
+// a length check: a gateway without plans pays nothing more per call.
 func (s *Service) Covering(user int64, group, model string) []Held {
 	if s == nil {
 		return nil
 	}
-	hs := s.snap.Load().byUser[user]
+	snap := s.snap.Load()
+	if len(snap.byUser) == 0 {
+		return nil
+	}
+	hs := snap.byUser[user]
 	if len(hs) == 0 {
 		return nil
 	}

@@ -275,3 +275,43 @@ func TestConcurrentDrawsOnTwoNodesNeverOverspendAWindow(t *testing.T) {
 		}
 	})
 }
+
+// failingBackend fails a test that reaches it: a call no plan covers must
+// not touch Redis or the database.
+type failingBackend struct{ t *testing.T }
+
+func (f failingBackend) take(context.Context, int64, []store.PlanTake, int64, int64) (store.PlanTaken, error) {
+	f.t.Error("a draw reached the windows")
+	return store.PlanTaken{}, nil
+}
+func (f failingBackend) add(context.Context, int64, []int64, int64) error {
+	f.t.Error("a correction reached the windows")
+	return nil
+}
+func (f failingBackend) live(context.Context, int64, int) ([]store.PlanWindowState, error) {
+	f.t.Error("a read reached the windows")
+	return nil, nil
+}
+
+func TestWithoutGrantsACallCostsOneMapReadAndNoRoundTrip(t *testing.T) {
+	s := New(Options{})
+	s.be = failingBackend{t}
+	allocs := testing.AllocsPerRun(1000, func() {
+		if hs := s.Covering(user, "default", "m1"); hs != nil {
+			t.Fatal("covered without a grant")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("the check allocates %v times per call", allocs)
+	}
+	if d := s.Restore(context.Background(), "task:1"); d != nil {
+		t.Error("a restored ticket found a draw without any grant")
+	}
+}
+
+func BenchmarkCoveringWithoutGrants(b *testing.B) {
+	s := New(Options{})
+	for b.Loop() {
+		_ = s.Covering(user, "default", "m1")
+	}
+}
