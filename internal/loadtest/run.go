@@ -66,7 +66,8 @@ type Result struct {
 	Errors   int
 	FirstErr string
 	Elapsed  time.Duration
-	P50, P99 time.Duration
+	// P90 is filled in by the added-latency modes only.
+	P50, P90, P99 time.Duration
 	// CPU is the proxy process's user+system time during the phase.
 	CPU time.Duration
 	// LagP50 and LagP99 are, for paced streams, how late content chunks
@@ -130,14 +131,37 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	}
 	defer targets[1].stop()
 	var results []Result
+	var latency []*latencyTarget
 	for _, mode := range o.Modes {
+		if IsLatencyMode(mode) {
+			if latency == nil {
+				latency = newLatencyTargets(up.URL, targets, names)
+			}
+			for round := 1; round <= max(o.Rounds, 1); round++ {
+				rs, err := measureLatency(ctx, o, latency, mode, round)
+				if err != nil {
+					return results, err
+				}
+				for _, r := range rs {
+					fmt.Fprintf(o.Log, "%-8s %-14s round %d: p50 %-9s p90 %-9s p99 %s\n", r.Target, r.Mode, round, fmtDur(r.P50), fmtDur(r.P90), fmtDur(r.P99))
+				}
+				results = append(results, rs...)
+			}
+			continue
+		}
 		for _, conns := range phaseConns(o, mode) {
 			// Baseline and gateway run back to back so each pair sees the
 			// same machine conditions; rounds alternate the two, so a slow
 			// spell of a shared machine lands in one pair, not one target.
 			for round := 1; round <= max(o.Rounds, 1); round++ {
 				for i, t := range targets {
-					r, err := measure(ctx, o, t, names[i], mode, conns, round)
+					measureOne := measure
+					if mode == Idle {
+						measureOne = func(ctx context.Context, o Options, t *child, name string, _ Mode, _, round int) (Result, error) {
+							return measureIdle(ctx, o, t, name, round)
+						}
+					}
+					r, err := measureOne(ctx, o, t, names[i], mode, conns, round)
 					if err != nil {
 						return results, err
 					}
@@ -154,8 +178,11 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 
 // phaseConns is the concurrencies mode is measured at.
 func phaseConns(o Options, mode Mode) []int {
-	if mode == ManyStreams {
+	switch mode {
+	case ManyStreams:
 		return []int{o.ManyConns}
+	case Idle:
+		return []int{0}
 	}
 	return o.Conns
 }

@@ -28,6 +28,8 @@ type LogFilter struct {
 	UserID    int64
 	TokenID   int64
 	ChannelID int64
+	TeamID    int64
+	OrgID     int64
 	Since     time.Time
 }
 
@@ -68,6 +70,7 @@ type Store interface {
 	Books() BooksRepo
 	MCP() MCPRepo
 	Guardrails() GuardrailRepo
+	Teams() TeamRepo
 	Plans() PlanRepo
 }
 
