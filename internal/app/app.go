@@ -198,7 +198,6 @@ func (a *App) buildServices(balances billing.Balances) {
 	}
 	a.registry.MustRegister(channelStates{a.Router})
 	a.buildTraffic()
-	a.buildPlans()
 	a.buildMCP()
 	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.Store, Logger: a.Log})
 	a.guardrails = a.newGuardrails()
@@ -272,6 +271,8 @@ func (a *App) buildTraffic() {
 		Help: "Calls refused by a rate limit or budget, by scope (token, user, model, budget)."}, []string{"scope"})
 	a.registry.MustRegister(refused)
 	a.Limits.OnRefuse(func(scope string) { refused.WithLabelValues(scope).Inc() })
+	// Plans are admitted beside the limits, by the same gate.
+	a.buildPlans()
 }
 
 // The task host protocol serves the standard endpoints for plugin-claimed
