@@ -155,3 +155,19 @@ func newLatencyTargets(upstreamURL string, proxies []*child, names []string) []*
 	}
 	return out
 }
+
+// latencyRounds measures every round of one added-latency mode.
+func latencyRounds(ctx context.Context, o Options, targets []*latencyTarget, mode Mode) ([]Result, error) {
+	var out []Result
+	for round := 1; round <= max(o.Rounds, 1); round++ {
+		rs, err := measureLatency(ctx, o, targets, mode, round)
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rs {
+			fmt.Fprintf(o.Log, "%-8s %-14s round %d: p50 %-9s p90 %-9s p99 %s\n", r.Target, r.Mode, round, fmtDur(r.P50), fmtDur(r.P90), fmtDur(r.P99))
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}

@@ -113,23 +113,16 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		return nil, err
 	}
 	defer up.stop()
-	targets := make([]*child, 2)
 	names := []string{Baseline, Gateway}
-	var env []string
-	if o.ProfileDir != "" {
-		env = append(env, PprofEnv+"=1")
-	}
-	if targets[0], err = startChild(o.Self, roleProxy, []string{"-upstream", up.URL}, env, o.Log); err != nil {
+	targets, err := startProxies(o, up.URL, dir)
+	if err != nil {
 		return nil, err
 	}
-	defer targets[0].stop()
-	if o.CPUProfile != "" {
-		env = append(env, ProfileEnv+"="+o.CPUProfile)
-	}
-	if targets[1], err = startChild(o.Self, roleGateway, []string{"-upstream", up.URL, "-dir", dir}, env, o.Log); err != nil {
-		return nil, err
-	}
-	defer targets[1].stop()
+	defer func() {
+		for _, t := range targets {
+			t.stop()
+		}
+	}()
 	var results []Result
 	var latency []*latencyTarget
 	for _, mode := range o.Modes {
@@ -137,15 +130,9 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 			if latency == nil {
 				latency = newLatencyTargets(up.URL, targets, names)
 			}
-			for round := 1; round <= max(o.Rounds, 1); round++ {
-				rs, err := measureLatency(ctx, o, latency, mode, round)
-				if err != nil {
-					return results, err
-				}
-				for _, r := range rs {
-					fmt.Fprintf(o.Log, "%-8s %-14s round %d: p50 %-9s p90 %-9s p99 %s\n", r.Target, r.Mode, round, fmtDur(r.P50), fmtDur(r.P90), fmtDur(r.P99))
-				}
-				results = append(results, rs...)
+			rs, err := latencyRounds(ctx, o, latency, mode)
+			if results = append(results, rs...); err != nil {
+				return results, err
 			}
 			continue
 		}
@@ -155,13 +142,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 			// spell of a shared machine lands in one pair, not one target.
 			for round := 1; round <= max(o.Rounds, 1); round++ {
 				for i, t := range targets {
-					measureOne := measure
-					if mode == Idle {
-						measureOne = func(ctx context.Context, o Options, t *child, name string, _ Mode, _, round int) (Result, error) {
-							return measureIdle(ctx, o, t, name, round)
-						}
-					}
-					r, err := measureOne(ctx, o, t, names[i], mode, conns, round)
+					r, err := measurePhase(ctx, o, t, names[i], mode, conns, round)
 					if err != nil {
 						return results, err
 					}
@@ -256,4 +237,35 @@ func failures(results []Result) error {
 		return errors.New(strings.Join(errs, "\n"))
 	}
 	return nil
+}
+
+// measurePhase measures one target in one phase; an idle phase makes no
+// calls at all.
+func measurePhase(ctx context.Context, o Options, t *child, name string, mode Mode, conns, round int) (Result, error) {
+	if mode == Idle {
+		return measureIdle(ctx, o, t, name, round)
+	}
+	return measure(ctx, o, t, name, mode, conns, round)
+}
+
+// startProxies starts the bare proxy and the gateway in front of the
+// upstream, in that order (the order of the target names).
+func startProxies(o Options, upstreamURL, dir string) ([]*child, error) {
+	var env []string
+	if o.ProfileDir != "" {
+		env = append(env, PprofEnv+"=1")
+	}
+	proxy, err := startChild(o.Self, roleProxy, []string{"-upstream", upstreamURL}, env, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	if o.CPUProfile != "" {
+		env = append(env, ProfileEnv+"="+o.CPUProfile)
+	}
+	gateway, err := startChild(o.Self, roleGateway, []string{"-upstream", upstreamURL, "-dir", dir}, env, o.Log)
+	if err != nil {
+		proxy.stop()
+		return nil, err
+	}
+	return []*child{proxy, gateway}, nil
 }
