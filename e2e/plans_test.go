@@ -184,8 +184,14 @@ func seeWindows(p *page, gw *testkit.Gateway) {
 func subscribeByCard(p *page, stripe *fakeCheckout) {
 	p.waitVisible("#plans-sale button.primary")
 	p.click("#plans-sale button.primary")
-	p.waitFor(`location.search === "" && document.querySelector("main[data-page=plans]")`, "back from Checkout on the plans page")
+	// The page is the plans page before and after Checkout, so wait for
+	// the session to be opened first, then for the page it returns to.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(stripe.opened()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if got := stripe.opened(); len(got) != 1 || got[0] != "subscription" {
 		p.t.Fatalf("Checkout sessions opened: %v, want one in subscription mode", got)
 	}
+	p.waitFor(`location.search === "" && document.querySelector("main[data-page=plans]") && !document.querySelector("main[aria-busy]")`, "back from Checkout on the plans page")
 }
