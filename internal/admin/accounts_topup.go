@@ -193,6 +193,10 @@ func (a *API) stripeWebhook(w http.ResponseWriter, r *http.Request, _ *auth.Prin
 				return err
 			}
 		}
+	case "invoice.paid", "customer.subscription.deleted":
+		if handled, err = a.subscriptionEvent(r, ev); err != nil {
+			return err
+		}
 	case "checkout.session.expired":
 		if id := ev.Session.Order(); id != "" {
 			accounts.NoteTarget(r.Context(), id)

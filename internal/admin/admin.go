@@ -13,6 +13,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/plans"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -55,6 +56,8 @@ type Deps struct {
 	// Limits is traffic control (rate limits and budgets); nil hides the
 	// limit fields' effect.
 	Limits *ratelimit.Service
+	// Plans are the subscription plans (CONTRACT §18).
+	Plans *plans.Service
 	// Notify reads and changes where alerts go (GET, PUT
 	// /api/settings/notify); nil answers 404.
 	Notify NotifySettings
@@ -161,6 +164,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.routePayments(mux)
 	a.routeMCP(mux)
 	a.routeGuardrails(mux)
+	a.routePlans(mux)
 }
 
 // route mounts h behind authentication when role is set. what names the

@@ -35,7 +35,8 @@ type userView struct {
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"created_at"`
 	limitsView
-	MCP *mcpGrantView `json:"mcp"`
+	MCP          *mcpGrantView `json:"mcp"`
+	PlanOverflow string        `json:"plan_overflow"` // balance or wait (CONTRACT §18)
 }
 
 func (a *API) userView(ctx context.Context, u *store.User) (userView, error) {
@@ -52,7 +53,7 @@ func (a *API) userView(ctx context.Context, u *store.User) (userView, error) {
 		return userView{}, err
 	}
 	return userView{ID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group, Quota: bal,
-		UsedQuota: u.UsedQuota, Status: u.Status, CreatedAt: u.CreatedAt, limitsView: lv, MCP: grant}, nil
+		UsedQuota: u.UsedQuota, Status: u.Status, CreatedAt: u.CreatedAt, limitsView: lv, MCP: grant, PlanOverflow: a.planOverflowOf(u.ID)}, nil
 }
 
 func (a *API) writeUser(w http.ResponseWriter, r *http.Request, status int, u *store.User) error {
@@ -126,7 +127,7 @@ func (a *API) getUser(w http.ResponseWriter, r *http.Request, _ *auth.Principal)
 	return a.writeUser(w, r, http.StatusOK, u)
 }
 
-var userFields = []string{"username", "password", "role", "group", "quota", "status", "mcp"}
+var userFields = []string{"username", "password", "role", "group", "quota", "status", "mcp", "plan_overflow"}
 
 // userInput holds the writable fields of a user request.
 type userInput struct {
@@ -181,7 +182,7 @@ func (in *userInput) check() error {
 	if f.has("status") {
 		return checkStatus(in.st)
 	}
-	return nil
+	return checkOverflow(f)
 }
 
 func (a *API) createUser(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
@@ -214,7 +215,7 @@ func (a *API) createUser(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err := a.saveLimits(r.Context(), store.SubjectUser, u.ID, in.limits, in.limitsSent); err != nil {
 		return err
 	}
-	if err := a.saveMCPGrant(r.Context(), store.SubjectUser, u.ID, grant); err != nil {
+	if err := a.saveUserExtras(r.Context(), u.ID, grant, in.f); err != nil {
 		return err
 	}
 	return a.writeUser(w, r, http.StatusOK, u)
@@ -265,7 +266,7 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err := a.saveLimits(r.Context(), store.SubjectUser, u.ID, in.limits, in.limitsSent); err != nil {
 		return err
 	}
-	if err := a.saveMCPGrant(r.Context(), store.SubjectUser, u.ID, grant); err != nil {
+	if err := a.saveUserExtras(r.Context(), u.ID, grant, in.f); err != nil {
 		return err
 	}
 	a.d.Keys.Invalidate()

@@ -15,6 +15,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/plans"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -26,6 +27,8 @@ import (
 type Gate struct {
 	Billing *billing.Service
 	Limits  *ratelimit.Service
+	// Plans are the subscription plans (nil: none).
+	Plans *plans.Service
 }
 
 // Ticket is one call's money and standing with traffic control: the
@@ -38,6 +41,9 @@ type Ticket struct {
 	Lease  *ratelimit.Lease
 	Budget *ratelimit.BudgetHold
 	Hold   *billing.Hold
+	// plan is the share of a plan that pays the call instead of the
+	// balance (nil: the balance pays); see plan.go.
+	plan *plans.Draw
 	// model and heldAt are a durable ticket's (Gate.Hold, Gate.Restore),
 	// for its Record.
 	model  string
@@ -74,6 +80,7 @@ func (g Gate) Model(t *routing.Table, p *auth.Principal, model string) error {
 // the call's exact estimate, corrected at settlement. The rate-limit
 // headers go on h from here on, and on a refusal Retry-After too.
 func (g Gate) Limit(ctx context.Context, tk *Ticket, p *auth.Principal, model string, h http.Header, tokens func() int64) error {
+	tk.model = model
 	if g.Limits == nil {
 		return nil
 	}
@@ -97,11 +104,25 @@ func (g Gate) Limit(ctx context.Context, tk *Ticket, p *auth.Principal, model st
 	return nil
 }
 
-// Reserve holds amount against the period budgets that apply and then
-// reserves it from the account's quota under key. A budget refusal puts
-// its headers on h; a failed reservation gives the budget back (on bg,
-// which outlives a client that left).
+// Reserve draws amount from a plan that covers the call, else holds it
+// against the period budgets that apply and then reserves it from the
+// account's quota under key. A refusal puts its headers on h; a failed
+// reservation gives the plan and the budget back (on bg, which outlives a
+// client that left).
 func (g Gate) Reserve(ctx, bg context.Context, tk *Ticket, acct billing.Account, key string, amount int64, h http.Header) (*billing.Hold, error) {
+	amount, err := g.drawPlan(ctx, tk, acct, amount)
+	if err != nil {
+		RefusedHeaders(h, err)
+		return nil, err
+	}
+	hold, err := g.reserve(ctx, bg, tk, acct, key, amount, h)
+	if err != nil {
+		tk.plan.Refund(bg)
+	}
+	return hold, err
+}
+
+func (g Gate) reserve(ctx, bg context.Context, tk *Ticket, acct billing.Account, key string, amount int64, h http.Header) (*billing.Hold, error) {
 	budget, err := tk.Limits.Hold(ctx, amount)
 	if err != nil {
 		RefusedHeaders(h, err)
@@ -137,15 +158,17 @@ func (g Gate) HoldQuota(price *billing.Price, u ir.Usage, usd *big.Rat, group st
 // Settle charges amount on hold with its consume row, turns the budget
 // share into the real charge and corrects the lease's token count.
 func (tk *Ticket) Settle(bg context.Context, hold *billing.Hold, amount int64, row store.UsageLog, tokens int64) {
-	hold.Settle(bg, amount, row)
-	tk.Budget.Settle(bg, amount)
+	tk.settleRow(bg, hold, amount, row)
+	tk.Budget.Settle(bg, tk.balanceShare(amount))
 	tk.Lease.Settle(bg, tokens)
 }
 
 // Refund returns hold whole and its budget share; row, when not nil, is
 // written as the error row.
 func (tk *Ticket) Refund(bg context.Context, hold *billing.Hold, row *store.UsageLog) {
+	tk.mark(row)
 	hold.Refund(bg, row)
+	tk.plan.Refund(bg)
 	tk.Budget.Refund(bg)
 }
 

@@ -67,7 +67,11 @@ func (g Gate) Hold(ctx context.Context, acct billing.Account, model, key string,
 // Keep hands the ticket to the durable record that will end it, maybe in
 // another process, with row (may be nil) written with the hand-over: from
 // then on the billing sweep leaves its hold alone.
-func (tk *Ticket) Keep(row *store.UsageLog) { tk.Hold.Keep(row) }
+func (tk *Ticket) Keep(row *store.UsageLog) {
+	tk.keepPlan()
+	tk.mark(row)
+	tk.Hold.Keep(row)
+}
 
 // Record is what the durable record keeps of the ticket.
 func (tk *Ticket) Record() Record {
@@ -86,6 +90,7 @@ func (g Gate) Restore(rec Record) *Ticket {
 		tk.Limits = g.Limits.For(ratelimit.Subject{UserID: rec.UserID, TokenID: rec.TokenID, Group: rec.Group, Model: rec.Model})
 		tk.Budget = tk.Limits.Restore(rec.HeldAt(), rec.Budget)
 	}
+	g.restorePlan(tk, rec)
 	return tk
 }
 
@@ -94,19 +99,23 @@ func (g Gate) Restore(rec Record) *Ticket {
 // the hold, so a ticket ended twice (two nodes, or a retry after a crash)
 // moves money and budgets once. It reports whether this call ended it.
 func (tk *Ticket) SettleNow(ctx context.Context, charge int64, row *store.UsageLog) (bool, error) {
-	won, err := tk.Hold.SettleNow(ctx, charge, row)
+	tk.mark(row)
+	won, err := tk.Hold.SettleNow(ctx, tk.balanceShare(charge), row)
 	if won {
-		tk.Budget.Settle(ctx, charge)
+		tk.Budget.Settle(ctx, tk.balanceShare(charge))
 	}
+	tk.endPlan(ctx, won, false, charge)
 	return won, err
 }
 
 // RefundNow ends a kept ticket by giving it back whole; see SettleNow.
 func (tk *Ticket) RefundNow(ctx context.Context, row *store.UsageLog) (bool, error) {
+	tk.mark(row)
 	won, err := tk.Hold.RefundNow(ctx, row)
 	if won {
 		tk.Budget.Refund(ctx)
 	}
+	tk.endPlan(ctx, won, true, 0)
 	return won, err
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/mcpgw"
 	"github.com/turnpike-gw/turnpike/internal/notify"
 	"github.com/turnpike-gw/turnpike/internal/obs"
+	"github.com/turnpike-gw/turnpike/internal/plans"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/relay"
@@ -60,7 +61,9 @@ type App struct {
 	Relay    *relay.Relay
 	Admin    *admin.API
 	// Limits is traffic control; Notify sends alerts.
-	Limits  *ratelimit.Service
+	Limits *ratelimit.Service
+	// Plans are the subscription plans users hold (CONTRACT §18).
+	Plans   *plans.Service
 	Notify  *notify.Notifier
 	Handler http.Handler
 	// mux holds the fixed routes, for RoutePattern.
@@ -201,7 +204,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		MetricsAdminOnly: !cfg.MetricsPublic, Secure: strings.HasPrefix(a.Config.Address(), "https://"),
 		PluginBaseURL: func(key string) string { return a.plugins.Current().DefaultBaseURL(key) },
 		TypeClaimed:   func(t int) bool { return a.plugins.Current().ClaimsType(t) },
-		Limits:        a.Limits, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
+		Limits:        a.Limits, Plans: a.Plans, Notify: a.Notify, SeedMarks: a.sql.Traffic(),
 		Accounts: a.accountDeps(), Payments: a.paymentDeps(), Demo: cfg.Demo, FetchCatalogue: a.fetchCatalogue,
 		MCPReload:  a.reloadMCP,
 		Guardrails: a.guardrailDeps(),
@@ -233,6 +236,8 @@ func (a *App) buildTraffic() {
 		Help: "Calls refused by a rate limit or budget, by scope (token, user, model, budget)."}, []string{"scope"})
 	a.registry.MustRegister(refused)
 	a.Limits.OnRefuse(func(scope string) { refused.WithLabelValues(scope).Inc() })
+	// Plans are admitted beside the limits, by the same gate.
+	a.buildPlans()
 }
 
 // The task host protocol serves the standard endpoints for plugin-claimed
@@ -259,6 +264,9 @@ func (a *App) reload(ctx context.Context) error {
 	}
 	if err := a.Limits.Reload(ctx); err != nil {
 		return fmt.Errorf("load traffic limits: %w", err)
+	}
+	if err := a.Plans.Reload(ctx); err != nil {
+		return fmt.Errorf("load plans: %w", err)
 	}
 	return a.reloadMCP(ctx)
 }

@@ -24,7 +24,7 @@ func (a *App) buildBatches() {
 	}
 	a.batches = batch.New(batch.Deps{Blobs: blobs,
 		Files: a.sql.Files(), Batches: a.sql.Batches(), Holds: a.sql.Holds(), Keys: a.Keys, Billing: a.Billing, Router: a.Router,
-		Limits: a.Limits, Client: a.Tracer.Client(newUpstreamClient()), Adapters: providers.For, OpenAI: openai.Chat, Messages: anthropic.Messages, Logger: a.Log,
+		Limits: a.Limits, Plans: a.Plans, Client: a.Tracer.Client(newUpstreamClient()), Adapters: providers.For, OpenAI: openai.Chat, Messages: anthropic.Messages, Logger: a.Log,
 		Lines: func(ctx context.Context, p *auth.Principal, endpoint string, body []byte, admitted time.Time, take batch.LineTake) batch.LineResult {
 			r := a.Relay.RunLine(ctx, p, endpoint, body, admitted, relay.LineTake(take))
 			return batch.LineResult{Status: r.Status, Body: r.Body, OK: r.OK, Model: r.Model, Usage: r.Usage, Quota: r.Quota,

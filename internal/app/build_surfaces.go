@@ -22,7 +22,7 @@ func (a *App) buildTasks() {
 	cfg := a.Config
 	a.tasks = task.New(task.Deps{
 		Store: a.Store, Billing: a.Billing, Router: a.Router, Generations: a.plugins,
-		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, Limits: a.Limits, Guardrails: a.guardrails,
+		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, Limits: a.Limits, Plans: a.Plans, Guardrails: a.guardrails,
 		Options: task.Options{
 			PollInterval: cfg.PollInterval(), MaxFailures: cfg.TaskPollMaxFails,
 			Timeout: time.Duration(cfg.TaskTimeoutMin) * time.Minute, RetryCount: cfg.RetryCount,
@@ -49,7 +49,7 @@ func (a *App) buildRelay() {
 		Embedder: gemini.Generate, TokenCounter: gemini.Generate, ResponsesAPI: responses.API, Completions: openai.Completions,
 		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.taskHTTP,
 		Responses: relay.NewResponseIndex(a.Store.Responses(), a.Log),
-		Limits:    a.Limits, OnSettle: a.Notify.Spent, Tracer: a.Tracer, Guardrails: a.guardrails,
+		Limits:    a.Limits, Plans: a.Plans, OnSettle: a.Notify.Spent, Tracer: a.Tracer, Guardrails: a.guardrails,
 		Cache: a.responseCache(),
 		Options: relay.Options{
 			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,

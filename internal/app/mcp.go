@@ -11,7 +11,7 @@ import (
 // billing and traffic control as the model surfaces.
 func (a *App) buildMCP() {
 	a.mcp = mcpgw.New(mcpgw.Deps{
-		Store: a.Store, Keys: a.Keys, Billing: a.Billing, Limits: a.Limits,
+		Store: a.Store, Keys: a.Keys, Billing: a.Billing, Limits: a.Limits, Plans: a.Plans,
 		Client: a.Tracer.Client(newUpstreamClient()), Secret: a.Config.CryptoSecret, Version: Version, Logger: a.Log,
 		OnSettle: a.Notify.Spent,
 	})

@@ -61,7 +61,7 @@ func TestForbiddenImportsAreCaught(t *testing.T) {
 		{Path: "internal/upstream/bedrock", Imports: []string{"internal/upstream", "internal/protocol/bedrock"}},
 		{Path: "internal/providers", Imports: []string{"internal/upstream", "internal/upstream/bedrock"}},
 		{Path: "internal/routing", Imports: []string{"internal/ir", "internal/store", "internal/upstream"}},
-		{Path: "internal/admission", Imports: []string{"internal/routing", "internal/billing", "internal/ratelimit"}},
+		{Path: "internal/admission", Imports: []string{"internal/routing", "internal/billing", "internal/ratelimit", "internal/plans"}},
 		{Path: "cmd/turnpike", Imports: []string{"internal/cli"}},
 		{Path: "internal/cli", Imports: []string{"internal/app", "internal/admin", "internal/store/sqlstore"}},
 		{Path: "internal/testkit", Imports: []string{"internal/app"}},

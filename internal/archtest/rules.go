@@ -21,7 +21,8 @@ var layerRules = []Rule{
 	// guardrail (store and tokenize only) sits below admission: the usage
 	// row records what the guardrails did.
 	{Name: "admission builds on routing, billing and limits", Subject: "internal/admission",
-		MayImport: []string{"internal/ir", "internal/store", "internal/auth", "internal/billing", "internal/ratelimit", "internal/routing", "internal/guardrail"}},
+		MayImport: []string{"internal/ir", "internal/store", "internal/auth", "internal/billing", "internal/ratelimit", "internal/routing", "internal/guardrail", "internal/plans"}},
+	{Name: "plans sit below admission", Subject: "internal/plans", MayImport: []string{"internal/store"}},
 	{Name: "billing sits below admission", Subject: "internal/billing", MayImport: []string{"internal/ir", "internal/store"}},
 	{Name: "ratelimit sits below admission", Subject: "internal/ratelimit", MayImport: []string{"internal/ir", "internal/store"}},
 	{Name: "auth sits below admission", Subject: "internal/auth", MayImport: []string{"internal/config", "internal/ir", "internal/store"}},
@@ -38,9 +39,9 @@ var sqlDrivers = []string{"github.com/jackc/pgx/v5/...", "github.com/go-sql-driv
 // traffic counters (ratelimit), cache-affinity pins (routing), the sign-in
 // throttle (auth), and kv, which opens the connection and carries the
 // change announcements between nodes, and the shared response cache
-// (respcache).
+// (respcache), and the plan windows (plans).
 var redisOwners = []string{"internal/billing", "internal/ratelimit", "internal/routing", "internal/auth", "internal/kv",
-	"internal/respcache"}
+	"internal/respcache", "internal/plans"}
 
 // thirdPartyRules say which package owns each heavy or stateful outside
 // dependency, so that a second SQL path, a second Redis client or the AWS

@@ -15,6 +15,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
+	"github.com/turnpike-gw/turnpike/internal/plans"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
@@ -54,6 +55,8 @@ type Deps struct {
 	Billing *billing.Service
 	Router  *routing.Router
 	Limits  *ratelimit.Service
+	// Plans are the subscription plans (nil: none).
+	Plans *plans.Service
 	// Lines runs one gateway-run line through the relay's driver.
 	Lines LineRunner
 	// Client reaches providers' files and batches APIs.

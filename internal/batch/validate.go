@@ -185,7 +185,7 @@ func (s *Service) priceFor(t *routing.Table, p *auth.Principal, model string, pr
 }
 
 func (s *Service) gate() admission.Gate {
-	return admission.Gate{Billing: s.Billing, Limits: s.Limits}
+	return admission.Gate{Billing: s.Billing, Limits: s.Limits, Plans: s.Plans}
 }
 
 // lineEstimate is a line's reservation: its body as prompt (the JSON

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/plans"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -21,6 +22,8 @@ type Report struct {
 	Users       []Account    `json:"users"`
 	Tokens      []Account    `json:"tokens"`
 	Differences []Difference `json:"differences"`
+	// Plans are the open plan windows' books (ReconcilePlans).
+	Plans []plans.WindowBooks `json:"plans"`
 }
 
 // Account is one user's or key's books over the window. LedgerSum is what
@@ -110,7 +113,7 @@ func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Tim
 		return nil, err
 	}
 	rep := &Report{OK: true, Since: w.Since, Until: w.Until, OpenHolds: len(lr.open), Users: []Account{}, Tokens: []Account{},
-		Differences: []Difference{}}
+		Differences: []Difference{}, Plans: []plans.WindowBooks{}}
 	if !w.Until.Before(now) {
 		holds, err := st.Holds().List(ctx)
 		if err != nil {

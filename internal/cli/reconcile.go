@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/books"
+	"github.com/turnpike-gw/turnpike/internal/kv"
+	"github.com/turnpike-gw/turnpike/internal/plans"
+	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 // reconcileCommand prints the reconciliation GET /api/reports/reconcile
@@ -26,12 +29,15 @@ func reconcileCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 		return 2
 	}
 	ctx := context.Background()
-	_, st, ok := commandStore(ctx, *cfgPath, getenv, stderr)
+	cfg, st, ok := commandStore(ctx, *cfgPath, getenv, stderr)
 	if !ok {
 		return 1
 	}
 	defer st.Close()
 	rep, err := books.Reconcile(ctx, st, w, time.Now())
+	if err == nil {
+		err = reconcilePlans(ctx, cfg.Redis, st, rep)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "turnpike: reconcile:", err)
 		return 1
@@ -45,4 +51,19 @@ func reconcileCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 		return 1
 	}
 	return 0
+}
+
+// reconcilePlans adds the plan windows' books, reading the live windows
+// where the nodes keep them: in Redis when one is configured.
+func reconcilePlans(ctx context.Context, redisURL string, st store.Store, rep *books.Report) error {
+	o := plans.Options{Store: st.Plans()}
+	if redisURL != "" {
+		rdb, _, err := kv.Open(redisURL)
+		if err != nil {
+			return err
+		}
+		defer rdb.Close()
+		o.Redis = rdb
+	}
+	return books.ReconcilePlans(ctx, st, plans.New(o), rep)
 }

@@ -69,7 +69,7 @@ type toolTicket struct {
 }
 
 func (g *Gateway) gate() admission.Gate {
-	return admission.Gate{Billing: g.d.Billing, Limits: g.d.Limits}
+	return admission.Gate{Billing: g.d.Billing, Limits: g.d.Limits, Plans: g.d.Plans}
 }
 
 // admit counts the call and reserves its price: price_per_call_usd ×

@@ -18,6 +18,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/plans"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -29,6 +30,8 @@ type Deps struct {
 	Billing *billing.Service
 	// Limits is traffic control; nil counts nothing.
 	Limits *ratelimit.Service
+	// Plans are the subscription plans (nil: none).
+	Plans *plans.Service
 	// Client reaches the registered servers.
 	Client *http.Client
 	// Secret is CRYPTO_SECRET, which seals session ids.

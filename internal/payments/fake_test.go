@@ -35,7 +35,9 @@ type fakeStripe struct {
 
 type fakeSession struct {
 	ID, Order, Currency, SuccessURL, CancelURL string
-	Cents                                      int64
+	// User and Plan are a subscription's metadata.
+	User, Plan string
+	Cents      int64
 }
 
 func newFakeStripe(t *testing.T) *fakeStripe {
@@ -63,6 +65,15 @@ func (f *fakeStripe) create(w http.ResponseWriter, r *http.Request) {
 	}
 	v := r.PostForm
 	want := map[string]string{"mode": "payment", "line_items[0][quantity]": "1"}
+	if v.Get("mode") == "subscription" {
+		// A subscription bills a recurring price, and its metadata (which
+		// each invoice carries) names the user and plan.
+		want = map[string]string{"mode": "subscription", "line_items[0][quantity]": "1",
+			"line_items[0][price_data][recurring][interval]": "month"}
+		if v.Get("subscription_data[metadata][user]") == "" || v.Get("subscription_data[metadata][plan]") == "" {
+			f.t.Errorf("fake Stripe: subscription without user and plan metadata: %v", v)
+		}
+	}
 	for k, val := range want {
 		if v.Get(k) != val {
 			f.t.Errorf("fake Stripe: %s = %q, want %q (form %v)", k, v.Get(k), val, v)
@@ -79,11 +90,12 @@ func (f *fakeStripe) create(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"error":{"type":"api_error","message":"down"}}`)
 		return
 	}
-	s := fakeSession{ID: fmt.Sprintf("cs_test_%d", f.requests), Order: order, Cents: cents,
+	s := fakeSession{ID: fmt.Sprintf("cs_test_%d", f.requests), Order: order, Cents: cents, User: v.Get("subscription_data[metadata][user]"),
+		Plan:     v.Get("subscription_data[metadata][plan]"),
 		Currency: v.Get("line_items[0][price_data][currency]"), SuccessURL: v.Get("success_url"), CancelURL: v.Get("cancel_url")}
 	f.sessions[s.ID] = s
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"id": s.ID, "object": "checkout.session", "mode": "payment",
+	json.NewEncoder(w).Encode(map[string]any{"id": s.ID, "object": "checkout.session", "mode": v.Get("mode"),
 		"url": "https://checkout.stripe.test/c/pay/" + s.ID, "client_reference_id": order, "amount_total": cents,
 		"currency": s.Currency, "payment_status": "unpaid", "status": "open"})
 }

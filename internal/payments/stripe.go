@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/stripe/stripe-go/v85"
@@ -97,6 +98,9 @@ type Event struct {
 	Type string
 	// Session is data.object for checkout.session.* events.
 	Session Session
+	// Billing is data.object read for invoice.paid and
+	// customer.subscription.* events.
+	Billing Billing
 }
 
 // Session is a Checkout Session as an event carries it.
@@ -143,6 +147,13 @@ func (s *Stripe) Event(payload []byte, signature string) (*Event, error) {
 		// Fields of another shape (other event types) are simply not a
 		// session; the handler ignores those events.
 		_ = json.Unmarshal(raw.Data.Object, &ev.Session)
+	}
+	if raw.Type == "invoice.paid" || strings.HasPrefix(raw.Type, "customer.subscription.") {
+		b, err := readBilling(raw.Data.Object)
+		if err != nil {
+			return nil, err
+		}
+		ev.Billing = b
 	}
 	return ev, nil
 }

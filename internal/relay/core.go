@@ -110,7 +110,7 @@ type attemptRecord = admission.Attempt
 
 // gate is the money seam the relay shares with the task service.
 func (rl *Relay) gate() admission.Gate {
-	return admission.Gate{Billing: rl.Billing, Limits: rl.Limits}
+	return admission.Gate{Billing: rl.Billing, Limits: rl.Limits, Plans: rl.Plans}
 }
 
 // background is the context for work that must finish even when the client

@@ -14,6 +14,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/obs"
+	"github.com/turnpike-gw/turnpike/internal/plans"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/respcache"
@@ -62,6 +63,8 @@ type Deps struct {
 	// Limits is traffic control (rate limits and period budgets); nil
 	// admits every call.
 	Limits *ratelimit.Service
+	// Plans are the subscription plans (nil: none).
+	Plans *plans.Service
 	// OnSettle, when set, hears every charged call (balance alerts).
 	OnSettle func(userID, tokenID int64)
 	// Responses remembers which channel stored a response, for

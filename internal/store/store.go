@@ -71,6 +71,7 @@ type Store interface {
 	MCP() MCPRepo
 	Guardrails() GuardrailRepo
 	Teams() TeamRepo
+	Plans() PlanRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through

@@ -14,5 +14,5 @@ import (
 
 // gate is the admission seam the task service shares with the relay.
 func (s *Service) gate() admission.Gate {
-	return admission.Gate{Billing: s.d.Billing, Limits: s.d.Limits}
+	return admission.Gate{Billing: s.d.Billing, Limits: s.d.Limits, Plans: s.d.Plans}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/plans"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
@@ -77,6 +78,8 @@ type Deps struct {
 	Limits *ratelimit.Service
 	// Guardrails check each submission's prompt (nil: none).
 	Guardrails Guardrails
+	// Plans are the subscription plans (nil: none).
+	Plans *plans.Service
 }
 
 // Service is the task pipeline: submission, the task records, the poller and

@@ -60,9 +60,11 @@ const taskRow = `CASE WHEN other LIKE '%"surface":"task"%' THEN 1 ELSE 0 END`
 
 // LogTotals is one aggregate over the window's rows.
 func (r booksRepo) LogTotals(ctx context.Context, w store.Window) ([]store.LogTotal, error) {
-	q := "SELECT user_id, token_id, type, " + taskRow + ", " + r.s.castInt("COUNT(*)") + ", " + r.s.castInt("COALESCE(SUM(quota), 0)") +
+	q := "SELECT user_id, token_id, type, " + taskRow + ", " + r.s.castInt("COUNT(*)") + ", " + r.s.castInt("COALESCE(SUM(CASE WHEN other LIKE ? THEN 0 ELSE quota END), 0)") +
 		" FROM usage_logs WHERE created_at >= ? AND created_at < ? GROUP BY 1, 2, 3, 4"
-	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(q), dbTime(w.Since), dbTime(w.Until))
+	// A row that drew from a plan (its other.plan) moved no balance: its
+	// quota is the plan's, proved by the plan windows' books.
+	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(q), "%"+store.PlanMarker+"%", dbTime(w.Since), dbTime(w.Until))
 	if err != nil {
 		return nil, wrap(err, "sum logs")
 	}

@@ -31,6 +31,7 @@ var allMigrations = []Migration{
 	batchLineCostMigration, // 135
 	taskKeyIndexMigration,  // 136
 	teamsMigration,         // 140
+	plansMigration,         // 150
 	tokenCacheMigration,    // 170
 }
 

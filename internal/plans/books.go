@@ -1,0 +1,195 @@
+package plans
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// windowsFromRows is the truth of a grant's windows at nowMS: per window,
+// the latest start its rows name, if that window is still open, and what
+// those rows drew in it (consumes less refunds).
+func windowsFromRows(ctx context.Context, st store.PlanRepo, grant int64, wins []store.PlanTake, nowMS int64) ([]store.PlanWindowState, error) {
+	var longest int64
+	for _, w := range wins {
+		longest = max(longest, w.LengthMS)
+	}
+	rows, err := st.Rows(ctx, grant, time.UnixMilli(nowMS-longest))
+	if err != nil {
+		return nil, err
+	}
+	sums := drawn(rows, grant, len(wins))
+	out := make([]store.PlanWindowState, len(wins))
+	for i, w := range wins {
+		out[i] = store.PlanWindowState{GrantID: grant, Index: i}
+		for start, used := range sums[i] {
+			if start > out[i].StartMS && nowMS < start+w.LengthMS {
+				out[i].StartMS, out[i].Used = start, used
+			}
+		}
+	}
+	return out, nil
+}
+
+// drawn sums a grant's rows per window and start.
+func drawn(rows []store.PlanRow, grant int64, n int) []map[int64]int64 {
+	sums := make([]map[int64]int64, n)
+	for i := range sums {
+		sums[i] = map[int64]int64{}
+	}
+	for _, r := range rows {
+		var m marked
+		if json.Unmarshal(r.Other, &m) != nil || m.Plan == nil || m.Plan.Grant != grant {
+			continue
+		}
+		var v int64
+		switch r.Type {
+		case store.LogConsume:
+			v = r.Quota
+		case store.LogRefund:
+			v = -r.Quota
+		}
+		for i, s := range m.Plan.Windows {
+			if i < n {
+				sums[i][s] += v
+			}
+		}
+	}
+	return sums
+}
+
+// WindowBooks is one open window's books: what its live count says and
+// what the rows drawn in it sum to.
+type WindowBooks struct {
+	UserID  int64     `json:"user_id"`
+	PlanID  int64     `json:"plan_id"`
+	GrantID int64     `json:"grant_id"`
+	Window  int       `json:"window"`
+	Start   time.Time `json:"start"`
+	Live    int64     `json:"live"`
+	RowsSum int64     `json:"rows_sum"`
+	OK      bool      `json:"ok"`
+	Message string    `json:"message,omitempty"`
+}
+
+// Reconcile proves every open window of every grant in force: its live
+// count equals the sum of the plan-drawn rows in it. A reservation still
+// in flight counts in the live window before its row exists, so a window
+// may be ahead of its rows by at most what is open (open says how much
+// that is for a user: the billing holds still open; 0 for none).
+func (s *Service) Reconcile(ctx context.Context, open func(user int64) bool) ([]WindowBooks, error) {
+	grants, err := s.st.Grants(ctx, 0, s.now())
+	if err != nil {
+		return nil, err
+	}
+	plans, err := s.st.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[int64]*store.Plan{}
+	for i := range plans {
+		byID[plans[i].ID] = &plans[i]
+	}
+	out := []WindowBooks{}
+	nowMS := s.now().UnixMilli()
+	for _, g := range grants {
+		p := byID[g.PlanID]
+		if p == nil {
+			continue
+		}
+		books, err := s.grantBooks(ctx, g, p, nowMS, open != nil && open(g.UserID))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, books...)
+	}
+	return out, nil
+}
+
+func (s *Service) grantBooks(ctx context.Context, g store.PlanGrant, p *store.Plan, nowMS int64, inFlight bool) ([]WindowBooks, error) {
+	wins := takes(p)
+	live, err := s.be.live(ctx, g.ID, len(wins))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.st.Rows(ctx, g.ID, time.UnixMilli(nowMS-lifetime(wins)))
+	if err != nil {
+		return nil, err
+	}
+	sums := drawn(rows, g.ID, len(wins))
+	var out []WindowBooks
+	for i, w := range live {
+		if w.StartMS == 0 || nowMS >= w.StartMS+wins[i].LengthMS {
+			continue // closed: never read again
+		}
+		b := WindowBooks{UserID: g.UserID, PlanID: p.ID, GrantID: g.ID, Window: i, Start: time.UnixMilli(w.StartMS).UTC(),
+			Live: w.Used, RowsSum: sums[i][w.StartMS], OK: true}
+		if b.Live != b.RowsSum && !(inFlight && b.Live > b.RowsSum) {
+			b.OK = false
+			b.Message = fmt.Sprintf("user %d, plan %d, window %d opened %s: the window counts %d drawn but its usage rows sum to %d",
+				g.UserID, p.ID, i+1, b.Start.Format(time.RFC3339), b.Live, b.RowsSum)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// WindowUse is one window of a held plan as its holder sees it.
+type WindowUse struct {
+	Minutes  int64      `json:"minutes,omitempty"`
+	Hours    int64      `json:"hours,omitempty"`
+	Days     int64      `json:"days,omitempty"`
+	Quota    int64      `json:"quota"`
+	Used     int64      `json:"used"`
+	ResetsAt *time.Time `json:"resets_at"`
+}
+
+// HeldPlan is a plan a user holds, with every window's use.
+type HeldPlan struct {
+	GrantID  int64       `json:"grant_id"`
+	PlanID   int64       `json:"plan_id"`
+	Name     string      `json:"name"`
+	Priority int         `json:"priority"`
+	Until    time.Time   `json:"until"`
+	Source   string      `json:"source"`
+	Models   []string    `json:"models"`
+	Groups   []string    `json:"groups"`
+	Windows  []WindowUse `json:"windows"`
+}
+
+// Usage is every plan user holds now with each window's use: a window not
+// open (never, or closed) shows 0 used and no reset time, since it opens
+// at the next call.
+func (s *Service) Usage(ctx context.Context, user int64) ([]HeldPlan, error) {
+	grants, err := s.st.Grants(ctx, user, s.now())
+	if err != nil {
+		return nil, err
+	}
+	out := []HeldPlan{}
+	nowMS := s.now().UnixMilli()
+	for _, g := range grants {
+		p, err := s.st.Get(ctx, g.PlanID)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		live, err := s.be.live(ctx, g.ID, len(p.Windows))
+		if err != nil {
+			return nil, err
+		}
+		hp := HeldPlan{GrantID: g.ID, PlanID: p.ID, Name: p.Name, Priority: p.Priority, Until: g.Until, Source: g.Source,
+			Models: p.Models, Groups: p.Groups, Windows: make([]WindowUse, len(p.Windows))}
+		for i, w := range p.Windows {
+			u := WindowUse{Minutes: w.Minutes, Hours: w.Hours, Days: w.Days, Quota: w.Quota}
+			if st := live[i]; st.StartMS != 0 && nowMS < st.StartMS+w.Length().Milliseconds() {
+				r := time.UnixMilli(st.StartMS).Add(w.Length()).UTC()
+				u.Used, u.ResetsAt = st.Used, &r
+			}
+			hp.Windows[i] = u
+		}
+		out = append(out, hp)
+	}
+	return out, nil
+}
