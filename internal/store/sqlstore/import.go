@@ -56,7 +56,12 @@ func (s *Store) Import(ctx context.Context, r io.Reader) (DumpCounts, error) {
 		if err := l.flush(ctx); err != nil {
 			return err
 		}
-		return s.resetSequences(ctx, tx)
+		if err := s.resetSequences(ctx, tx); err != nil {
+			return err
+		}
+		// The rollups are not exported: the backfill rebuilds them from
+		// the rows just loaded.
+		return restartRollups(ctx, tx)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)

@@ -29,6 +29,8 @@ var allMigrations = []Migration{
 	mcpMigration,           // 190
 	guardrailsMigration,    // 134
 	batchLineCostMigration, // 135
+	rollupsMigration,       // 160
+	logListMigration,       // 161
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row
