@@ -18,6 +18,12 @@ const (
 	RoleUser  = "user"
 )
 
+// Roles of a user within its team (CONTRACT.md §18).
+const (
+	TeamMember  = "member"
+	TeamManager = "manager"
+)
+
 // User is an account that owns API keys and a quota balance.
 type User struct {
 	ID           int64     `json:"id"`
@@ -29,6 +35,10 @@ type User struct {
 	UsedQuota    int64     `json:"used_quota"`
 	Status       string    `json:"status"`
 	CreatedAt    time.Time `json:"created_at"`
+	// TeamID is the user's team (0: none); TeamRole is member or manager,
+	// empty without a team.
+	TeamID   int64  `json:"team_id"`
+	TeamRole string `json:"team_role"`
 }
 
 // Session is a signed-in console session. Only a hash of the session's
@@ -223,6 +233,11 @@ type UsageLog struct {
 	RequestID        string          `json:"request_id,omitempty"`
 	Other            json.RawMessage `json:"other,omitempty"`
 	CreatedAt        time.Time       `json:"created_at"`
+	// TeamID and OrgID are the team and organisation of the call's user
+	// when it was admitted (0: none), kept on the row so reports and log
+	// filters need no join through a membership that may have changed.
+	TeamID int64 `json:"team_id"`
+	OrgID  int64 `json:"org_id"`
 }
 
 // Ledger kinds: every quota movement is one of these.

@@ -1,5 +1,5 @@
 package store
 
-// teamOf is the team a row's bucket is kept under. Rows carry no team until
-// the teams migration adds one; until then every row is team 0.
-func teamOf(UsageLog) int64 { return 0 }
+// teamOf is the team a row's bucket is kept under: the team its user was
+// in when the call was made (0: none).
+func teamOf(l UsageLog) int64 { return l.TeamID }

@@ -28,6 +28,8 @@ type LogFilter struct {
 	UserID    int64
 	TokenID   int64
 	ChannelID int64
+	TeamID    int64
+	OrgID     int64
 	Since     time.Time
 	// Until, when set, keeps rows created before it.
 	Until time.Time
@@ -88,6 +90,7 @@ type Store interface {
 	Rollups() RollupRepo
 	MCP() MCPRepo
 	Guardrails() GuardrailRepo
+	Teams() TeamRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through

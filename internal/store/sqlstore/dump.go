@@ -30,6 +30,8 @@ type dumpTable struct {
 // leaves out, with why; a test fails when a migrated database has a table in
 // neither list, so a new table is never silently lost in a move.
 var dumpTables = []dumpTable{
+	{name: "orgs"},
+	{name: "teams"},
 	{name: "users", redact: func(r map[string]any) { r["password_hash"] = "" }},
 	{name: "user_groups"},
 	{name: "tokens", redact: func(r map[string]any) {

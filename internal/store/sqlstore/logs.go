@@ -11,12 +11,12 @@ import (
 
 type logRepo struct{ s *Store }
 
-const logInsertColumns = "type, user_id, token_id, channel_id, model, prompt_tokens, completion_tokens, quota, latency_ms, request_id, other, created_at"
+const logInsertColumns = "type, user_id, token_id, channel_id, model, prompt_tokens, completion_tokens, quota, latency_ms, request_id, other, created_at, team_id, org_id"
 
 const logSelect = "SELECT id, " + logInsertColumns + " FROM usage_logs"
 
 // logInsertCols is the number of columns in logInsertColumns.
-const logInsertCols = 12
+const logInsertCols = 14
 
 // Insert writes the batch in one transaction with multi-row inserts; a zero
 // CreatedAt is stamped with the current time. IDs are not reported back.
@@ -42,7 +42,7 @@ func insertLogs(ctx context.Context, tx *sql.Tx, b *batchStmts, logs []store.Usa
 				created = dbTime(l.CreatedAt)
 			}
 			args = append(args, l.Type, l.UserID, l.TokenID, l.ChannelID, l.Model, l.PromptTokens, l.CompletionTokens,
-				l.Quota, l.LatencyMS, l.RequestID, rawText(l.Other), created)
+				l.Quota, l.LatencyMS, l.RequestID, rawText(l.Other), created, l.TeamID, l.OrgID)
 		}
 		_, err := tx.StmtContext(ctx, b.logInsert[k]).ExecContext(ctx, args...)
 		return err
@@ -72,6 +72,12 @@ func logWhere(f store.LogFilter) (string, []any) {
 	if f.ChannelID != 0 {
 		add("channel_id = ?", f.ChannelID)
 	}
+	if f.TeamID != 0 {
+		add("team_id = ?", f.TeamID)
+	}
+	if f.OrgID != 0 {
+		add("org_id = ?", f.OrgID)
+	}
 	if !f.Since.IsZero() {
 		add("created_at >= ?", dbTime(f.Since))
 	}
@@ -91,7 +97,7 @@ func scanLog(row interface{ Scan(...any) error }) (store.UsageLog, error) {
 	var l store.UsageLog
 	var other sql.NullString
 	err := row.Scan(&l.ID, &l.Type, &l.UserID, &l.TokenID, &l.ChannelID, &l.Model, &l.PromptTokens, &l.CompletionTokens,
-		&l.Quota, &l.LatencyMS, &l.RequestID, &other, &l.CreatedAt)
+		&l.Quota, &l.LatencyMS, &l.RequestID, &other, &l.CreatedAt, &l.TeamID, &l.OrgID)
 	l.Other = rawFrom(other)
 	l.CreatedAt = l.CreatedAt.UTC()
 	return l, err

@@ -29,6 +29,7 @@ var allMigrations = []Migration{
 	mcpMigration,           // 190
 	guardrailsMigration,    // 134
 	batchLineCostMigration, // 135
+	teamsMigration,         // 140
 	rollupsMigration,       // 160
 	logListMigration,       // 161
 }

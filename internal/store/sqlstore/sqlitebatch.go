@@ -105,7 +105,7 @@ func (r logRows) len() int { return len(r.logs) }
 func (r logRows) row(i int, dst []vtab.Value) []vtab.Value {
 	l := &r.logs[i]
 	return append(dst[:0], l.Type, l.UserID, l.TokenID, l.ChannelID, l.Model, int64(l.PromptTokens), int64(l.CompletionTokens),
-		l.Quota, l.LatencyMS, l.RequestID, rawText(l.Other), sqliteTime(l.CreatedAt, r.stamp))
+		l.Quota, l.LatencyMS, l.RequestID, rawText(l.Other), sqliteTime(l.CreatedAt, r.stamp), l.TeamID, l.OrgID)
 }
 
 type ledgerRows struct {

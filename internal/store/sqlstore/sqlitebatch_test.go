@@ -79,12 +79,12 @@ func TestSQLiteBatchRowsEqualBoundRows(t *testing.T) {
 			insert: func(st *Store) error {
 				return st.Logs().Insert(context.Background(), []store.UsageLog{{Type: store.LogConsume, UserID: math.MaxInt64, TokenID: math.MinInt64,
 					ChannelID: -3, Model: awkward, PromptTokens: 1 << 40, CompletionTokens: -7, Quota: 0, LatencyMS: 12,
-					RequestID: awkward, Other: json.RawMessage(`{"k":"v\"\\\n","n":[1,2]}`), CreatedAt: created}})
+					RequestID: awkward, Other: json.RawMessage(`{"k":"v\"\\\n","n":[1,2]}`), CreatedAt: created, TeamID: 41, OrgID: math.MaxInt64}})
 			},
 			bound: func(st *Store) error {
 				_, err := st.DB().Exec("INSERT INTO usage_logs ("+logInsertColumns+") VALUES "+rowsSQL(logInsertCols, 1),
 					store.LogConsume, int64(math.MaxInt64), int64(math.MinInt64), -3, awkward, 1<<40, -7, 0, 12, awkward,
-					`{"k":"v\"\\\n","n":[1,2]}`, dbTime(created))
+					`{"k":"v\"\\\n","n":[1,2]}`, dbTime(created), 41, int64(math.MaxInt64))
 				return err
 			},
 			query: "SELECT " + quoteAll(logInsertColumns) + " FROM usage_logs ORDER BY id",
@@ -96,7 +96,7 @@ func TestSQLiteBatchRowsEqualBoundRows(t *testing.T) {
 			},
 			bound: func(st *Store) error {
 				_, err := st.DB().Exec("INSERT INTO usage_logs ("+logInsertColumns+") VALUES "+rowsSQL(logInsertCols, 1),
-					store.LogError, 0, 0, 0, "m", 0, 0, 0, 0, "", nil, dbTime(created))
+					store.LogError, 0, 0, 0, "m", 0, 0, 0, 0, "", nil, dbTime(created), 0, 0)
 				return err
 			},
 			query: "SELECT " + quoteAll(logInsertColumns) + " FROM usage_logs ORDER BY id",

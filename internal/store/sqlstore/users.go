@@ -9,11 +9,11 @@ import (
 
 type userRepo struct{ s *Store }
 
-const userColumns = "id, username, password_hash, role, grp, quota, used_quota, status, created_at"
+const userColumns = "id, username, password_hash, role, grp, quota, used_quota, status, created_at, team_id, team_role"
 
 func scanUser(row interface{ Scan(...any) error }) (store.User, error) {
 	var u store.User
-	err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Role, &u.Group, &u.Quota, &u.UsedQuota, &u.Status, &u.CreatedAt)
+	err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Role, &u.Group, &u.Quota, &u.UsedQuota, &u.Status, &u.CreatedAt, &u.TeamID, &u.TeamRole)
 	u.CreatedAt = u.CreatedAt.UTC()
 	return u, err
 }
@@ -24,8 +24,8 @@ func (r userRepo) Create(ctx context.Context, u *store.User) error {
 	u.CreatedAt = orNow(u.CreatedAt)
 	u.Status = defaultStatus(u.Status)
 	id, err := r.s.insert(ctx, r.s.db,
-		"INSERT INTO users (username, password_hash, role, grp, quota, used_quota, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-		u.Username, u.PasswordHash, u.Role, u.Group, u.Quota, u.UsedQuota, u.Status, u.CreatedAt)
+		"INSERT INTO users (username, password_hash, role, grp, quota, used_quota, status, created_at, team_id, team_role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		u.Username, u.PasswordHash, u.Role, u.Group, u.Quota, u.UsedQuota, u.Status, u.CreatedAt, u.TeamID, u.TeamRole)
 	if err != nil {
 		return wrap(err, "create user")
 	}

@@ -36,7 +36,7 @@ var batchTests = []namedTest{
 			{Key: "s1", Kind: store.LedgerSettle, UserID: u.ID, TokenID: tok.ID, Delta: 30, TokenDelta: 30, Used: 70},
 		}
 		logs := []store.UsageLog{{Type: store.LogConsume, UserID: u.ID, TokenID: tok.ID, Model: "m", Quota: 70,
-			RequestID: "req-1", Other: json.RawMessage(`{"stream":true}`)}}
+			RequestID: "req-1", Other: json.RawMessage(`{"stream":true}`), TeamID: 7, OrgID: 3}}
 		must(t, bw.WriteBatch(ctx(t), entries, logs), "write batch")
 		uq, uu, tq, tu := balances(t, s, u.ID, tok.ID)
 		if uq != 930 || uu != 70 || tq != 430 || tu != 70 {
@@ -44,7 +44,8 @@ var batchTests = []namedTest{
 		}
 		got, total, err := s.Logs().List(ctx(t), store.LogFilter{}, store.Page{})
 		must(t, err, "list logs")
-		if total != 1 || got[0].RequestID != "req-1" || got[0].Quota != 70 || !jsonEqual(got[0].Other, logs[0].Other) {
+		if total != 1 || got[0].RequestID != "req-1" || got[0].Quota != 70 || !jsonEqual(got[0].Other, logs[0].Other) ||
+			got[0].TeamID != 7 || got[0].OrgID != 3 {
 			t.Errorf("logs = %+v", got)
 		}
 		checkUTC(t, "stamped CreatedAt", got[0].CreatedAt)

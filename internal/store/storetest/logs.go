@@ -20,6 +20,7 @@ func seedLogs(t *testing.T, s store.Store, base time.Time) []store.UsageLog {
 			Type: store.LogConsume, UserID: int64(1 + i%3), TokenID: int64(10 + i%2), ChannelID: int64(100 + i%5),
 			Model: []string{"m-a", "m-b"}[i%2], PromptTokens: i, CompletionTokens: 2 * i, Quota: int64(i * 10),
 			LatencyMS: int64(i), RequestID: "req", CreatedAt: base.Add(time.Duration(i-29) * time.Hour),
+			TeamID: int64(i % 3), OrgID: int64(i%3+1) / 2,
 		}
 		if i%10 == 0 {
 			l.Type = store.LogError
@@ -49,7 +50,8 @@ var logTests = []namedTest{
 		checkUTC(t, "CreatedAt", newest.CreatedAt)
 		if newest.Quota != want.Quota || newest.Model != want.Model || newest.UserID != want.UserID || newest.TokenID != want.TokenID ||
 			newest.ChannelID != want.ChannelID || newest.PromptTokens != want.PromptTokens || newest.CompletionTokens != want.CompletionTokens ||
-			newest.LatencyMS != want.LatencyMS || newest.RequestID != "req" || !newest.CreatedAt.Equal(want.CreatedAt) || newest.Other != nil {
+			newest.LatencyMS != want.LatencyMS || newest.RequestID != "req" || !newest.CreatedAt.Equal(want.CreatedAt) || newest.Other != nil ||
+			newest.TeamID != want.TeamID || newest.OrgID != want.OrgID {
 			t.Errorf("newest = %+v, want %+v", newest, want)
 		}
 		oldest := got[29]
@@ -73,6 +75,8 @@ var logTests = []namedTest{
 			{"by channel", store.LogFilter{ChannelID: 104}, 6, func(l store.UsageLog) bool { return l.ChannelID == 104 }},
 			{"since is inclusive", store.LogFilter{Since: base.Add(-4 * time.Hour)}, 5, func(l store.UsageLog) bool { return !l.CreatedAt.Before(base.Add(-4 * time.Hour)) }},
 			{"since in another zone means the same instant", store.LogFilter{Since: base.Add(-4 * time.Hour).In(time.FixedZone("Y", -7*3600))}, 5, nil},
+			{"by team", store.LogFilter{TeamID: 2}, 10, func(l store.UsageLog) bool { return l.TeamID == 2 }},
+			{"by org", store.LogFilter{OrgID: 1}, 20, func(l store.UsageLog) bool { return l.OrgID == 1 }},
 			{"combined user and model", store.LogFilter{UserID: 1, Model: "m-a"}, 5, func(l store.UsageLog) bool { return l.UserID == 1 && l.Model == "m-a" }},
 			{"nothing matches", store.LogFilter{Model: "none"}, 0, nil},
 		}

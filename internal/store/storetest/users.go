@@ -9,7 +9,8 @@ import (
 
 var userTests = []namedTest{
 	{"create fills id and created_at and get returns every field", func(t *testing.T, s store.Store) {
-		u := &store.User{Username: "alice", PasswordHash: "h1", Role: store.RoleAdmin, Group: "vip", Quota: 500, UsedQuota: 7, Status: store.StatusEnabled}
+		u := &store.User{Username: "alice", PasswordHash: "h1", Role: store.RoleAdmin, Group: "vip", Quota: 500, UsedQuota: 7, Status: store.StatusEnabled,
+			TeamID: 4, TeamRole: store.TeamManager}
 		must(t, s.Users().Create(ctx(t), u), "create")
 		if u.ID == 0 {
 			t.Fatal("Create left ID zero")
