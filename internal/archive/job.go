@@ -31,7 +31,7 @@ type Job struct {
 
 // DayResult is what a run did with one day.
 type DayResult struct {
-	Day              string
+	Day               string
 	Archived, Deleted int64
 }
 

@@ -49,7 +49,9 @@ func dayDir(prefix string, day time.Time) string {
 
 func manifestKey(prefix string, day time.Time) string { return dayDir(prefix, day) + "/manifest.json" }
 
-func partKey(prefix string, day time.Time, name string) string { return dayDir(prefix, day) + "/" + name }
+func partKey(prefix string, day time.Time, name string) string {
+	return dayDir(prefix, day) + "/" + name
+}
 
 // partName is the n-th part's object name (1-based).
 func partName(n int) string { return fmt.Sprintf("%05d.jsonl.gz", n) }

@@ -7,7 +7,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/archive"
 	"github.com/turnpike-gw/turnpike/internal/books"
+	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 // reconcileCommand prints the reconciliation GET /api/reports/reconcile
@@ -26,12 +28,16 @@ func reconcileCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 		return 2
 	}
 	ctx := context.Background()
-	_, st, ok := commandStore(ctx, *cfgPath, getenv, stderr)
+	cfg, st, ok := commandStore(ctx, *cfgPath, getenv, stderr)
 	if !ok {
 		return 1
 	}
 	defer st.Close()
-	rep, err := books.Reconcile(ctx, st, w, time.Now())
+	var src store.Store = st
+	if r, ok := archive.NewReader(cfg.Logs); ok {
+		src = archive.WithArchive(st, r) // archived days are read from the archive
+	}
+	rep, err := books.Reconcile(ctx, src, w, time.Now())
 	if err != nil {
 		fmt.Fprintln(stderr, "turnpike: reconcile:", err)
 		return 1

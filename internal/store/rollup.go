@@ -26,7 +26,7 @@ type RollupKey struct {
 // most twelve decimals, so the sum is exact.
 type RollupSums struct {
 	Requests, InputTokens, OutputTokens, CacheReadTokens, Quota, Errors int64
-	UpstreamCostPico                                                     int64
+	UpstreamCostPico                                                    int64
 }
 
 // Add adds o to s.
