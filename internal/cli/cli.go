@@ -34,8 +34,9 @@ Commands:
   token disable ID
                  disable an API key; like a rotation, every running node stops
                  accepting it within 2 seconds
-  export --out FILE [--with-secrets]
-                 write every record as JSON lines (secrets only with the flag)
+  export --out FILE [--with-secrets] [--with-logs]
+                 write every record as JSON lines (secrets and usage rows only with
+                 their flags; progress lines on stderr)
   import FILE    load an export into an empty database (SQLite to PostgreSQL or MySQL)
   migrate        apply the database schema migrations and exit
   healthcheck [--url URL]
