@@ -69,7 +69,8 @@ func restartRollups(ctx context.Context, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, "DELETE FROM usage_rollups"); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, "UPDATE usage_rollup_backfill SET next_id = 0, below_id = (SELECT COALESCE(MAX(id), 0) + 1 FROM usage_logs) WHERE id = 1")
+	_, err := tx.ExecContext(ctx, "UPDATE usage_rollup_backfill SET next_id = (SELECT COALESCE(MIN(id), 1) FROM usage_logs), "+
+		"below_id = (SELECT COALESCE(MAX(id), 0) + 1 FROM usage_logs) WHERE id = 1")
 	return err
 }
 

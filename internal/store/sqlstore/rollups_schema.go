@@ -4,7 +4,7 @@ package sqlstore
 // and the watermark of their backfill. The billing writer adds each batch's
 // rows to their buckets in the batch's own transaction, so a bucket is
 // exact at every commit; the rows written before this migration are folded
-// in by the backfill, from the first id up to (not including) below_id. day
+// in by the backfill, from next_id up to (not including) below_id. day
 // is the bucket's hour truncated to its UTC day, kept so that a report per
 // day groups by a column on every dialect.
 var rollupsMigration = Migration{Version: 160, Name: "usage rollups", SQL: `
@@ -31,7 +31,7 @@ CREATE TABLE usage_rollup_backfill (
 	next_id {{bigint}} NOT NULL,
 	below_id {{bigint}} NOT NULL
 ) {{options}};
-INSERT INTO usage_rollup_backfill (id, next_id, below_id) SELECT 1, 0, COALESCE(MAX(id), 0) + 1 FROM usage_logs;
+INSERT INTO usage_rollup_backfill (id, next_id, below_id) SELECT 1, COALESCE(MIN(id), 1), COALESCE(MAX(id), 0) + 1 FROM usage_logs;
 `}
 
 // logListMigration gives every filter of the usage log an index that
