@@ -2,7 +2,6 @@ package books_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"sort"
@@ -40,7 +39,12 @@ func BenchmarkBooksAtScale(b *testing.B) {
 	}
 	defer st.Close()
 	raw := testdb.Open(b, "pgx", dsn)
-	end := seedScale(b, raw, rows)
+	exec := func(q string, args ...any) error { _, err := raw.Exec(q, args...); return err }
+	var have int
+	if err := raw.QueryRow("SELECT COUNT(*) FROM usage_logs").Scan(&have); err != nil {
+		b.Fatal(err)
+	}
+	end := seedScale(b, exec, have, rows)
 	b.ResetTimer()
 	for _, q := range scaleQueries(st, end) {
 		p50, p95 := timeQuery(b, q.run, 40)
@@ -107,12 +111,8 @@ func timeQuery(b *testing.B, run func(context.Context) error, n int) (p50, p95 t
 // returns the end of the seeded span. 200 users with 2 keys each, each
 // user on one of 20 models served by 2 of 40 channels, 13 teams; 1 row in
 // 50 an error, 1 in 40 a refund.
-func seedScale(b *testing.B, db *sql.DB, rows int) time.Time {
+func seedScale(b *testing.B, exec func(string, ...any) error, have, rows int) time.Time {
 	end := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	var have int
-	if err := db.QueryRow("SELECT COUNT(*) FROM usage_logs").Scan(&have); err != nil {
-		b.Fatal(err)
-	}
 	if have >= rows {
 		return end
 	}
@@ -121,7 +121,7 @@ func seedScale(b *testing.B, db *sql.DB, rows int) time.Time {
 	step := span.Microseconds() / int64(rows)
 	for lo := have; lo < rows; lo += 1_000_000 {
 		hi := min(lo+1_000_000, rows)
-		_, err := db.Exec(`INSERT INTO usage_logs (type, user_id, token_id, channel_id, model, prompt_tokens, completion_tokens,
+		err := exec(`INSERT INTO usage_logs (type, user_id, token_id, channel_id, model, prompt_tokens, completion_tokens,
 			quota, latency_ms, request_id, other, created_at, team_id, org_id)
 		SELECT CASE WHEN i % 50 = 0 THEN 'error' WHEN i % 40 = 0 THEN 'refund' ELSE 'consume' END,
 			i % 200 + 1, (i % 200 + 1) * 2 + (i / 200) % 2, ((i % 200 + 1) % 20) * 2 + (i / 400) % 2 + 1,
@@ -144,7 +144,7 @@ func seedScale(b *testing.B, db *sql.DB, rows int) time.Time {
 	FROM usage_logs GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`,
 		`UPDATE usage_rollup_backfill SET next_id = (SELECT MAX(id) + 1 FROM usage_logs), below_id = (SELECT MAX(id) + 1 FROM usage_logs)`,
 		`VACUUM ANALYZE usage_logs`, `VACUUM ANALYZE usage_rollups`} {
-		if _, err := db.Exec(q); err != nil {
+		if err := exec(q); err != nil {
 			b.Fatal(err)
 		}
 	}

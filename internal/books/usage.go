@@ -55,6 +55,24 @@ func UsageReport(ctx context.Context, st store.Store, w store.Window, groupBy, g
 	if err != nil {
 		return nil, err
 	}
+	items := usageItems(lines)
+	sort.Slice(items, func(i, j int) bool {
+		pi, pj := periodKey(items[i]), periodKey(items[j])
+		if pi != pj {
+			return pi < pj
+		}
+		if items[i].Quota != items[j].Quota {
+			return items[i].Quota > items[j].Quota
+		}
+		return items[i].Key < items[j].Key
+	})
+	return items, nil
+}
+
+// usageItems folds the lines of each group and period (one per row type)
+// into its item: calls and tokens from consume lines, less the refunds,
+// errors from error lines.
+func usageItems(lines []store.RollupLine) []UsageItem {
 	type acc struct {
 		item UsageItem
 		cost big.Int
@@ -95,17 +113,7 @@ func UsageReport(ctx context.Context, st store.Store, w store.Window, groupBy, g
 		a.item.UpstreamCostUSD = number(picoUSD(&a.cost))
 		items = append(items, a.item)
 	}
-	sort.Slice(items, func(i, j int) bool {
-		pi, pj := periodKey(items[i]), periodKey(items[j])
-		if pi != pj {
-			return pi < pj
-		}
-		if items[i].Quota != items[j].Quota {
-			return items[i].Quota > items[j].Quota
-		}
-		return items[i].Key < items[j].Key
-	})
-	return items, nil
+	return items
 }
 
 func periodKey(it UsageItem) int64 {
