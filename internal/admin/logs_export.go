@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
-	"github.com/turnpike-gw/turnpike/internal/books"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -33,18 +32,15 @@ func (a *API) exportLogs(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if format != "csv" && format != "jsonl" {
 		return badField("format", "must be csv or jsonl")
 	}
-	win, err := books.ParseWindow(q.Get("since"), q.Get("until"), time.Now())
-	if err != nil {
-		return badRequest("%s", err.Error())
-	}
 	f, err := logFilter(r, p)
 	if err != nil {
 		return err
 	}
-	f.Since, f.Until = win.Since, win.Until
-	if err := a.flush(r.Context()); err != nil {
+	win, err := a.window(r)
+	if err != nil {
 		return err
 	}
+	f.Since, f.Until = win.Since, win.Until
 	admin := p.AtLeast(store.RoleAdmin)
 	name := "usage-" + win.Since.Format("20060102T150405Z") + "." + format
 	if format == "csv" {

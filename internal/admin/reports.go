@@ -25,14 +25,21 @@ func (a *API) routeReports(mux *http.ServeMux) {
 }
 
 // window reads since and until; this node's queued billing items are
-// written first, so a report includes the calls this node just answered.
+// written first, and the window ends after they were, so a report
+// includes the calls this node just answered.
 func (a *API) window(r *http.Request) (store.Window, error) {
 	q := r.URL.Query()
+	if _, err := books.ParseWindow(q.Get("since"), q.Get("until"), time.Now()); err != nil {
+		return store.Window{}, badRequest("%s", err.Error())
+	}
+	if err := a.flush(r.Context()); err != nil {
+		return store.Window{}, err
+	}
 	w, err := books.ParseWindow(q.Get("since"), q.Get("until"), time.Now())
 	if err != nil {
 		return w, badRequest("%s", err.Error())
 	}
-	return w, a.flush(r.Context())
+	return w, nil
 }
 
 func (a *API) marginReport(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func BenchmarkBooksAtScale(b *testing.B) {
 	b.ResetTimer()
 	for _, q := range scaleQueries(st, end) {
 		p50, p95 := timeQuery(b, q.run, 40)
-		b.ReportMetric(float64(p95.Microseconds())/1000, q.name+"_p95_ms")
+		b.ReportMetric(float64(p95.Microseconds())/1000, strings.NewReplacer(" ", "_", "(", "", ")", "").Replace(q.name)+"_p95_ms")
 		fmt.Printf("%-34s p50 %7.1f ms   p95 %7.1f ms\n", q.name, ms(p50), ms(p95))
 	}
 }
