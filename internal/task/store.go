@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"crypto/rand"
+	"github.com/turnpike-gw/turnpike/internal/guardrail"
 	"math/big"
 	"time"
 
@@ -23,6 +24,9 @@ type Task struct {
 	// the task at; a task read from the database has none and looks it up
 	// by its submit time (priceVersionOf).
 	priceVersion int64
+	// guards is what the guardrails did on the submission (the submit
+	// row's other.guardrails).
+	guards []guardrail.Record
 }
 
 // Filter narrows a task listing; zero values do not filter.
