@@ -15,8 +15,8 @@ func rollupRows(at time.Time) []store.UsageLog {
 	for i := range 30 {
 		l := store.UsageLog{Type: store.LogConsume, UserID: int64(1 + i%2), TokenID: int64(10 + i%2), ChannelID: 5,
 			Model: []string{"a", "b"}[i%3%2], PromptTokens: 100 + i, CompletionTokens: 10 + i, Quota: int64(1000 + i),
-			TeamID: int64(i % 2 * 7),
-			Other:  []byte(fmt.Sprintf(`{"cache_read_tokens":%d,"upstream_cost_usd":"0.%012d"}`, i, 123456789+i)),
+			TeamID:    int64(i % 2 * 7),
+			Other:     []byte(fmt.Sprintf(`{"cache_read_tokens":%d,"upstream_cost_usd":"0.%012d"}`, i, 123456789+i)),
 			CreatedAt: at.Add(time.Duration(i) * 6 * time.Minute)}
 		switch i % 10 {
 		case 3:
