@@ -158,6 +158,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.routeNotify(mux)
 	a.routeReports(mux)
 	a.route(mux, "GET /api/logs", store.RoleUser, "log", a.listLogs)
+	a.route(mux, "GET /api/logs/export", store.RoleUser, "log", a.exportLogs)
 	a.route(mux, "GET /api/logs/{id}", store.RoleUser, "log", a.getLog)
 	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)
 	a.routeAccounts(mux)

@@ -13,38 +13,63 @@ import (
 
 // listLogs shows the usage log newest first. The billing writer is flushed
 // first so a call that has just finished is already listed.
+// A deep page is read after ?cursor= (the next_cursor of the page
+// before) instead of by page number; total is exact up to
+// store.LogCountCap matches and an estimate past it (total_exact false).
 func (a *API) listLogs(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	page, err := parsePage(r)
 	if err != nil {
 		return err
 	}
+	f, err := logFilter(r, p)
+	if err != nil {
+		return err
+	}
+	if f.BeforeID, err = queryID(r, "cursor"); err != nil {
+		return err
+	}
+	if err := a.flush(r.Context()); err != nil {
+		return err
+	}
+	pg, err := a.d.Store.Logs().Page(r.Context(), f, page)
+	if err != nil {
+		return err
+	}
+	if !p.AtLeast(store.RoleAdmin) {
+		for i := range pg.Items {
+			pg.Items[i].Other = userOther(pg.Items[i].Other)
+		}
+	}
+	apijson.Write(w, http.StatusOK, logList{list: newList(pg.Items, pg.Total), TotalExact: pg.TotalExact, NextCursor: pg.NextCursor})
+	return nil
+}
+
+// logList is a page of the usage log: a list with its count's exactness
+// and the next page's cursor (0 on the last page).
+type logList struct {
+	list[store.UsageLog]
+	TotalExact bool  `json:"total_exact"`
+	NextCursor int64 `json:"next_cursor,omitempty"`
+}
+
+// logFilter reads the filters of the usage log; a plain user reads only
+// its own rows, whatever it asks.
+func logFilter(r *http.Request, p *auth.Principal) (store.LogFilter, error) {
 	q := r.URL.Query()
 	f := store.LogFilter{Type: q.Get("type"), Model: q.Get("model")}
 	for _, it := range []struct {
 		name string
 		dst  *int64
 	}{{"user_id", &f.UserID}, {"token_id", &f.TokenID}, {"channel_id", &f.ChannelID}} {
+		var err error
 		if *it.dst, err = queryID(r, it.name); err != nil {
-			return err
+			return f, err
 		}
 	}
 	if !p.AtLeast(store.RoleAdmin) {
 		f.UserID = p.UserID
 	}
-	if err := a.flush(r.Context()); err != nil {
-		return err
-	}
-	logs, total, err := a.d.Store.Logs().List(r.Context(), f, page)
-	if err != nil {
-		return err
-	}
-	if !p.AtLeast(store.RoleAdmin) {
-		for i := range logs {
-			logs[i].Other = userOther(logs[i].Other)
-		}
-	}
-	apijson.Write(w, http.StatusOK, newList(logs, total))
-	return nil
+	return f, nil
 }
 
 // adminOnlyOther are the members of a row's other that only administrators

@@ -194,8 +194,12 @@ var apiOps = []apiOp{
 			"guardrail": body(guardrailSchema, guardrailFields, nil), "name": str}, "text"),
 		answer: schemaOf[dryRunResult]()},
 
-	{route: "GET /api/logs", summary: "Usage log, newest first (a user its own)",
-		query: []string{"page", "page_size", "type", "model", "user_id", "token_id", "channel_id"}, answer: listOf(ref("UsageLog"))},
+	{route: "GET /api/logs", summary: "Usage log, newest first (a user its own); deep pages by cursor (the previous page's next_cursor); total exact up to 10000 matches (total_exact)",
+		query: []string{"page", "page_size", "cursor", "type", "model", "user_id", "token_id", "channel_id"}, answer: object(schema{
+			"items": schema{"type": "array", "items": ref("UsageLog")}, "total": integer, "total_exact": boolean, "next_cursor": integer})},
+	{route: "GET /api/logs/export", summary: "The window's usage rows oldest first, streamed as CSV or JSON lines (a user its own)",
+		query:  []string{"since", "until", "format", "type", "model", "user_id", "token_id", "channel_id"},
+		answer: schema{"type": "string", "contentMediaType": "application/x-ndjson"}},
 	{route: "GET /api/logs/{id}", summary: "One usage row", answer: ref("UsageLog")},
 	{route: "GET /api/ledger", summary: "The quota ledger", query: []string{"page", "page_size", "user_id"}, answer: listOf(ref("LedgerEntry"))},
 	{route: "GET /api/reports/cache", summary: "Share of prompt tokens read from the providers' caches, by channel, key or model",
@@ -225,6 +229,9 @@ var apiOps = []apiOp{
 
 	{route: "GET /api/reports/margin", summary: "Charged against upstream cost over a window, by channel, model, user or token (an administrator's lines by user or token: itself and the users below it)",
 		query: []string{"since", "until", "group_by"}, answer: object(schema{"items": schema{"type": "array", "items": ref("MarginItem")}, "group_by": str, "since": str, "until": str})},
+	{route: "GET /api/reports/usage", summary: "Usage per user, key, model, channel or team and per hour or day, from the hourly rollups, with cache_hit_ratio",
+		query: []string{"since", "until", "group_by", "granularity"}, answer: object(schema{
+			"items": schema{"type": "array", "items": schemaOf[books.UsageItem]()}, "group_by": str, "granularity": str, "since": str, "until": str})},
 	{route: "GET /api/reports/reconcile", summary: "Proves, per user and key over a window, ledger = usage rows and balance change = net spend",
 		query: []string{"since", "until"}, answer: ref("Reconcile")},
 	{route: "POST /api/reports/reconcile/provider", summary: "Compares a channel's rows with the provider's usage export (text/csv: date,model,requests,input_tokens,output_tokens,cost_usd)",

@@ -19,19 +19,27 @@ const maxProviderCSV = 16 << 20
 func (a *API) routeReports(mux *http.ServeMux) {
 	a.route(mux, "GET /api/reports/margin", store.RoleAdmin, "report", a.marginReport)
 	a.route(mux, "GET /api/reports/cache", store.RoleAdmin, "report", a.cacheReport)
+	a.route(mux, "GET /api/reports/usage", store.RoleAdmin, "report", a.usageReport)
 	a.route(mux, "GET /api/reports/reconcile", store.RoleRoot, "report", a.reconcileReport)
 	a.route(mux, "POST /api/reports/reconcile/provider", store.RoleRoot, "channel", a.providerReport)
 }
 
 // window reads since and until; this node's queued billing items are
-// written first, so a report includes the calls this node just answered.
+// written first, and the window ends after they were, so a report
+// includes the calls this node just answered.
 func (a *API) window(r *http.Request) (store.Window, error) {
 	q := r.URL.Query()
+	if _, err := books.ParseWindow(q.Get("since"), q.Get("until"), time.Now()); err != nil {
+		return store.Window{}, badRequest("%s", err.Error())
+	}
+	if err := a.flush(r.Context()); err != nil {
+		return store.Window{}, err
+	}
 	w, err := books.ParseWindow(q.Get("since"), q.Get("until"), time.Now())
 	if err != nil {
 		return w, badRequest("%s", err.Error())
 	}
-	return w, a.flush(r.Context())
+	return w, nil
 }
 
 func (a *API) marginReport(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
@@ -92,6 +100,72 @@ func (a *API) marginScope(ctx context.Context, p *auth.Principal, by string, ite
 		}
 	}
 	return kept, nil
+}
+
+// usageReport sums the window from the hourly rollups per user, key,
+// model, channel or team and per hour or day (CONTRACT §20). An
+// administrator's lines by user or key are those it may manage, as in the
+// margin report.
+func (a *API) usageReport(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	win, err := a.window(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	by, gran := q.Get("group_by"), q.Get("granularity")
+	if by == "" {
+		by = store.DimModel
+	}
+	if gran == "" {
+		gran = "day"
+	}
+	items, err := books.UsageReport(r.Context(), a.d.Store, win, by, gran)
+	var badGroup books.ErrGrouping
+	var badGran books.ErrGranularity
+	switch {
+	case errors.As(err, &badGroup):
+		return badField("group_by", "must be user, key, model, channel or team")
+	case errors.As(err, &badGran):
+		return badField("granularity", "must be hour or day")
+	case err != nil:
+		return err
+	}
+	if items, err = a.usageScope(r.Context(), p, by, items); err != nil {
+		return err
+	}
+	apijson.Write(w, http.StatusOK, map[string]any{"items": items, "group_by": by, "granularity": gran, "since": win.Since, "until": win.Until})
+	return nil
+}
+
+// usageScope keeps the lines an administrator may see (marginScope's rule).
+func (a *API) usageScope(ctx context.Context, p *auth.Principal, by string, items []books.UsageItem) ([]books.UsageItem, error) {
+	scopeBy := map[string]string{store.DimUser: "user", store.DimToken: "token"}[by]
+	if p.Role == store.RoleRoot || scopeBy == "" {
+		return items, nil
+	}
+	keys := make([]books.MarginItem, 0, len(items))
+	seen := map[string]bool{}
+	for _, it := range items {
+		if !seen[it.Key] {
+			seen[it.Key] = true
+			keys = append(keys, books.MarginItem{Key: it.Key})
+		}
+	}
+	kept, err := a.marginScope(ctx, p, scopeBy, keys)
+	if err != nil {
+		return nil, err
+	}
+	ok := map[string]bool{}
+	for _, k := range kept {
+		ok[k.Key] = true
+	}
+	out := items[:0]
+	for _, it := range items {
+		if ok[it.Key] {
+			out = append(out, it)
+		}
+	}
+	return out, nil
 }
 
 func (a *API) cacheReport(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/turnpike-gw/turnpike/internal/archive"
 	"log/slog"
 	"time"
 )
@@ -37,10 +38,14 @@ func (a *App) runners() []runner {
 		w := &priceWatch{cfg: a.Config.PriceCatalogue, fetch: a.fetchCatalogue, prices: a.Store.Prices(), alert: a.Notify.PriceCatalogueChanged, log: a.Log}
 		rs = append(rs, runner{"price-watch", w.run})
 	}
-	if a.Config.LogRetentionDays > 0 {
-		r := &retention{logs: a.Store.Logs(), days: a.Config.LogRetentionDays, now: time.Now, log: a.Log, batch: 1000, pause: 50 * time.Millisecond}
-		rs = append(rs, runner{"log-retention", r.run})
+	if days := a.Config.Retention(); days > 0 {
+		if j, ok := archive.New(a.Config.Logs, days, a.Store.Logs(), a.Log); ok {
+			rs = append(rs, runner{"log-archive", archiveRunner(j, a.Log)})
+		} else {
+			a.Log.Warn("usage log retention is set but logs.archive.s3 is not: nothing is deleted without an archive", "retention_days", days)
+		}
 	}
+	rs = append(rs, runner{"rollup-backfill", rollupBackfill(a.Store.Rollups(), a.Log)})
 	return append(rs,
 		runner{"batches", a.batches.Run},
 		runner{"task-poller", a.pollTasks},

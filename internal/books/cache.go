@@ -52,39 +52,12 @@ func Cache(ctx context.Context, st store.Store, w store.Window, groupBy string) 
 	for _, c := range chs {
 		names[c.ID] = c.Name
 	}
-	sums := map[string]*CacheItem{}
-	err = st.Books().EachLog(ctx, w, []string{store.LogConsume}, func(l store.UsageLog) error {
-		var o cacheRowOther
-		_ = json.Unmarshal(l.Other, &o) // a row without the members read nothing from a cache
-		key := l.Model
-		if groupBy != "model" {
-			if l.ChannelID == 0 {
-				return nil
-			}
-			key = names[l.ChannelID]
-			if key == "" {
-				key = "#" + strconv.FormatInt(l.ChannelID, 10) // a channel deleted since
-			}
-			if groupBy == "key" {
-				index := 0
-				if n := len(o.Attempts); n > 0 {
-					index = o.Attempts[n-1].KeyIndex
-				}
-				key += "#" + strconv.Itoa(index)
-			}
-		}
-		it := sums[key]
-		if it == nil {
-			it = &CacheItem{Key: key}
-			sums[key] = it
-		}
-		if !o.Adjustment {
-			it.Requests++
-		}
-		it.Input += int64(l.PromptTokens)
-		it.CacheRead += o.CacheRead
-		return nil
-	})
+	var sums map[string]*CacheItem
+	if groupBy == "key" {
+		sums, err = cacheByKey(ctx, st, w, names)
+	} else {
+		sums, err = cacheFromRollups(ctx, st, w, groupBy, names)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -97,4 +70,73 @@ func Cache(ctx context.Context, st store.Store, w store.Window, groupBy string) 
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].Key < items[j].Key })
 	return items, nil
+}
+
+// channelName is a channel's name, or "#id" for one deleted since.
+func channelName(names map[int64]string, id int64) string {
+	if n := names[id]; n != "" {
+		return n
+	}
+	return "#" + strconv.FormatInt(id, 10)
+}
+
+// cacheFromRollups sums by channel or model from the hourly rollups.
+func cacheFromRollups(ctx context.Context, st store.Store, w store.Window, groupBy string, names map[int64]string) (map[string]*CacheItem, error) {
+	dim := store.DimModel
+	if groupBy == "channel" {
+		dim = store.DimChannel
+	}
+	lines, err := SumWindow(ctx, st, w, store.RollupQuery{GroupBy: dim, Types: []string{store.LogConsume}})
+	if err != nil {
+		return nil, err
+	}
+	sums := map[string]*CacheItem{}
+	for _, l := range lines {
+		key := l.Group
+		if dim == store.DimChannel {
+			id, _ := strconv.ParseInt(l.Group, 10, 64)
+			if id == 0 {
+				continue
+			}
+			key = channelName(names, id)
+		}
+		it := sums[key]
+		if it == nil {
+			it = &CacheItem{Key: key}
+			sums[key] = it
+		}
+		it.Requests += l.Requests
+		it.Input += l.InputTokens
+		it.CacheRead += l.CacheReadTokens
+	}
+	return sums, nil
+}
+
+// cacheByKey sums by a channel's key, which only a row's attempts name.
+func cacheByKey(ctx context.Context, st store.Store, w store.Window, names map[int64]string) (map[string]*CacheItem, error) {
+	sums := map[string]*CacheItem{}
+	err := st.Books().EachLog(ctx, w, []string{store.LogConsume}, func(l store.UsageLog) error {
+		var o cacheRowOther
+		_ = json.Unmarshal(l.Other, &o) // a row without the members read nothing from a cache
+		if l.ChannelID == 0 {
+			return nil
+		}
+		index := 0
+		if n := len(o.Attempts); n > 0 {
+			index = o.Attempts[n-1].KeyIndex
+		}
+		key := channelName(names, l.ChannelID) + "#" + strconv.Itoa(index)
+		it := sums[key]
+		if it == nil {
+			it = &CacheItem{Key: key}
+			sums[key] = it
+		}
+		if !o.Adjustment {
+			it.Requests++
+		}
+		it.Input += int64(l.PromptTokens)
+		it.CacheRead += o.CacheRead
+		return nil
+	})
+	return sums, err
 }

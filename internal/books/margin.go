@@ -28,61 +28,50 @@ type MarginItem struct {
 	MarginUSD       json.Number `json:"margin_usd"`
 }
 
-// rowCost is the part of a row's other the margin reads.
-type rowCost struct {
-	UpstreamCostUSD string `json:"upstream_cost_usd"`
-	Adjustment      bool   `json:"adjustment"`
-}
-
 type marginSum struct {
 	requests, quota int64
-	cost            big.Rat
+	cost            big.Int
 }
+
+// marginDims maps the margin report's groupings to the rollups' dimensions.
+var marginDims = map[string]string{"channel": store.DimChannel, "model": store.DimModel, "user": store.DimUser, "token": store.DimToken}
 
 // Margin sums the window's consume rows less its refund rows per group:
 // what was charged (quota and dollars at quotaPerUSD) and what the calls
-// cost upstream (other.upstream_cost_usd). A task's correction rows change
-// its sums but are not requests of their own.
+// cost upstream (other.upstream_cost_usd), from the hourly rollups. A
+// task's correction rows change its sums but are not requests of their own.
 func Margin(ctx context.Context, st store.Store, w store.Window, groupBy string, quotaPerUSD int64) ([]MarginItem, error) {
-	keyOf, err := grouping(groupBy)
+	dim, ok := marginDims[groupBy]
+	if !ok {
+		return nil, ErrGrouping(groupBy)
+	}
+	lines, err := SumWindow(ctx, st, w, store.RollupQuery{GroupBy: dim, Types: []string{store.LogConsume, store.LogRefund}})
 	if err != nil {
 		return nil, err
 	}
 	sums := map[string]*marginSum{}
-	err = st.Books().EachLog(ctx, w, []string{store.LogConsume, store.LogRefund}, func(l store.UsageLog) error {
-		k := keyOf(l)
-		s := sums[k]
+	for _, l := range lines {
+		s := sums[l.Group]
 		if s == nil {
 			s = &marginSum{}
-			sums[k] = s
-		}
-		var o rowCost
-		_ = json.Unmarshal(l.Other, &o) // a row without other costs nothing upstream
-		cost, ok := new(big.Rat).SetString(o.UpstreamCostUSD)
-		if !ok {
-			cost = new(big.Rat)
+			sums[l.Group] = s
 		}
 		if l.Type == store.LogRefund {
 			s.quota -= l.Quota
-			s.cost.Sub(&s.cost, cost)
-			return nil
+			s.cost.Sub(&s.cost, l.UpstreamCost)
+			continue
 		}
-		if !o.Adjustment {
-			s.requests++
-		}
+		s.requests += l.Requests
 		s.quota += l.Quota
-		s.cost.Add(&s.cost, cost)
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		s.cost.Add(&s.cost, l.UpstreamCost)
 	}
 	items := make([]MarginItem, 0, len(sums))
 	for k, s := range sums {
 		charged := big.NewRat(s.quota, quotaPerUSD)
-		margin := new(big.Rat).Sub(charged, &s.cost)
+		cost := picoUSD(&s.cost)
+		margin := new(big.Rat).Sub(charged, cost)
 		items = append(items, MarginItem{Key: k, Requests: s.requests, ChargedQuota: s.quota,
-			ChargedUSD: number(charged), UpstreamCostUSD: number(&s.cost), MarginUSD: number(margin)})
+			ChargedUSD: number(charged), UpstreamCostUSD: number(cost), MarginUSD: number(margin)})
 	}
 	sort.Slice(items, func(i, j int) bool {
 		if items[i].ChargedQuota != items[j].ChargedQuota {
@@ -99,20 +88,6 @@ type ErrGrouping string
 
 func (e ErrGrouping) Error() string {
 	return fmt.Sprintf("group_by must be channel, model, user or token, not %q", string(e))
-}
-
-func grouping(by string) (func(store.UsageLog) string, error) {
-	switch by {
-	case "channel":
-		return func(l store.UsageLog) string { return strconv.FormatInt(l.ChannelID, 10) }, nil
-	case "model":
-		return func(l store.UsageLog) string { return l.Model }, nil
-	case "user":
-		return func(l store.UsageLog) string { return strconv.FormatInt(l.UserID, 10) }, nil
-	case "token":
-		return func(l store.UsageLog) string { return strconv.FormatInt(l.TokenID, 10) }, nil
-	}
-	return nil, ErrGrouping(by)
 }
 
 // nameItems adds the names of the channels, users or keys the items are;

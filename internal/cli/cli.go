@@ -34,14 +34,17 @@ Commands:
   token disable ID
                  disable an API key; like a rotation, every running node stops
                  accepting it within 2 seconds
-  export --out FILE [--with-secrets]
-                 write every record as JSON lines (secrets only with the flag)
+  export --out FILE [--with-secrets] [--with-logs]
+                 write every record as JSON lines (secrets and usage rows only with
+                 their flags; progress lines on stderr)
   import FILE    load an export into an empty database (SQLite to PostgreSQL or MySQL)
   migrate        apply the database schema migrations and exit
   healthcheck [--url URL]
                  exit 0 when URL/healthz answers 200 (default: the listen address)
   plugin check FILE
                  validate a task plugin offline and list every problem
+  logs archive   archive the usage rows older than logs.retention_days to logs.archive.s3
+                 now (the daily job), then delete them; one line per day
   reconcile [--since T] [--until T]
                  prove the ledger, the usage rows and the balances agree per user and
                  API key over a window (default the last 24 hours); exit 1 when not
@@ -75,6 +78,8 @@ func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) i
 		return pluginCommand(args, stdout, stderr)
 	case "reconcile":
 		return reconcileCommand(args, stdout, stderr, getenv)
+	case "logs":
+		return logsCommand(args, stdout, stderr, getenv)
 	case "serve", "demo":
 		return runServer(cmd == "demo", args, stdout, stderr, getenv)
 	case "help", "-h", "-help", "--help":

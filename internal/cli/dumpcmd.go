@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
@@ -18,11 +19,12 @@ func exportCommand(args []string, stdout, stderr io.Writer, getenv func(string) 
 	fs, cfgPath := configFlags("export", stderr)
 	out := fs.String("out", "", "the file to write (it must not exist yet)")
 	secrets := fs.Bool("with-secrets", false, "include password and key hashes, channel keys and two-factor secrets")
+	logs := fs.Bool("with-logs", false, "include the usage rows (streamed; millions of rows on a busy gateway)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *out == "" || fs.NArg() != 0 {
-		fmt.Fprint(stderr, "usage: turnpike export --out FILE [--with-secrets] [--config FILE]\n")
+		fmt.Fprint(stderr, "usage: turnpike export --out FILE [--with-secrets] [--with-logs] [--config FILE]\n")
 		return 2
 	}
 	st, code := openForCommand(*cfgPath, getenv, stderr)
@@ -37,7 +39,8 @@ func exportCommand(args []string, stdout, stderr io.Writer, getenv func(string) 
 		fmt.Fprintln(stderr, "turnpike: export:", err)
 		return 1
 	}
-	counts, err := st.Export(context.Background(), f, *secrets)
+	counts, err := st.ExportWith(context.Background(), f, sqlstore.DumpOptions{WithSecrets: *secrets, WithLogs: *logs,
+		Progress: progressLine(stderr, "exported")})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -79,7 +82,7 @@ func importCommand(args []string, stdout, stderr io.Writer, getenv func(string) 
 		return code
 	}
 	defer st.Close()
-	counts, err := st.Import(context.Background(), f)
+	counts, err := st.ImportWith(context.Background(), f, progressLine(stderr, "imported"))
 	if err != nil {
 		fmt.Fprintln(stderr, "turnpike:", err)
 		return 1
@@ -102,6 +105,20 @@ func openForCommand(cfgPath string, getenv func(string) string, stderr io.Writer
 		return nil, 1
 	}
 	return st, 0
+}
+
+// progressLine prints how far a large table has come, with the rate, so
+// an operator moving millions of usage rows sees it move.
+func progressLine(w io.Writer, verb string) func(table string, rows int, done bool) {
+	start := time.Now()
+	return func(table string, rows int, done bool) {
+		state := "…"
+		if done {
+			state = "done"
+		}
+		secs := time.Since(start).Seconds()
+		fmt.Fprintf(w, "%s %s: %d rows %s (%.0f rows/s)\n", verb, table, rows, state, float64(rows)/max(secs, 0.001))
+	}
 }
 
 func printCounts(w io.Writer, verb string, counts sqlstore.DumpCounts) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/archive"
 	"github.com/turnpike-gw/turnpike/internal/books"
 	"github.com/turnpike-gw/turnpike/internal/kv"
 	"github.com/turnpike-gw/turnpike/internal/plans"
@@ -34,7 +35,11 @@ func reconcileCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 		return 1
 	}
 	defer st.Close()
-	rep, err := books.Reconcile(ctx, st, w, time.Now())
+	var src store.Store = st
+	if r, ok := archive.NewReader(cfg.Logs); ok {
+		src = archive.WithArchive(st, r) // archived days are read from the archive
+	}
+	rep, err := books.Reconcile(ctx, src, w, time.Now())
 	if err == nil {
 		err = reconcilePlans(ctx, cfg.Redis, st, rep)
 	}

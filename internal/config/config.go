@@ -53,9 +53,10 @@ type Config struct {
 	// SIGTERM before open streams are ended and billed (0: at once).
 	ShutdownGraceSeconds float64 `yaml:"shutdown_grace_seconds"`
 	shutdownGraceSet     bool
-	// LogRetentionDays prunes usage log rows older than this many days
-	// (0 keeps them all); the ledger is never pruned.
+	// LogRetentionDays is the older spelling of logs.retention_days.
 	LogRetentionDays int `yaml:"log_retention_days"`
+	// Logs is the usage rows' retention and archive (CONTRACT §20).
+	Logs Logs `yaml:"logs"`
 
 	// TrustedProxies are the reverse proxies whose forwarding headers name
 	// the client (proxies.go).
@@ -331,6 +332,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, err.Error())
 	}
 	errs = append(errs, c.Files.validate()...)
+	errs = append(errs, c.Logs.validate()...)
 	errs = append(errs, c.validateShutdown()...)
 	errs = append(errs, c.validateTrustedProxies()...)
 	errs = append(errs, c.validateAccounts()...)

@@ -31,7 +31,26 @@ type LogFilter struct {
 	TeamID    int64
 	OrgID     int64
 	Since     time.Time
+	// Until, when set, keeps rows created before it.
+	Until time.Time
+	// BeforeID, when set, keeps rows with a smaller id: the cursor of a
+	// deep page, read by index instead of skipped by offset.
+	BeforeID int64
 }
+
+// LogPage is one page of the usage log. Total is exact when TotalExact;
+// past LogCountCap matches it is an estimate, since counting every match
+// of a large log on each page read is what made the page slow.
+type LogPage struct {
+	Items      []UsageLog
+	Total      int
+	TotalExact bool
+	// NextCursor is the BeforeID of the next page; 0 on the last one.
+	NextCursor int64
+}
+
+// LogCountCap is how many matches a page counts exactly.
+const LogCountCap = 10000
 
 // TokenFilter narrows a token listing; zero values do not filter.
 type TokenFilter struct {
@@ -68,6 +87,7 @@ type Store interface {
 	Redemptions() RedemptionRepo
 	Audit() AuditRepo
 	Books() BooksRepo
+	Rollups() RollupRepo
 	MCP() MCPRepo
 	Guardrails() GuardrailRepo
 	Teams() TeamRepo
@@ -212,11 +232,22 @@ type LogRepo interface {
 	Insert(ctx context.Context, logs []UsageLog) error
 	// List returns newest first.
 	List(ctx context.Context, f LogFilter, p Page) ([]UsageLog, int, error)
+	// Page is List with a capped count and the next page's cursor.
+	Page(ctx context.Context, f LogFilter, p Page) (LogPage, error)
+	// Each calls fn for every matching row oldest first, reading in
+	// bounded pages after the last id seen (an export's stream).
+	Each(ctx context.Context, f LogFilter, fn func(UsageLog) error) error
 	// Get returns one row by id, or ErrNotFound.
 	Get(ctx context.Context, id int64) (UsageLog, error)
 	// Prune deletes at most limit rows created before the given time (one
 	// bounded statement) and reports how many it deleted.
 	Prune(ctx context.Context, before time.Time, limit int) (int64, error)
+	// PruneRange deletes at most limit rows created in w whose id is at
+	// most maxID (one bounded statement): the archive's deletion of a day
+	// it has verified.
+	PruneRange(ctx context.Context, w Window, maxID int64, limit int) (int64, error)
+	// Oldest is the creation time of the oldest row (false: none).
+	Oldest(ctx context.Context) (time.Time, bool, error)
 }
 
 // LedgerRepo applies quota movements. Apply writes a batch of entries and the

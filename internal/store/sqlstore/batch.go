@@ -128,7 +128,10 @@ func (t *itemTx) run(ctx context.Context) error {
 			logs = append(logs, *it.Log)
 		}
 	}
-	return insertLogs(ctx, t.tx, t.b, logs, t.stamp)
+	if err := insertLogs(ctx, t.tx, t.b, logs, t.stamp); err != nil {
+		return err
+	}
+	return t.s.addRollups(ctx, t.tx, logs, t.stamp)
 }
 
 // insertEntries records the entries of the items at idx and marks as

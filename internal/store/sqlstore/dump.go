@@ -76,11 +76,13 @@ var dumpTables = []dumpTable{
 }
 
 var dumpSkipped = map[string]string{
-	"schema_migrations": "the target database is migrated by the binary that imports",
-	"sessions":          "console sign-ins end with a move, and their ids are secrets",
-	"billing_nodes":     "leases of processes on the old database; without them any node releases their open holds",
-	"channel_health":    "cool-downs and probes are learned again from traffic",
-	"plugin_runtime":    "a change counter each migrated database starts itself",
+	"schema_migrations":     "the target database is migrated by the binary that imports",
+	"sessions":              "console sign-ins end with a move, and their ids are secrets",
+	"billing_nodes":         "leases of processes on the old database; without them any node releases their open holds",
+	"channel_health":        "cool-downs and probes are learned again from traffic",
+	"plugin_runtime":        "a change counter each migrated database starts itself",
+	"usage_rollups":         "sums of the usage rows, rebuilt from them after an import (Rollups().Restart)",
+	"usage_rollup_backfill": "the rebuild's watermark, reset by the import",
 }
 
 // redactedUnique stands in for a unique secret column: it keeps the

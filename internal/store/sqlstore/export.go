@@ -28,6 +28,29 @@ var snapshotBegin = map[Dialect]string{
 // an export restores every record, but sign-ins, keys and channels need
 // new secrets afterwards.
 func (s *Store) Export(ctx context.Context, w io.Writer, withSecrets bool) (DumpCounts, error) {
+	return s.ExportWith(ctx, w, DumpOptions{WithSecrets: withSecrets, WithLogs: true})
+}
+
+// DumpOptions choose what an export carries and how it reports progress.
+type DumpOptions struct {
+	WithSecrets bool
+	// WithLogs adds the usage rows (turnpike export --with-logs): millions
+	// of rows on a busy gateway, so they are left out unless asked for.
+	WithLogs bool
+	// Progress, when set, hears of every ProgressEvery rows of a table and
+	// of the end of a table that reached that many.
+	Progress func(table string, rows int, done bool)
+}
+
+// ProgressEvery is how many rows of one table a progress line stands for.
+const ProgressEvery = 100000
+
+// logTables are the tables only an export with the usage rows carries.
+var logTables = map[string]bool{"usage_logs": true}
+
+// ExportWith is Export with options.
+func (s *Store) ExportWith(ctx context.Context, w io.Writer, o DumpOptions) (DumpCounts, error) {
+	withSecrets := o.WithSecrets
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
@@ -51,10 +74,10 @@ func (s *Store) Export(ctx context.Context, w io.Writer, withSecrets bool) (Dump
 	}
 	counts := DumpCounts{}
 	for _, t := range dumpTables {
-		if t.secretRows && !withSecrets {
+		if (t.secretRows && !withSecrets) || (logTables[t.name] && !o.WithLogs) {
 			continue
 		}
-		n, err := exportTable(ctx, conn, enc, t, withSecrets)
+		n, err := exportTable(ctx, conn, enc, t, withSecrets, o.Progress)
 		if err != nil {
 			return nil, fmt.Errorf("export %s: %w", t.name, err)
 		}
@@ -66,7 +89,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer, withSecrets bool) (Dump
 	return counts, nil
 }
 
-func exportTable(ctx context.Context, conn *sql.Conn, enc *json.Encoder, t dumpTable, withSecrets bool) (int, error) {
+func exportTable(ctx context.Context, conn *sql.Conn, enc *json.Encoder, t dumpTable, withSecrets bool, progress func(string, int, bool)) (int, error) {
 	cols, err := tableColumns(ctx, conn, t.name)
 	if err != nil {
 		return 0, err
@@ -108,6 +131,12 @@ func exportTable(ctx context.Context, conn *sql.Conn, enc *json.Encoder, t dumpT
 			return n, err
 		}
 		n++
+		if progress != nil && n%ProgressEvery == 0 {
+			progress(t.name, n, false)
+		}
+	}
+	if progress != nil && n >= ProgressEvery {
+		progress(t.name, n, true)
 	}
 	return n, rows.Err()
 }

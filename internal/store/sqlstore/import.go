@@ -20,6 +20,12 @@ var ErrNotEmpty = errors.New("the database already holds records")
 // are then moved past the loaded ids. It is one transaction: a failed
 // import leaves the database empty.
 func (s *Store) Import(ctx context.Context, r io.Reader) (DumpCounts, error) {
+	return s.ImportWith(ctx, r, nil)
+}
+
+// ImportWith is Import telling progress of every ProgressEvery rows of a
+// table.
+func (s *Store) ImportWith(ctx context.Context, r io.Reader, progress func(table string, rows int, done bool)) (DumpCounts, error) {
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	var head dumpHeader
@@ -52,11 +58,19 @@ func (s *Store) Import(ctx context.Context, r io.Reader) (DumpCounts, error) {
 				return fmt.Errorf("line %d (%s): %w", line, d.Table, err)
 			}
 			counts[d.Table]++
+			if progress != nil && counts[d.Table]%ProgressEvery == 0 {
+				progress(d.Table, counts[d.Table], false)
+			}
 		}
 		if err := l.flush(ctx); err != nil {
 			return err
 		}
-		return s.resetSequences(ctx, tx)
+		if err := s.resetSequences(ctx, tx); err != nil {
+			return err
+		}
+		// The rollups are not exported: the backfill rebuilds them from
+		// the rows just loaded.
+		return restartRollups(ctx, tx)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)

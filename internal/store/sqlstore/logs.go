@@ -81,6 +81,12 @@ func logWhere(f store.LogFilter) (string, []any) {
 	if !f.Since.IsZero() {
 		add("created_at >= ?", dbTime(f.Since))
 	}
+	if !f.Until.IsZero() {
+		add("created_at < ?", dbTime(f.Until))
+	}
+	if f.BeforeID != 0 {
+		add("id < ?", f.BeforeID)
+	}
 	if len(conds) == 0 {
 		return "", nil
 	}
@@ -97,23 +103,11 @@ func scanLog(row interface{ Scan(...any) error }) (store.UsageLog, error) {
 	return l, err
 }
 
-// List returns matching logs newest first (by id) and the total match count.
+// List returns matching logs newest first (by id) and their count (capped,
+// see Page).
 func (r logRepo) List(ctx context.Context, f store.LogFilter, p store.Page) ([]store.UsageLog, int, error) {
-	where, args := logWhere(f)
-	total, err := r.s.count(ctx, "SELECT COUNT(*) FROM usage_logs"+where, args...)
-	if err != nil {
-		return nil, 0, wrap(err, "count logs")
-	}
-	limit, offset := limitOffset(p)
-	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(logSelect+where+" ORDER BY id DESC LIMIT ? OFFSET ?"), append(args, limit, offset)...)
-	if err != nil {
-		return nil, 0, wrap(err, "list logs")
-	}
-	out, err := collect(rows, scanLog)
-	if err != nil {
-		return nil, 0, wrap(err, "list logs")
-	}
-	return out, total, nil
+	pg, err := r.Page(ctx, f, p)
+	return pg.Items, pg.Total, err
 }
 
 // Get returns one row by id.

@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Redemptions", redemptionTests},
 		{"Audit", auditTests},
 		{"Books", booksTests},
+		{"Rollups", rollupTests},
 		{"FilesAndBatches", fileBatchTests},
 		{"MCP", mcpTests},
 		{"Guardrails", guardrailTests},

@@ -1,0 +1,118 @@
+package books
+
+import (
+	"context"
+	"math/big"
+	"strconv"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// sumKey is one line of a summed window: group, period (Unix seconds) and
+// type.
+type sumKey struct {
+	group  string
+	period int64
+	typ    string
+}
+
+// sums is a window's lines as they are added up.
+type sums map[sumKey]*store.RollupLine
+
+func (s sums) add(k sumKey, v store.RollupSums, cost *big.Int) {
+	l := s[k]
+	if l == nil {
+		l = &store.RollupLine{Group: k.group, Type: k.typ, UpstreamCost: new(big.Int)}
+		if k.period != (time.Time{}).Unix() {
+			l.Period = time.Unix(k.period, 0).UTC()
+		}
+		s[k] = l
+	}
+	l.RollupSums.Add(v)
+	l.UpstreamCost.Add(l.UpstreamCost, cost)
+}
+
+// SumWindow adds up the usage rows of w by q's dimension, granularity and
+// type, exactly: the whole hours inside w from the hourly rollups, the
+// parts of an hour at its edges from the rows themselves. Until every row
+// is in the rollups (the backfill after an upgrade or an import) it reads
+// the rows of the whole window.
+func SumWindow(ctx context.Context, st store.Store, w store.Window, q store.RollupQuery) ([]store.RollupLine, error) {
+	out := sums{}
+	ready, err := st.Rollups().Ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	from, to := ceilHour(w.Since), w.Until.Truncate(time.Hour)
+	edges := []store.Window{w}
+	if ready && from.Before(to) {
+		edges = []store.Window{{Since: w.Since, Until: from}, {Since: to, Until: w.Until}}
+		q.Since, q.Until = from, to
+		lines, err := st.Rollups().Sum(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range lines {
+			out.add(sumKey{l.Group, l.Period.Unix(), l.Type}, l.RollupSums, l.UpstreamCost)
+		}
+	}
+	for _, e := range edges {
+		if !e.Since.Before(e.Until) {
+			continue
+		}
+		err := st.Books().EachLog(ctx, e, q.Types, func(l store.UsageLog) error {
+			k, v := store.RollupOf(l)
+			out.add(sumKey{dimValue(k, q.GroupBy), periodOf(k.Hour, q.Granularity).Unix(), k.Type}, v, big.NewInt(v.UpstreamCostPico))
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	lines := make([]store.RollupLine, 0, len(out))
+	for _, l := range out {
+		lines = append(lines, *l)
+	}
+	return lines, nil
+}
+
+func ceilHour(t time.Time) time.Time {
+	h := t.Truncate(time.Hour)
+	if h.Before(t) {
+		h = h.Add(time.Hour)
+	}
+	return h
+}
+
+// periodOf is the period an hour falls in at a granularity.
+func periodOf(hour time.Time, granularity string) time.Time {
+	switch granularity {
+	case "hour":
+		return hour
+	case "day":
+		return hour.Truncate(24 * time.Hour)
+	}
+	return time.Time{}
+}
+
+// dimValue is a bucket's value of one dimension, as the rollups' query
+// answers it.
+func dimValue(k store.RollupKey, dim string) string {
+	switch dim {
+	case store.DimUser:
+		return strconv.FormatInt(k.UserID, 10)
+	case store.DimToken:
+		return strconv.FormatInt(k.TokenID, 10)
+	case store.DimModel:
+		return k.Model
+	case store.DimChannel:
+		return strconv.FormatInt(k.ChannelID, 10)
+	case store.DimTeam:
+		return strconv.FormatInt(k.TeamID, 10)
+	}
+	return ""
+}
+
+// picoUSD is an exact dollar amount of 10⁻¹² dollars.
+func picoUSD(n *big.Int) *big.Rat { return new(big.Rat).SetFrac(n, big.NewInt(1_000_000_000_000)) }

@@ -1,0 +1,77 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// backfillLock reads the watermark and locks its row for the transaction
+// (SQLite's write transaction locks the whole database anyway), so two
+// nodes never fold the same rows twice.
+func (s *Store) backfillLock() string {
+	if s.dialect == SQLite {
+		return "SELECT next_id, below_id FROM usage_rollup_backfill WHERE id = 1"
+	}
+	return "SELECT next_id, below_id FROM usage_rollup_backfill WHERE id = 1 FOR UPDATE"
+}
+
+func (r rollupRepo) Ready(ctx context.Context) (bool, error) {
+	var next, below int64
+	err := r.s.db.QueryRowContext(ctx, "SELECT next_id, below_id FROM usage_rollup_backfill WHERE id = 1").Scan(&next, &below)
+	return next >= below, wrap(err, "rollup watermark")
+}
+
+// Backfill reads the next rows below the watermark's end in id order and
+// adds them to their buckets with the watermark moved past them, in one
+// transaction: a crash between two steps folds nothing twice.
+func (r rollupRepo) Backfill(ctx context.Context, limit int) (bool, error) {
+	more := false
+	err := r.s.withTx(ctx, func(tx *sql.Tx) error {
+		var next, below int64
+		if err := tx.QueryRowContext(ctx, r.s.backfillLock()).Scan(&next, &below); err != nil {
+			return err
+		}
+		if next >= below {
+			more = false
+			return nil
+		}
+		rows, err := tx.QueryContext(ctx, r.s.Rebind(logSelect+" WHERE id >= ? AND id < ? ORDER BY id LIMIT ?"), next, below, limit)
+		if err != nil {
+			return err
+		}
+		logs, err := collect(rows, scanLog)
+		if err != nil {
+			return err
+		}
+		to := below
+		if len(logs) == limit {
+			to = logs[len(logs)-1].ID + 1
+		}
+		if err := r.s.addRollups(ctx, tx, logs, now()); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, r.s.Rebind("UPDATE usage_rollup_backfill SET next_id = ? WHERE id = 1"), to)
+		more = to < below
+		return err
+	})
+	return more, wrap(err, "backfill rollups")
+}
+
+// Restart empties the rollups and moves the watermark back over every row
+// in the database.
+func (r rollupRepo) Restart(ctx context.Context) error {
+	return wrap(r.s.withTx(ctx, func(tx *sql.Tx) error { return restartRollups(ctx, tx) }), "restart rollups")
+}
+
+func restartRollups(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM usage_rollups"); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, "UPDATE usage_rollup_backfill SET next_id = (SELECT COALESCE(MIN(id), 1) FROM usage_logs), "+
+		"below_id = (SELECT COALESCE(MAX(id), 0) + 1 FROM usage_logs) WHERE id = 1")
+	return err
+}
+
+var _ store.RollupRepo = rollupRepo{}
