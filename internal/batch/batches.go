@@ -90,7 +90,7 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b.Status, b.InProgressAt, b.Total = store.BatchInProgress, now.Unix(), pl.lines
-	if err := s.start(r, w.Header(), b, pl); err != nil {
+	if err := s.start(r, w.Header(), b, pl, p.TeamID, p.OrgID); err != nil {
 		s.fail(w, err)
 		return
 	}
@@ -102,8 +102,8 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 // flushed before the record exists, so a batch never names a hold whose
 // reservation was not stored. A crash between the two leaves kept holds
 // named batch:<id>:… and no batch: money held, never given away.
-func (s *Service) start(r *http.Request, h http.Header, b *store.Batch, pl *plan) error {
-	acct := billing.Account{UserID: b.UserID, TokenID: b.TokenID, Group: b.Group}
+func (s *Service) start(r *http.Request, h http.Header, b *store.Batch, pl *plan, team, org int64) error {
+	acct := billing.Account{UserID: b.UserID, TokenID: b.TokenID, Group: b.Group, TeamID: team, OrgID: org}
 	holds, taken, err := s.takeTickets(r.Context(), acct, b.PublicID, pl, h)
 	var e *ir.Error
 	if errors.As(err, &e) && e.Status == 402 && !pl.exact {

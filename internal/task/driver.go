@@ -115,6 +115,7 @@ func (s *Service) Submit(ctx context.Context, in Submission) (*Submitted, error)
 	t := &Task{Task: store.Task{PublicID: newPublicID(), PluginKey: sub.Plugin.Key, PluginVersion: sub.Plugin.Version, Model: sub.Model,
 		UserID: sub.Principal.UserID, TokenID: sub.Principal.TokenID, Group: sub.Principal.Group, RetainResult: sub.Retain}}
 	t.priceVersion = price.Version
+	t.team, t.org = sub.Principal.TeamID, sub.Principal.OrgID
 	t.BillingKey = store.TaskHoldPrefix + t.PublicID
 	var out *Submitted
 	aff := s.lookupPin(ctx, sub, sub.keep)

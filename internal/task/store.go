@@ -23,6 +23,9 @@ type Task struct {
 	// the task at; a task read from the database has none and looks it up
 	// by its submit time (priceVersionOf).
 	priceVersion int64
+	// team and org are the submitter's team and organisation while the
+	// submitting process has the task, for its usage rows.
+	team, org int64
 }
 
 // Filter narrows a task listing; zero values do not filter.
