@@ -161,6 +161,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.routePayments(mux)
 	a.routeMCP(mux)
 	a.routeGuardrails(mux)
+	a.routeTeams(mux)
 }
 
 // route mounts h behind authentication when role is set. what names the

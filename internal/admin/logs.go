@@ -23,12 +23,14 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request, p *auth.Principal
 	for _, it := range []struct {
 		name string
 		dst  *int64
-	}{{"user_id", &f.UserID}, {"token_id", &f.TokenID}, {"channel_id", &f.ChannelID}} {
+	}{{"user_id", &f.UserID}, {"token_id", &f.TokenID}, {"channel_id", &f.ChannelID}, {"team_id", &f.TeamID}, {"org_id", &f.OrgID}} {
 		if *it.dst, err = queryID(r, it.name); err != nil {
 			return err
 		}
 	}
-	if !p.AtLeast(store.RoleAdmin) {
+	// A team's manager reads its team's rows; anyone else below an
+	// administrator only its own.
+	if !p.AtLeast(store.RoleAdmin) && (f.TeamID == 0 || !manages(p, f.TeamID)) {
 		f.UserID = p.UserID
 	}
 	if err := a.flush(r.Context()); err != nil {

@@ -34,6 +34,8 @@ type userView struct {
 	UsedQuota int64     `json:"used_quota"`
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"created_at"`
+	TeamID    int64     `json:"team_id"`
+	TeamRole  string    `json:"team_role"`
 	limitsView
 	MCP *mcpGrantView `json:"mcp"`
 }
@@ -52,7 +54,8 @@ func (a *API) userView(ctx context.Context, u *store.User) (userView, error) {
 		return userView{}, err
 	}
 	return userView{ID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group, Quota: bal,
-		UsedQuota: u.UsedQuota, Status: u.Status, CreatedAt: u.CreatedAt, limitsView: lv, MCP: grant}, nil
+		UsedQuota: u.UsedQuota, Status: u.Status, CreatedAt: u.CreatedAt, TeamID: u.TeamID, TeamRole: u.TeamRole,
+		limitsView: lv, MCP: grant}, nil
 }
 
 func (a *API) writeUser(w http.ResponseWriter, r *http.Request, status int, u *store.User) error {
@@ -126,7 +129,7 @@ func (a *API) getUser(w http.ResponseWriter, r *http.Request, _ *auth.Principal)
 	return a.writeUser(w, r, http.StatusOK, u)
 }
 
-var userFields = []string{"username", "password", "role", "group", "quota", "status", "mcp"}
+var userFields = []string{"username", "password", "role", "group", "quota", "status", "mcp", "team_id", "team_role"}
 
 // userInput holds the writable fields of a user request.
 type userInput struct {
@@ -242,8 +245,17 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err := in.apply(a.users, u); err != nil {
 		return err
 	}
+	joined, err := a.readMembership(r.Context(), in.f, u)
+	if err != nil {
+		return err
+	}
 	if err := a.d.Store.Users().Update(r.Context(), u); err != nil {
 		return err
+	}
+	if joined {
+		if err := a.d.Store.Teams().SetMembership(r.Context(), u.ID, u.TeamID, u.TeamRole); err != nil {
+			return err
+		}
 	}
 	if in.f.has("password") {
 		if err := a.endSessionsAfterPasswordSet(r, u.ID); err != nil {
