@@ -191,7 +191,7 @@ var apiOps = []apiOp{
 		answer: schemaOf[dryRunResult]()},
 
 	{route: "GET /api/logs", summary: "Usage log, newest first (a user its own)",
-		query: []string{"page", "page_size", "type", "model", "user_id", "token_id", "channel_id"}, answer: listOf(ref("UsageLog"))},
+		query: []string{"page", "page_size", "type", "model", "user_id", "token_id", "channel_id", "team_id", "org_id"}, answer: listOf(ref("UsageLog"))},
 	{route: "GET /api/logs/{id}", summary: "One usage row", answer: ref("UsageLog")},
 	{route: "GET /api/ledger", summary: "The quota ledger", query: []string{"page", "page_size", "user_id"}, answer: listOf(ref("LedgerEntry"))},
 	{route: "GET /api/reports/cache", summary: "Share of prompt tokens read from the providers' caches, by channel, key or model",
