@@ -6,9 +6,9 @@ import "github.com/turnpike-gw/turnpike/internal/store"
 var (
 	orgSchema  = schemaOf[orgView]()
 	teamSchema = schemaOf[teamView]()
-	orgBody    = body(orgSchema, levelFields, schema{"models": strList, "period": str})
+	orgBody    = body(orgSchema, levelFields, schema{"models": strList, "period": str, "mcp": mcpGrantBody})
 	teamBody   = body(teamSchema, append([]string{"org_id", "billing"}, levelFields...),
-		schema{"models": strList, "period": str, "billing": schema{"type": "string", "enum": []string{store.BillingOwn, store.BillingShared}}})
+		schema{"models": strList, "period": str, "mcp": mcpGrantBody, "billing": schema{"type": "string", "enum": []string{store.BillingOwn, store.BillingShared}}})
 	usageSchema = object(schema{"team_id": integer, "group_by": str, "since": str, "until": str,
 		"items": schema{"type": "array", "items": schemaOf[store.UsageGroup]()}})
 )

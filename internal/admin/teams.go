@@ -32,15 +32,17 @@ func (a *API) routeTeams(mux *http.ServeMux) {
 type orgView struct {
 	store.Org
 	limitsView
+	MCP *mcpGrantView `json:"mcp"`
 }
 
 type teamView struct {
 	store.Team
 	limitsView
+	MCP *mcpGrantView `json:"mcp"`
 }
 
 // levelFields are the members an organisation or team takes.
-var levelFields = append([]string{"name", "models", "group"}, userLimitFields...)
+var levelFields = append([]string{"name", "models", "group", "mcp"}, userLimitFields...)
 
 // levelInput is the common part of an org or team request.
 type levelInput struct {
@@ -50,9 +52,18 @@ type levelInput struct {
 	group      string
 	limits     ratelimit.Limits
 	limitsSent bool
+	grant      mcpGrantInput
 }
 
-func readLevel(w http.ResponseWriter, r *http.Request, cur ratelimit.Limits, extra ...string) (*levelInput, error) {
+// saveLevel stores the limits and the MCP grant the request sent.
+func (a *API) saveLevel(ctx context.Context, kind string, id int64, in *levelInput) error {
+	if err := a.saveLimits(ctx, kind, id, in.limits, in.limitsSent); err != nil {
+		return err
+	}
+	return a.saveMCPGrant(ctx, kind, id, in.grant)
+}
+
+func (a *API) readLevel(w http.ResponseWriter, r *http.Request, cur ratelimit.Limits, extra ...string) (*levelInput, error) {
 	f, err := readFields(w, r, append(append([]string{}, levelFields...), extra...)...)
 	if err != nil {
 		return nil, err
@@ -77,6 +88,9 @@ func readLevel(w http.ResponseWriter, r *http.Request, cur ratelimit.Limits, ext
 			return nil, err
 		}
 	}
+	if in.grant, err = a.readMCPGrant(r.Context(), f); err != nil {
+		return nil, err
+	}
 	in.limits, in.limitsSent, err = readLimits(f, cur)
 	return in, err
 }
@@ -95,12 +109,20 @@ func (in *levelInput) apply(name *string, models *[]string, group *string) {
 
 func (a *API) orgView(ctx context.Context, o *store.Org) (orgView, error) {
 	lv, err := a.limitsOf(ctx, store.SubjectOrg, o.ID)
-	return orgView{Org: *o, limitsView: lv}, err
+	if err != nil {
+		return orgView{}, err
+	}
+	grant, err := a.mcpGrantOf(ctx, store.SubjectOrg, o.ID)
+	return orgView{Org: *o, limitsView: lv, MCP: grant}, err
 }
 
 func (a *API) teamView(ctx context.Context, t *store.Team) (teamView, error) {
 	lv, err := a.limitsOf(ctx, store.SubjectTeam, t.ID)
-	return teamView{Team: *t, limitsView: lv}, err
+	if err != nil {
+		return teamView{}, err
+	}
+	grant, err := a.mcpGrantOf(ctx, store.SubjectTeam, t.ID)
+	return teamView{Team: *t, limitsView: lv, MCP: grant}, err
 }
 
 func (a *API) listOrgs(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
@@ -130,7 +152,7 @@ func (a *API) writeOrg(w http.ResponseWriter, r *http.Request, status int, o *st
 }
 
 func (a *API) createOrg(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
-	in, err := readLevel(w, r, ratelimit.Limits{})
+	in, err := a.readLevel(w, r, ratelimit.Limits{})
 	if err != nil {
 		return err
 	}
@@ -143,7 +165,7 @@ func (a *API) createOrg(w http.ResponseWriter, r *http.Request, _ *auth.Principa
 		return err
 	}
 	noteTarget(r.Context(), o.ID)
-	if err := a.saveLimits(r.Context(), store.SubjectOrg, o.ID, in.limits, in.limitsSent); err != nil {
+	if err := a.saveLevel(r.Context(), store.SubjectOrg, o.ID, in); err != nil {
 		return err
 	}
 	return a.writeOrg(w, r, http.StatusCreated, o)
@@ -170,7 +192,7 @@ func (a *API) patchOrg(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err != nil {
 		return err
 	}
-	in, err := readLevel(w, r, a.currentLimits(store.SubjectOrg, o.ID))
+	in, err := a.readLevel(w, r, a.currentLimits(store.SubjectOrg, o.ID))
 	if err != nil {
 		return err
 	}
@@ -178,7 +200,7 @@ func (a *API) patchOrg(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err := a.d.Store.Teams().UpdateOrg(r.Context(), o); err != nil {
 		return err
 	}
-	if err := a.saveLimits(r.Context(), store.SubjectOrg, o.ID, in.limits, in.limitsSent); err != nil {
+	if err := a.saveLevel(r.Context(), store.SubjectOrg, o.ID, in); err != nil {
 		return err
 	}
 	a.d.Keys.Invalidate()
@@ -194,6 +216,7 @@ func (a *API) deleteOrg(w http.ResponseWriter, r *http.Request, _ *auth.Principa
 		return err
 	}
 	a.forgetLimits(r.Context(), store.SubjectOrg, strconv.FormatInt(id, 10))
+	a.forgetMCPGrant(r.Context(), store.SubjectOrg, id)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -231,7 +254,7 @@ func (a *API) writeTeam(w http.ResponseWriter, r *http.Request, status int, t *s
 // teamInput is a team request: the common members, its organisation and
 // its billing.
 func (a *API) readTeam(w http.ResponseWriter, r *http.Request, t *store.Team) (*levelInput, error) {
-	in, err := readLevel(w, r, a.currentLimits(store.SubjectTeam, t.ID), "org_id", "billing")
+	in, err := a.readLevel(w, r, a.currentLimits(store.SubjectTeam, t.ID), "org_id", "billing")
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +292,7 @@ func (a *API) createTeam(w http.ResponseWriter, r *http.Request, _ *auth.Princip
 		return err
 	}
 	noteTarget(r.Context(), t.ID)
-	if err := a.saveLimits(r.Context(), store.SubjectTeam, t.ID, in.limits, in.limitsSent); err != nil {
+	if err := a.saveLevel(r.Context(), store.SubjectTeam, t.ID, in); err != nil {
 		return err
 	}
 	return a.writeTeam(w, r, http.StatusCreated, t)
@@ -308,7 +331,7 @@ func (a *API) patchTeam(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err := a.d.Store.Teams().UpdateTeam(r.Context(), t); err != nil {
 		return err
 	}
-	if err := a.saveLimits(r.Context(), store.SubjectTeam, t.ID, in.limits, in.limitsSent); err != nil {
+	if err := a.saveLevel(r.Context(), store.SubjectTeam, t.ID, in); err != nil {
 		return err
 	}
 	a.d.Keys.Invalidate()
@@ -324,6 +347,7 @@ func (a *API) deleteTeam(w http.ResponseWriter, r *http.Request, _ *auth.Princip
 		return err
 	}
 	a.forgetLimits(r.Context(), store.SubjectTeam, strconv.FormatInt(id, 10))
+	a.forgetMCPGrant(r.Context(), store.SubjectTeam, id)
 	a.d.Keys.Invalidate()
 	w.WriteHeader(http.StatusNoContent)
 	return nil

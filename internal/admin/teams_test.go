@@ -113,3 +113,14 @@ func TestTeamUsageAndLogsFilterByTeamAndOrg(t *testing.T) {
 			want: map[string]any{"total": 1.0}},
 	})
 }
+
+func TestATeamTakesAnMCPGrantForItsMembers(t *testing.T) {
+	e := teamEnv(t)
+	e.run([]scenario{
+		{name: "grant", who: "admin", method: "PATCH", path: "/api/teams/{search}", body: `{"mcp":{"servers":["*"],"tools":[]}}`,
+			status: 200, want: map[string]any{"mcp.servers.0": "*"}},
+		{name: "shown", who: "admin", method: "GET", path: "/api/teams/{search}", status: 200, want: map[string]any{"mcp.servers.0": "*"}},
+		{name: "org grant", who: "admin", method: "PATCH", path: "/api/orgs/{acme}", body: `{"mcp":{"servers":["files"]}}`,
+			status: 200, want: map[string]any{"mcp.servers.0": "files"}},
+	})
+}
