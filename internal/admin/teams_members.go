@@ -168,8 +168,17 @@ func (a *API) managesMember(ctx context.Context, p *auth.Principal, id int64) (b
 	return u.TeamID == p.TeamID && u.Role == store.RoleUser, nil
 }
 
-// teamFields are the membership members of a user request.
-var teamFields = []string{"team_id", "team_role"}
+// updateUser writes u and, when f sent them, its team and team role.
+func (a *API) updateUser(ctx context.Context, f fields, u *store.User) error {
+	joined, err := a.readMembership(ctx, f, u)
+	if err != nil {
+		return err
+	}
+	if err := a.d.Store.Users().Update(ctx, u); err != nil || !joined {
+		return err
+	}
+	return a.d.Store.Teams().SetMembership(ctx, u.ID, u.TeamID, u.TeamRole)
+}
 
 // readMembership applies team_id and team_role of f to u; a team_id of 0
 // or null takes the user out of its team.

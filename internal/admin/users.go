@@ -245,17 +245,8 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err := in.apply(a.users, u); err != nil {
 		return err
 	}
-	joined, err := a.readMembership(r.Context(), in.f, u)
-	if err != nil {
+	if err := a.updateUser(r.Context(), in.f, u); err != nil {
 		return err
-	}
-	if err := a.d.Store.Users().Update(r.Context(), u); err != nil {
-		return err
-	}
-	if joined {
-		if err := a.d.Store.Teams().SetMembership(r.Context(), u.ID, u.TeamID, u.TeamRole); err != nil {
-			return err
-		}
 	}
 	if in.f.has("password") {
 		if err := a.endSessionsAfterPasswordSet(r, u.ID); err != nil {

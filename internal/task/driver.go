@@ -113,9 +113,8 @@ func (s *Service) Submit(ctx context.Context, in Submission) (*Submitted, error)
 	}
 	defer sub.ticket.Release(context.WithoutCancel(ctx))
 	t := &Task{Task: store.Task{PublicID: newPublicID(), PluginKey: sub.Plugin.Key, PluginVersion: sub.Plugin.Version, Model: sub.Model,
-		UserID: sub.Principal.UserID, TokenID: sub.Principal.TokenID, Group: sub.Principal.Group, RetainResult: sub.Retain}}
+		UserID: sub.Principal.UserID, TokenID: sub.Principal.TokenID, Group: sub.Principal.Group, RetainResult: sub.Retain}, team: sub.Principal.TeamID, org: sub.Principal.OrgID}
 	t.priceVersion = price.Version
-	t.team, t.org = sub.Principal.TeamID, sub.Principal.OrgID
 	t.BillingKey = store.TaskHoldPrefix + t.PublicID
 	var out *Submitted
 	aff := s.lookupPin(ctx, sub, sub.keep)
