@@ -216,7 +216,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.changes = kv.NewChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
 	a.tasks = task.New(task.Deps{
 		Store: a.Store, Billing: a.Billing, Router: a.Router, Generations: a.plugins,
-		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, Limits: a.Limits,
+		Client: a.Tracer.Client(newUpstreamClient()), Logger: a.Log, Limits: a.Limits, Guardrails: a.guardrails,
 		Options: task.Options{
 			PollInterval: cfg.PollInterval(), MaxFailures: cfg.TaskPollMaxFails,
 			Timeout: time.Duration(cfg.TaskTimeoutMin) * time.Minute, RetryCount: cfg.RetryCount,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/app"
+	"github.com/turnpike-gw/turnpike/internal/cli"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
@@ -43,7 +44,7 @@ func TestCommandLine(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := app.Main(tc.args, &out, &errb, func(string) string { return "" })
+			code := cli.Main(tc.args, &out, &errb, func(string) string { return "" })
 			if code != tc.code || !strings.Contains(out.String(), tc.out) || !strings.Contains(errb.String(), tc.err) {
 				t.Fatalf("code %d, stdout %q, stderr %q", code, out.String(), errb.String())
 			}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/turnpike-gw/turnpike/internal/app"
+	"github.com/turnpike-gw/turnpike/internal/cli"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
@@ -245,7 +245,7 @@ func reconcile(t *testing.T, g *testkit.Gateway, wantOK bool) reconciliation {
 func reconcileCommand(t *testing.T, g *testkit.Gateway) int {
 	var out, errb bytes.Buffer
 	env := map[string]string{"TURNPIKE_DATABASE": g.App.Config.Database}
-	code := app.Main([]string{"reconcile", "--since", fmt.Sprint(time.Now().Add(-time.Hour).Unix())}, &out, &errb,
+	code := cli.Main([]string{"reconcile", "--since", fmt.Sprint(time.Now().Add(-time.Hour).Unix())}, &out, &errb,
 		func(k string) string { return env[k] })
 	if !json.Valid(out.Bytes()) {
 		t.Fatalf("reconcile printed %q (stderr %q)", out.String(), errb.String())

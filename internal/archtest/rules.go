@@ -27,7 +27,7 @@ var layerRules = []Rule{
 	{Name: "auth sits below admission", Subject: "internal/auth", MayImport: []string{"internal/config", "internal/ir", "internal/store"}},
 	{Name: "the store is below everything", Subject: "internal/store", MayImport: []string{}},
 	{Name: "only the commands and the test kits start the app", Subject: "internal/app",
-		ImportedOnlyBy: []string{"cmd/...", "internal/loadtest", "internal/testkit"}},
+		ImportedOnlyBy: []string{"cmd/...", "internal/cli", "internal/loadtest", "internal/testkit"}},
 }
 
 // sqlDrivers are the database drivers sqlstore registers.
@@ -75,14 +75,15 @@ var internalRules = []Rule{
 	{Name: "guardfetch is a leaf", Subject: "internal/guardfetch", MayImport: []string{}},
 	{Name: "clientaddr is a leaf", Subject: "internal/clientaddr", MayImport: []string{}},
 	{Name: "only app wires the relay", Subject: "internal/relay/...", ImportedOnlyBy: []string{"internal/app"}},
-	{Name: "only app wires the admin API", Subject: "internal/admin/...", ImportedOnlyBy: []string{"internal/app"}},
+	{Name: "only app wires the admin API", Subject: "internal/admin/...", ImportedOnlyBy: []string{"internal/app", "internal/cli"}},
 	{Name: "only app wires the task service", Subject: "internal/task/...", ImportedOnlyBy: []string{"internal/app"}},
 	{Name: "the task core never imports its HTTP surface", Subject: "internal/task/taskhttp", ImportedOnlyBy: []string{"internal/app"}},
 	{Name: "the task test kit serves tests only", Subject: "internal/task/tasktest", ImportedOnlyBy: []string{}, TestsMayImport: true},
 	{Name: "only app wires files and batches", Subject: "internal/batch/...", ImportedOnlyBy: []string{"internal/app"}},
-	{Name: "only app knows which store", Subject: "internal/store/sqlstore",
-		ImportedOnlyBy: []string{"internal/app", "internal/store/storetest", "internal/task/tasktest"}, TestsMayImport: true},
+	{Name: "only app and the command line know which store", Subject: "internal/store/sqlstore",
+		ImportedOnlyBy: []string{"internal/app", "internal/cli", "internal/store/storetest", "internal/task/tasktest"}, TestsMayImport: true},
 	{Name: "only app wires the MCP gateway", Subject: "internal/mcpgw", ImportedOnlyBy: []string{"internal/app"}},
 	{Name: "only plugin runs JavaScript", Subject: "internal/plugin/jsrt", ImportedOnlyBy: []string{"internal/plugin"}},
+	{Name: "the binary only hands its arguments to the command line", Subject: "cmd/turnpike", MayImport: []string{"internal/cli"}},
 	{Name: "the test databases serve tests only", Subject: "internal/store/testdb", ImportedOnlyBy: []string{}, TestsMayImport: true},
 }

@@ -118,7 +118,7 @@ func numberAt(s string, i int, mask piiMask) (int, string) {
 		}
 	}
 	if mask&maskIPv4 != 0 {
-		if end, ok := ipv4At(s, i); ok {
+		if end, ok := ipv4At(s, i); ok && !versionContext(s, i) {
 			return end, KindIPv4
 		}
 	}

@@ -219,3 +219,14 @@ func cutPoint(text string, size int) int {
 	}
 	return i
 }
+
+// Fired reports whether any guardrail found something in the stream so
+// far.
+func (w *Window) Fired() bool {
+	for _, r := range w.records {
+		if r.Matches != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -43,6 +43,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		table.WriteString("\n")
 		_ = WriteSummary(&table, results)
 	}
+	if hasIdle(results) {
+		table.WriteString("\n")
+		_ = WriteIdle(&table, results)
+	}
+	if hasLatency(results) {
+		table.WriteString("\n")
+		_ = WriteLatency(&table, results)
+	}
 	fmt.Fprint(stdout, table.String())
 	if markdown != "" && len(results) > 0 {
 		if err := appendFile(markdown, "\n"+table.String()); err != nil {
@@ -84,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, string, error) {
 	fs.DurationVar(&o.ManyDelay, "many-delay", 50*time.Millisecond, "upstream pause before each chunk in the many-streams mode")
 	fs.IntVar(&o.AbortPercent, "abort-percent", 10, "percent of stream and stream-paced calls the client abandons halfway")
 	conns := fs.String("conns", "1,50", "comma-separated connection counts")
-	modes := fs.String("modes", "regular,stream,stream-paced", "comma-separated modes: regular, stream, stream-paced, many-streams")
+	modes := fs.String("modes", "regular,stream,stream-paced", "comma-separated modes: regular, stream, stream-paced, many-streams, latency, latency-stream (one call at a time through the upstream, the proxy and the gateway in turn), idle (CPU with no calls: background work)")
 	markdown := fs.String("markdown", "", "append the result table to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, "", err
@@ -96,8 +104,8 @@ func parseFlags(args []string, stderr io.Writer) (Options, string, error) {
 	if err == nil && (o.Chunks <= 0 || o.Rounds <= 0 || o.Duration <= 0 && o.Requests <= 0) {
 		err = fmt.Errorf("-chunks, -rounds and -duration (or -requests) must be positive")
 	}
-	if err == nil && (o.ManyConns <= 0 || o.ManyConns > 1000 || o.ManyDelay <= 0 || o.AbortPercent < 0 || o.AbortPercent > 100) {
-		err = fmt.Errorf("-many-conns must be 1 to 1000, -many-delay positive and -abort-percent 0 to 100")
+	if err == nil && (o.ManyConns <= 0 || o.ManyConns > 10000 || o.ManyDelay <= 0 || o.AbortPercent < 0 || o.AbortPercent > 100) {
+		err = fmt.Errorf("-many-conns must be 1 to 10000, -many-delay positive and -abort-percent 0 to 100")
 	}
 	if err == nil {
 		o.Self, err = os.Executable()
@@ -125,7 +133,7 @@ func parseModes(s string) ([]Mode, error) {
 	var out []Mode
 	for _, f := range strings.Split(s, ",") {
 		m := Mode(strings.TrimSpace(f))
-		if m != Regular && m != Stream && m != StreamPaced && m != ManyStreams {
+		if m != Regular && m != Stream && m != StreamPaced && m != ManyStreams && m != Idle && !IsLatencyMode(m) {
 			return nil, fmt.Errorf("-modes: unknown mode %q", f)
 		}
 		out = append(out, m)

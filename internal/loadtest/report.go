@@ -19,8 +19,11 @@ func WriteMarkdown(w io.Writer, results []Result) error {
 	b.WriteString("| target | mode | conns | req/s | p50 | p99 | CPU µs/req | CPU × baseline | req/s ÷ baseline | chunk lag p50 / p99 | RSS after |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range results {
+		if r.Mode == Idle {
+			continue // WriteIdle reports these
+		}
 		cpuRatio, rpsRatio := "", ""
-		if base, ok := baselineFor(results, r); ok && r.Target != Baseline {
+		if base, ok := baselineFor(results, r); ok && r.Target == Gateway {
 			cpuRatio = ratio(float64(r.CPUPerRequest()), float64(base.CPUPerRequest()), "%.2f×")
 			rpsRatio = ratio(r.RPS(), base.RPS(), "%.0f%%", 100)
 		}
@@ -52,7 +55,7 @@ func WriteSummary(w io.Writer, results []Result) error {
 	rss := map[key]int64{}
 	for _, r := range results {
 		base, ok := baselineFor(results, r)
-		if r.Target == Baseline || !ok || base.CPUPerRequest() == 0 || base.RPS() == 0 {
+		if r.Target != Gateway || !ok || base.CPUPerRequest() == 0 || base.RPS() == 0 {
 			continue
 		}
 		k := key{r.Mode, r.Conns}

@@ -103,7 +103,13 @@ func TestParseFlags(t *testing.T) {
 					t.Errorf("got %+v", o)
 				}
 			}},
-		{name: "more than 1000 many-streams connections are refused", args: []string{"-many-conns", "1001"}, wantErr: true},
+		{name: "more than 10000 many-streams connections are refused", args: []string{"-many-conns", "10001"}, wantErr: true},
+		{name: "the added-latency modes are accepted", args: []string{"-modes", "latency,latency-stream"},
+			check: func(t *testing.T, o Options, _ string) {
+				if len(o.Modes) != 2 || !IsLatencyMode(o.Modes[0]) || !IsLatencyMode(o.Modes[1]) {
+					t.Errorf("got modes %v", o.Modes)
+				}
+			}},
 		{name: "an abort share over 100 percent is refused", args: []string{"-abort-percent", "101"}, wantErr: true},
 		{name: "a zero many-streams delay is refused", args: []string{"-many-delay", "0s"}, wantErr: true},
 		{name: "an unknown mode is refused", args: []string{"-modes", "regular,batch"}, wantErr: true},

@@ -66,7 +66,8 @@ type Result struct {
 	Errors   int
 	FirstErr string
 	Elapsed  time.Duration
-	P50, P99 time.Duration
+	// P90 is filled in by the added-latency modes only.
+	P50, P90, P99 time.Duration
 	// CPU is the proxy process's user+system time during the phase.
 	CPU time.Duration
 	// LagP50 and LagP99 are, for paced streams, how late content chunks
@@ -112,32 +113,36 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		return nil, err
 	}
 	defer up.stop()
-	targets := make([]*child, 2)
 	names := []string{Baseline, Gateway}
-	var env []string
-	if o.ProfileDir != "" {
-		env = append(env, PprofEnv+"=1")
-	}
-	if targets[0], err = startChild(o.Self, roleProxy, []string{"-upstream", up.URL}, env, o.Log); err != nil {
+	targets, err := startProxies(o, up.URL, dir)
+	if err != nil {
 		return nil, err
 	}
-	defer targets[0].stop()
-	if o.CPUProfile != "" {
-		env = append(env, ProfileEnv+"="+o.CPUProfile)
-	}
-	if targets[1], err = startChild(o.Self, roleGateway, []string{"-upstream", up.URL, "-dir", dir}, env, o.Log); err != nil {
-		return nil, err
-	}
-	defer targets[1].stop()
+	defer func() {
+		for _, t := range targets {
+			t.stop()
+		}
+	}()
 	var results []Result
+	var latency []*latencyTarget
 	for _, mode := range o.Modes {
+		if IsLatencyMode(mode) {
+			if latency == nil {
+				latency = newLatencyTargets(up.URL, targets, names)
+			}
+			rs, err := latencyRounds(ctx, o, latency, mode)
+			if results = append(results, rs...); err != nil {
+				return results, err
+			}
+			continue
+		}
 		for _, conns := range phaseConns(o, mode) {
 			// Baseline and gateway run back to back so each pair sees the
 			// same machine conditions; rounds alternate the two, so a slow
 			// spell of a shared machine lands in one pair, not one target.
 			for round := 1; round <= max(o.Rounds, 1); round++ {
 				for i, t := range targets {
-					r, err := measure(ctx, o, t, names[i], mode, conns, round)
+					r, err := measurePhase(ctx, o, t, names[i], mode, conns, round)
 					if err != nil {
 						return results, err
 					}
@@ -154,8 +159,11 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 
 // phaseConns is the concurrencies mode is measured at.
 func phaseConns(o Options, mode Mode) []int {
-	if mode == ManyStreams {
+	switch mode {
+	case ManyStreams:
 		return []int{o.ManyConns}
+	case Idle:
+		return []int{0}
 	}
 	return o.Conns
 }
@@ -229,4 +237,35 @@ func failures(results []Result) error {
 		return errors.New(strings.Join(errs, "\n"))
 	}
 	return nil
+}
+
+// measurePhase measures one target in one phase; an idle phase makes no
+// calls at all.
+func measurePhase(ctx context.Context, o Options, t *child, name string, mode Mode, conns, round int) (Result, error) {
+	if mode == Idle {
+		return measureIdle(ctx, o, t, name, round)
+	}
+	return measure(ctx, o, t, name, mode, conns, round)
+}
+
+// startProxies starts the bare proxy and the gateway in front of the
+// upstream, in that order (the order of the target names).
+func startProxies(o Options, upstreamURL, dir string) ([]*child, error) {
+	var env []string
+	if o.ProfileDir != "" {
+		env = append(env, PprofEnv+"=1")
+	}
+	proxy, err := startChild(o.Self, roleProxy, []string{"-upstream", upstreamURL}, env, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	if o.CPUProfile != "" {
+		env = append(env, ProfileEnv+"="+o.CPUProfile)
+	}
+	gateway, err := startChild(o.Self, roleGateway, []string{"-upstream", upstreamURL, "-dir", dir}, env, o.Log)
+	if err != nil {
+		proxy.stop()
+		return nil, err
+	}
+	return []*child{proxy, gateway}, nil
 }

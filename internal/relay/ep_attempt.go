@@ -25,7 +25,11 @@ func sendOpenAI(c *epCall, ctx context.Context, _ *routing.Channel, t upstream.T
 // channel's mapped model and the JSON fields in set applied.
 func (c *epCall) sendTo(ctx context.Context, t upstream.Target, path string, set map[string]any) (*http.Request, func(), error) {
 	if c.in.form != nil {
-		fb, err := c.in.form.body(map[string]string{"model": t.Model})
+		set := map[string]string{"model": t.Model}
+		for k, v := range c.in.overrides {
+			set[k] = v
+		}
+		fb, err := c.in.form.body(set)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -84,6 +88,10 @@ func relayPassthrough(c *epCall, ch *routing.Channel, resp *http.Response) error
 	body, err := readAnswer(resp)
 	if err != nil {
 		return err
+	}
+	if blocked := c.guardAnswerBody(&body); blocked != nil {
+		c.answerRefused(blocked, c.ep.bill(c, body))
+		return nil
 	}
 	ct := resp.Header.Get("Content-Type")
 	if ct == "" {

@@ -50,12 +50,18 @@ type endpoint struct {
 	hostProtocol string
 	// noChannel is the error when no channel passes the filter.
 	noChannel func(c *epCall) error
+	// guard names the members (or form fields) of the request that hold
+	// text the upstream reads, for the request-stage guardrails; answer
+	// names those of a JSON answer for the response stage (CONTRACT §21).
+	guard, answer []string
 }
 
 // input is the client's request body: JSON or a multipart form.
 type input struct {
 	raw  []byte
 	form *form
+	// overrides are form fields a guardrail redacted.
+	overrides map[string]string
 }
 
 // str returns a string field of either body kind.
@@ -127,6 +133,9 @@ func (c *epCall) hooks() *hooks {
 	}
 	if c.ep.noChannel != nil {
 		h.noChannel = func(error) error { return c.ep.noChannel(c) }
+	}
+	if len(c.ep.guard) > 0 {
+		h.guard = c.guardRequest
 	}
 	return h
 }

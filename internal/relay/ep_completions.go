@@ -19,6 +19,7 @@ import (
 func completionsEndpoint() *endpoint {
 	return &endpoint{
 		name: "completions", path: "/v1/completions", dialect: protocol.OpenAI,
+		guard: []string{"prompt", "suffix"}, answer: []string{"choices"},
 		validate: func(c *epCall) error {
 			if !c.in.has("prompt") {
 				return missingParam("prompt")
@@ -110,6 +111,7 @@ func (c *epCall) relayCompletionStream(resp *http.Response) error {
 	// and fail in the same OpenAI dialect (CONTRACT §22).
 	chat := c.rl.Codecs[protocol.OpenAI]
 	ends, _ := chat.(protocol.StreamEndSniffer)
-	step := &passStep{sp: sp, sink: s, tally: tally, dropUsageOnly: !c.clientWantsUsage(), ends: ends}
-	return c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: tally, broken: failEvent(s, chat)}, c.promptTokens, c.tokensCharge)
+	step, bill := c.windowed(&passStep{sp: sp, sink: s, tally: tally, dropUsageOnly: !c.clientWantsUsage(), ends: ends},
+		completionDelta, nil, dialectFail(s, chat), c.tokensCharge)
+	return c.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: tally, broken: failEvent(s, chat)}, c.promptTokens, bill)
 }

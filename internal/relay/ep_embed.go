@@ -26,6 +26,7 @@ import (
 func embeddingsEndpoint() *endpoint {
 	return &endpoint{
 		name: "embeddings", path: "/v1/embeddings", dialect: protocol.OpenAI,
+		guard:    []string{"input"},
 		validate: validateEmbeddingInput,
 		filter:   embedCapable,
 		estimate: func(c *epCall) charge { return tokensPlusCall(c.price, ir.Usage{InputTokens: c.embedTokens()}) },
@@ -232,6 +233,7 @@ func altEmbedEndpoint(action string) *endpoint {
 	single := action == "embedContent"
 	return &endpoint{
 		name: "embeddings", path: "/v1/embeddings", dialect: protocol.Gemini,
+		guard: []string{"content", "requests"},
 		validate: func(c *epCall) (err error) {
 			c.texts, c.dims, err = c.rl.Embedder.DecodeEmbedRequest(c.in.raw, single)
 			return err

@@ -24,6 +24,7 @@ const maxImages = 128
 func imagesEndpoint(name, path string, edit bool) *endpoint {
 	ep := &endpoint{
 		name: name, path: path, dialect: protocol.OpenAI, form: edit, hostProtocol: "std_image",
+		guard: []string{"prompt", "instruction"},
 		// The images API has a default model; clients may leave it out.
 		defaultModel: func(*Relay) string { return "dall-e-2" },
 		validate:     func(c *epCall) error { return validateImage(&c.in, edit) },
@@ -90,6 +91,7 @@ func sendImageEdit(c *epCall, ctx context.Context, _ *routing.Channel, t upstrea
 func audioTextEndpoint(name, path string) *endpoint {
 	return &endpoint{
 		name: name, path: path, dialect: protocol.OpenAI, form: true, formOnly: true,
+		guard: []string{"prompt"},
 		validate: func(c *epCall) error {
 			if !c.in.form.hasFile("file") {
 				return missingParam("file")
@@ -138,6 +140,7 @@ func billAudioText(c *epCall, body []byte) charge {
 func speechEndpoint() *endpoint {
 	return &endpoint{
 		name: "audio_speech", path: "/v1/audio/speech", dialect: protocol.OpenAI,
+		guard: []string{"input", "instructions"},
 		validate: func(c *epCall) error {
 			v := gjson.GetBytes(c.in.raw, "input")
 			switch {

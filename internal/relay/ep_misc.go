@@ -20,6 +20,7 @@ import (
 func moderationsEndpoint() *endpoint {
 	return &endpoint{
 		name: "moderations", path: "/v1/moderations", dialect: protocol.OpenAI,
+		guard:        []string{"input"},
 		defaultModel: func(rl *Relay) string { return rl.moderationDefault() },
 		validate: func(c *epCall) error {
 			if !c.in.has("input") {
@@ -48,6 +49,7 @@ func inputTokensCharge(c *epCall) charge {
 func rerankEndpoint() *endpoint {
 	return &endpoint{
 		name: "rerank", path: "/v1/rerank", dialect: protocol.OpenAI,
+		guard:    []string{"query", "documents"},
 		validate: validateRerank,
 		estimate: func(c *epCall) charge { return tokensPlusCall(c.price, ir.Usage{InputTokens: c.rerankTokens()}) },
 		bill: func(c *epCall, body []byte) charge {
@@ -102,6 +104,7 @@ func (c *epCall) rerankTokens() int {
 func searchEndpoint() *endpoint {
 	return &endpoint{
 		name: "search", path: "/v1/alpha/search", dialect: protocol.OpenAI,
+		guard: []string{"query", "messages", "input"},
 		filter: func(rl *Relay, ch *routing.Channel) bool {
 			return rl.servesPath(ch, "/v1/chat/completions") && supportsSearch(ch)
 		},

@@ -47,6 +47,8 @@ type rtSession struct {
 	clientGone atomic.Bool
 	// cancelSent: response.cancel went upstream for a client that left.
 	cancelSent atomic.Bool
+	// rtg is what the guardrails did on client frames (guard_realtime.go).
+	rtg rtGuards
 }
 
 // realtimeDrain bounds how long a response under way is followed after its
@@ -245,6 +247,13 @@ func (s *rtSession) fromClient(ctx context.Context) {
 			code, reason := closeFrom(err, websocket.StatusGoingAway, "the client went away")
 			s.leave(code, reason)
 			return
+		}
+		if typ == websocket.MessageText {
+			var refusal []byte
+			if data, refusal = s.guardFrame(ctx, data); refusal != nil {
+				_ = s.client.Write(ctx, websocket.MessageText, refusal)
+				continue
+			}
 		}
 		if err := s.up.Write(ctx, typ, data); err != nil {
 			return // the upstream side is closing; fromUpstream ends the client

@@ -49,6 +49,7 @@ func (s *rtSession) bill(data []byte) bool {
 		}
 		s.out = rtOutput{}
 		s.responding.Store(false)
+		s.guards = s.rtg.take()
 		return s.settleAndRenew(charge{usage: u, usd: s.price.CallCost(1), detail: detail}, s.estimate) == nil
 	case bytes.Contains(data, responseCreatedMarker):
 		if t := gjson.GetBytes(data, "type"); t.Str == "response.created" {
@@ -91,6 +92,7 @@ func (s *rtSession) endSession() {
 		s.refund(nil)
 		return
 	}
+	s.guards = s.rtg.take()
 	out := tokenize.Count(s.model, s.out.text.String())
 	detail := map[string]any{"response_id": s.out.id, "interrupted": true, "input_estimated": true}
 	if s.clientGone.Load() {

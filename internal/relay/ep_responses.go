@@ -48,7 +48,7 @@ func (rl *Relay) serveResponses(w http.ResponseWriter, r *http.Request, compact 
 	h := rc.epCall.hooks()
 	h.authenticate = rc.keyAuth(bearerKey)
 	h.offer, h.read, h.noChannel = rc.offer, rc.read, func(error) error { return rc.noChannel() }
-	h.filter = rc.servable
+	h.filter, h.guard = rc.servable, rc.guard
 	if !compact {
 		h.session = rc.session
 	}
@@ -60,7 +60,8 @@ func (rl *Relay) serveResponses(w http.ResponseWriter, r *http.Request, compact 
 
 func (rc *respCall) endpoint() *endpoint {
 	ep := &endpoint{name: "responses", path: "/v1/responses", dialect: protocol.OpenAI,
-		estimate: rc.estimate, bill: rc.billNative, send: rc.send, relay: rc.relay}
+		estimate: rc.estimate, bill: rc.billNative, send: rc.send, relay: rc.relay,
+		guard: []string{"instructions", "input"}, answer: []string{"output"}}
 	if rc.compact {
 		ep.name, ep.path = "responses_compact", "/v1/responses/compact"
 	}
@@ -292,6 +293,10 @@ func (rc *respCall) relay(c *epCall, ch *routing.Channel, resp *http.Response) e
 		if isPending(body) && gjson.GetBytes(rc.in.raw, "background").Bool() && rc.followBackground(ch, id, body) {
 			return nil
 		}
+	}
+	if blocked := c.guardAnswerBody(&body); blocked != nil {
+		c.answerRefused(blocked, rc.billNative(c, body))
+		return nil
 	}
 	c.answer("application/json", body, rc.billNative(c, body))
 	return nil

@@ -24,12 +24,12 @@ func (rc *respCall) relayNativeStream(ch *routing.Channel, resp *http.Response) 
 	s := newSink(rc.w, rc.epCall, false)
 	api := rc.rl.ResponsesAPI
 	tally := &streamTally{answer: keptAnswer{sp: api}}
-	step := &passStep{sp: api, sink: s, tally: tally, note: func(name string, data []byte) {
+	step, bill := rc.windowed(&passStep{sp: api, sink: s, tally: tally, note: func(name string, data []byte) {
 		if api.CreatedEvent(name, data) {
 			rc.remember(ch, api.ResponseID(data))
 		}
-	}}
-	return rc.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: tally}, rc.inputTokens, rc.tokensCharge)
+	}}, responsesDelta, responsesWhole, responsesFail(s), rc.tokensCharge)
+	return rc.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: tally}, rc.inputTokens, bill)
 }
 
 // relayConverted answers a Responses call from a chat channel's complete
@@ -51,6 +51,10 @@ func (rc *respCall) relayConverted(codec protocol.UpstreamCodec, resp *http.Resp
 		u.OutputTokens = countTexts(rc.model, gjson.Result{Type: gjson.String, Str: contentText(res.Content)})
 	}
 	res.Usage = u
+	if blocked, _ := rc.guardAnswer(res); blocked != nil {
+		rc.answerRefused(blocked, tokensPlusCall(rc.price, u))
+		return nil
+	}
 	out, err := rc.dec.EncodeResponse(res, rc.model)
 	if err != nil {
 		return err
@@ -66,7 +70,8 @@ func (rc *respCall) relayConvertedStream(codec protocol.UpstreamCodec, events fu
 	enc := rc.dec.NewStreamEncoder(s, rc.model)
 	// A converted stream keeps text, never raw events: no passthrough reader.
 	tally := &streamTally{}
-	step := newConvertStep(codec.NewStreamDecoder(), enc, rc.model, rc.inputTokens(), tally)
+	out, bill := rc.guardEncoding(enc, responsesFail(s), rc.tokensCharge)
+	step := newConvertStep(codec.NewStreamDecoder(), out, rc.model, rc.inputTokens(), tally)
 	broken := func() { _ = enc.Fail("the upstream stream broke off") }
-	return rc.relayEvents(streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: broken}, rc.inputTokens, rc.tokensCharge)
+	return rc.relayEvents(streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: broken}, rc.inputTokens, bill)
 }

@@ -31,28 +31,17 @@ func blockedError(b *guardrail.Block) *ir.Error {
 	return &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "guardrail_blocked", Message: b.Message()}
 }
 
-// guardRequest is the chat surfaces' request stage: it runs before the
-// call is admitted, so a blocked request reserves nothing and reaches no
-// upstream; it is recorded as an error row of no cost. A redaction rewrites
-// the decoded request, which then becomes the one body that goes out.
+// guardRequest is the chat surfaces' request stage (checkRequest). A
+// redaction rewrites the decoded request, which then becomes the one body
+// that goes out.
 func (c *call) guardRequest() error {
-	set := c.rl.guardSet()
-	call := c.guardCall()
-	if !set.Applies(call, guardrail.StageRequest) {
-		return nil
-	}
-	v := set.Check(c.r.Context(), guardrail.Input{Call: call, Stage: guardrail.StageRequest,
-		Texts: requestTexts(c.req), Tokens: c.promptTokens, Messages: func() any { return pluginMessages(c.req) }})
-	c.guards = append(c.guards, v.Records...)
-	if v.Redacted {
+	redacted, err := c.checkRequest(func() guardTexts {
+		return guardTexts{texts: requestTexts(c.req), tokens: c.promptTokens, messages: func() any { return pluginMessages(c.req) }}
+	})
+	if redacted {
 		c.redacted, c.counted = true, false
 	}
-	if v.Blocked == nil {
-		return nil
-	}
-	e := blockedError(v.Blocked)
-	c.recordRefused(e)
-	return e
+	return err
 }
 
 // recordRefused writes the error row of a call refused before admission:
@@ -147,12 +136,17 @@ func (c *call) guardPassthrough(body []byte) ([]byte, *ir.Error, error) {
 // guardAnswer is the response stage of a regular answer, checked whole.
 // It reports the refusal when an enforced guardrail blocks it and whether
 // a redaction rewrote res.
-func (c *call) guardAnswer(res *ir.Response) (blocked *ir.Error, redacted bool) {
-	set := c.rl.guardSet()
-	call := c.guardCall()
-	if res == nil || !set.Applies(call, guardrail.StageResponse) {
+func (c *callCore) guardAnswer(res *ir.Response) (blocked *ir.Error, redacted bool) {
+	if res == nil {
 		return nil, false
 	}
+	return c.checkWhole(func() guardTexts { return guardTexts{texts: answerTexts(res)} })
+}
+
+// answerTexts points at every text of an answer: its text, its reasoning
+// and the arguments of its tool calls (a card number in a function's
+// arguments leaves the gateway as surely as one in the text).
+func answerTexts(res *ir.Response) []*string {
 	texts := make([]*string, 0, len(res.Content))
 	for i := range res.Content {
 		switch p := &res.Content[i]; p.Kind {
@@ -160,12 +154,9 @@ func (c *call) guardAnswer(res *ir.Response) (blocked *ir.Error, redacted bool) 
 			texts = append(texts, &p.Text)
 		case ir.PartThinking:
 			texts = append(texts, &p.Thinking.Text)
+		case ir.PartToolCall:
+			texts = append(texts, &p.ToolCall.Arguments)
 		}
 	}
-	v := set.Check(c.r.Context(), guardrail.Input{Call: call, Stage: guardrail.StageResponse, Texts: texts})
-	c.guards = append(c.guards, v.Records...)
-	if v.Blocked != nil {
-		return blockedError(v.Blocked), false
-	}
-	return nil, v.Redacted
+	return texts
 }

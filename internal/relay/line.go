@@ -55,6 +55,9 @@ type lineRun struct {
 	reserved int64
 	take     LineTake
 	res      LineResult
+	// billedRefusal: a guardrail refused the answer after the upstream
+	// made it, so the line is billed though it answers 400 (CONTRACT §21).
+	billedRefusal bool
 }
 
 // hold makes the line's reservation amount, taking what it lacks from the
@@ -116,7 +119,7 @@ func (rl *Relay) RunLine(ctx context.Context, p *auth.Principal, endpoint string
 	}
 	res := l.res
 	res.Status, res.Body, res.Reserved = w.status, w.buf.Bytes(), l.reserved
-	res.OK = res.OK && w.status >= 200 && w.status < 300
+	res.OK = res.OK && (w.status >= 200 && w.status < 300 || l.billedRefusal)
 	return res
 }
 

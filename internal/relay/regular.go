@@ -58,6 +58,7 @@ func (c *call) relayRegular(up protocol.UpstreamCodec, resp *http.Response) erro
 	// answer a guardrail blocked is billed too: the upstream answered.
 	c.settleUsage(text)
 	if blocked != nil {
+		c.refusedBilled()
 		c.status = blocked.Status
 		writeError(c.w, c.sf.codec, blocked)
 		return nil

@@ -2,6 +2,8 @@ package relay
 
 import (
 	"io"
+
+	"github.com/turnpike-gw/turnpike/internal/guardrail"
 	"net/http"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
@@ -16,21 +18,15 @@ func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) pro
 	tally := &streamTally{answer: keptAnswer{sp: c.sf.codec}}
 	// A guardrail on answers needs the text of each event, so the stream
 	// is decoded and re-encoded even when the formats match.
-	win := c.rl.guardSet().NewWindow(c.guardCall())
+	guarded := c.rl.guardSet().Applies(c.guardCall(), guardrail.StageResponse)
 	bill := c.chatCharge
 	var step eventStep
-	if up.Format() == c.sf.codec.Format() && win == nil {
+	if up.Format() == c.sf.codec.Format() && !guarded {
 		ends, _ := c.sf.codec.(protocol.StreamEndSniffer)
 		step = &passStep{sp: c.sf.codec, sink: s, tally: tally, dropUsageOnly: !c.req.IncludeUsage, ends: ends}
 	} else {
 		enc := c.sf.codec.NewStreamEncoder(s, protocol.StreamOptions{IncludeUsage: c.req.IncludeUsage})
-		if win != nil {
-			enc = &guardEncoder{ctx: c.r.Context(), enc: enc, win: win, sink: s, dialect: c.sf.codec}
-			bill = func(u ir.Usage) charge {
-				c.guards = append(c.guards, win.Records()...)
-				return c.chatCharge(u)
-			}
-		}
+		enc, bill = c.guardEncoding(enc, dialectFail(s, c.sf.codec), bill)
 		step = newConvertStep(up.NewStreamDecoder(), enc, c.model, c.promptTokens(), tally)
 	}
 	return c.relayEvents(streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: failEvent(s, c.sf.codec)}, c.promptTokens, bill)

@@ -55,6 +55,13 @@ func (c *callCore) relayEvents(t streamTail, input func() int, bill func(ir.Usag
 		c.settleDelivered(t, input, bill, "client_left")
 		return nil
 	}
+	if guardStopped(err) {
+		// A guardrail ended the stream on purpose, after its error event:
+		// the upstream answered, so what it produced is billed.
+		t.sink.close()
+		c.settleDelivered(t, input, bill, "guardrail_blocked")
+		return nil
+	}
 	if err != nil && !c.wrote {
 		return err
 	}

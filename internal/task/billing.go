@@ -141,6 +141,9 @@ func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]an
 	row.Type, row.ChannelID, row.Quota = typ, t.ChannelID, quota
 	o := admission.Other{Surface: taskSurface, UpstreamModel: t.UpstreamModel,
 		GroupRatio: s.d.Billing.Ratio(t.Group), Attempts: attempts, PriceVersion: s.priceVersionOf(t)}
+	if typ != store.LogRefund {
+		o.Guardrails = t.guards
+	}
 	if typ == store.LogConsume || typ == store.LogRefund {
 		o.UpstreamCostUSD = admission.USD(s.upstreamCost(t, quota, o.GroupRatio))
 	}

@@ -92,8 +92,9 @@ func (e *errRetry) Error() string { return e.err.Error() }
 // upstream exchange, and persists the accepted task.
 func (s *Service) Submit(ctx context.Context, in Submission) (*Submitted, error) {
 	sub := &submission{Submission: in}
-	if sub.Table == nil {
-		sub.Table = s.Table()
+	t, err := s.begin(ctx, sub)
+	if err != nil {
+		return nil, err
 	}
 	price, err := s.gate().Price(sub.Table, sub.Principal, sub.Model)
 	if err != nil {
@@ -112,8 +113,6 @@ func (s *Service) Submit(ctx context.Context, in Submission) (*Submitted, error)
 		return nil, err
 	}
 	defer sub.ticket.Release(context.WithoutCancel(ctx))
-	t := &Task{Task: store.Task{PublicID: newPublicID(), PluginKey: sub.Plugin.Key, PluginVersion: sub.Plugin.Version, Model: sub.Model,
-		UserID: sub.Principal.UserID, TokenID: sub.Principal.TokenID, Group: sub.Principal.Group, RetainResult: sub.Retain}, team: sub.Principal.TeamID, org: sub.Principal.OrgID}
 	t.priceVersion = price.Version
 	t.BillingKey = store.TaskHoldPrefix + t.PublicID
 	var out *Submitted
@@ -149,6 +148,23 @@ func (s *Service) Submit(ctx context.Context, in Submission) (*Submitted, error)
 		last = &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_error", Message: "every channel failed"}
 	}
 	return nil, last
+}
+
+// begin pins the routing snapshot and makes the submission's task, once
+// the guardrails let its prompt through.
+func (s *Service) begin(ctx context.Context, sub *submission) (*Task, error) {
+	if sub.Table == nil {
+		sub.Table = s.Table()
+	}
+	t := sub.newTask()
+	return t, s.guard(ctx, sub, t)
+}
+
+// newTask is the task a submission makes, before it is priced.
+func (sub *submission) newTask() *Task {
+	return &Task{Task: store.Task{PublicID: newPublicID(), PluginKey: sub.Plugin.Key, PluginVersion: sub.Plugin.Version, Model: sub.Model,
+		UserID: sub.Principal.UserID, TokenID: sub.Principal.TokenID, Group: sub.Principal.Group, RetainResult: sub.Retain},
+		team: sub.Principal.TeamID, org: sub.Principal.OrgID}
 }
 
 // attemptRecord is the attempt under way on ch as the usage row lists it,

@@ -75,6 +75,8 @@ type Deps struct {
 	// Limits is traffic control (rate limits and period budgets); nil
 	// admits every submission.
 	Limits *ratelimit.Service
+	// Guardrails check each submission's prompt (nil: none).
+	Guardrails Guardrails
 }
 
 // Service is the task pipeline: submission, the task records, the poller and

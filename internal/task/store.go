@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"crypto/rand"
+	"github.com/turnpike-gw/turnpike/internal/guardrail"
 	"math/big"
 	"time"
 
@@ -26,6 +27,9 @@ type Task struct {
 	// team and org are the submitter's team and organisation while the
 	// submitting process has the task, for its usage rows.
 	team, org int64
+	// guards is what the guardrails did on the submission (the submit
+	// row's other.guardrails).
+	guards []guardrail.Record
 }
 
 // Filter narrows a task listing; zero values do not filter.

@@ -51,8 +51,8 @@ export async function render(main) {
     listEl.replaceChildren(table(t("gr.title"), [
       { label: t("gr.name"), cell: (g) => g.name },
       { label: t("gr.type"), cell: (g) => g.type },
-      { label: t("gr.mode"), cell: (g) => g.mode },
-      { label: t("gr.stages"), cell: (g) => g.stages.join(", ") },
+      { label: t("gr.mode"), cell: (g) => (g.mode === "monitor" ? t("gr.monitor") : t("gr.enforce")) },
+      { label: t("gr.stages"), cell: (g) => g.stages.map((s) => (s === "request" ? t("gr.stageRequest") : t("gr.stageResponse"))).join(", ") },
       { label: t("gr.action"), cell: (g) => g.config?.action || "block" },
       { label: t("gr.scope"), cell: (g) => scopeText(g.applies_to) },
       { label: t("groups.actions"), cell: (g) => h("div", { class: "actions" },

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -96,7 +97,7 @@ func TestAKeyChangedFromTheCommandLineStopsOnARunningNodeWithinTwoSeconds(t *tes
 			if _, err := keys.Authenticate(ctx, old); err != nil {
 				t.Fatal(err)
 			}
-			go watchKeyChanges(ctx, node.Traffic(), keyWatchEvery, keys.Invalidate)
+			go app.WatchKeyChanges(ctx, node.Traffic(), keys.Invalidate)
 			time.Sleep(50 * time.Millisecond) // the watch has read the setting as it was
 			var out, errOut bytes.Buffer
 			args := append([]string{"token", sub[0], strconv.FormatInt(tok.ID, 10)}, sub[1:]...)

@@ -1,4 +1,4 @@
-package app_test
+package cli_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/turnpike-gw/turnpike/internal/app"
+	"github.com/turnpike-gw/turnpike/internal/cli"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
@@ -25,7 +25,7 @@ func runCLI(t *testing.T, db string, args ...string) string {
 		}
 		return ""
 	}
-	if code := app.Main(args, &out, &errOut, env); code != 0 {
+	if code := cli.Main(args, &out, &errOut, env); code != 0 {
 		t.Fatalf("turnpike %s: exit %d: %s", strings.Join(args, " "), code, errOut.String())
 	}
 	return out.String()
@@ -106,7 +106,7 @@ func TestAMoveFromSQLiteKeepsKeysAndBalances(t *testing.T) {
 				}
 				return ""
 			}
-			if code := app.Main([]string{"import", dump}, &out, &errOut, env); code != 1 || !strings.Contains(errOut.String(), "already holds records") {
+			if code := cli.Main([]string{"import", dump}, &out, &errOut, env); code != 1 || !strings.Contains(errOut.String(), "already holds records") {
 				t.Errorf("second import: exit %d, %q", code, errOut.String())
 			}
 		})
@@ -126,7 +126,7 @@ func TestExportRefusesToOverwriteAFile(t *testing.T) {
 		}
 		return ""
 	}
-	if code := app.Main([]string{"export", "--out", existing}, &out, &errOut, env); code != 1 {
+	if code := cli.Main([]string{"export", "--out", existing}, &out, &errOut, env); code != 1 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	if b, _ := os.ReadFile(existing); string(b) != "an older backup" {

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/app"
 )
 
 func TestAStopDuringStartUpIsNotAFailure(t *testing.T) {
@@ -56,7 +58,7 @@ func TestVersionPrintsVersionCommitAndDate(t *testing.T) {
 		if code := Main([]string{arg}, &out, &out, func(string) string { return "" }); code != 0 {
 			t.Fatalf("%s: exit %d, said %q", arg, code, out.String())
 		}
-		if !strings.HasPrefix(out.String(), "turnpike "+Version+" commit ") || !strings.Contains(out.String(), " date ") {
+		if !strings.HasPrefix(out.String(), "turnpike "+app.Version+" commit ") || !strings.Contains(out.String(), " date ") {
 			t.Fatalf("%s said %q", arg, out.String())
 		}
 	}

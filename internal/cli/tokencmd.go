@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/kv"
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -111,9 +112,9 @@ func disableToken(ctx context.Context, st store.Store, id int64) (string, error)
 // at once through Redis when it is set, and within a second through the
 // database setting they all poll. Only the second is needed for the 2 s
 // promise, so only its failure is reported as one.
-func tellNodes(ctx context.Context, redisURL string, st settings, stderr io.Writer) bool {
+func tellNodes(ctx context.Context, redisURL string, st app.Settings, stderr io.Writer) bool {
 	announceChange(ctx, redisURL, "tokens", stderr)
-	if err := markKeysChanged(ctx, st); err != nil {
+	if err := app.MarkKeysChanged(ctx, st); err != nil {
 		fmt.Fprintln(stderr, "turnpike: the change is saved, but running nodes were not told; they may accept the old key for up to 10 s more:", err)
 		return false
 	}

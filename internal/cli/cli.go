@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/turnpike-gw/turnpike/internal/app"
 	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 )
@@ -54,7 +55,7 @@ func Main(args []string, stdout, stderr io.Writer, getenv func(string) string) i
 	}
 	switch cmd {
 	case "version", "--version", "-version":
-		printVersion(stdout, Version, readBuildVCS(debug.ReadBuildInfo))
+		printVersion(stdout, app.Version, readBuildVCS(debug.ReadBuildInfo))
 		return 0
 	case "config":
 		return configCommand(args, stdout, stderr, getenv)
@@ -123,7 +124,7 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 		}
 		defer d.Close()
 	}
-	a, err := New(ctx, cfg, stderr)
+	a, err := app.New(ctx, cfg, stderr)
 	if err != nil {
 		return startFailed(ctx, stderr, err)
 	}
@@ -132,13 +133,13 @@ func runServer(demo bool, args []string, stdout, stderr io.Writer, getenv func(s
 		if rootPassword != "" {
 			fmt.Fprintf(stdout, "created user root with password %s (shown once)\n", rootPassword)
 		}
-		_ = a.shutdown()
+		_ = a.Shutdown()
 		return startFailed(ctx, stderr, err)
 	}
 	announced := false
 	err = a.Serve(ctx, func(addr string) {
 		announced = true
-		fmt.Fprintf(stdout, "turnpike %s listening on %s (%s)\n", Version, a.Config.Address(), a.startFacts())
+		fmt.Fprintf(stdout, "turnpike %s listening on %s (%s)\n", app.Version, a.Config.Address(), a.StartFacts())
 		if rootPassword != "" {
 			fmt.Fprintf(stdout, "created user root with password %s (shown once)\n", rootPassword)
 		}
