@@ -166,6 +166,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.routeMCP(mux)
 	a.routeGuardrails(mux)
 	a.routePlans(mux)
+	a.routeTeams(mux)
 }
 
 // route mounts h behind authentication when role is set. what names the
@@ -280,7 +281,11 @@ func (a *API) checkSession(r *http.Request) (*auth.Principal, *auth.Session, err
 	if u.Status != store.StatusEnabled {
 		return nil, nil, nil
 	}
-	return &auth.Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group}, s, nil
+	p := &auth.Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group}
+	if err := auth.WithTeam(r.Context(), a.d.Store, p, u); err != nil {
+		return nil, nil, err
+	}
+	return p, s, nil
 }
 
 // reload makes routing and billing see a change to channels, prices or groups.

@@ -60,13 +60,15 @@ func logFilter(r *http.Request, p *auth.Principal) (store.LogFilter, error) {
 	for _, it := range []struct {
 		name string
 		dst  *int64
-	}{{"user_id", &f.UserID}, {"token_id", &f.TokenID}, {"channel_id", &f.ChannelID}} {
+	}{{"user_id", &f.UserID}, {"token_id", &f.TokenID}, {"channel_id", &f.ChannelID}, {"team_id", &f.TeamID}, {"org_id", &f.OrgID}} {
 		var err error
 		if *it.dst, err = queryID(r, it.name); err != nil {
 			return f, err
 		}
 	}
-	if !p.AtLeast(store.RoleAdmin) {
+	// A team's manager reads its team's rows; anyone else below an
+	// administrator only its own.
+	if !p.AtLeast(store.RoleAdmin) && (f.TeamID == 0 || !manages(p, f.TeamID)) {
 		f.UserID = p.UserID
 	}
 	return f, nil

@@ -195,10 +195,10 @@ var apiOps = []apiOp{
 		answer: schemaOf[dryRunResult]()},
 
 	{route: "GET /api/logs", summary: "Usage log, newest first (a user its own); deep pages by cursor (the previous page's next_cursor); total exact up to 10000 matches (total_exact)",
-		query: []string{"page", "page_size", "cursor", "type", "model", "user_id", "token_id", "channel_id"}, answer: object(schema{
+		query: []string{"page", "page_size", "cursor", "type", "model", "user_id", "token_id", "channel_id", "team_id", "org_id"}, answer: object(schema{
 			"items": schema{"type": "array", "items": ref("UsageLog")}, "total": integer, "total_exact": boolean, "next_cursor": integer})},
 	{route: "GET /api/logs/export", summary: "The window's usage rows oldest first, streamed as CSV or JSON lines (a user its own)",
-		query:  []string{"since", "until", "format", "type", "model", "user_id", "token_id", "channel_id"},
+		query:  []string{"since", "until", "format", "type", "model", "user_id", "token_id", "channel_id", "team_id", "org_id"},
 		answer: schema{"type": "string", "contentMediaType": "application/x-ndjson"}},
 	{route: "GET /api/logs/{id}", summary: "One usage row", answer: ref("UsageLog")},
 	{route: "GET /api/ledger", summary: "The quota ledger", query: []string{"page", "page_size", "user_id"}, answer: listOf(ref("LedgerEntry"))},

@@ -232,7 +232,15 @@ func (in *tokenInput) check() error {
 // root user).
 func (a *API) owner(ctx context.Context, p *auth.Principal, in *tokenInput) (int64, error) {
 	if in.f.has("user_id") && in.userID != p.UserID && !p.AtLeast(store.RoleAdmin) {
-		return 0, forbidden("you can create keys only for yourself")
+		// A team's manager creates keys for the team's members.
+		ok, err := a.managesMember(ctx, p, in.userID)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return 0, forbidden("you can create keys only for yourself (or, as a team's manager, its members)")
+		}
+		return in.userID, nil
 	}
 	id := p.UserID
 	if in.f.has("user_id") {

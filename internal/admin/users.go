@@ -34,6 +34,8 @@ type userView struct {
 	UsedQuota int64     `json:"used_quota"`
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"created_at"`
+	TeamID    int64     `json:"team_id"`
+	TeamRole  string    `json:"team_role"`
 	limitsView
 	MCP          *mcpGrantView `json:"mcp"`
 	PlanOverflow string        `json:"plan_overflow"` // balance or wait (CONTRACT §18)
@@ -53,7 +55,8 @@ func (a *API) userView(ctx context.Context, u *store.User) (userView, error) {
 		return userView{}, err
 	}
 	return userView{ID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group, Quota: bal,
-		UsedQuota: u.UsedQuota, Status: u.Status, CreatedAt: u.CreatedAt, limitsView: lv, MCP: grant, PlanOverflow: a.planOverflowOf(u.ID)}, nil
+		UsedQuota: u.UsedQuota, Status: u.Status, CreatedAt: u.CreatedAt, TeamID: u.TeamID, TeamRole: u.TeamRole,
+		limitsView: lv, MCP: grant, PlanOverflow: a.planOverflowOf(u.ID)}, nil
 }
 
 func (a *API) writeUser(w http.ResponseWriter, r *http.Request, status int, u *store.User) error {
@@ -127,7 +130,7 @@ func (a *API) getUser(w http.ResponseWriter, r *http.Request, _ *auth.Principal)
 	return a.writeUser(w, r, http.StatusOK, u)
 }
 
-var userFields = []string{"username", "password", "role", "group", "quota", "status", "mcp", "plan_overflow"}
+var userFields = []string{"username", "password", "role", "group", "quota", "status", "mcp", "plan_overflow", "team_id", "team_role"}
 
 // userInput holds the writable fields of a user request.
 type userInput struct {
@@ -243,7 +246,7 @@ func (a *API) patchUser(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err := in.apply(a.users, u); err != nil {
 		return err
 	}
-	if err := a.d.Store.Users().Update(r.Context(), u); err != nil {
+	if err := a.updateUser(r.Context(), in.f, u); err != nil {
 		return err
 	}
 	if in.f.has("password") {

@@ -63,9 +63,9 @@ func (g Gate) Price(t *routing.Table, p *auth.Principal, model string) (*billing
 // snapshot serves it to the key's group: Price's check, for surfaces that
 // are not priced (token counting).
 func (g Gate) Model(t *routing.Table, p *auth.Principal, model string) error {
-	if !p.Allows(model) {
-		return &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "model_not_allowed",
-			Message: "this API key may not use model " + model}
+	if lvl := p.ModelRefusedBy(model); lvl != "" {
+		return &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "model_not_allowed", Level: lvl,
+			Message: refusedModel[lvl] + model}
 	}
 	if !t.Serves(p.Group, model) {
 		return &ir.Error{Status: 404, Kind: ir.KindNotFound, Code: "model_not_found", Param: "model",
@@ -84,7 +84,8 @@ func (g Gate) Limit(ctx context.Context, tk *Ticket, p *auth.Principal, model st
 	if g.Limits == nil {
 		return nil
 	}
-	tk.Limits = g.Limits.For(ratelimit.Subject{UserID: p.UserID, TokenID: p.TokenID, Group: p.Group, Model: model})
+	tk.Limits = g.Limits.For(ratelimit.Subject{UserID: p.UserID, TokenID: p.TokenID, Group: p.Group, Model: model,
+		TeamID: p.TeamID, OrgID: p.OrgID})
 	if tk.Limits == nil {
 		return nil
 	}
@@ -139,7 +140,18 @@ func (g Gate) reserve(ctx, bg context.Context, tk *Ticket, acct billing.Account,
 
 // Account is who pays for p's calls.
 func Account(p *auth.Principal) billing.Account {
-	return billing.Account{UserID: p.UserID, TokenID: p.TokenID, Group: p.Group}
+	return billing.Account{UserID: p.UserID, TokenID: p.TokenID, Group: p.Group, TeamID: p.TeamID, OrgID: p.OrgID}
+}
+
+// refusedModel starts the message of a model an allow-list refuses, by the
+// level whose list it is.
+var refusedModel = map[string]string{"key": "this API key may not use model ",
+	"team": "this API key's team may not use model ", "org": "this API key's organisation may not use model "}
+
+// subject is who makes acct's call of model, for traffic control.
+func subject(acct billing.Account, model string) ratelimit.Subject {
+	return ratelimit.Subject{UserID: acct.UserID, TokenID: acct.TokenID, Group: acct.Group, Model: model,
+		TeamID: acct.TeamID, OrgID: acct.OrgID}
 }
 
 // Quota prices usage plus usd at price for group with the one pricing

@@ -54,6 +54,17 @@ type Other struct {
 	// Guardrails is what each guardrail that fired did (CONTRACT §21):
 	// kinds and counts, never the matched text.
 	Guardrails []guardrail.Record `json:"guardrails,omitempty"`
+	// Team and Org are the caller's team and organisation (CONTRACT §18);
+	// SetOther copies them from the row.
+	Team int64 `json:"team,omitempty"`
+	Org  int64 `json:"org,omitempty"`
+}
+
+// SetOther writes row's other from o and detail, with the row's team and
+// organisation, so every surface's rows carry them alike.
+func SetOther(row *store.UsageLog, o *Other, detail map[string]any) {
+	o.Team, o.Org = row.TeamID, row.OrgID
+	row.Other = MarshalOther(o, detail)
 }
 
 // Row is the usage row of acct's call of model with usage u, started at
@@ -61,7 +72,7 @@ type Other struct {
 func Row(acct billing.Account, model, requestID string, u ir.Usage, start time.Time) store.UsageLog {
 	now := time.Now()
 	row := store.UsageLog{UserID: acct.UserID, TokenID: acct.TokenID, Model: model, RequestID: requestID,
-		PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, CreatedAt: now.UTC()}
+		PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, CreatedAt: now.UTC(), TeamID: acct.TeamID, OrgID: acct.OrgID}
 	if !start.IsZero() {
 		row.LatencyMS = now.Sub(start).Milliseconds()
 	}
@@ -102,4 +113,4 @@ func MarshalOther(o *Other, detail map[string]any) json.RawMessage {
 var otherKeys = map[string]bool{"endpoint": true, "surface": true, "stream": true, "upstream_model": true,
 	"cache_read_tokens": true, "cache_write_tokens": true, "reasoning_tokens": true, "group_ratio": true,
 	"attempts": true, "fallback_from": true, "upstream_cost_usd": true, "price_version": true, "affinity": true, "strategy": true,
-	"guardrails": true}
+	"guardrails": true, "team": true, "org": true}

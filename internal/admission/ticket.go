@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/billing"
-	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -29,6 +28,10 @@ type Record struct {
 	TokenID  int64  `json:"token_id"`
 	Group    string `json:"group"`
 	Model    string `json:"model"`
+	// TeamID and OrgID are the payer's team and organisation when the
+	// ticket was taken (0: none), whose budgets the share is held on.
+	TeamID int64 `json:"team_id,omitempty"`
+	OrgID  int64 `json:"org_id,omitempty"`
 	// HeldNS is when the reservation was taken (Unix nanoseconds): the
 	// budget periods it counts in, and the price version a deferred charge
 	// is priced at.
@@ -45,7 +48,7 @@ func (r Record) HeldAt() time.Time { return time.Unix(0, r.HeldNS) }
 
 // Account is who pays.
 func (r Record) Account() billing.Account {
-	return billing.Account{UserID: r.UserID, TokenID: r.TokenID, Group: r.Group}
+	return billing.Account{UserID: r.UserID, TokenID: r.TokenID, Group: r.Group, TeamID: r.TeamID, OrgID: r.OrgID}
 }
 
 // Hold takes a deferred reservation of amount under key for acct's use of
@@ -56,7 +59,7 @@ func (r Record) Account() billing.Account {
 func (g Gate) Hold(ctx context.Context, acct billing.Account, model, key string, amount int64, h http.Header) (*Ticket, error) {
 	tk := &Ticket{model: model, heldAt: time.Now()}
 	if g.Limits != nil {
-		tk.Limits = g.Limits.For(ratelimit.Subject{UserID: acct.UserID, TokenID: acct.TokenID, Group: acct.Group, Model: model})
+		tk.Limits = g.Limits.For(subject(acct, model))
 	}
 	if _, err := g.Reserve(ctx, context.WithoutCancel(ctx), tk, acct, key, amount, h); err != nil {
 		return nil, err
@@ -78,7 +81,7 @@ func (tk *Ticket) Record() Record {
 	h := tk.Hold
 	acct := h.Account()
 	return Record{Key: h.Key(), Reserved: h.Reserved, UserID: acct.UserID, TokenID: acct.TokenID, Group: acct.Group,
-		Model: tk.model, HeldNS: tk.heldAt.UnixNano(), Budget: tk.Budget.Amount(), BudgetKeys: tk.Budget.Keys()}
+		TeamID: acct.TeamID, OrgID: acct.OrgID, Model: tk.model, HeldNS: tk.heldAt.UnixNano(), Budget: tk.Budget.Amount(), BudgetKeys: tk.Budget.Keys()}
 }
 
 // Restore rebuilds a ticket taken earlier, maybe by another process, from
@@ -87,7 +90,7 @@ func (tk *Ticket) Record() Record {
 func (g Gate) Restore(rec Record) *Ticket {
 	tk := &Ticket{Hold: g.Billing.RestoreHold(rec.Account(), rec.Key, rec.Reserved), model: rec.Model, heldAt: rec.HeldAt()}
 	if g.Limits != nil && rec.Budget > 0 {
-		tk.Limits = g.Limits.For(ratelimit.Subject{UserID: rec.UserID, TokenID: rec.TokenID, Group: rec.Group, Model: rec.Model})
+		tk.Limits = g.Limits.For(subject(rec.Account(), rec.Model))
 		tk.Budget = tk.Limits.Restore(rec.HeldAt(), rec.Budget)
 	}
 	g.restorePlan(tk, rec)

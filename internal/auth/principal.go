@@ -29,20 +29,19 @@ type Principal struct {
 	// ResponseCache is the key's response cache setting (nil: its
 	// models' own).
 	ResponseCache *store.ResponseCache
+	// TeamID, TeamRole and OrgID are the user's team, its role in it and
+	// the team's organisation (0 and empty: none); TeamModels and
+	// OrgModels their allow-lists (empty: every model).
+	TeamID     int64
+	TeamRole   string
+	OrgID      int64
+	TeamModels []string
+	OrgModels  []string
 }
 
-// Allows reports whether the key may use model.
-func (p *Principal) Allows(model string) bool {
-	if len(p.Models) == 0 {
-		return true
-	}
-	for _, m := range p.Models {
-		if m == model {
-			return true
-		}
-	}
-	return false
-}
+// Allows reports whether the key, its team and its organisation may all
+// use model.
+func (p *Principal) Allows(model string) bool { return p.ModelRefusedBy(model) == "" }
 
 // AtLeast reports whether the principal's role is role or stronger.
 func (p *Principal) AtLeast(role string) bool { return rank(p.Role) >= rank(role) }
@@ -219,6 +218,9 @@ func (k *Keys) fromToken(ctx context.Context, c *cached, t *store.Token) (*cache
 	c.expires = t.ExpiresAt
 	c.p = &Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group, TokenID: t.ID, TokenName: t.Name, Models: t.Models,
 		ResponseCache: t.ResponseCache}
+	if err := withTeam(ctx, k.st, c.p, u); err != nil {
+		return nil, storeDown(err)
+	}
 	return c, nil
 }
 

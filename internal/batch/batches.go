@@ -71,7 +71,7 @@ func (s *Service) createBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b.Status, b.InProgressAt, b.Total = store.BatchInProgress, now.Unix(), pl.lines
-	if err := s.start(r, w.Header(), b, pl); err != nil {
+	if err := s.start(r, w.Header(), b, pl, p.TeamID, p.OrgID); err != nil {
 		s.fail(w, err)
 		return
 	}
@@ -111,13 +111,13 @@ func readCreate(w http.ResponseWriter, r *http.Request) (createRequest, error) {
 // never names a hold whose reservation was not stored; a crash between the
 // two leaves kept holds no batch names, which the runner refunds
 // (refundOrphans).
-func (s *Service) start(r *http.Request, h http.Header, b *store.Batch, pl *plan) error {
+func (s *Service) start(r *http.Request, h http.Header, b *store.Batch, pl *plan, team, org int64) error {
 	var call admission.Ticket
 	if err := s.gate().Limit(r.Context(), &call, pl.principal, pl.firstModel(), h, nil); err != nil {
 		return err
 	}
 	defer call.Release(context0(r))
-	acct := billing.Account{UserID: b.UserID, TokenID: b.TokenID, Group: b.Group}
+	acct := billing.Account{UserID: b.UserID, TokenID: b.TokenID, Group: b.Group, TeamID: team, OrgID: org}
 	holds, taken, err := s.takeTickets(r.Context(), acct, b.PublicID, pl, h)
 	var e *ir.Error
 	if errors.As(err, &e) && e.Status == 402 && !pl.exact {

@@ -194,7 +194,7 @@ func (s *Service) batchRow(b *store.Batch, r *rowBill, charge int64) store.Usage
 	usd := new(big.Rat).Set(r.cost)
 	usd.Add(usd, admission.QuotaUSD(r.quota, s.Billing.QuotaPerUSD(), o.GroupRatio))
 	o.UpstreamCostUSD = admission.USD(usd)
-	row.Other = admission.MarshalOther(&o, map[string]any{
+	admission.SetOther(&row, &o, map[string]any{
 		"batch": map[string]any{"id": b.PublicID, "lines": r.lines, "failed": r.lines - r.ok}})
 	return row
 }

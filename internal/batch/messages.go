@@ -154,7 +154,7 @@ func (s *Service) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		b.Mode, b.ChannelID = modeProvider, ch.ID
 		b.Upstream, _ = json.Marshal(providerState{KeyIndex: ch.KeyIndex})
 	}
-	if err := s.start(r, w.Header(), b, pl); err != nil {
+	if err := s.start(r, w.Header(), b, pl, p.TeamID, p.OrgID); err != nil {
 		s.dropFile(r, f.PublicID)
 		fail(err)
 		return

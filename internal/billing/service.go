@@ -21,6 +21,10 @@ type Account struct {
 	UserID  int64
 	TokenID int64
 	Group   string
+	// TeamID and OrgID are the caller's team and organisation (0: none),
+	// for the levels of its budgets and the columns of its usage rows.
+	TeamID int64
+	OrgID  int64
 }
 
 // Service prices calls and moves quota.

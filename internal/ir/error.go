@@ -48,8 +48,11 @@ type Error struct {
 	Code    string
 	Message string
 	Param   string
-	Retry   RetryClass
-	Cause   error
+	// Level names the level of a budget or rate-limit refusal (key,
+	// user, team, org); each dialect carries it in its error object.
+	Level string
+	Retry RetryClass
+	Cause error
 	// UpstreamStatus is the status the upstream answered with (0 when the
 	// failure is the gateway's: a timeout, a reset, a refused conversion);
 	// channel health judges it by the channel's policy.

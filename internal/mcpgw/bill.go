@@ -102,7 +102,7 @@ func (t *toolTicket) row(tool string, isError bool) store.UsageLog {
 	row := admission.Row(admission.Account(t.c.principal), model(t.srv), t.c.requestID, ir.Usage{}, t.start)
 	o := admission.Other{Surface: surface, GroupRatio: t.g.d.Billing.Ratio(t.c.principal.Group),
 		UpstreamCostUSD: admission.USD(billing.Decimal(t.srv.PricePerCallUSD))}
-	row.Other = admission.MarshalOther(&o, map[string]any{"mcp": map[string]any{
+	admission.SetOther(&row, &o, map[string]any{"mcp": map[string]any{
 		"server": t.srv.Name, "tool": tool, "ms": row.LatencyMS, "is_error": isError}})
 	return row
 }
@@ -117,7 +117,7 @@ func (t *toolTicket) settle(ctx context.Context, tool string, isError bool) {
 
 func (t *toolTicket) refund(ctx context.Context, tool string) {
 	row := t.row(tool, true)
-	row.Other = admission.MarshalOther(&admission.Other{Surface: surface, GroupRatio: t.g.d.Billing.Ratio(t.c.principal.Group)},
+	admission.SetOther(&row, &admission.Other{Surface: surface, GroupRatio: t.g.d.Billing.Ratio(t.c.principal.Group)},
 		map[string]any{"mcp": map[string]any{"server": t.srv.Name, "tool": tool, "ms": row.LatencyMS, "is_error": true}})
 	t.ticket.Refund(context.WithoutCancel(ctx), t.hold, &row)
 }

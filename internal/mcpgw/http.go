@@ -17,7 +17,6 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/obs"
-	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 // call is one HTTP request to /mcp or /mcp/<server> as the method handlers
@@ -52,7 +51,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	reg := g.reg.Load()
 	c := &call{principal: p, reg: reg, requestID: obs.RequestID(r.Context())}
-	c.access = reg.accessFor([]subject{{store.SubjectToken, p.TokenID}, {store.SubjectUser, p.UserID}})
+	c.access = reg.accessFor(levelsOf(p))
 	if name := r.PathValue("server"); name != "" {
 		if c.scope = reg.byName[name]; c.scope == nil {
 			httpError(w, http.StatusNotFound, "no MCP server is named "+name)

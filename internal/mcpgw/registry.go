@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -134,4 +135,14 @@ func (r *registry) byID(id int64) (*server, bool) {
 		}
 	}
 	return nil, false
+}
+
+// levelsOf is every level a caller's grants may sit at: its key, its
+// user and, for a member of a team, the team and its organisation.
+func levelsOf(p *auth.Principal) []subject {
+	levels := []subject{{store.SubjectToken, p.TokenID}, {store.SubjectUser, p.UserID}}
+	if p.TeamID != 0 {
+		levels = append(levels, subject{store.SubjectTeam, p.TeamID}, subject{store.SubjectOrg, p.OrgID})
+	}
+	return levels
 }

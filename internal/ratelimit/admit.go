@@ -20,6 +20,9 @@ type Subject struct {
 	TokenID int64
 	Group   string
 	Model   string
+	// TeamID and OrgID are the user's team and its organisation (0: none).
+	TeamID int64
+	OrgID  int64
 }
 
 // Plan is what applies to one call: the subject's rate limits and budgets,
@@ -32,7 +35,9 @@ type Plan struct {
 	token  *Limits
 	user   Rate // the user's own limits, each falling back to its group's
 	model  ModelRate
-	budget [2]budgetSpec
+	team   Rate
+	org    Rate
+	budget [maxBudgets]budgetSpec
 	nb     int
 }
 
@@ -49,7 +54,11 @@ func (s *Service) For(sub Subject) *Plan {
 	tok := snap.tokens[sub.TokenID]
 	u := snap.users[sub.UserID]
 	g := snap.groups[sub.Group]
-	if tok == nil && u == nil && g == nil {
+	var team, org *Limits
+	if sub.TeamID != 0 { // no lookups for the many users in no team
+		team, org = snap.teams[sub.TeamID], snap.orgs[sub.OrgID]
+	}
+	if tok == nil && u == nil && g == nil && team == nil && org == nil {
 		return nil
 	}
 	p := &Plan{s: s, sub: sub, token: tok}
@@ -72,7 +81,22 @@ func (s *Service) For(sub Subject) *Plan {
 		p.budget[p.nb] = budgetSpec{store.SubjectUser, sub.UserID, u.PeriodQuota, u.Period}
 		p.nb++
 	}
+	p.level(store.SubjectTeam, sub.TeamID, team, &p.team)
+	p.level(store.SubjectOrg, sub.OrgID, org, &p.org)
 	return p
+}
+
+// level adds a team's or an organisation's limits: its rates to rate and
+// its period budget to the budgets.
+func (p *Plan) level(kind string, id int64, l *Limits, rate *Rate) {
+	if l == nil || id == 0 {
+		return
+	}
+	*rate = l.Rate
+	if l.PeriodQuota > 0 {
+		p.budget[p.nb] = budgetSpec{kind, id, l.PeriodQuota, l.Period}
+		p.nb++
+	}
 }
 
 func orElse(own, inherited int64) int64 {
@@ -88,15 +112,15 @@ func (p *Plan) CountsTokens() bool {
 	if p == nil {
 		return false
 	}
-	return (p.token != nil && p.token.TPM > 0) || p.user.TPM > 0 || p.model.TPM > 0
+	return (p.token != nil && p.token.TPM > 0) || p.user.TPM > 0 || p.model.TPM > 0 || p.team.TPM > 0 || p.org.TPM > 0
 }
 
 // HasBudget reports whether a period budget applies.
 func (p *Plan) HasBudget() bool { return p != nil && p.nb > 0 }
 
 // maxChecks is the most checks a call can meet: a key's three, its
-// model's two, its user's three.
-const maxChecks = 8
+// model's two, its user's, team's and organisation's three each.
+const maxChecks = 14
 
 // checks fills l with the limits that apply, each costing the call one
 // request, tokens, or one concurrent slot.
@@ -118,6 +142,16 @@ func (p *Plan) checks(l *Lease, tokens int64) {
 		add(ckey{kind: 'u', what: 'r', id: id}, "user", p.user.RPM, false, false, 1)
 		add(ckey{kind: 'u', what: 'k', id: id}, "user", p.user.TPM, false, true, tokens)
 		add(ckey{kind: 'u', what: 'c', id: id}, "user", p.user.Concurrency, true, false, 1)
+	}
+	if id := p.sub.TeamID; id != 0 && p.team != (Rate{}) {
+		add(ckey{kind: 'T', what: 'r', id: id}, "team", p.team.RPM, false, false, 1)
+		add(ckey{kind: 'T', what: 'k', id: id}, "team", p.team.TPM, false, true, tokens)
+		add(ckey{kind: 'T', what: 'c', id: id}, "team", p.team.Concurrency, true, false, 1)
+	}
+	if id := p.sub.OrgID; id != 0 && p.org != (Rate{}) {
+		add(ckey{kind: 'O', what: 'r', id: id}, "org", p.org.RPM, false, false, 1)
+		add(ckey{kind: 'O', what: 'k', id: id}, "org", p.org.TPM, false, true, tokens)
+		add(ckey{kind: 'O', what: 'c', id: id}, "org", p.org.Concurrency, true, false, 1)
 	}
 }
 
@@ -200,7 +234,7 @@ func (p *Plan) Acquire(ctx context.Context, tokens int64) (*Lease, error) {
 	for i := range cs {
 		cs[i].cost = 0
 	}
-	return nil, &Refused{RetryAfter: retry, lease: l, Err: &ir.Error{Status: 429, Kind: ir.KindRateLimit,
+	return nil, &Refused{RetryAfter: retry, lease: l, Err: &ir.Error{Status: 429, Kind: ir.KindRateLimit, Level: level(c.scope),
 		Code: "rate_limit_exceeded", Message: fmt.Sprintf("rate limit reached: the %s allows %d %s%s; retry in %d s",
 			c.scope, c.limit, what, perMinute(c), max(int64(math.Ceil(retry.Seconds())), 1))}}
 }

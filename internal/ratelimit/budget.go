@@ -15,15 +15,16 @@ import (
 // overrun a budget, and corrected to the real charge at settlement.
 type BudgetHold struct {
 	p      *Plan
-	keys   [2]string
-	starts [2]time.Time
+	keys   [maxBudgets]string
+	starts [maxBudgets]time.Time
 	amount int64
 	ended  atomic.Bool
 }
 
-// Hold counts amount against every budget that applies, or refuses the
-// call with 429 budget_exceeded when it does not fit in what is left of a
-// period; nothing is counted then.
+// Hold counts amount against every budget that applies — key, user, team
+// and organisation together, all or none, in one atomic step — or refuses
+// the call with 429 budget_exceeded naming the level whose period it does
+// not fit in; nothing is counted then.
 func (p *Plan) Hold(ctx context.Context, amount int64) (*BudgetHold, error) {
 	if !p.HasBudget() {
 		return nil, nil
@@ -31,28 +32,37 @@ func (p *Plan) Hold(ctx context.Context, amount int64) (*BudgetHold, error) {
 	amount = max(amount, 0)
 	now := p.s.Now()
 	h := &BudgetHold{p: p, amount: amount}
+	var takes [maxBudgets]budgetTake
 	for i := 0; i < p.nb; i++ {
 		b := p.budget[i]
 		h.keys[i] = budgetKey(b.kind, b.id, b.period, now)
 		h.starts[i] = PeriodStart(b.period, now)
-		end := PeriodEnd(b.period, now)
-		used, ok, err := p.s.be.budgetTake(ctx, h.keys[i], b.limit, amount, end, p.s.loader(b.kind, b.id, b.period, now))
-		if err == nil && ok {
-			continue
-		}
-		for j := 0; j < i; j++ { // give back what was taken before
-			_, _ = p.s.be.budgetAdd(ctx, h.keys[j], -amount)
-		}
-		if err != nil {
-			return nil, budgetUnavailable(err)
-		}
-		p.s.refused("budget")
-		left := max(b.limit-used, 0)
-		return nil, &Refused{RetryAfter: end.Sub(now), Err: &ir.Error{Status: 429, Kind: ir.KindRateLimit, Code: "budget_exceeded",
-			Message: fmt.Sprintf("the %s's %s budget of %d is spent (%d left, this request needs up to %d); it resets at %s",
-				b.kind, b.period, b.limit, left, amount, end.Format(time.RFC3339))}}
+		takes[i] = budgetTake{key: h.keys[i], limit: b.limit, expire: PeriodEnd(b.period, now), kind: b.kind, id: b.id, start: h.starts[i]}
 	}
-	return h, nil
+	failed, used, err := p.s.be.budgetTake(ctx, takes[:p.nb], amount, p.s.loadBudget)
+	if err != nil {
+		return nil, budgetUnavailable(err)
+	}
+	if failed < 0 {
+		return h, nil
+	}
+	b, end := p.budget[failed], takes[failed].expire
+	p.s.refused("budget")
+	left := max(b.limit-used, 0)
+	return nil, &Refused{RetryAfter: end.Sub(now), Err: &ir.Error{Status: 429, Kind: ir.KindRateLimit, Code: "budget_exceeded",
+		Level: level(b.kind), Message: fmt.Sprintf("the %s's %s budget of %d is spent (%d left, this request needs up to %d); it resets at %s",
+			subjectName(b.kind), b.period, b.limit, left, amount, end.Format(time.RFC3339))}}
+}
+
+// subjectName is how a refusal's message names a subject kind.
+func subjectName(kind string) string {
+	switch kind {
+	case "token":
+		return "API key"
+	case "org":
+		return "organisation"
+	}
+	return kind
 }
 
 // Settle turns the held estimate into the real charge.
@@ -69,7 +79,7 @@ func (h *BudgetHold) Settle(ctx context.Context, charge int64) {
 			h.p.s.log.Warn("period budget could not be corrected", "err", err)
 			continue
 		}
-		if f := h.p.s.onBudget.Load(); f != nil && charge > 0 {
+		if f := h.p.s.onBudget.Load(); f != nil && charge > 0 && alerted(h.p.budget[i].kind) {
 			b := h.p.budget[i]
 			(*f)(BudgetUse{Kind: b.kind, ID: b.id, Used: used, Limit: b.limit, Period: b.period, Start: h.starts[i]})
 		}

@@ -153,31 +153,68 @@ func (b *memBackend) release(_ context.Context, key ckey, _ string) error {
 	return nil
 }
 
-func (b *memBackend) budgetTake(ctx context.Context, key string, limit, amount int64, expire time.Time, load func(context.Context) (int64, error)) (int64, bool, error) {
-	s := &b.shards[b.budgetShard(key)]
+func (b *memBackend) budgetTake(ctx context.Context, takes []budgetTake, amount int64, load func(context.Context, *budgetTake) (int64, error)) (int, int64, error) {
 	for {
-		s.mu.Lock()
-		if bu := s.budgets[key]; bu != nil {
-			defer s.mu.Unlock()
-			if amount > 0 && bu.used+amount > limit {
-				return bu.used, false, nil
-			}
-			bu.used += amount
-			return bu.used, true, nil
+		failed, used, missing := b.tryBudgets(takes, amount)
+		if missing < 0 {
+			return failed, used, nil
 		}
-		s.mu.Unlock()
-		// Loaded outside the lock: a database round trip must not stall
-		// the other subjects of the shard.
-		used, err := load(ctx)
+		// Loaded outside the locks: a database round trip must not stall
+		// the other subjects of the shards.
+		t := &takes[missing]
+		used, err := load(ctx, t)
 		if err != nil {
-			return 0, false, &storeErr{err}
+			return 0, 0, &storeErr{err}
 		}
+		s := &b.shards[b.budgetShard(t.key)]
 		s.mu.Lock()
-		if s.budgets[key] == nil {
-			s.budgets[key] = &memBudget{used: used, expire: expire}
+		if s.budgets[t.key] == nil {
+			s.budgets[t.key] = &memBudget{used: used, expire: t.expire}
 		}
 		s.mu.Unlock()
 	}
+}
+
+// tryBudgets takes amount from every counter of takes or from none, under
+// the locks of all their shards (taken in order, so two calls cannot wait
+// on each other). It returns the index of a counter not loaded yet, or -1
+// and budgetTake's answer.
+func (b *memBackend) tryBudgets(takes []budgetTake, amount int64) (failed int, used int64, missing int) {
+	var idx, ord [maxBudgets]int
+	ids := idx[:len(takes)]
+	for i := range takes {
+		ids[i] = b.budgetShard(takes[i].key)
+	}
+	order := ord[:len(takes)]
+	copy(order, ids)
+	slices.Sort(order)
+	order = slices.Compact(order)
+	for _, i := range order {
+		b.shards[i].mu.Lock()
+	}
+	defer func() {
+		for _, i := range order {
+			b.shards[i].mu.Unlock()
+		}
+	}()
+	var bb [maxBudgets]*memBudget
+	bus := bb[:len(takes)]
+	for i := range takes {
+		if bus[i] = b.shards[ids[i]].budgets[takes[i].key]; bus[i] == nil {
+			return 0, 0, i
+		}
+	}
+	if amount > 0 {
+		for i, bu := range bus {
+			if bu.used+amount > takes[i].limit {
+				return i, bu.used, -1
+			}
+		}
+		for _, bu := range bus {
+			bu.used += amount
+		}
+	}
+	return -1, bus[0].used, -1
 }
 
 func (b *memBackend) budgetAdd(_ context.Context, key string, delta int64) (int64, error) {

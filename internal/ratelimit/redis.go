@@ -111,11 +111,20 @@ func (b *redisBackend) acquire(ctx context.Context, now time.Time, checks []chec
 	if err != nil {
 		return 0, err
 	}
-	if len(res) != 1+2*len(checks) {
+	// A refusal answers the checks up to the one refused; an admission
+	// answers them all.
+	read := len(checks)
+	if len(res) > 0 && res[0] > 0 {
+		read = int(res[0])
+	}
+	if len(res) < 1 || read > len(checks) || len(res) < 1+2*read {
 		return 0, errors.New("ratelimit: unexpected answer from the Redis script")
 	}
 	for i := range checks {
-		out[i] = reading{curr: res[1+2*i], prev: res[2+2*i]}
+		out[i] = reading{}
+		if i < read {
+			out[i] = reading{curr: res[1+2*i], prev: res[2+2*i]}
+		}
 	}
 	return int(res[0]) - 1, nil
 }
@@ -128,43 +137,71 @@ func (b *redisBackend) release(ctx context.Context, key ckey, lease string) erro
 	return b.rdb.ZRem(ctx, b.prefix+key.String(), lease).Err()
 }
 
-// budgetScript: KEYS[1] the period's counter; ARGV limit, amount. Returns
-// {state, used}: state -1 when the counter is not loaded yet, 0 refused,
-// 1 taken.
+// budgetScript: KEYS the period counters of every level that applies;
+// ARGV[1] the amount, ARGV[1+i] the limit of KEYS[i]. It takes the amount
+// from every counter or from none, atomic since Redis runs a script alone,
+// so concurrent calls on any node cannot together overrun any level.
+// Returns {state, index, used}: state -1 when KEYS[index] is not loaded
+// yet, 0 refused at index (used is its spending), 1 taken (used is the
+// first counter's spending after the take).
 var budgetScript = redis.NewScript(`
-local v = redis.call('GET', KEYS[1])
-if not v then return {-1, 0} end
-v = tonumber(v)
-local amount = tonumber(ARGV[2])
-if amount > 0 and v + amount > tonumber(ARGV[1]) then return {0, v} end
-if amount == 0 then return {1, v} end
-return {1, redis.call('INCRBY', KEYS[1], amount)}
+local amount = tonumber(ARGV[1])
+local vals = {}
+for i = 1, #KEYS do
+  local v = redis.call('GET', KEYS[i])
+  if not v then return {-1, i, 0} end
+  vals[i] = tonumber(v)
+end
+if amount > 0 then
+  for i = 1, #KEYS do
+    if vals[i] + amount > tonumber(ARGV[1 + i]) then return {0, i, vals[i]} end
+  end
+  for i = 1, #KEYS do
+    vals[i] = redis.call('INCRBY', KEYS[i], amount)
+  end
+end
+return {1, 0, vals[1]}
 `)
 
-func (b *redisBackend) budgetTake(ctx context.Context, key string, limit, amount int64, expire time.Time, load func(context.Context) (int64, error)) (int64, bool, error) {
-	k := b.prefix + key
-	for range 3 {
-		res, err := budgetScript.Run(ctx, b.rdb, []string{k}, limit, amount).Int64Slice()
+func (b *redisBackend) budgetTake(ctx context.Context, takes []budgetTake, amount int64, load func(context.Context, *budgetTake) (int64, error)) (int, int64, error) {
+	var kb [maxBudgets]string
+	var ab [1 + maxBudgets]any
+	keys, args := kb[:0], append(ab[:0], amount)
+	for i := range takes {
+		keys = append(keys, b.prefix+takes[i].key)
+		args = append(args, takes[i].limit)
+	}
+	// Each round loads one missing counter, so len(takes)+1 rounds see
+	// every counter loaded; only the first call of a period pays them.
+	for range len(takes) + 1 {
+		res, err := budgetScript.Run(ctx, b.rdb, keys, args...).Int64Slice()
 		if err != nil {
-			return 0, false, err
+			return 0, 0, err
 		}
-		if res[0] >= 0 {
-			return res[1], res[0] == 1, nil
+		if len(res) != 3 {
+			return 0, 0, errors.New("ratelimit: unexpected answer from the Redis budget script")
 		}
-		used, err := load(ctx)
+		switch res[0] {
+		case 1:
+			return -1, res[2], nil
+		case 0:
+			return int(res[1]) - 1, res[2], nil
+		}
+		t := &takes[res[1]-1]
+		used, err := load(ctx, t)
 		if err != nil {
-			return 0, false, &storeErr{err}
+			return 0, 0, &storeErr{err}
 		}
 		// The first node to load the period wins; later ones count on it.
 		// expire may come from a test's clock; a day of slack keeps the
 		// counter past its period either way, and a period's key is never
 		// read after the period.
-		ttl := max(time.Until(expire)+24*time.Hour, time.Hour)
-		if err := b.rdb.SetNX(ctx, k, used, ttl).Err(); err != nil {
-			return 0, false, err
+		ttl := max(time.Until(t.expire)+24*time.Hour, time.Hour)
+		if err := b.rdb.SetNX(ctx, keys[res[1]-1], used, ttl).Err(); err != nil {
+			return 0, 0, err
 		}
 	}
-	return 0, false, errors.New("ratelimit: the period counter could not be loaded into Redis")
+	return 0, 0, errors.New("ratelimit: the period counters could not be loaded into Redis")
 }
 
 func (b *redisBackend) budgetAdd(ctx context.Context, key string, delta int64) (int64, error) {

@@ -25,7 +25,13 @@ type backend interface {
 	acquire(ctx context.Context, now time.Time, checks []check, out []reading, lease string) (int, error)
 	adjust(ctx context.Context, key ckey, minute, delta int64) error
 	release(ctx context.Context, key ckey, lease string) error
-	budgetTake(ctx context.Context, key string, limit, amount int64, expire time.Time, load func(context.Context) (int64, error)) (int64, bool, error)
+	// budgetTake takes amount from every counter of takes, all or none,
+	// in one atomic step (one Redis round trip when every counter is
+	// loaded). It returns the index of the first counter amount did not
+	// fit in and that counter's spending, or -1 and the first counter's
+	// spending after the take. A counter not loaded yet is loaded with
+	// load first.
+	budgetTake(ctx context.Context, takes []budgetTake, amount int64, load func(context.Context, *budgetTake) (int64, error)) (int, int64, error)
 	budgetAdd(ctx context.Context, key string, delta int64) (int64, error)
 }
 
@@ -59,6 +65,23 @@ type snapshot struct {
 	tokens map[int64]*Limits
 	users  map[int64]*Limits
 	groups map[string]*Rate
+	teams  map[int64]*Limits
+	orgs   map[int64]*Limits
+}
+
+// ids is the snapshot's map of a subject kind kept by id (nil for groups).
+func (n *snapshot) ids(kind string) map[int64]*Limits {
+	switch kind {
+	case store.SubjectUser:
+		return n.users
+	case store.SubjectToken:
+		return n.tokens
+	case store.SubjectTeam:
+		return n.teams
+	case store.SubjectOrg:
+		return n.orgs
+	}
+	return nil
 }
 
 // New returns traffic control over st. rdb, when not nil, shares the counts
@@ -122,7 +145,8 @@ func (s *Service) Reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	n := &snapshot{tokens: map[int64]*Limits{}, users: map[int64]*Limits{}, groups: map[string]*Rate{}}
+	n := &snapshot{tokens: map[int64]*Limits{}, users: map[int64]*Limits{}, groups: map[string]*Rate{},
+		teams: map[int64]*Limits{}, orgs: map[int64]*Limits{}}
 	for _, r := range rows {
 		var l Limits
 		if err := json.Unmarshal(r.Spec, &l); err != nil {
@@ -132,19 +156,13 @@ func (s *Service) Reload(ctx context.Context) error {
 		if l.IsZero() {
 			continue
 		}
-		switch r.Kind {
-		case store.SubjectGroup:
+		if r.Kind == store.SubjectGroup {
 			n.groups[r.Subject] = &l.Rate
-		case store.SubjectUser, store.SubjectToken:
-			id, err := strconv.ParseInt(r.Subject, 10, 64)
-			if err != nil {
-				continue
-			}
-			if r.Kind == store.SubjectUser {
-				n.users[id] = &l
-			} else {
-				n.tokens[id] = &l
-			}
+			continue
+		}
+		id, err := strconv.ParseInt(r.Subject, 10, 64)
+		if m := n.ids(r.Kind); m != nil && err == nil {
+			m[id] = &l
 		}
 	}
 	s.snap.Store(n)
@@ -153,16 +171,8 @@ func (s *Service) Reload(ctx context.Context) error {
 
 // Get returns the limits stored for a subject (zero when none).
 func (s *Service) Get(kind string, id int64) Limits {
-	snap := s.snap.Load()
-	switch kind {
-	case store.SubjectUser:
-		if l := snap.users[id]; l != nil {
-			return *l
-		}
-	case store.SubjectToken:
-		if l := snap.tokens[id]; l != nil {
-			return *l
-		}
+	if l := s.snap.Load().ids(kind)[id]; l != nil {
+		return *l
 	}
 	return Limits{}
 }
@@ -216,8 +226,9 @@ func (s *Service) Period(ctx context.Context, kind string, id int64) (PeriodStat
 		return PeriodStatus{}, nil
 	}
 	now := s.Now()
-	used, _, err := s.be.budgetTake(ctx, budgetKey(kind, id, l.Period, now), l.PeriodQuota, 0,
-		PeriodEnd(l.Period, now), s.loader(kind, id, l.Period, now))
+	t := []budgetTake{{key: budgetKey(kind, id, l.Period, now), limit: l.PeriodQuota, expire: PeriodEnd(l.Period, now),
+		kind: kind, id: id, start: PeriodStart(l.Period, now)}}
+	_, used, err := s.be.budgetTake(ctx, t, 0, s.loadBudget)
 	if err != nil {
 		return PeriodStatus{}, err
 	}
@@ -225,17 +236,15 @@ func (s *Service) Period(ctx context.Context, kind string, id int64) (PeriodStat
 	return PeriodStatus{Used: used, ResetsAt: &end}, nil
 }
 
+// budgetKey names a period counter. Keys and users keep the one-letter
+// names they always had; teams and organisations, whose initials would
+// meet a key's, are spelt out.
 func budgetKey(kind string, id int64, period string, now time.Time) string {
-	return fmt.Sprintf("b:%s:%d:%s:%d", kind[:1], id, period, PeriodStart(period, now).Unix())
-}
-
-// loader derives a period's spending so far from the usage log, the first
-// time this process (or, with Redis, any node) needs it: so it survives
-// restarts without a counter of its own in the database.
-func (s *Service) loader(kind string, id int64, period string, now time.Time) func(context.Context) (int64, error) {
-	return func(ctx context.Context) (int64, error) {
-		return s.st.PeriodSpent(ctx, kind, id, PeriodStart(period, now))
+	k := kind
+	if kind == store.SubjectToken || kind == store.SubjectUser {
+		k = kind[:1]
 	}
+	return fmt.Sprintf("b:%s:%d:%s:%d", k, id, period, PeriodStart(period, now).Unix())
 }
 
 // GetSubject is Get or Group by the subject's stored name.

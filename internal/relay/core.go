@@ -501,6 +501,6 @@ func (c *callCore) logRow(ch charge, consume bool) store.UsageLog {
 	if c.rowOther != nil {
 		c.rowOther(&o)
 	}
-	row.Other = admission.MarshalOther(&o, ch.detail)
+	admission.SetOther(&row, &o, ch.detail)
 	return row
 }

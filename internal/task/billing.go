@@ -130,7 +130,7 @@ func checkFact(f manifest.UsageField, k string, val any) error {
 
 // account is who pays for a task.
 func (t *Task) account() billing.Account {
-	return billing.Account{UserID: t.UserID, TokenID: t.TokenID, Group: t.Group}
+	return billing.Account{UserID: t.UserID, TokenID: t.TokenID, Group: t.Group, TeamID: t.team, OrgID: t.org}
 }
 
 // usageLog is a task's usage row in the shape every call's row has
@@ -152,7 +152,7 @@ func (s *Service) usageLog(t *Task, typ string, quota int64, extra map[string]an
 		detail[k] = v
 	}
 	detail["task_id"], detail["platform"], detail["action"] = t.PublicID, t.PluginKey, t.Action
-	row.Other = admission.MarshalOther(&o, detail)
+	admission.SetOther(&row, &o, detail)
 	return row
 }
 
@@ -205,7 +205,7 @@ func (s *Service) ticketOf(t *Task) *admission.Ticket {
 	}
 	acct := t.account()
 	return s.gate().Restore(admission.Record{Key: t.BillingKey, Reserved: t.QuotaReserved, UserID: acct.UserID,
-		TokenID: acct.TokenID, Group: acct.Group, Model: t.Model, HeldNS: time.UnixMilli(t.CreatedAt).UnixNano(),
+		TokenID: acct.TokenID, Group: acct.Group, TeamID: acct.TeamID, OrgID: acct.OrgID, Model: t.Model, HeldNS: time.UnixMilli(t.CreatedAt).UnixNano(),
 		Budget: t.QuotaReserved})
 }
 

@@ -19,6 +19,8 @@ type wireError struct {
 type wireErrorBody struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
+	// Level names the level of a budget or rate-limit refusal.
+	Level string `json:"level,omitempty"`
 }
 
 // EncodeError renders {"type":"error","error":{"type","message"}}. The same
@@ -34,7 +36,7 @@ func (Codec) EncodeError(e *ir.Error) []byte {
 	if msg == "" {
 		msg = "error"
 	}
-	b, err := marshal(wireError{Type: "error", Error: wireErrorBody{Type: errorType(e), Message: msg}})
+	b, err := marshal(wireError{Type: "error", Error: wireErrorBody{Type: errorType(e), Message: msg, Level: e.Level}})
 	if err != nil { // only strings are encoded; this cannot fail
 		return []byte(`{"type":"error","error":{"type":"api_error","message":"internal error"}}`)
 	}

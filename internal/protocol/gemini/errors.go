@@ -23,7 +23,7 @@ func (Codec) EncodeError(e *ir.Error) []byte {
 	if msg == "" {
 		msg = statusText(status)
 	}
-	b, _ := json.Marshal(errorEnvelope{Error: &errorDetail{Code: status, Message: msg, Status: rpcStatus(status)}})
+	b, _ := json.Marshal(errorEnvelope{Error: &errorDetail{Code: status, Message: msg, Status: rpcStatus(status), Level: e.Level}})
 	return b
 }
 

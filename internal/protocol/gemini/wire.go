@@ -131,4 +131,6 @@ type errorDetail struct {
 	Message string            `json:"message"`
 	Status  string            `json:"status"`
 	Details []json.RawMessage `json:"details,omitempty"`
+	// Level names the level of a budget or rate-limit refusal.
+	Level string `json:"level,omitempty"`
 }

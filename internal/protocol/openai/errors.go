@@ -36,6 +36,10 @@ func encodeError(e *ir.Error) []byte {
 	buf = appendStringOrNull(buf, e.Param)
 	buf = append(buf, `,"code":`...)
 	buf = appendStringOrNull(buf, e.Code)
+	if e.Level != "" {
+		buf = append(buf, `,"level":`...)
+		buf = appendString(buf, e.Level)
+	}
 	return append(buf, "}}"...)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -76,10 +77,15 @@ func (r trafficRepo) PutLimits(ctx context.Context, kind, subject string, spec j
 	return wrap(err, "put limits")
 }
 
+// spentColumns is the usage log's column of each subject kind a period
+// budget may belong to.
+var spentColumns = map[string]string{store.SubjectUser: "user_id", store.SubjectToken: "token_id",
+	store.SubjectTeam: "team_id", store.SubjectOrg: "org_id"}
+
 func (r trafficRepo) PeriodSpent(ctx context.Context, kind string, id int64, since time.Time) (int64, error) {
-	col := "user_id"
-	if kind == store.SubjectToken {
-		col = "token_id"
+	col, ok := spentColumns[kind]
+	if !ok {
+		return 0, fmt.Errorf("sum period spending: unknown subject kind %q", kind)
 	}
 	// One statement, so a batch billed meanwhile (its hold closed and its
 	// row written in one transaction) is counted once.
