@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
@@ -60,9 +61,11 @@ func TestEveryBackgroundLoopHasAUniqueName(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	a := &App{Store: st}
+	a := &App{Store: st, Log: slog.New(slog.DiscardHandler)}
 	a.Config.PriceCatalogue.URL = "https://example.com/prices.json"
+	// Retention with an archive, so the archive loop is among them.
 	a.Config.LogRetentionDays = 30
+	a.Config.Logs.Archive.S3 = config.S3Bucket{Endpoint: "http://127.0.0.1:1", Region: "us-east-1", Bucket: "b", AccessKeyID: "k", SecretAccessKey: "s"}
 	seen := map[string]bool{}
 	for _, r := range a.runners() {
 		if r.name == "" || seen[r.name] || r.run == nil {
@@ -70,7 +73,7 @@ func TestEveryBackgroundLoopHasAUniqueName(t *testing.T) {
 		}
 		seen[r.name] = true
 	}
-	for _, name := range []string{"billing-lease", "task-poller", "price-watch", "log-retention", "snapshot-refresh"} {
+	for _, name := range []string{"billing-lease", "task-poller", "price-watch", "log-archive", "rollup-backfill", "snapshot-refresh"} {
 		if !seen[name] {
 			t.Errorf("no loop %q", name)
 		}

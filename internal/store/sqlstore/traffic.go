@@ -87,11 +87,17 @@ func (r trafficRepo) PeriodSpent(ctx context.Context, kind string, id int64, sin
 	if !ok {
 		return 0, fmt.Errorf("sum period spending: unknown subject kind %q", kind)
 	}
+	// Holds name their team, not its organisation: an organisation's
+	// holds are those of its teams.
+	holdsWhere := col + " = ?"
+	if kind == store.SubjectOrg {
+		holdsWhere = "team_id <> 0 AND team_id IN (SELECT id FROM teams WHERE org_id = ?)"
+	}
 	// One statement, so a batch billed meanwhile (its hold closed and its
 	// row written in one transaction) is counted once.
 	var sum int64
 	err := r.s.db.QueryRowContext(ctx, r.s.Rebind("SELECT COALESCE((SELECT SUM(quota) FROM usage_logs WHERE "+col+" = ? AND type = ? AND created_at >= ?), 0)"+
-		" + COALESCE((SELECT SUM(amount) FROM billing_holds WHERE "+col+" = ? AND owner = '' AND hold_key LIKE '"+store.BatchHoldPrefix+"%' AND created_at >= ?), 0)"),
+		" + COALESCE((SELECT SUM(amount) FROM billing_holds WHERE "+holdsWhere+" AND owner = '' AND hold_key LIKE '"+store.BatchHoldPrefix+"%' AND created_at >= ?), 0)"),
 		id, store.LogConsume, dbTime(since), id, since.UnixMilli()).Scan(&sum)
 	return sum, wrap(err, "sum period spending")
 }
