@@ -19,7 +19,8 @@ export async function render(main, ctx) {
   let keys = [];
   main.append(pageHead(t("myteam.title"), t("myteam.sub", { name: team.name })),
     team.billing === "shared" ? h("p", { id: "myteam-balance" }, t("myteam.balance", { balance: money(team.quota) })) : null,
-    h("h2", {}, t("myteam.members")), memberList, h("h2", {}, t("myteam.keys")), keyList);
+    h("section", { class: "card" }, h("h2", {}, t("myteam.members")), memberList),
+    h("section", { class: "card" }, h("h2", {}, t("myteam.keys")), keyList));
 
   async function setBudget(u) {
     const saved = await formDialog({

@@ -18,7 +18,8 @@ export async function render(main) {
   main.append(pageHead(t("orgs.title"), t("orgs.sub"),
     h("button", { type: "button", class: "primary", id: "org-create", onclick: () => editOrg(null) }, t("orgs.createOrg")),
     h("button", { type: "button", class: "primary", id: "team-create", onclick: () => editTeam(null) }, t("orgs.createTeam"))),
-  h("h2", {}, t("orgs.orgs")), orgList, h("h2", {}, t("orgs.teams")), teamList, members);
+  h("section", { class: "card" }, h("h2", {}, t("orgs.orgs")), orgList),
+  h("section", { class: "card" }, h("h2", {}, t("orgs.teams")), teamList), members);
 
   // levelFields are the members an organisation and a team share.
   const levelFields = (x) => [

@@ -11,6 +11,7 @@ const ROLES = ["member", "manager"];
 /** teamMembers shows team tm's members in box, with add and remove. */
 export async function teamMembers(box, tm) {
   const list = h("div", { id: "team-members-list" });
+  box.className = "card";
   box.replaceChildren(h("h2", {}, t("orgs.membersOf", { name: tm.name })),
     h("button", { type: "button", class: "primary", id: "team-member-add", onclick: add }, t("orgs.addMember")), list);
 
