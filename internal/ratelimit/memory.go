@@ -96,18 +96,8 @@ func (b *memBackend) acquire(_ context.Context, now time.Time, checks []check, o
 	for i := range checks {
 		ids[i] = b.shard(checks[i].key)
 	}
-	order := ord[:len(checks)]
-	copy(order, ids)
-	slices.Sort(order)
-	order = slices.Compact(order)
-	for _, i := range order {
-		b.shards[i].mu.Lock()
-	}
-	defer func() {
-		for _, i := range order {
-			b.shards[i].mu.Unlock()
-		}
-	}()
+	order := b.lockShards(ord[:len(checks)], ids)
+	defer b.unlockShards(order)
 	for i := range checks {
 		s := &b.shards[ids[i]]
 		s.sweep(m, now)
@@ -185,18 +175,8 @@ func (b *memBackend) tryBudgets(takes []budgetTake, amount int64) (failed int, u
 	for i := range takes {
 		ids[i] = b.budgetShard(takes[i].key)
 	}
-	order := ord[:len(takes)]
-	copy(order, ids)
-	slices.Sort(order)
-	order = slices.Compact(order)
-	for _, i := range order {
-		b.shards[i].mu.Lock()
-	}
-	defer func() {
-		for _, i := range order {
-			b.shards[i].mu.Unlock()
-		}
-	}()
+	order := b.lockShards(ord[:len(takes)], ids)
+	defer b.unlockShards(order)
 	var bb [maxBudgets]*memBudget
 	bus := bb[:len(takes)]
 	for i := range takes {
@@ -227,4 +207,24 @@ func (b *memBackend) budgetAdd(_ context.Context, key string, delta int64) (int6
 	}
 	bu.used += delta
 	return bu.used, nil
+}
+
+// lockShards locks the distinct shards of ids in ascending order, so two
+// callers holding several shards can never wait on each other, and returns
+// them for unlockShards; order is the caller's buffer of len(ids), kept on
+// its stack.
+func (b *memBackend) lockShards(order, ids []int) []int {
+	copy(order, ids)
+	slices.Sort(order)
+	order = slices.Compact(order)
+	for _, i := range order {
+		b.shards[i].mu.Lock()
+	}
+	return order
+}
+
+func (b *memBackend) unlockShards(order []int) {
+	for _, i := range order {
+		b.shards[i].mu.Unlock()
+	}
 }
