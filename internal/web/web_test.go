@@ -108,8 +108,8 @@ func TestEmbeddedConsoleIsComplete(t *testing.T) {
 	if !strings.Contains(index.Body.String(), "/assets/"+h.version+"/js/main.js") {
 		t.Fatalf("index does not load the hashed main module: %s", index.Body.String())
 	}
-	pages := []string{"dashboard", "playground", "keys", "logs", "tasks", "users", "channels", "models", "groups", "plugins", "guardrails"}
-	files := []string{"app.css", "theme.js", "favicon.svg", "js/main.js", "js/api.js", "js/dom.js", "js/ui.js", "js/sse.js", "js/chart.js"}
+	pages := []string{"dashboard", "playground", "keys", "logs", "tasks", "users", "channels", "models", "groups", "plugins", "guardrails", "orgs", "myteam"}
+	files := []string{"app.css", "theme.js", "favicon.svg", "js/main.js", "js/api.js", "js/dom.js", "js/ui.js", "js/sse.js", "js/chart.js", "js/pages/teammembers.js"}
 	for _, p := range pages {
 		files = append(files, "js/pages/"+p+".js")
 	}

@@ -9,7 +9,8 @@ import { renderLogin, renderSignup } from "./login.js";
 
 const ROLE_RANK = { user: 1, admin: 2, root: 3 };
 
-// Each route names its module, its catalogue key and the least role that sees it.
+// Each route names its module, its catalogue key and the least role that
+// sees it; when, if set, is a further condition on the signed-in user.
 const ROUTES = [
   { path: "/", module: "dashboard", role: "user", section: "Workspace" },
   { path: "/playground", module: "playground", role: "user", section: "Workspace" },
@@ -19,11 +20,14 @@ const ROUTES = [
   { path: "/batches", module: "batches", role: "user", section: "Workspace" },
   { path: "/mcp-playground", module: "mcpplay", role: "user", section: "Workspace" },
   { path: "/plans", module: "plans", role: "user", section: "Workspace" },
+  // Only a team's manager has a team page (CONTRACT §18).
+  { path: "/my-team", module: "myteam", role: "user", section: "Workspace", when: (me) => me.team_role === "manager" && me.team_id > 0 },
   { path: "/account", module: "account", role: "user", section: "Workspace" },
   { path: "/users", module: "users", role: "admin", section: "Administration" },
   { path: "/channels", module: "channels", role: "admin", section: "Administration" },
   { path: "/models", module: "models", role: "admin", section: "Administration" },
   { path: "/groups", module: "groups", role: "admin", section: "Administration" },
+  { path: "/orgs", module: "orgs", role: "admin", section: "Administration" },
   { path: "/redemptions", module: "redemptions", role: "admin", section: "Administration" },
   { path: "/plugins", module: "plugins", role: "root", section: "Root" },
   { path: "/guardrails", module: "guardrails", role: "root", section: "Root" },
@@ -38,7 +42,7 @@ const label = (r) => t(`nav.${r.module}`);
 const state = { me: null, cleanup: null, main: null, nav: null, status: {}, seq: 0 };
 
 function allowed(route) {
-  return state.me && (ROLE_RANK[state.me.role] || 0) >= ROLE_RANK[route.role];
+  return state.me && (ROLE_RANK[state.me.role] || 0) >= ROLE_RANK[route.role] && (!route.when || route.when(state.me));
 }
 
 /** navigate changes the route without reloading the page. */
@@ -80,7 +84,8 @@ async function route() {
     return;
   }
   if (!allowed(r)) {
-    main.append(h("h1", {}, label(r)), h("p", { class: "alert error" }, t("shell.needsRole", { role: r.role })));
+    const ranked = (ROLE_RANK[state.me.role] || 0) >= ROLE_RANK[r.role];
+    main.append(h("h1", {}, label(r)), h("p", { class: "alert error" }, ranked ? t("shell.needsManager") : t("shell.needsRole", { role: r.role })));
     return;
   }
   document.title = `${label(r)} · Turnpike`;
