@@ -301,7 +301,7 @@ func reenableKey(p *page, gw *testkit.Gateway) {
 	const list = `document.querySelector('ul[aria-label="Keys of channel backup-openai"]')`
 	p.waitFor(list+` && `+list+`.querySelector('li[data-key-index="1"]').dataset.state === "auto_disabled"`, "key 1 listed as auto-disabled")
 	text := p.text(`ul[aria-label="Keys of channel backup-openai"]`)
-	if !strings.Contains(text, "#0 ano…000") || !strings.Contains(text, "#1 ref…111") || !strings.Contains(text, "401") {
+	if !strings.Contains(text, "#0 anot...0000") || !strings.Contains(text, "#1 refu...1111") || !strings.Contains(text, "401") {
 		p.t.Fatalf("the key list should show each key masked with its state, got %q", text)
 	}
 	for _, k := range secondKeys {
