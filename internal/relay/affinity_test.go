@@ -85,7 +85,7 @@ func TestStrategiesRouteRealCalls(t *testing.T) {
 		// wantFast is the least share of calls the preferred channel gets.
 		wantFast float64
 	}{
-		{"latency learns which channel answers first", routing.StrategyLatency, nil, nil, 40 * time.Millisecond, 0.8},
+		{"latency learns which channel answers first", routing.StrategyLatency, nil, nil, 150 * time.Millisecond, 0.8},
 		{"cost follows the channel's discount", routing.StrategyCost,
 			&store.ChannelCost{Discount: &half}, &store.ChannelCost{Discount: &most}, 0, 1},
 		{"cost follows the channel's own price of the model", routing.StrategyCost,
