@@ -237,8 +237,14 @@ func TestAPIWritesFailFastWith503WhileSQLiteIsLockedByAnotherProcess(t *testing.
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE"); err != nil {
-		t.Fatal(err)
+	// The gateway's own start-up writes (rollup backfill, plugin generation)
+	// may hold the lock for a moment; take it once they are done.
+	var lockErr error
+	if !testkit.WaitFor(10*time.Second, 50*time.Millisecond, func() bool {
+		_, lockErr = conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE")
+		return lockErr == nil
+	}) {
+		t.Fatal(lockErr)
 	}
 	expectFastUnavailable(t, g, nil, []guardCall{
 		{method: "POST", path: "/api/users", body: `{"username":"while-locked","password":"locked-password"}`},
