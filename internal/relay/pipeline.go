@@ -30,7 +30,7 @@ type call struct {
 	// channel rather than the client's bytes passed through.
 	redacted bool
 	// cache is the call's standing with the response cache (cache.go).
-	cache callCache
+	cache responseCache
 	// failover is set once a broken stream was continued elsewhere.
 	failover *failover
 }
@@ -47,6 +47,7 @@ func (rl *Relay) chatHandler(sf surface) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &call{callCore: newCore(rl, w, r, string(sf.codec.Format()), sf.codec.Format()), sf: sf}
 		c.rowOther = c.chatOther
+		c.cache = responseCache{core: &c.callCore, surface: c}
 		c.serve(&hooks{
 			// The key (or session) is checked from the headers before the
 			// body is read: an anonymous caller must not make the gateway
