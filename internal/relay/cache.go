@@ -10,7 +10,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
-		"github.com/turnpike-gw/turnpike/internal/respcache"
+	"github.com/turnpike-gw/turnpike/internal/respcache"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
