@@ -184,7 +184,7 @@ func (rc *responseCache) recorder() *answerRecorder {
 	if !rc.keep || !rc.core.stream {
 		return nil
 	}
-	rc.rec = &answerRecorder{limit: rc.pol.MaxEntryBytes}
+	rc.rec, rc.answer = &answerRecorder{limit: rc.pol.MaxEntryBytes}, nil
 	return rc.rec
 }
 
@@ -192,7 +192,7 @@ func (rc *responseCache) recorder() *answerRecorder {
 // call that may keep nothing notes nothing.
 func (rc *responseCache) note(res *ir.Response) {
 	if rc.keep && res != nil {
-		rc.answer = res
+		rc.answer, rc.rec = res, nil
 	}
 }
 

@@ -28,7 +28,8 @@ func (rc *respCall) relayNativeStream(ch *routing.Channel, resp *http.Response) 
 		if api.CreatedEvent(name, data) {
 			rc.remember(ch, api.ResponseID(data))
 		}
-	}}, responsesDelta, responsesWhole, responsesFail(s), rc.tokensCharge)
+		rc.noteNativeEvent(name, data)
+	}}, responsesDelta, responsesWhole, responsesFail(s), rc.billed)
 	return rc.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: tally, broken: eventStreamBroken(s)}, rc.inputTokens, bill)
 }
 
@@ -59,7 +60,8 @@ func (rc *respCall) relayConverted(codec protocol.UpstreamCodec, resp *http.Resp
 	if err != nil {
 		return err
 	}
-	rc.answer("application/json", out, tokensPlusCall(rc.price, u))
+	rc.cache.note(res)
+	rc.answer("application/json", out, rc.billed(u))
 	return nil
 }
 
@@ -70,8 +72,11 @@ func (rc *respCall) relayConvertedStream(codec protocol.UpstreamCodec, events fu
 	enc := rc.dec.NewStreamEncoder(s, rc.model)
 	// A converted stream keeps text, never raw events: no passthrough reader.
 	tally := &streamTally{}
-	out, bill := rc.guardEncoding(enc, responsesFail(s), rc.tokensCharge)
-	step := newConvertStep(codec.NewStreamDecoder(), out, rc.model, rc.inputTokens(), tally)
+	out, bill := rc.guardEncoding(enc, responsesFail(s), rc.billed)
+	var step eventStep = newConvertStep(codec.NewStreamDecoder(), out, rc.model, rc.inputTokens(), tally)
+	if rec := rc.cache.recorder(); rec != nil {
+		step = &recordStep{eventStep: step, dec: codec.NewStreamDecoder(), rec: rec}
+	}
 	broken := func() { _ = enc.Fail("the upstream stream broke off") }
 	return rc.relayEvents(streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: broken}, rc.inputTokens, bill)
 }
