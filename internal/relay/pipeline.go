@@ -31,8 +31,9 @@ type call struct {
 	redacted bool
 	// cache is the call's standing with the response cache (cache.go).
 	cache responseCache
-	// failover is set once a broken stream was continued elsewhere.
-	failover *failover
+	// resume is the stream failover of the call's streamed answer (nil
+	// when its model has none).
+	resume *resumer
 }
 
 // answerStarted also lets go of the client's raw body: from the first byte
@@ -224,7 +225,9 @@ func (c *call) chatOther(o *logOther) {
 		o.Surface = "playground"
 	}
 	o.Stream = c.req != nil && c.req.Stream
-	c.failoverRow(o)
+	if c.resume != nil {
+		c.resume.row(o, c.usage)
+	}
 }
 
 // writeError renders e in codec's dialect.

@@ -41,8 +41,8 @@ func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) pro
 	}
 	t := streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: failEvent(s, c.sf.codec)}
 	if fo != nil {
-		t.resume = c.streamFailover(fo, s, tally)
-		bill = c.failoverBill(bill)
+		c.resume = c.newResumer(c.req, c.promptTokens, fo, s, tally)
+		t.resume, bill = c.resume.resume, c.resume.bill(bill)
 	}
 	return c.relayEvents(t, c.promptTokens, bill)
 }
