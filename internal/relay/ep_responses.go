@@ -37,6 +37,8 @@ type respCall struct {
 	// the call is billed for once settled.
 	cache responseCache
 	usage ir.Usage
+	// resume is the stream failover of a converted stream (nil without).
+	resume *resumer
 }
 
 func (rl *Relay) responsesCreate(w http.ResponseWriter, r *http.Request) {
@@ -50,7 +52,12 @@ func (rl *Relay) responsesCompact(w http.ResponseWriter, r *http.Request) {
 func (rl *Relay) serveResponses(w http.ResponseWriter, r *http.Request, compact bool) {
 	rc := &respCall{compact: compact}
 	rc.epCall = rl.newEpCall(rc.endpoint(), w, r)
-	rc.rowOther = func(o *logOther) { o.DroppedTools = rc.dropped }
+	rc.rowOther = func(o *logOther) {
+		o.DroppedTools = rc.dropped
+		if rc.resume != nil {
+			rc.resume.row(o, rc.usage)
+		}
+	}
 	rc.cache = responseCache{core: &rc.callCore, surface: rc}
 	h := rc.epCall.hooks()
 	h.authenticate = rc.keyAuth(bearerKey)
