@@ -174,3 +174,46 @@ func TestANoCacheResponsesRequestRefreshesTheEntry(t *testing.T) {
 		t.Fatalf("after no-cache: %q, %d calls", resp.Header.Get(CacheHeader), calls())
 	}
 }
+
+// What the cache must not keep on /v1/responses: a converted stream that
+// broke off, and a native stream whose terminal event repeats no output
+// (the answer is in the deltas alone, which a native stream does not
+// record). The next equal request is asked of the upstream again.
+func TestTheResponsesCacheKeepsOnlyWholeAnswers(t *testing.T) {
+	body := `{"model":"gpt-4o-mini","input":"Hi","store":false,"stream":true}`
+	cases := []struct {
+		name  string
+		setup func(e *env) (calls func() int, mend func())
+	}{
+		{"a converted stream that broke off", func(e *env) (func() int, func()) {
+			f := &fakeOpenAI{text: "one two three", breakOff: true}
+			e.channel("up", newFake(e.t, f).URL, func(c *store.Channel) { c.Settings = map[string]any{"responses": "chat"} })
+			return f.calls, func() { f.breakOff = false }
+		}},
+		{"a native stream ending bare", func(e *env) (func() int, func()) {
+			f := &fakeResponsesAPI{}
+			e.responsesChannel("up", f)
+			return f.calls, func() {}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.relay.Cache = respcache.New(respcache.NewMemory(1 << 20))
+			e.price("gpt-4o-mini", store.ModelPrice{InputPerMTok: 100, OutputPerMTok: 1000, ResponseCache: minuteCache()})
+			calls, mend := tc.setup(e)
+			e.sendChat("/v1/responses", body, nil)
+			// Entries are stored off the request's path: give a wrongly
+			// kept one the time a right one takes to land.
+			waitFor(t, func() bool { return responsesCached(e, body) })
+			if responsesCached(e, body) {
+				t.Fatal("the answer was kept")
+			}
+			mend()
+			resp, got := e.sendChat("/v1/responses", body, nil)
+			if resp.Header.Get(CacheHeader) != "miss" || calls() != 2 {
+				t.Fatalf("second call %q after %d upstream calls:\n%s", resp.Header.Get(CacheHeader), calls(), got)
+			}
+		})
+	}
+}
