@@ -3,6 +3,7 @@ package responses
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
@@ -89,5 +90,29 @@ func TestDecodeResponseRefusesWhatIRCannotCarry(t *testing.T) {
 				t.Fatalf("decoded %+v, %v", res, err)
 			}
 		})
+	}
+}
+
+// BenchmarkDecodeResponse is what a native answer costs a call that may
+// fill the response cache: its Response object (a 4 KB message and a
+// function call) read back into IR.
+func BenchmarkDecodeResponse(b *testing.B) {
+	req, err := DecodeRequest([]byte(toolRequest))
+	if err != nil {
+		b.Fatal(err)
+	}
+	res := &ir.Response{StopReason: ir.StopToolUse, Usage: ir.Usage{InputTokens: 900, OutputTokens: 1000}, Content: []ir.Part{
+		{Kind: ir.PartText, Text: strings.Repeat("a few words ", 340)},
+		{Kind: ir.PartToolCall, ToolCall: &ir.ToolCall{ID: "c1", Name: "plain", Arguments: `{"path":"/tmp/x"}`}}}}
+	body, err := req.EncodeResponse(res, "m")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := req.DecodeResponse(body); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
