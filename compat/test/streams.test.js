@@ -2,7 +2,9 @@
 // off raises an exception (never a clean end), a stream continued on another
 // channel ends normally with the whole text, and a repeated request is
 // answered from the response cache with identical content and the
-// X-Turnpike-Cache header. internal/compat (TestOfficialClientsOnStreams)
+// X-Turnpike-Cache header. The OpenAI client is driven twice: on chat
+// completions and on the Responses API (client.responses, as Codex CLI
+// uses it), which the gateway serves by conversion here. internal/compat (TestOfficialClientsOnStreams)
 // runs it against its own gateway and fakes; elsewhere it skips.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,6 +48,22 @@ const streams = {
     for await (const chunk of stream) text += chunk.candidates?.[0]?.content?.parts?.map((p) => p.text ?? '').join('') ?? '';
     return text;
   },
+  // The library yields response.failed as a typed event rather than
+  // raising it (it raises the error event); a Responses client acts on
+  // it as Codex does, and a stream without response.completed is never
+  // taken for a whole one.
+  async responses(model) {
+    let text = '';
+    let completed = false;
+    const stream = await openai().responses.create({ model, stream: true, store: false, input: prompt });
+    for await (const event of stream) {
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.failed') throw new Error(event.response.error.message);
+      if (event.type === 'response.completed') completed = true;
+    }
+    if (!completed) throw new Error('the stream ended without response.completed');
+    return text;
+  },
 };
 
 // Each client asks model once without streaming and returns the text and
@@ -65,6 +83,12 @@ const answers = {
     const res = await google().models.generateContent({ model, contents: prompt });
     const headers = res.sdkHttpResponse?.headers ?? {};
     return { text: res.text, cache: headers['x-turnpike-cache'] ?? null };
+  },
+  // store: false: a response the client may fetch or continue by id is
+  // never answered from the cache.
+  async responses(model) {
+    const { data, response } = await openai().responses.create({ model, store: false, input: prompt }).withResponse();
+    return { text: data.output_text, cache: response.headers.get('x-turnpike-cache') };
   },
 };
 

@@ -35,6 +35,11 @@ type ResponsesConversion interface {
 	// EncodeResponse renders a chat answer as a Response object; model
 	// names it when the answer does not.
 	EncodeResponse(res *ir.Response, model string) ([]byte, error)
+	// DecodeResponse reads a Response object a channel speaking the
+	// Responses API answered for this request back into IR (the inverse of
+	// EncodeResponse), or fails when it holds output IR cannot carry
+	// whole: the response cache keeps native answers in IR.
+	DecodeResponse(body []byte) (*ir.Response, error)
 	// NewStreamEncoder returns an encoder of IR events into the Responses
 	// event stream, written to sink.
 	NewStreamEncoder(sink EventSink, model string) FailingStreamEncoder

@@ -10,11 +10,8 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ir"
-	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/respcache"
-	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
-	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // CacheHeader tells the client how the response cache treated its call
@@ -26,14 +23,31 @@ const CacheHeader = "X-Turnpike-Cache"
 // recorded, so there is nothing to fail.
 var errCacheHit = errors.New("relay: answered from the response cache")
 
-// callCache is a chat call's standing with the response cache: on when its
+// cacheSurface is what the response cache needs of a surface: the key of
+// its request and how a kept answer is replayed in the client's dialect.
+// The chat call (every chat format) and the Responses call are the
+// surfaces; everything else about the cache is theirs in common.
+type cacheSurface interface {
+	// cacheKey is the key of the call's request in group; ok is false for
+	// a request the cache passes by (its answer depends on more than its
+	// body).
+	cacheKey(group string) (key respcache.Key, ok bool)
+	// encodeCached renders a kept answer as the dialect's JSON answer.
+	encodeCached(res *ir.Response) ([]byte, error)
+	// streamCached writes a kept answer as the dialect's stream.
+	streamCached(res *ir.Response)
+}
+
+// responseCache is a call's standing with the response cache: on when its
 // key or model has one, the entry's key, and whether the answer it gets
 // from an upstream may be kept.
-type callCache struct {
-	on   bool
-	keep bool
-	key  respcache.Key
-	pol  respcache.Policy
+type responseCache struct {
+	core    *callCore
+	surface cacheSurface
+	on      bool
+	keep    bool
+	key     respcache.Key
+	pol     respcache.Policy
 	// rec builds the answer of a stream as it is relayed; answer is the
 	// complete answer to keep (nil: nothing to keep).
 	rec    *answerRecorder
@@ -42,7 +56,7 @@ type callCache struct {
 
 // cachePolicy is the response cache that applies to the call: the key's,
 // else its model's; ok is false when neither has one.
-func (c *call) cachePolicy() (respcache.Policy, bool) {
+func (c *callCore) cachePolicy() (respcache.Policy, bool) {
 	rc := c.principal.ResponseCache
 	if rc == nil {
 		price, err := c.rl.Billing.Price(c.model)
@@ -58,27 +72,27 @@ func policyOf(rc *store.ResponseCache) respcache.Policy {
 	return respcache.Policy{TTL: time.Duration(rc.TTLSeconds) * time.Second, HitRatio: rc.HitRatio, MaxEntryBytes: rc.MaxEntryKB << 10}
 }
 
-// lookupCache answers the call from the response cache when it can, before
+// lookup answers the call from the response cache when it can, before
 // anything is routed or reserved; it reports whether it did. A call the
 // cache does not apply to costs one price lookup and nothing more.
-func (c *call) lookupCache() (bool, error) {
-	if c.rl.Cache == nil || c.redacted {
+func (rc *responseCache) lookup() (bool, error) {
+	c := rc.core
+	if c.rl.Cache == nil {
 		return false, nil
 	}
 	pol, ok := c.cachePolicy()
 	if !ok {
 		return false, nil
 	}
-	// The key is of the bytes that would be forwarded: the client's own
-	// body, checked for duplicate members when it was decoded.
-	key, err := respcache.KeyOf(c.principal.Group, c.model, c.raw)
-	if err != nil {
+	key, ok := rc.surface.cacheKey(c.principal.Group)
+	if !ok {
+		c.w.Header().Set(CacheHeader, "bypass")
 		return false, nil
 	}
-	c.cache = callCache{on: true, keep: true, key: key, pol: pol}
+	rc.on, rc.keep, rc.key, rc.pol = true, true, key, pol
 	noCache, noStore := cacheDirectives(c.r.Header)
 	if noCache || noStore {
-		c.cache.keep = !noStore
+		rc.keep = !noStore
 		c.w.Header().Set(CacheHeader, "bypass")
 		return false, nil
 	}
@@ -88,7 +102,7 @@ func (c *call) lookupCache() (bool, error) {
 	}
 	var res ir.Response
 	if hit && json.Unmarshal(e.Answer, &res) == nil {
-		return true, c.serveHit(e, &res)
+		return true, rc.serveHit(e, &res)
 	}
 	c.w.Header().Set(CacheHeader, "miss")
 	return false, nil
@@ -115,7 +129,8 @@ func cacheDirectives(h http.Header) (noCache, noStore bool) {
 // admission seam (price check, limits, a ticket reserved at exactly that
 // amount) and answers it in the client's dialect, as a stream when the
 // client asked for one. The row has no channel and no upstream cost.
-func (c *call) serveHit(e respcache.Entry, res *ir.Response) error {
+func (rc *responseCache) serveHit(e respcache.Entry, res *ir.Response) error {
+	c := rc.core
 	c.table = c.rl.Router.Table()
 	price, err := c.rl.priceOn(c.table, c.principal, c.model)
 	if err != nil {
@@ -126,21 +141,22 @@ func (c *call) serveHit(e respcache.Entry, res *ir.Response) error {
 	if err := c.limit(exactly(func(*billing.Price) charge { return charge{usage: u} })); err != nil {
 		return err
 	}
-	amount := c.cache.pol.HitCharge(e)
+	amount := rc.pol.HitCharge(e)
 	if err := c.reserve(amount); err != nil {
 		return err
 	}
-	c.usage = u
-	chatOther := c.rowOther
+	surfaceOther := c.rowOther
 	c.rowOther = func(o *logOther) {
-		chatOther(o)
+		if surfaceOther != nil {
+			surfaceOther(o)
+		}
 		o.UpstreamCostUSD = "0"
 	}
 	c.w.Header().Set(CacheHeader, "hit")
 	res.Model = c.model
-	if c.req.Stream {
-		c.replayStream(res)
-	} else if err := c.replayJSON(res); err != nil {
+	if c.stream {
+		rc.surface.streamCached(res)
+	} else if err := rc.replayJSON(res); err != nil {
 		c.refund(nil)
 		return err
 	}
@@ -149,11 +165,12 @@ func (c *call) serveHit(e respcache.Entry, res *ir.Response) error {
 }
 
 // replayJSON writes a cached answer as the client dialect's JSON answer.
-func (c *call) replayJSON(res *ir.Response) error {
-	out, err := c.sf.codec.EncodeResponse(res)
+func (rc *responseCache) replayJSON(res *ir.Response) error {
+	out, err := rc.surface.encodeCached(res)
 	if err != nil {
 		return err
 	}
+	c := rc.core
 	c.wrote = true
 	c.w.Header().Set("Content-Type", "application/json")
 	c.w.WriteHeader(http.StatusOK)
@@ -161,56 +178,41 @@ func (c *call) replayJSON(res *ir.Response) error {
 	return nil
 }
 
-// replayStream writes a cached answer as the client dialect's stream.
-func (c *call) replayStream(res *ir.Response) {
-	s := newSink(c.w, c, c.sf.jsonArrayStream)
-	enc := c.sf.codec.NewStreamEncoder(s, protocol.StreamOptions{IncludeUsage: c.req.IncludeUsage})
-	_ = responseEvents(res, enc.Encode)
-	s.close()
+// recorder is the recorder of a streamed answer the call may keep, nil
+// when it may keep none: only calls that may fill the cache pay for one.
+func (rc *responseCache) recorder() *answerRecorder {
+	if !rc.keep || !rc.core.stream {
+		return nil
+	}
+	rc.rec, rc.answer = &answerRecorder{limit: rc.pol.MaxEntryBytes}, nil
+	return rc.rec
 }
 
-// relayKeeping relays an upstream answer and, when the call may fill the
-// cache and the answer came whole, keeps it.
-func (c *call) relayKeeping(a upstream.Adapter, t upstream.Target, ch *routing.Channel, resp *http.Response) error {
-	if c.cache.keep && c.req.Stream {
-		c.cache.rec = &answerRecorder{limit: c.cache.pol.MaxEntryBytes}
+// note takes a complete answer to keep once the call is settled; nil or a
+// call that may keep nothing notes nothing.
+func (rc *responseCache) note(res *ir.Response) {
+	if rc.keep && res != nil {
+		rc.answer, rc.rec = res, nil
 	}
-	err := c.relay(a, t, ch, resp)
-	if err == nil && c.cache.keep {
-		c.keepAnswer()
-	}
-	return err
 }
 
-// keepRegular notes a non-streamed answer for the cache: res when it was
-// converted, else the passed-through body decoded in the client's dialect.
-func (c *call) keepRegular(res *ir.Response, body []byte) {
-	if !c.cache.keep {
+// store keeps the call's answer, billed at usage, when it is complete and
+// successful: never a stream that broke, a client that left, an answer a
+// guardrail acted on or one that stopped on an error. It is stored off the
+// request's path; the entry's charge is what this call was billed.
+func (rc *responseCache) store(usage ir.Usage) {
+	if !rc.keep {
 		return
 	}
-	if res == nil {
-		var err error
-		if res, err = c.sf.codec.DecodeResponse(body); err != nil {
-			return
-		}
-	}
-	c.cache.answer = res
-}
-
-// keepAnswer stores the call's answer when it is complete and successful:
-// never a stream that broke, a client that left, an answer a guardrail
-// acted on or one that stopped on an error. It is stored off the request's
-// path; the entry's charge is what this call was billed.
-func (c *call) keepAnswer() {
-	res := c.cache.answer
-	if c.cache.rec != nil {
-		res = c.cache.rec.response()
+	c, res := rc.core, rc.answer
+	if rc.rec != nil {
+		res = rc.rec.response()
 	}
 	if res == nil || len(c.guards) > 0 || !cacheable(res) {
 		return
 	}
-	res.Usage = c.usage
-	amount, err := c.quota(charge{usage: c.usage, usd: c.price.CallCost(1)})
+	res.Usage = usage
+	amount, err := c.quota(charge{usage: usage, usd: c.price.CallCost(1)})
 	if err != nil {
 		return
 	}
@@ -218,7 +220,7 @@ func (c *call) keepAnswer() {
 	if err != nil {
 		return
 	}
-	cache, key, pol, log := c.rl.Cache, c.cache.key, c.cache.pol, c.rl.Logger
+	cache, key, pol, log := c.rl.Cache, rc.key, rc.pol, c.rl.Logger
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

@@ -31,6 +31,14 @@ type respCall struct {
 	// dropped names the hosted tools the attempt's conversion left out
 	// (none when a native channel serves); the usage row records them.
 	dropped []string
+	// redacted: a guardrail rewrote the body.
+	redacted bool
+	// cache is the call's standing with the response cache; usage is what
+	// the call is billed for once settled.
+	cache responseCache
+	usage ir.Usage
+	// resume is the stream failover of a converted stream (nil without).
+	resume *resumer
 }
 
 func (rl *Relay) responsesCreate(w http.ResponseWriter, r *http.Request) {
@@ -44,13 +52,19 @@ func (rl *Relay) responsesCompact(w http.ResponseWriter, r *http.Request) {
 func (rl *Relay) serveResponses(w http.ResponseWriter, r *http.Request, compact bool) {
 	rc := &respCall{compact: compact}
 	rc.epCall = rl.newEpCall(rc.endpoint(), w, r)
-	rc.rowOther = func(o *logOther) { o.DroppedTools = rc.dropped }
+	rc.rowOther = func(o *logOther) {
+		o.DroppedTools = rc.dropped
+		if rc.resume != nil {
+			rc.resume.row(o, rc.usage)
+		}
+	}
+	rc.cache = responseCache{core: &rc.callCore, surface: rc}
 	h := rc.epCall.hooks()
 	h.authenticate = rc.keyAuth(bearerKey)
 	h.offer, h.read, h.noChannel = rc.offer, rc.read, func(error) error { return rc.noChannel() }
 	h.filter, h.guard = rc.servable, rc.guard
 	if !compact {
-		h.session = rc.session
+		h.session, h.cached = rc.session, rc.lookupCache
 	}
 	rc.callCore.serve(h)
 	if rc.follow != nil {
@@ -60,7 +74,7 @@ func (rl *Relay) serveResponses(w http.ResponseWriter, r *http.Request, compact 
 
 func (rc *respCall) endpoint() *endpoint {
 	ep := &endpoint{name: "responses", path: "/v1/responses", dialect: protocol.OpenAI,
-		estimate: rc.estimate, bill: rc.billNative, send: rc.send, relay: rc.relay,
+		estimate: rc.estimate, bill: rc.billNative, send: rc.send, relay: rc.relayKeeping,
 		guard: []string{"instructions", "input"}, answer: []string{"output"}}
 	if rc.compact {
 		ep.name, ep.path = "responses_compact", "/v1/responses/compact"
@@ -298,7 +312,10 @@ func (rc *respCall) relay(c *epCall, ch *routing.Channel, resp *http.Response) e
 		c.answerRefused(blocked, rc.billNative(c, body))
 		return nil
 	}
-	c.answer("application/json", body, rc.billNative(c, body))
+	rc.noteNative(body)
+	bill := rc.billNative(c, body)
+	rc.usage = bill.usage
+	c.answer("application/json", body, bill)
 	return nil
 }
 

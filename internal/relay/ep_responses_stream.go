@@ -28,7 +28,8 @@ func (rc *respCall) relayNativeStream(ch *routing.Channel, resp *http.Response) 
 		if api.CreatedEvent(name, data) {
 			rc.remember(ch, api.ResponseID(data))
 		}
-	}}, responsesDelta, responsesWhole, responsesFail(s), rc.tokensCharge)
+		rc.noteNativeEvent(name, data)
+	}}, responsesDelta, responsesWhole, responsesFail(s), rc.billed)
 	return rc.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: tally, broken: eventStreamBroken(s)}, rc.inputTokens, bill)
 }
 
@@ -59,19 +60,34 @@ func (rc *respCall) relayConverted(codec protocol.UpstreamCodec, resp *http.Resp
 	if err != nil {
 		return err
 	}
-	rc.answer("application/json", out, tokensPlusCall(rc.price, u))
+	rc.cache.note(res)
+	rc.answer("application/json", out, rc.billed(u))
 	return nil
 }
 
 // relayConvertedStream turns a chat channel's stream into the Responses
-// event stream, event by event.
+// event stream, event by event. With stream_failover a break after text was
+// sent is continued on the next chat channel, as for a chat call.
 func (rc *respCall) relayConvertedStream(codec protocol.UpstreamCodec, events func(io.Reader) protocol.EventReader, resp *http.Response) error {
 	s := newSink(rc.w, rc.epCall, false)
 	enc := rc.dec.NewStreamEncoder(s, rc.model)
 	// A converted stream keeps text, never raw events: no passthrough reader.
 	tally := &streamTally{}
-	out, bill := rc.guardEncoding(enc, responsesFail(s), rc.tokensCharge)
-	step := newConvertStep(codec.NewStreamDecoder(), out, rc.model, rc.inputTokens(), tally)
-	broken := func() { _ = enc.Fail("the upstream stream broke off") }
-	return rc.relayEvents(streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: broken}, rc.inputTokens, bill)
+	out, bill := rc.guardEncoding(enc, responsesFail(s), rc.billed)
+	var fo *failoverEncoder
+	if rc.price.Raw.StreamFailover {
+		fo = newFailoverEncoder(out)
+		out = fo
+	}
+	var step eventStep = newConvertStep(codec.NewStreamDecoder(), out, rc.model, rc.inputTokens(), tally)
+	if rec := rc.cache.recorder(); rec != nil {
+		step = &recordStep{eventStep: step, dec: codec.NewStreamDecoder(), rec: rec}
+	}
+	broken := func() { _ = enc.Fail("the upstream stream broke off before the answer was complete") }
+	t := streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: broken}
+	if fo != nil {
+		rc.resume = rc.newResumer(rc.dec.Call(), rc.inputTokens, fo, s, tally)
+		t.resume, bill = rc.resume.resume, rc.resume.bill(bill)
+	}
+	return rc.relayEvents(t, rc.inputTokens, bill)
 }

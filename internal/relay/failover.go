@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"math/big"
+	"net/http"
 	"strings"
 	"unicode/utf8"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/tokenize"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // continueInstruction asks an upstream that takes no assistant prefix to
@@ -30,33 +32,51 @@ type failover struct {
 	second   ir.Usage
 }
 
-// streamFailover is the stream tail's resume step for a chat stream whose
-// model has stream_failover: when the upstream broke after the first byte
-// and fo says the answer may be continued, the next channel of the call's
-// plan is asked for the rest, which is relayed on the same client stream.
-// It returns nil when the answer ended whole there.
-func (c *call) streamFailover(fo *failoverEncoder, s *sink, tally *streamTally) func() error {
-	return func() error {
-		if !fo.resumable() || c.r.Context().Err() != nil {
-			return errNoFailover
-		}
-		delivered := fo.text.String()
-		for _, ch := range c.planFor(c.model, c.price) {
-			if ch.ID == c.channel.ID {
-				continue
-			}
-			one, ok := c.rl.pickKey(ch)
-			if !ok {
-				continue
-			}
-			if err := c.continueOn(one, delivered, fo, s, tally); err == nil {
-				return nil
-			} else if s.err != nil || !errorBeforeContinuation(err) {
-				return err
-			}
-		}
+// resumer is stream failover, a capability of every call whose answer
+// reaches the client as IR events (the chat call in every format, a
+// Responses call converted for a chat channel): when the upstream broke
+// after the first byte and the failover encoder says the answer may be
+// continued, the next channel of the call's plan that speaks a chat wire is
+// asked for the rest, which is relayed on the same client stream. The
+// surface gives the request in IR and its prompt's count.
+type resumer struct {
+	c      *callCore
+	req    *ir.Request
+	prompt func() int
+	fo     *failoverEncoder
+	s      *sink
+	tally  *streamTally
+	// served is the failover once a continuation ended the answer.
+	served *failover
+}
+
+func (c *callCore) newResumer(req *ir.Request, prompt func() int, fo *failoverEncoder, s *sink, tally *streamTally) *resumer {
+	return &resumer{c: c, req: req, prompt: prompt, fo: fo, s: s, tally: tally}
+}
+
+// resume is the stream tail's resume step; it returns nil when the answer
+// ended whole on another channel.
+func (r *resumer) resume() error {
+	c := r.c
+	if !r.fo.resumable() || c.r.Context().Err() != nil {
 		return errNoFailover
 	}
+	delivered := r.fo.text.String()
+	for _, ch := range c.planFor(c.model, c.price) {
+		if ch.ID == c.channel.ID || !c.rl.hasChatWire(ch) {
+			continue
+		}
+		one, ok := c.rl.pickKey(ch)
+		if !ok {
+			continue
+		}
+		if err := r.continueOn(one, delivered); err == nil {
+			return nil
+		} else if r.s.err != nil || !errorBeforeContinuation(err) {
+			return err
+		}
+	}
+	return errNoFailover
 }
 
 var errNoFailover = &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "stream_broken", Message: "no channel could continue the stream"}
@@ -71,13 +91,14 @@ func errorBeforeContinuation(err error) bool {
 }
 
 // continueOn asks ch for the rest of the answer and relays it.
-func (c *call) continueOn(ch *routing.Channel, delivered string, fo *failoverEncoder, s *sink, tally *streamTally) error {
+func (r *resumer) continueOn(ch *routing.Channel, delivered string) error {
+	c := r.c
 	a, t, err := c.rl.target(ch, c.model)
 	if err != nil {
 		return errBeforeContinuation{err}
 	}
 	codec := a.Codec(t)
-	body, err := codec.EncodeRequest(continuation(c.req, t.Model, delivered, codec.Format()))
+	body, err := codec.EncodeRequest(continuation(r.req, t.Model, delivered, codec.Format()))
 	if err != nil {
 		return errBeforeContinuation{err}
 	}
@@ -99,19 +120,26 @@ func (c *call) continueOn(ch *routing.Channel, delivered string, fo *failoverEnc
 		c.rl.Router.Health.Report(ch, ch.KeyIndex, ir.As(err))
 		return errBeforeContinuation{err}
 	}
+	return r.relayContinuation(ch, a, codec, resp, delivered)
+}
+
+// relayContinuation relays the second upstream's answer as the rest of the
+// first's and notes what each upstream produced.
+func (r *resumer) relayContinuation(ch *routing.Channel, a upstream.Adapter, codec protocol.UpstreamCodec, resp *http.Response, delivered string) error {
+	c, tally := r.c, r.tally
 	first := tally.usage
 	firstOut := max(first.OutputTokens, tokenize.Count(c.model, delivered))
 	second := &streamTally{}
-	fo.beginContinuation(func() ir.Usage {
+	r.fo.beginContinuation(func() ir.Usage {
 		u := first
 		u.OutputTokens = tokenize.Count(c.model, delivered+second.answer.String())
 		if u.InputTokens == 0 {
-			u.InputTokens = c.promptTokens()
+			u.InputTokens = r.prompt()
 		}
 		return u
 	})
-	step := newConvertStep(codec.NewStreamDecoder(), fo, c.model, 0, second)
-	if err := pumpStream(resp.Body, frames(a), s, step); err != nil || s.err != nil {
+	step := newConvertStep(codec.NewStreamDecoder(), r.fo, c.model, 0, second)
+	if err := pumpStream(resp.Body, frames(a), r.s, step); err != nil || r.s.err != nil {
 		return err
 	}
 	c.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
@@ -122,13 +150,13 @@ func (c *call) continueOn(ch *routing.Channel, delivered string, fo *failoverEnc
 		u2.OutputTokens = tokenize.Count(c.model, rest)
 	}
 	if u2.InputTokens == 0 {
-		u2.InputTokens = c.promptTokens() + tokenize.Count(c.model, delivered)
+		u2.InputTokens = r.prompt() + tokenize.Count(c.model, delivered)
 	}
 	// The call is billed once: the first upstream's prompt, the whole
 	// answer counted, at the first model's price.
 	tally.usage = first
 	tally.usage.OutputTokens = 0
-	c.failover = &failover{from: c.channel, to: ch, atChars: utf8.RuneCountInString(delivered), firstOut: firstOut, second: u2}
+	r.served = &failover{from: c.channel, to: ch, atChars: utf8.RuneCountInString(delivered), firstOut: firstOut, second: u2}
 	return nil
 }
 
@@ -160,14 +188,15 @@ func continuation(req *ir.Request, model, delivered string, wire protocol.Format
 	return &out
 }
 
-// failoverRow puts the failover on the row: other.failover, and both
-// upstreams' cost in other.upstream_cost_usd.
-func (c *call) failoverRow(o *logOther) {
-	f := c.failover
+// row puts a served failover on the row: both upstreams' cost in
+// other.upstream_cost_usd, the first's at the prompt billed and the output
+// it produced. billed is the usage the call was billed for.
+func (r *resumer) row(o *logOther, billed ir.Usage) {
+	f, c := r.served, r.c
 	if f == nil || c.price == nil {
 		return
 	}
-	in := ir.Usage{InputTokens: c.usage.InputTokens, CacheReadTokens: c.usage.CacheReadTokens, CacheWriteTokens: c.usage.CacheWriteTokens,
+	in := ir.Usage{InputTokens: billed.InputTokens, CacheReadTokens: billed.CacheReadTokens, CacheWriteTokens: billed.CacheWriteTokens,
 		OutputTokens: f.firstOut}
 	cost := admission.UpstreamCost(c.price, f.from.Cost, c.model, f.from.MapModel(c.model), in, c.price.CallCost(1))
 	second := admission.UpstreamCost(c.price, f.to.Cost, c.model, f.to.MapModel(c.model), f.second, c.price.CallCost(1))
@@ -179,12 +208,12 @@ func (f *failover) detail() map[string]any {
 	return map[string]any{"from": f.from.ID, "to": f.to.ID, "at_chars": f.atChars}
 }
 
-// failoverBill adds other.failover to the charge of a continued stream.
-func (c *call) failoverBill(bill func(ir.Usage) charge) func(ir.Usage) charge {
+// bill adds other.failover to the charge of a continued stream.
+func (r *resumer) bill(bill func(ir.Usage) charge) func(ir.Usage) charge {
 	return func(u ir.Usage) charge {
 		ch := bill(u)
-		if c.failover != nil {
-			ch.detail = map[string]any{"failover": c.failover.detail()}
+		if r.served != nil {
+			ch.detail = map[string]any{"failover": r.served.detail()}
 		}
 		return ch
 	}

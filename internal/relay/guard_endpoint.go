@@ -86,6 +86,7 @@ func (c *callCore) answerRefused(e *ir.Error, ch charge) {
 // the redacted body again for chat channels.
 func (rc *respCall) guard() error {
 	redacted, err := rc.guardBody()
+	rc.redacted = rc.redacted || redacted
 	if redacted && err == nil && !rc.compact {
 		rc.dec, rc.decErr = rc.rl.ResponsesAPI.DecodeRequest(rc.in.raw)
 	}

@@ -30,9 +30,10 @@ type call struct {
 	// channel rather than the client's bytes passed through.
 	redacted bool
 	// cache is the call's standing with the response cache (cache.go).
-	cache callCache
-	// failover is set once a broken stream was continued elsewhere.
-	failover *failover
+	cache responseCache
+	// resume is the stream failover of the call's streamed answer (nil
+	// when its model has none).
+	resume *resumer
 }
 
 // answerStarted also lets go of the client's raw body: from the first byte
@@ -47,6 +48,7 @@ func (rl *Relay) chatHandler(sf surface) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &call{callCore: newCore(rl, w, r, string(sf.codec.Format()), sf.codec.Format()), sf: sf}
 		c.rowOther = c.chatOther
+		c.cache = responseCache{core: &c.callCore, surface: c}
 		c.serve(&hooks{
 			// The key (or session) is checked from the headers before the
 			// body is read: an anonymous caller must not make the gateway
@@ -223,7 +225,9 @@ func (c *call) chatOther(o *logOther) {
 		o.Surface = "playground"
 	}
 	o.Stream = c.req != nil && c.req.Stream
-	c.failoverRow(o)
+	if c.resume != nil {
+		c.resume.row(o, c.usage)
+	}
 }
 
 // writeError renders e in codec's dialect.

@@ -36,13 +36,13 @@ func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) pro
 		}
 		step = newConvertStep(up.NewStreamDecoder(), enc, c.model, c.promptTokens(), tally)
 	}
-	if c.cache.rec != nil {
-		step = &recordStep{eventStep: step, dec: up.NewStreamDecoder(), rec: c.cache.rec}
+	if rec := c.cache.recorder(); rec != nil {
+		step = &recordStep{eventStep: step, dec: up.NewStreamDecoder(), rec: rec}
 	}
 	t := streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: failEvent(s, c.sf.codec)}
 	if fo != nil {
-		t.resume = c.streamFailover(fo, s, tally)
-		bill = c.failoverBill(bill)
+		c.resume = c.newResumer(c.req, c.promptTokens, fo, s, tally)
+		t.resume, bill = c.resume.resume, c.resume.bill(bill)
 	}
 	return c.relayEvents(t, c.promptTokens, bill)
 }

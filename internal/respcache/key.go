@@ -30,6 +30,14 @@ var ErrNotObject = errors.New("respcache: the request body is not a JSON object"
 // no insignificant space, so two bodies that mean the same (members in
 // another order, other spacing) share an entry.
 func KeyOf(group, model string, body []byte) (Key, error) {
+	return KeyIn("", group, model, body)
+}
+
+// KeyIn is KeyOf within a surface's own space of keys: the bodies of a
+// surface whose requests could read the same as another's yet mean
+// something else (the Responses API's beside the chat formats') never share
+// an entry with them. The empty space is KeyOf's.
+func KeyIn(space, group, model string, body []byte) (Key, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var obj map[string]any
@@ -44,6 +52,10 @@ func KeyOf(group, model string, body []byte) (Key, error) {
 		return "", ErrNotObject
 	}
 	h := sha256.New()
+	if space != "" {
+		h.Write([]byte(space))
+		h.Write([]byte{1})
+	}
 	h.Write([]byte(group))
 	h.Write([]byte{0})
 	h.Write([]byte(model))

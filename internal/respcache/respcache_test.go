@@ -198,3 +198,16 @@ func BenchmarkLookupHit(b *testing.B) {
 		}
 	}
 }
+
+// A surface's space keeps its bodies apart from the same bytes sent to
+// another surface; the empty space is KeyOf's, so existing entries stay.
+func TestKeySpacesKeepSurfacesApart(t *testing.T) {
+	body := []byte(`{"model":"m","input":"Hi"}`)
+	plain, _ := KeyOf("g", "m", body)
+	empty, _ := KeyIn("", "g", "m", body)
+	a, _ := KeyIn("responses", "g", "m", body)
+	b, _ := KeyIn("responses", "g", "m", []byte(`{"input":"Hi","stream":true,"model":"m"}`))
+	if plain != empty || a == plain || a != b {
+		t.Fatalf("KeyOf %s, empty space %s, responses %s and %s", plain, empty, a, b)
+	}
+}

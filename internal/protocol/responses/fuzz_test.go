@@ -58,3 +58,27 @@ func FuzzSniffUsage(f *testing.F) {
 }
 
 func first(u ir.Usage, _ bool) ir.Usage { return u }
+
+func FuzzDecodeResponse(f *testing.F) {
+	seedFixtures(f, "response")
+	f.Add([]byte(`{"status":"completed","output":[{"type":"function_call","call_id":"c","namespace":"n","name":"f","arguments":"{}"}]}`))
+	f.Add([]byte(`{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"reasoning","summary":[{"type":"summary_text","text":"t"}]}]}`))
+	req, err := DecodeRequest([]byte(toolRequest))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		res, err := req.DecodeResponse(body)
+		if err != nil {
+			return
+		}
+		switch res.StopReason {
+		case ir.StopEnd, ir.StopToolUse, ir.StopMaxTokens:
+		default:
+			t.Fatalf("kept an answer that stopped on %q: %s", res.StopReason, body)
+		}
+		if out, err := req.EncodeResponse(res, "m"); err != nil || !json.Valid(out) {
+			t.Fatalf("a decoded answer does not encode: %v %s", err, out)
+		}
+	})
+}
