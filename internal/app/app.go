@@ -388,6 +388,7 @@ func (a *App) Serve(ctx context.Context, ready func(addr string)) error {
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
+	releaseStartupPages(a.Log)
 	select {
 	case err := <-errc:
 		_ = a.shutdown()

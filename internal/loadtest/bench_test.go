@@ -111,3 +111,25 @@ func processCPU(b *testing.B) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkRelayChatRegularBare and BenchmarkRelayChatStreamBare are the
+// relay benchmarks on a gateway without the fourth wave's unused
+// configuration (teams, plans, guardrails, MCP servers): against the
+// default ones they show what a configured but unused capability costs.
+func BenchmarkRelayChatRegularBare(b *testing.B) {
+	benchHandler(b, bareGatewayHandler(b), Regular)
+}
+
+func BenchmarkRelayChatStreamBare(b *testing.B) {
+	benchHandler(b, bareGatewayHandler(b), Stream)
+}
+
+func bareGatewayHandler(b *testing.B) http.Handler {
+	up := fakeUpstream(b)
+	a, err := NewGateway(context.Background(), BareGatewayConfig(b.TempDir(), up.URL), io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { CloseGateway(a) })
+	return a.Handler
+}

@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 
@@ -21,11 +22,20 @@ const (
 	CachedSuffix = "-cached"
 )
 
-// GatewayConfig is a gateway configuration for a run: a fresh SQLite
+// GatewayConfig is a gateway configuration for a run: BareGatewayConfig
+// plus what the fourth wave's capabilities need to be configured but
+// unused by the bench calls (ConfigureUnused, which NewGateway runs for it).
+func GatewayConfig(dir, upstreamURL string) config.Config {
+	cfg := BareGatewayConfig(dir, upstreamURL)
+	withUnusedCapabilities(&cfg)
+	return cfg
+}
+
+// BareGatewayConfig is a gateway configuration for a run: a fresh SQLite
 // database in dir, one user with an effectively endless quota, one key, one
 // OpenAI channel to upstreamURL and priced models, so billing and the
 // request log do their full work on every call.
-func GatewayConfig(dir, upstreamURL string) config.Config {
+func BareGatewayConfig(dir, upstreamURL string) config.Config {
 	cfg := config.Defaults()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Database = "sqlite:" + filepath.Join(dir, "turnpike.db")
@@ -61,6 +71,12 @@ func NewGateway(ctx context.Context, cfg config.Config, logOut io.Writer) (*app.
 	if _, err := a.Prepare(ctx); err != nil {
 		CloseGateway(a)
 		return nil, err
+	}
+	if cfg.RootToken == benchRootToken {
+		if err := ConfigureUnused(ctx, a.Handler); err != nil {
+			CloseGateway(a)
+			return nil, fmt.Errorf("configure the unused capabilities: %w", err)
+		}
 	}
 	return a, nil
 }

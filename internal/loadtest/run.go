@@ -48,6 +48,9 @@ type Options struct {
 	// ProfileDir, if set, receives heap, allocation and goroutine profiles
 	// of both proxies taken halfway through every measured phase.
 	ProfileDir string
+	// LoadTokenizer has the gateway count one prompt before the phases,
+	// which loads its tokenizer tables (loadTokenizer).
+	LoadTokenizer bool
 	// Log receives the children's diagnostics and progress lines.
 	Log io.Writer
 }
@@ -123,6 +126,11 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 			t.stop()
 		}
 	}()
+	if o.LoadTokenizer {
+		if err := loadTokenizer(ctx, targets[1].URL); err != nil {
+			return nil, err
+		}
+	}
 	var results []Result
 	var latency []*latencyTarget
 	for _, mode := range o.Modes {

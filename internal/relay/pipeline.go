@@ -2,7 +2,6 @@ package relay
 
 import (
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/tidwall/gjson"
@@ -110,7 +109,7 @@ func (c *call) accept() error {
 
 // readLimited reads a request body within limit, answering 413 past it.
 func readLimited(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *ir.Error) {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	raw, err := readAllSized(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"math/big"
 	"time"
 )
@@ -55,10 +54,7 @@ var picoPerUSD = big.NewRat(1_000_000_000_000, 1)
 func RollupOf(l UsageLog) (RollupKey, RollupSums) {
 	k := RollupKey{Hour: l.CreatedAt.UTC().Truncate(time.Hour), UserID: l.UserID, TokenID: l.TokenID,
 		ChannelID: l.ChannelID, TeamID: teamOf(l), Model: l.Model, Type: l.Type}
-	var o rollupOther
-	if len(l.Other) > 0 {
-		_ = json.Unmarshal(l.Other, &o) // a row without these members adds none of them
-	}
+	o := readRollupOther(l.Other) // a row without these members adds none of them
 	s := RollupSums{InputTokens: int64(l.PromptTokens), OutputTokens: int64(l.CompletionTokens),
 		CacheReadTokens: o.CacheRead, Quota: l.Quota, UpstreamCostPico: pico(o.UpstreamCostUSD)}
 	if !o.Adjustment {
@@ -75,6 +71,9 @@ func RollupOf(l UsageLog) (RollupKey, RollupSums) {
 func pico(usd string) int64 {
 	if usd == "" {
 		return 0
+	}
+	if n, ok := picoFast(usd); ok {
+		return n
 	}
 	r, ok := new(big.Rat).SetString(usd)
 	if !ok {
