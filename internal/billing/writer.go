@@ -51,7 +51,8 @@ type Writer struct {
 	abortOnce sync.Once
 	result    error
 
-	onWritten func([]store.BillingItem) // after each stored batch; see Journal
+	onWritten   func([]store.BillingItem) // after each stored batch; see Journal
+	lastWritten time.Time                 // when a batch was last stored; see Overloaded
 
 	// Parking (see SetPairWindow): items that open a hold wait here, by
 	// hold key, for the item that ends it. Guarded by mu; only the loop
@@ -81,14 +82,15 @@ type flushWaiter struct {
 	ch  chan struct{}
 }
 
-// DefaultHighWater is the queue length above which new calls are refused.
+// DefaultHighWater is the queue length above which new calls are refused
+// while the writer is behind (see Overloaded).
 const DefaultHighWater = 8192
 
 // NewWriter starts a writer that flushes every interval or maxSize items.
 func NewWriter(st store.Store, log *slog.Logger, every time.Duration, maxSize int) *Writer {
 	w := &Writer{st: st, log: log, every: every, maxSize: maxSize, highWater: DefaultHighWater,
-		backoff: [2]time.Duration{50 * time.Millisecond, 5 * time.Second},
-		wake:    make(chan struct{}, 1), closing: make(chan struct{}), abort: make(chan struct{}), done: make(chan struct{})}
+		backoff: [2]time.Duration{50 * time.Millisecond, 5 * time.Second}, lastWritten: time.Now(),
+		wake: make(chan struct{}, 1), closing: make(chan struct{}), abort: make(chan struct{}), done: make(chan struct{})}
 	w.stop, w.cancel = context.WithCancel(context.Background())
 	go w.loop()
 	return w
@@ -163,8 +165,26 @@ func (w *Writer) Backlog() int {
 func (w *Writer) Overloaded() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.queue) >= w.highWater
+	n := len(w.queue)
+	if n < w.highWater {
+		return false
+	}
+	// A burst (thousands of streams opened at once) passes the mark while
+	// the database takes batch after batch; refusing it would turn a
+	// healthy spike into 503s. The queue is backlog only when the writer is
+	// failing or has stored nothing for a while, and never past a ceiling
+	// that bounds its memory.
+	behind := w.failing || time.Since(w.lastWritten) > writerBehindAfter
+	return behind || n >= burstCeiling*w.highWater
 }
+
+// writerBehindAfter is how long without a stored batch, with the queue
+// above its high-water mark, makes the writer count as behind.
+const writerBehindAfter = time.Second
+
+// burstCeiling × the high-water mark is the most a queue may hold while
+// the writer keeps up.
+const burstCeiling = 8
 
 func (w *Writer) poke() {
 	select {
@@ -328,6 +348,9 @@ func (w *Writer) writeBatch(batch []store.BillingItem) bool {
 		w.failing = err != nil
 		w.mu.Unlock()
 		if err == nil {
+			w.mu.Lock()
+			w.lastWritten = time.Now()
+			w.mu.Unlock()
 			if recovered {
 				w.log.Info("billing database is back; writing the backlog", "backlog", w.Backlog())
 			}

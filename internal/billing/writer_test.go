@@ -223,6 +223,11 @@ func TestReserveIsRefusedAboveTheHighWaterMarkUntilTheBacklogDrains(t *testing.T
 	svc := NewService(NewMemoryBalances(st), w, 500000)
 	acct := Account{UserID: userID, TokenID: tokenID}
 	settleItems(w, userID, tokenID, 150)
+	// The writer counts as behind once its first write has failed.
+	deadline := time.Now().Add(5 * time.Second)
+	for !w.Overloaded() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	_, err := svc.Reserve(context.Background(), acct, "refused", 10)
 	if irStatus(err) != 503 || !strings.Contains(err.Error(), "cannot record usage") || !w.Overloaded() {
 		t.Fatalf("Reserve above the high-water mark: %v", err)
@@ -242,6 +247,68 @@ func TestReserveIsRefusedAboveTheHighWaterMarkUntilTheBacklogDrains(t *testing.T
 	if q, _, rows := books(t, st, userID); rows != 150 || q != 1_000_000-1500-10 {
 		t.Errorf("quota %d rows %d", q, rows)
 	}
+}
+
+func TestABurstAboveTheHighWaterMarkIsAdmittedWhileTheWriterKeepsUp(t *testing.T) {
+	st, userID, tokenID, _ := seedAccounts(t, 1_000_000, -1)
+	gate := &gatedStore{Store: st, release: make(chan struct{})}
+	w := NewWriter(gate, quietLog(), time.Millisecond, 64)
+	w.SetHighWater(100)
+	settleItems(w, userID, tokenID, 300) // a burst: three times the mark, the writer healthy
+	if w.Overloaded() {
+		t.Fatal("a burst the writer is taking was refused as backlog")
+	}
+	settleItems(w, userID, tokenID, 600) // past the ceiling of eight times the mark
+	if !w.Overloaded() {
+		t.Fatal("a queue past the burst ceiling was admitted")
+	}
+	close(gate.release)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The second burst repeats the first one's 300 idempotency keys: 600 calls.
+	if q, _, rows := books(t, st, userID); rows != 600 || q != 1_000_000-6000 {
+		t.Errorf("quota %d rows %d", q, rows)
+	}
+}
+
+func TestAQueueAboveTheMarkCountsAsBacklogOnceTheWriterStoredNothingForASecond(t *testing.T) {
+	st, userID, tokenID, _ := seedAccounts(t, 1_000_000, -1)
+	gate := &gatedStore{Store: st, release: make(chan struct{})}
+	w := NewWriter(gate, quietLog(), time.Millisecond, 64)
+	w.SetHighWater(100)
+	settleItems(w, userID, tokenID, 300)
+	w.mu.Lock()
+	w.lastWritten = time.Now().Add(-2 * writerBehindAfter) // a write hung for two seconds
+	w.mu.Unlock()
+	if !w.Overloaded() {
+		t.Fatal("a queue the writer has not stored from for two seconds was admitted")
+	}
+	close(gate.release)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gatedStore holds every write until release is closed: a database that
+// is slow but not failing.
+type gatedStore struct {
+	store.Store
+	release chan struct{}
+}
+
+func (g *gatedStore) WriteBatch(ctx context.Context, entries []store.LedgerEntry, logs []store.UsageLog) error {
+	<-g.release
+	return g.Store.(store.BatchWriter).WriteBatch(ctx, entries, logs)
+}
+
+func (g *gatedStore) WriteItems(ctx context.Context, items []store.BillingItem) ([]bool, error) {
+	<-g.release
+	return g.Store.(store.BatchWriter).WriteItems(ctx, items)
 }
 
 func TestWriterCloseHonoursItsDeadlineAndCountsWhatItCouldNotWrite(t *testing.T) {
