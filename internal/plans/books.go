@@ -61,8 +61,9 @@ func drawn(rows []store.PlanRow, grant int64, n int) []map[int64]int64 {
 	return sums
 }
 
-// WindowBooks is one open window's books: what its live count says and
-// what the rows drawn in it sum to.
+// WindowBooks is one open window's books: what its live count says, what
+// the rows drawn in it sum to, and what the draws still open in it (live
+// calls journaled by their nodes, durable tickets) hold.
 type WindowBooks struct {
 	UserID  int64     `json:"user_id"`
 	PlanID  int64     `json:"plan_id"`
@@ -71,15 +72,18 @@ type WindowBooks struct {
 	Start   time.Time `json:"start"`
 	Live    int64     `json:"live"`
 	RowsSum int64     `json:"rows_sum"`
+	Open    int64     `json:"open_draws"`
 	OK      bool      `json:"ok"`
 	Message string    `json:"message,omitempty"`
 }
 
 // Reconcile proves every open window of every grant in force: its live
-// count equals the sum of the plan-drawn rows in it. A reservation still
-// in flight counts in the live window before its row exists, so a window
-// may be ahead of its rows by at most what is open (open says how much
-// that is for a user: the billing holds still open; 0 for none).
+// count equals the sum of the plan-drawn rows in it plus the draws still
+// open in it (a dead node's among them until the sweep ends them). A call
+// settled a moment ago may have its row still queued in the billing
+// writer after its draw's record went, so a window may be ahead of rows
+// and draws while its user has billing holds open (open says so; nil:
+// never).
 func (s *Service) Reconcile(ctx context.Context, open func(user int64) bool) ([]WindowBooks, error) {
 	grants, err := s.st.Grants(ctx, 0, s.now())
 	if err != nil {
@@ -93,6 +97,10 @@ func (s *Service) Reconcile(ctx context.Context, open func(user int64) bool) ([]
 	for i := range plans {
 		byID[plans[i].ID] = &plans[i]
 	}
+	draws, err := s.openDraws(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := []WindowBooks{}
 	nowMS := s.now().UnixMilli()
 	for _, g := range grants {
@@ -100,7 +108,7 @@ func (s *Service) Reconcile(ctx context.Context, open func(user int64) bool) ([]
 		if p == nil {
 			continue
 		}
-		books, err := s.grantBooks(ctx, g, p, nowMS, open != nil && open(g.UserID))
+		books, err := s.grantBooks(ctx, g, p, nowMS, open != nil && open(g.UserID), draws)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +117,37 @@ func (s *Service) Reconcile(ctx context.Context, open func(user int64) bool) ([]
 	return out, nil
 }
 
-func (s *Service) grantBooks(ctx context.Context, g store.PlanGrant, p *store.Plan, nowMS int64, inFlight bool) ([]WindowBooks, error) {
+// openDraws sums the draws still open per grant, window and start: every
+// node's journal and the durable tickets' records.
+func (s *Service) openDraws(ctx context.Context) (map[int64][]map[int64]int64, error) {
+	all, err := s.st.Journal(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	owners, err := s.be.owners(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range owners {
+		ds, err := s.be.journal(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ds...)
+	}
+	out := map[int64][]map[int64]int64{}
+	for _, d := range all {
+		for len(out[d.GrantID]) < len(d.Starts) {
+			out[d.GrantID] = append(out[d.GrantID], map[int64]int64{})
+		}
+		for i, st := range d.Starts {
+			out[d.GrantID][i][st] += d.Amount
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) grantBooks(ctx context.Context, g store.PlanGrant, p *store.Plan, nowMS int64, inFlight bool, draws map[int64][]map[int64]int64) ([]WindowBooks, error) {
 	wins := takes(p)
 	live, err := s.be.live(ctx, g.ID, len(wins))
 	if err != nil {
@@ -127,10 +165,13 @@ func (s *Service) grantBooks(ctx context.Context, g store.PlanGrant, p *store.Pl
 		}
 		b := WindowBooks{UserID: g.UserID, PlanID: p.ID, GrantID: g.ID, Window: i, Start: time.UnixMilli(w.StartMS).UTC(),
 			Live: w.Used, RowsSum: sums[i][w.StartMS], OK: true}
-		if b.Live != b.RowsSum && !(inFlight && b.Live > b.RowsSum) {
+		if i < len(draws[g.ID]) {
+			b.Open = draws[g.ID][i][w.StartMS]
+		}
+		if want := b.RowsSum + b.Open; b.Live != want && !(inFlight && b.Live > want) {
 			b.OK = false
-			b.Message = fmt.Sprintf("user %d, plan %d, window %d opened %s: the window counts %d drawn but its usage rows sum to %d",
-				g.UserID, p.ID, i+1, b.Start.Format(time.RFC3339), b.Live, b.RowsSum)
+			b.Message = fmt.Sprintf("user %d, plan %d, window %d opened %s: the window counts %d drawn but its usage rows sum to %d and its open draws to %d",
+				g.UserID, p.ID, i+1, b.Start.Format(time.RFC3339), b.Live, b.RowsSum, b.Open)
 		}
 		out = append(out, b)
 	}
