@@ -55,9 +55,9 @@ func (tk *Ticket) balanceShare(charge int64) int64 {
 
 // settleRow settles hold with row: as usual, or, when a plan paid, the
 // plan at charge, the row recording it (other.plan, quota) and the balance
-// moving nothing. The draw's journal record goes only once the hold's
-// settle is with the billing writer: a crash before leaves the sweep a
-// record to end (plans.Service.Sweep).
+// moving nothing. The draw stays journaled, settled, until the plan sweep
+// finds the hold's settle stored: a crash before leaves it a record to end
+// (plans.Service.Sweep).
 func (tk *Ticket) settleRow(bg context.Context, hold *billing.Hold, charge int64, row store.UsageLog) {
 	if tk.plan == nil {
 		hold.Settle(bg, charge, row)
@@ -69,7 +69,6 @@ func (tk *Ticket) settleRow(bg context.Context, hold *billing.Hold, charge int64
 		row.RequestID = hold.Key()
 	}
 	hold.SettleWith(bg, 0, &row)
-	tk.plan.Close(bg)
 }
 
 // mark notes the plan on a row a planned ticket writes.
@@ -96,7 +95,6 @@ func (tk *Ticket) endPlan(ctx context.Context, won, refund bool, charge int64) {
 		tk.plan.Refund(ctx)
 	} else {
 		tk.plan.Settle(ctx, charge)
-		tk.plan.Close(ctx)
 	}
 	tk.plan.Forget(ctx, tk.Hold.Key())
 }

@@ -16,8 +16,9 @@ func (a *App) buildPlans() {
 	a.Plans = plans.New(o)
 }
 
-// sweepPlans ends the plan draws of nodes that died mid-call (after the
-// billing sweep has settled what their balances kept: plans.Ended).
+// sweepPlans trims the journal of live plan draws to those whose settle
+// is not stored yet, and ends the draws of nodes that died mid-call once
+// the billing sweep has settled what their balances kept (plans.Ended).
 func (a *App) sweepPlans(ctx context.Context) error {
 	_, err := a.Plans.Sweep(ctx, a.Billing)
 	return err

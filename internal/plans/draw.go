@@ -28,9 +28,10 @@ func (e *Spent) Error() string {
 
 // Draw is a call's share of one plan: reserved in every window of it,
 // settled to the charge or refunded once. A live call's draw is journaled
-// under this node (owner) by its hold key from its take until Close,
-// Refund or Keep, so that a node dying mid-call leaves a record the sweep
-// ends exactly (see Sweep).
+// under this node (owner) by its hold key from its take until its refund,
+// its hand-over to a durable ticket, or the sweep finding its settle
+// stored, so that a node dying mid-call leaves a record the sweep ends
+// exactly (see Sweep).
 type Draw struct {
 	s      *Service
 	grant  int64
@@ -91,8 +92,9 @@ func (d *Draw) Amount() int64 { return d.amount }
 
 // Settle turns the held amount into the charge in the windows it was
 // taken in (a window that rolled since is left alone). A journaled draw
-// stays journaled, as settled at the charge, until Close: its row is not
-// in the billing writer's hands yet.
+// stays journaled, as settled at the charge, until the sweep finds its
+// hold's settle stored: until then its row may die in the billing
+// writer's queue with this process.
 func (d *Draw) Settle(ctx context.Context, charge int64) {
 	if d == nil || !d.ended.CompareAndSwap(false, true) {
 		return
@@ -108,17 +110,6 @@ func (d *Draw) Refund(ctx context.Context) {
 		return
 	}
 	d.add(ctx, -d.amount, d.mark(store.PlanMark{Drop: true}))
-	d.owner = ""
-}
-
-// Close drops the journal record of a settled draw once its row and the
-// hold's end are with the billing writer (or its journal): from then on a
-// crash of this node loses nothing the books do not keep.
-func (d *Draw) Close(ctx context.Context) {
-	if d == nil || d.owner == "" {
-		return
-	}
-	d.add(ctx, 0, d.mark(store.PlanMark{Drop: true}))
 	d.owner = ""
 }
 

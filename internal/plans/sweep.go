@@ -4,8 +4,8 @@ import (
 	"context"
 )
 
-// Ended is what the sweep asks of the books about another node's calls
-// (billing.Service answers it).
+// Ended is what the sweep asks of the books about the calls behind the
+// journaled draws (billing.Service answers it).
 type Ended interface {
 	// Abandoned reports whether node is gone for good and its calls' rows
 	// are final: its lease lapsed, and whatever the books kept of its
@@ -15,14 +15,18 @@ type Ended interface {
 	Settled(ctx context.Context, holds []string) (map[string]bool, error)
 }
 
-// Sweep ends the journaled draws of nodes that died mid-call, so that a
-// window counts exactly what its rows say (CONTRACT §18: plans are
-// crash-safe like balances). A draw still reserved is taken back whole:
-// its call never settled. A draw settled at its charge stays when the
-// books stored its hold's settle (the row exists), and is taken back when
-// they did not (the call's end died with its node, as its balance move
-// did). Each record is ended once, also by nodes sweeping together. It
-// answers how many draws it took back.
+// Sweep keeps the journal of live draws (see Draw) to what may still be
+// lost, and ends the draws of nodes that died mid-call, so that a window
+// counts exactly what its rows say (CONTRACT §18: plans are crash-safe
+// like balances).
+//
+// A settled draw whose hold's settle the books stored has its row: its
+// record goes and the window keeps the charge (this node's records go the
+// same way). Of a dead node, a draw still reserved is taken back whole
+// (its call never settled), and a settled one whose settle was not stored
+// is taken back too: its row died with the node, as its balance move did.
+// Each record is ended once, also by nodes sweeping together. It answers
+// how many draws it took back.
 func (s *Service) Sweep(ctx context.Context, books Ended) (int, error) {
 	owners, err := s.be.owners(ctx)
 	if err != nil {
@@ -30,17 +34,13 @@ func (s *Service) Sweep(ctx context.Context, books Ended) (int, error) {
 	}
 	undone := 0
 	for _, owner := range owners {
-		if owner == s.node {
-			continue
+		gone := false
+		if owner != s.node {
+			if gone, err = books.Abandoned(ctx, owner); err != nil {
+				return undone, err
+			}
 		}
-		gone, err := books.Abandoned(ctx, owner)
-		if err != nil {
-			return undone, err
-		}
-		if !gone {
-			continue
-		}
-		n, err := s.sweepOwner(ctx, owner, books)
+		n, err := s.sweepOwner(ctx, owner, gone, books)
 		undone += n
 		if err != nil {
 			return undone, err
@@ -49,12 +49,14 @@ func (s *Service) Sweep(ctx context.Context, books Ended) (int, error) {
 	return undone, nil
 }
 
-func (s *Service) sweepOwner(ctx context.Context, owner string, books Ended) (int, error) {
+// sweepOwner ends owner's records: the stored settles always, everything
+// else only when the owner is gone.
+func (s *Service) sweepOwner(ctx context.Context, owner string, gone bool, books Ended) (int, error) {
 	draws, err := s.be.journal(ctx, owner)
 	if err != nil {
 		return 0, err
 	}
-	if len(draws) == 0 {
+	if len(draws) == 0 && gone {
 		return 0, s.be.forgetOwner(ctx, owner)
 	}
 	var settledKeys []string
@@ -71,8 +73,11 @@ func (s *Service) sweepOwner(ctx context.Context, owner string, books Ended) (in
 	}
 	undone := 0
 	for _, d := range draws {
-		if d.Settled && stored[d.HoldKey] {
+		switch {
+		case d.Settled && stored[d.HoldKey]:
 			d.Amount = 0 // the row counts it: only the record goes
+		case !gone:
+			continue // a live node's call, or its row still on the way
 		}
 		did, err := s.be.undo(ctx, d)
 		if err != nil {

@@ -66,16 +66,20 @@ func TestTheSweepEndsTheDrawsOfADeadNodeExactlyOnce(t *testing.T) {
 		wantUsed  int64
 		wantAsked []string
 		wantUndo  int
+		wantLeft  int // records still journaled under the node
 	}{
 		{name: "reserved, never settled: taken back whole", dying: func(context.Context, *Draw) {}, gone: true,
-			wantUsed: 15, wantUndo: 1},
+			wantUsed: 15, wantAsked: []string{"h0"}, wantUndo: 1},
 		{name: "settled and its settle stored: the charge stays", dying: func(ctx context.Context, d *Draw) { d.Settle(ctx, 25) },
-			gone: true, settled: true, wantUsed: 40, wantAsked: []string{"h1"}},
+			gone: true, settled: true, wantUsed: 40, wantAsked: []string{"h0", "h1"}},
 		{name: "settled but its settle lost with the node: the charge goes", dying: func(ctx context.Context, d *Draw) { d.Settle(ctx, 25) },
-			gone: true, wantUsed: 15, wantAsked: []string{"h1"}, wantUndo: 1},
+			gone: true, wantUsed: 15, wantAsked: []string{"h0", "h1"}, wantUndo: 1},
 		{name: "handed to a durable ticket: the ticket's record ends it", dying: func(ctx context.Context, d *Draw) { d.Keep(ctx, "h1") },
-			gone: true, wantUsed: 45},
-		{name: "a node still alive: left alone", dying: func(context.Context, *Draw) {}, wantUsed: 45},
+			gone: true, wantUsed: 45, wantAsked: []string{"h0"}},
+		{name: "a node still alive: its stored settle's record goes, its call in flight stays", dying: func(context.Context, *Draw) {},
+			wantUsed: 45, wantAsked: []string{"h0"}, wantLeft: 1},
+		{name: "a node still alive: a settle not stored yet keeps its record", dying: func(ctx context.Context, d *Draw) { d.Settle(ctx, 25) },
+			wantUsed: 40, wantAsked: []string{"h0", "h1"}, wantLeft: 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -88,7 +92,6 @@ func TestTheSweepEndsTheDrawsOfADeadNodeExactlyOnce(t *testing.T) {
 					t.Fatalf("first draw: %v %v", done, err)
 				}
 				done.Settle(ctx, 15)
-				done.Close(ctx)
 				d, err := dead.Take(ctx, dead.Covering(user, "default", "m1"), user, 30, "h1")
 				if err != nil || d == nil {
 					t.Fatalf("second draw: %v %v", d, err)
@@ -96,7 +99,7 @@ func TestTheSweepEndsTheDrawsOfADeadNodeExactlyOnce(t *testing.T) {
 				c.dying(ctx, d)
 				// The process stops here; another node sweeps.
 				next := e.nodeNamed(t, "node-next", dead)
-				b := &books{gone: map[string]bool{"node-dead": c.gone}, settled: map[string]bool{"h1": c.settled}}
+				b := &books{gone: map[string]bool{"node-dead": c.gone}, settled: map[string]bool{"h0": true, "h1": c.settled}}
 				n, err := next.Sweep(ctx, b)
 				if err != nil {
 					t.Fatal(err)
@@ -107,8 +110,12 @@ func TestTheSweepEndsTheDrawsOfADeadNodeExactlyOnce(t *testing.T) {
 				if got := hourUsed(t, next); got != c.wantUsed {
 					t.Errorf("the window counts %d after the sweep, want %d", got, c.wantUsed)
 				}
+				slices.Sort(b.asked)
 				if !slices.Equal(b.asked, c.wantAsked) {
 					t.Errorf("the books were asked about %v, want %v", b.asked, c.wantAsked)
+				}
+				if left, err := next.be.journal(ctx, "node-dead"); err != nil || len(left) != c.wantLeft {
+					t.Errorf("%d records left under the node (err %v), want %d", len(left), err, c.wantLeft)
 				}
 				// A second sweep (another node, or the next tick) moves nothing.
 				if n, err := e.nodeNamed(t, "node-third", dead).Sweep(ctx, b); err != nil || n != 0 {
