@@ -152,3 +152,39 @@ func TestAKeptDrawIsFoundByItsTicketAndLeavesTheJournal(t *testing.T) {
 		}
 	})
 }
+
+// Reconcile counts a dead node's draws as open until the sweep ends them,
+// and a settled draw not yet trimmed as settling; after the sweep the
+// window is its rows alone.
+func TestReconcileCountsOpenDrawsUntilTheSweepEndsThem(t *testing.T) {
+	backends(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		dead := e.nodeNamed(t, "node-dead", nil)
+		stored, err := dead.Take(ctx, dead.Covering(user, "default", "m1"), user, 20, "h0")
+		if err != nil || stored == nil {
+			t.Fatal(stored, err)
+		}
+		e.settleWithRow(t, stored, 15)
+		if _, err := dead.Take(ctx, dead.Covering(user, "default", "m1"), user, 30, "h1"); err != nil {
+			t.Fatal(err)
+		}
+		next := e.nodeNamed(t, "node-next", dead)
+		check := func(when string, live, rows, open, settling int64) {
+			t.Helper()
+			ws, err := next.Reconcile(ctx, nil)
+			if err != nil || len(ws) != 2 {
+				t.Fatalf("%s: %+v %v", when, ws, err)
+			}
+			w := ws[0]
+			if !w.OK || w.Live != live || w.RowsSum != rows || w.Open != open || w.Settling != settling {
+				t.Errorf("%s: %+v, want ok with live %d, rows %d, open %d, settling %d", when, w, live, rows, open, settling)
+			}
+		}
+		check("before the sweep", 45, 15, 30, 15)
+		b := &books{gone: map[string]bool{"node-dead": true}, settled: map[string]bool{"h0": true}}
+		if _, err := next.Sweep(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		check("after the sweep", 15, 15, 0, 0)
+	})
+}
