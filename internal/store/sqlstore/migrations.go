@@ -33,6 +33,7 @@ var allMigrations = []Migration{
 	teamsMigration,         // 140
 	plansMigration,         // 150
 	planJournalMigration,   // 151
+	teamLogIndexMigration,  // 152
 	rollupsMigration,       // 160
 	logListMigration,       // 161
 	tokenCacheMigration,    // 170

@@ -99,7 +99,7 @@ func (r trafficRepo) PeriodSpent(ctx context.Context, kind string, id int64, sin
 	// counted it at admission or settlement, so their sum from the rows
 	// leaves it out too (CONTRACT §10, §18).
 	var sum int64
-	err := r.s.db.QueryRowContext(ctx, r.s.Rebind("SELECT COALESCE((SELECT SUM(CASE WHEN other LIKE ? THEN 0 ELSE quota END) FROM usage_logs WHERE "+col+" = ? AND type = ? AND created_at >= ?), 0)"+
+	err := r.s.db.QueryRowContext(ctx, r.s.Rebind("SELECT COALESCE((SELECT SUM(CASE WHEN other LIKE ? THEN 0 ELSE quota END) FROM usage_logs WHERE "+teamCond(col)+" AND type = ? AND created_at >= ?), 0)"+
 		" + COALESCE((SELECT SUM(amount) FROM billing_holds WHERE "+holdsWhere+" AND owner = '' AND hold_key LIKE '"+store.BatchHoldPrefix+"%' AND created_at >= ?), 0)"),
 		"%"+store.PlanMarker+"%", id, store.LogConsume, dbTime(since), id, since.UnixMilli()).Scan(&sum)
 	return sum, wrap(err, "sum period spending")
