@@ -188,3 +188,26 @@ func TestReconcileCountsOpenDrawsUntilTheSweepEndsThem(t *testing.T) {
 		check("after the sweep", 15, 15, 0, 0)
 	})
 }
+
+// A ticket restored from a hold key whose draw is still journaled under a
+// node (the node died before handing it over) finds no draw: the sweep
+// ends it, so it is never ended twice.
+func TestARestoredTicketLeavesAJournaledDrawToTheSweep(t *testing.T) {
+	backends(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		dead := e.nodeNamed(t, "node-dead", nil)
+		if d, err := dead.Take(ctx, dead.Covering(user, "default", "m1"), user, 30, "batch:b1:m1"); err != nil || d == nil {
+			t.Fatal(d, err)
+		}
+		next := e.nodeNamed(t, "node-next", dead)
+		if r := next.Restore(ctx, "batch:b1:m1"); r != nil {
+			t.Fatalf("a restored ticket took the journaled draw %+v", r)
+		}
+		if _, err := next.Sweep(ctx, &books{gone: map[string]bool{"node-dead": true}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := hourUsed(t, next); got != 0 {
+			t.Errorf("the window counts %d, want 0", got)
+		}
+	})
+}

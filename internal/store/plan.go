@@ -156,8 +156,9 @@ type PlanRepo interface {
 	Add(ctx context.Context, grantID int64, starts []int64, delta int64, mark PlanMark) error
 	Windows(ctx context.Context, grantID int64) ([]PlanWindowState, error)
 
-	// KeepDraw stores the draw a durable ticket holds; Draw reads it back
-	// (ErrNotFound: the hold drew nothing) and DropDraw forgets it once
+	// KeepDraw stores the draw a durable ticket holds (taking it out of a
+	// node's journal); Draw reads it back (ErrNotFound: the hold drew
+	// nothing, or its draw is still a node's) and DropDraw forgets it once
 	// ended.
 	KeepDraw(ctx context.Context, d PlanDraw) error
 	Draw(ctx context.Context, holdKey string) (*PlanDraw, error)

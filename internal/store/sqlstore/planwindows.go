@@ -238,7 +238,9 @@ func (r planRepo) KeepDraw(ctx context.Context, d store.PlanDraw) error {
 func (r planRepo) Draw(ctx context.Context, holdKey string) (*store.PlanDraw, error) {
 	d := store.PlanDraw{HoldKey: holdKey}
 	var starts string
-	err := r.s.db.QueryRowContext(ctx, r.s.Rebind("SELECT grant_id, plan_id, starts, amount FROM plan_draws WHERE hold_key = ?"), holdKey).
+	// Only a durable ticket's record (no owner): a live draw journaled
+	// under its node is the plan sweep's to end, never a restored ticket's.
+	err := r.s.db.QueryRowContext(ctx, r.s.Rebind("SELECT grant_id, plan_id, starts, amount FROM plan_draws WHERE hold_key = ? AND owner = ''"), holdKey).
 		Scan(&d.GrantID, &d.PlanID, &starts, &d.Amount)
 	if err != nil {
 		return nil, wrap(err, "plan draw")
