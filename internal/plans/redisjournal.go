@@ -35,12 +35,15 @@ return 1
 
 func (b *redisBackend) undo(ctx context.Context, d store.PlanDraw) (bool, error) {
 	// A draw handed over to a durable ticket (see handOver) is the
-	// record's to end: its journal record is only dropped.
-	switch _, err := b.st.Draw(ctx, d.HoldKey); {
-	case err == nil:
-		d.Amount = 0
-	case !errors.Is(err, store.ErrNotFound):
-		return false, err
+	// record's to end: its journal record is only dropped. (A record only
+	// dropped anyway, the common case of a stored settle, asks nothing.)
+	if d.Amount != 0 {
+		switch _, err := b.st.Draw(ctx, d.HoldKey); {
+		case err == nil:
+			d.Amount = 0
+		case !errors.Is(err, store.ErrNotFound):
+			return false, err
+		}
 	}
 	args := []any{d.HoldKey, -d.Amount}
 	for _, s := range d.Starts {
