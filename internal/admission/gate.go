@@ -111,7 +111,7 @@ func (g Gate) Limit(ctx context.Context, tk *Ticket, p *auth.Principal, model st
 // reservation gives the plan and the budget back (on bg, which outlives a
 // client that left).
 func (g Gate) Reserve(ctx, bg context.Context, tk *Ticket, acct billing.Account, key string, amount int64, h http.Header) (*billing.Hold, error) {
-	amount, err := g.drawPlan(ctx, tk, acct, amount)
+	amount, err := g.drawPlan(ctx, tk, acct, key, amount)
 	if err != nil {
 		RefusedHeaders(h, err)
 		return nil, err

@@ -19,15 +19,16 @@ import (
 // tasks and batches settle and refund it with their reservation.
 
 // drawPlan draws amount from the highest-priority plan that covers the
-// ticket's model and has room, and answers what the balance still has to
-// reserve: 0 when a plan pays, amount when none does.
-func (g Gate) drawPlan(ctx context.Context, tk *Ticket, acct billing.Account, amount int64) (int64, error) {
+// ticket's model and has room, journaled under the call's hold key, and
+// answers what the balance still has to reserve: 0 when a plan pays,
+// amount when none does.
+func (g Gate) drawPlan(ctx context.Context, tk *Ticket, acct billing.Account, key string, amount int64) (int64, error) {
 	tk.plan = nil
 	hs := g.Plans.Covering(acct.UserID, acct.Group, tk.model)
 	if len(hs) == 0 {
 		return amount, nil
 	}
-	d, err := g.Plans.Take(ctx, hs, acct.UserID, amount)
+	d, err := g.Plans.Take(ctx, hs, acct.UserID, amount, key)
 	var spent *plans.Spent
 	switch {
 	case errors.As(err, &spent):
@@ -54,7 +55,9 @@ func (tk *Ticket) balanceShare(charge int64) int64 {
 
 // settleRow settles hold with row: as usual, or, when a plan paid, the
 // plan at charge, the row recording it (other.plan, quota) and the balance
-// moving nothing.
+// moving nothing. The draw stays journaled, settled, until the plan sweep
+// finds the hold's settle stored: a crash before leaves it a record to end
+// (plans.Service.Sweep).
 func (tk *Ticket) settleRow(bg context.Context, hold *billing.Hold, charge int64, row store.UsageLog) {
 	if tk.plan == nil {
 		hold.Settle(bg, charge, row)

@@ -21,6 +21,7 @@ type runner struct {
 func (a *App) runners() []runner {
 	rs := []runner{
 		{"billing-lease", func(ctx context.Context) { a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }},
+		{"plan-sweep", every(a.Log, a.Config.LeasePeriod()/2, "plan sweep failed; retrying on the next tick", a.sweepPlans)},
 		{"channel-health", func(ctx context.Context) { a.Router.Health.Run(ctx, healthRefresh) }},
 		{"limits-follow", every(a.Log, 5*time.Second, "reloading traffic limits failed", a.Limits.Reload)},
 		{"price-follow", func(ctx context.Context) { a.followPrices(ctx, priceFollowEvery) }},

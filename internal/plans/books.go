@@ -61,25 +61,31 @@ func drawn(rows []store.PlanRow, grant int64, n int) []map[int64]int64 {
 	return sums
 }
 
-// WindowBooks is one open window's books: what its live count says and
-// what the rows drawn in it sum to.
+// WindowBooks is one open window's books: what its live count says, what
+// the rows drawn in it sum to, what the draws still open in it hold (live
+// calls journaled by their nodes, durable tickets), and what the settled
+// draws whose settle the sweep has not yet seen stored count (their rows
+// may or may not be written yet).
 type WindowBooks struct {
-	UserID  int64     `json:"user_id"`
-	PlanID  int64     `json:"plan_id"`
-	GrantID int64     `json:"grant_id"`
-	Window  int       `json:"window"`
-	Start   time.Time `json:"start"`
-	Live    int64     `json:"live"`
-	RowsSum int64     `json:"rows_sum"`
-	OK      bool      `json:"ok"`
-	Message string    `json:"message,omitempty"`
+	UserID   int64     `json:"user_id"`
+	PlanID   int64     `json:"plan_id"`
+	GrantID  int64     `json:"grant_id"`
+	Window   int       `json:"window"`
+	Start    time.Time `json:"start"`
+	Live     int64     `json:"live"`
+	RowsSum  int64     `json:"rows_sum"`
+	Open     int64     `json:"open_draws"`
+	Settling int64     `json:"settling_draws"`
+	OK       bool      `json:"ok"`
+	Message  string    `json:"message,omitempty"`
 }
 
 // Reconcile proves every open window of every grant in force: its live
-// count equals the sum of the plan-drawn rows in it. A reservation still
-// in flight counts in the live window before its row exists, so a window
-// may be ahead of its rows by at most what is open (open says how much
-// that is for a user: the billing holds still open; 0 for none).
+// count equals the sum of the plan-drawn rows in it plus the draws still
+// open in it (a dead node's among them until the sweep ends them), plus
+// at most what settled draws not yet trimmed count (their rows may still
+// be queued). Calls moving while it reads may put a window ahead of that
+// while its user has billing holds open (open says so; nil: never).
 func (s *Service) Reconcile(ctx context.Context, open func(user int64) bool) ([]WindowBooks, error) {
 	grants, err := s.st.Grants(ctx, 0, s.now())
 	if err != nil {
@@ -93,6 +99,10 @@ func (s *Service) Reconcile(ctx context.Context, open func(user int64) bool) ([]
 	for i := range plans {
 		byID[plans[i].ID] = &plans[i]
 	}
+	draws, err := s.openDraws(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := []WindowBooks{}
 	nowMS := s.now().UnixMilli()
 	for _, g := range grants {
@@ -100,7 +110,7 @@ func (s *Service) Reconcile(ctx context.Context, open func(user int64) bool) ([]
 		if p == nil {
 			continue
 		}
-		books, err := s.grantBooks(ctx, g, p, nowMS, open != nil && open(g.UserID))
+		books, err := s.grantBooks(ctx, g, p, nowMS, open != nil && open(g.UserID), draws)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +119,52 @@ func (s *Service) Reconcile(ctx context.Context, open func(user int64) bool) ([]
 	return out, nil
 }
 
-func (s *Service) grantBooks(ctx context.Context, g store.PlanGrant, p *store.Plan, nowMS int64, inFlight bool) ([]WindowBooks, error) {
+// drawSums are the open draws' counts per grant, window and start:
+// reserved ones (open) and settled ones still journaled (settling).
+type drawSums struct{ open, settling map[int64][]map[int64]int64 }
+
+func (d drawSums) at(m map[int64][]map[int64]int64, grant int64, i int, start int64) int64 {
+	if i < len(m[grant]) {
+		return m[grant][i][start]
+	}
+	return 0
+}
+
+// openDraws sums the draws still open: every node's journal and the
+// durable tickets' records.
+func (s *Service) openDraws(ctx context.Context) (drawSums, error) {
+	out := drawSums{open: map[int64][]map[int64]int64{}, settling: map[int64][]map[int64]int64{}}
+	all, err := s.st.Journal(ctx, "")
+	if err != nil {
+		return out, err
+	}
+	owners, err := s.be.owners(ctx)
+	if err != nil {
+		return out, err
+	}
+	for _, o := range owners {
+		ds, err := s.be.journal(ctx, o)
+		if err != nil {
+			return out, err
+		}
+		all = append(all, ds...)
+	}
+	for _, d := range all {
+		m := out.open
+		if d.Settled {
+			m = out.settling
+		}
+		for len(m[d.GrantID]) < len(d.Starts) {
+			m[d.GrantID] = append(m[d.GrantID], map[int64]int64{})
+		}
+		for i, st := range d.Starts {
+			m[d.GrantID][i][st] += d.Amount
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) grantBooks(ctx context.Context, g store.PlanGrant, p *store.Plan, nowMS int64, inFlight bool, draws drawSums) ([]WindowBooks, error) {
 	wins := takes(p)
 	live, err := s.be.live(ctx, g.ID, len(wins))
 	if err != nil {
@@ -127,10 +182,11 @@ func (s *Service) grantBooks(ctx context.Context, g store.PlanGrant, p *store.Pl
 		}
 		b := WindowBooks{UserID: g.UserID, PlanID: p.ID, GrantID: g.ID, Window: i, Start: time.UnixMilli(w.StartMS).UTC(),
 			Live: w.Used, RowsSum: sums[i][w.StartMS], OK: true}
-		if b.Live != b.RowsSum && !(inFlight && b.Live > b.RowsSum) {
+		b.Open, b.Settling = draws.at(draws.open, g.ID, i, w.StartMS), draws.at(draws.settling, g.ID, i, w.StartMS)
+		if want := b.RowsSum + b.Open; b.Live != want && !(b.Live > want && (b.Live <= want+b.Settling || inFlight)) {
 			b.OK = false
-			b.Message = fmt.Sprintf("user %d, plan %d, window %d opened %s: the window counts %d drawn but its usage rows sum to %d",
-				g.UserID, p.ID, i+1, b.Start.Format(time.RFC3339), b.Live, b.RowsSum)
+			b.Message = fmt.Sprintf("user %d, plan %d, window %d opened %s: the window counts %d drawn but its usage rows sum to %d and its open draws to %d",
+				g.UserID, p.ID, i+1, b.Start.Format(time.RFC3339), b.Live, b.RowsSum, b.Open)
 		}
 		out = append(out, b)
 	}

@@ -63,7 +63,7 @@ func TestReconcileFindsATamperedWindow(t *testing.T) {
 			}
 		} else {
 			ws, _ := e.st.Plans().Windows(ctx, e.grant.ID)
-			if err := e.st.Plans().Add(ctx, e.grant.ID, []int64{ws[0].StartMS}, 5); err != nil {
+			if err := e.st.Plans().Add(ctx, e.grant.ID, []int64{ws[0].StartMS}, 5, store.PlanMark{}); err != nil {
 				t.Fatal(err)
 			}
 		}

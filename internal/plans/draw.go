@@ -27,31 +27,46 @@ func (e *Spent) Error() string {
 }
 
 // Draw is a call's share of one plan: reserved in every window of it,
-// settled to the charge or refunded once.
+// settled to the charge or refunded once. A live call's draw is journaled
+// under this node (owner) by its hold key from its take until its refund,
+// its hand-over to a durable ticket, or the sweep finding its settle
+// stored, so that a node dying mid-call leaves a record the sweep ends
+// exactly (see Sweep).
 type Draw struct {
 	s      *Service
 	grant  int64
 	plan   int64
 	starts []int64
 	amount int64
+	hold   string
+	owner  string
 	ended  atomic.Bool
 }
 
 // Take draws amount from the first of hs (highest priority first) whose
-// every window has room, opening the windows that closed. When none has
-// room it answers nil and no error (the call pays from the balance), or a
-// *Spent when user chose to wait.
-func (s *Service) Take(ctx context.Context, hs []Held, user, amount int64) (*Draw, error) {
+// every window has room, opening the windows that closed, and journals it
+// under hold (the call's hold key). When none has room it answers nil and
+// no error (the call pays from the balance), or a *Spent when user chose
+// to wait.
+func (s *Service) Take(ctx context.Context, hs []Held, user, amount int64, hold string) (*Draw, error) {
 	amount = max(amount, 0)
 	now := s.now()
 	var spent *Spent
 	for _, h := range hs {
-		got, err := s.be.take(ctx, h.Grant.ID, takes(h.Plan), now.UnixMilli(), amount)
+		var j *store.PlanDraw
+		if s.node != "" && hold != "" {
+			j = &store.PlanDraw{HoldKey: hold, PlanID: h.Plan.ID, Owner: s.node}
+		}
+		got, err := s.be.take(ctx, h.Grant.ID, takes(h.Plan), now.UnixMilli(), amount, j)
 		if err != nil {
 			return nil, err
 		}
 		if got.OK {
-			return &Draw{s: s, grant: h.Grant.ID, plan: h.Plan.ID, starts: got.Starts, amount: amount}, nil
+			d := &Draw{s: s, grant: h.Grant.ID, plan: h.Plan.ID, starts: got.Starts, amount: amount}
+			if j != nil {
+				d.hold, d.owner = hold, s.node
+			}
+			return d, nil
 		}
 		resets := time.UnixMilli(got.ResetMS)
 		if spent == nil || resets.Before(spent.ResetsAt) {
@@ -76,38 +91,56 @@ func takes(p *store.Plan) []store.PlanTake {
 func (d *Draw) Amount() int64 { return d.amount }
 
 // Settle turns the held amount into the charge in the windows it was
-// taken in (a window that rolled since is left alone).
+// taken in (a window that rolled since is left alone). A journaled draw
+// stays journaled, as settled at the charge, until the sweep finds its
+// hold's settle stored: until then its row may die in the billing
+// writer's queue with this process.
 func (d *Draw) Settle(ctx context.Context, charge int64) {
 	if d == nil || !d.ended.CompareAndSwap(false, true) {
 		return
 	}
-	d.add(ctx, max(charge, 0)-d.amount)
+	charge = max(charge, 0)
+	d.add(ctx, charge-d.amount, d.mark(store.PlanMark{Counted: charge}))
 }
 
-// Refund gives the held amount back (the call failed).
+// Refund gives the held amount back (the call failed), and drops the
+// journal record with it.
 func (d *Draw) Refund(ctx context.Context) {
 	if d == nil || !d.ended.CompareAndSwap(false, true) {
 		return
 	}
-	d.add(ctx, -d.amount)
+	d.add(ctx, -d.amount, d.mark(store.PlanMark{Drop: true}))
+	d.owner = ""
 }
 
-func (d *Draw) add(ctx context.Context, delta int64) {
-	if delta == 0 {
+// mark addresses m to the draw's journal record (none when unjournaled).
+func (d *Draw) mark(m store.PlanMark) store.PlanMark {
+	if d.owner == "" {
+		return store.PlanMark{}
+	}
+	m.HoldKey, m.Owner = d.hold, d.owner
+	return m
+}
+
+func (d *Draw) add(ctx context.Context, delta int64, m store.PlanMark) {
+	if delta == 0 && m.HoldKey == "" {
 		return
 	}
-	if err := d.s.be.add(ctx, d.grant, d.starts, delta); err != nil {
+	if err := d.s.be.add(ctx, d.grant, d.starts, delta, m); err != nil {
 		d.s.log.Warn("plan window could not be corrected; reconcile shows it", "grant", d.grant, "err", err)
 	}
 }
 
 // Keep stores the draw of a durable ticket under its hold key, so that
-// whichever process ends the ticket ends the draw too.
+// whichever process ends the ticket ends the draw too; it leaves this
+// node's journal in the same hand-over.
 func (d *Draw) Keep(ctx context.Context, holdKey string) {
-	err := d.s.st.KeepDraw(ctx, store.PlanDraw{HoldKey: holdKey, GrantID: d.grant, PlanID: d.plan, Starts: d.starts, Amount: d.amount})
+	err := d.s.be.handOver(ctx, store.PlanDraw{HoldKey: holdKey, GrantID: d.grant, PlanID: d.plan, Starts: d.starts, Amount: d.amount, Owner: d.owner})
 	if err != nil {
 		d.s.log.Warn("plan draw of a durable ticket not stored; a restored ticket would not find it", "key", holdKey, "err", err)
+		return
 	}
+	d.owner = ""
 }
 
 // Forget drops the stored draw of an ended durable ticket.

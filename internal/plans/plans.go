@@ -26,6 +26,7 @@ const (
 
 // Service is the plans of one gateway process.
 type Service struct {
+	node string
 	st   store.PlanRepo
 	be   backend
 	log  *slog.Logger
@@ -54,11 +55,14 @@ type Options struct {
 	Redis Redis
 	Log   *slog.Logger
 	Now   func() time.Time
+	// Node is this process's owner id (billing's): live draws are
+	// journaled under it. Empty journals nothing.
+	Node string
 }
 
 // New builds the service with nothing held until Reload.
 func New(o Options) *Service {
-	s := &Service{st: o.Store, log: o.Log, now: o.Now}
+	s := &Service{st: o.Store, log: o.Log, now: o.Now, node: o.Node}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -126,7 +126,7 @@ func (e *env) isolate(s *Service) {
 
 func (e *env) take(t *testing.T, s *Service, amount int64) (*Draw, error) {
 	t.Helper()
-	return s.Take(context.Background(), s.Covering(user, "default", "m1"), user, amount)
+	return s.Take(context.Background(), s.Covering(user, "default", "m1"), user, amount, "")
 }
 
 func TestAPlanCoversOnlyItsModelsGroupsAndHolders(t *testing.T) {
@@ -239,7 +239,7 @@ func TestConcurrentDrawsOnTwoNodesNeverOverspendAWindow(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				d, err := s.Take(ctx, s.Covering(user, "default", "m1"), user, amount)
+				d, err := s.Take(ctx, s.Covering(user, "default", "m1"), user, amount, "")
 				if err != nil {
 					t.Error(err)
 					return
@@ -280,14 +280,24 @@ func TestConcurrentDrawsOnTwoNodesNeverOverspendAWindow(t *testing.T) {
 // not touch Redis or the database.
 type failingBackend struct{ t *testing.T }
 
-func (f failingBackend) take(context.Context, int64, []store.PlanTake, int64, int64) (store.PlanTaken, error) {
+func (f failingBackend) take(context.Context, int64, []store.PlanTake, int64, int64, *store.PlanDraw) (store.PlanTaken, error) {
 	f.t.Error("a draw reached the windows")
 	return store.PlanTaken{}, nil
 }
-func (f failingBackend) add(context.Context, int64, []int64, int64) error {
+func (f failingBackend) add(context.Context, int64, []int64, int64, store.PlanMark) error {
 	f.t.Error("a correction reached the windows")
 	return nil
 }
+func (f failingBackend) handOver(context.Context, store.PlanDraw) error {
+	f.t.Error("a hand-over reached the journal")
+	return nil
+}
+func (f failingBackend) owners(context.Context) ([]string, error) { return nil, nil }
+func (f failingBackend) journal(context.Context, string) ([]store.PlanDraw, error) {
+	return nil, nil
+}
+func (f failingBackend) undo(context.Context, store.PlanDraw) (bool, error) { return false, nil }
+func (f failingBackend) forgetOwner(context.Context, string) error          { return nil }
 func (f failingBackend) live(context.Context, int64, int) ([]store.PlanWindowState, error) {
 	f.t.Error("a read reached the windows")
 	return nil, nil

@@ -34,17 +34,20 @@ func newRedisBackend(rdb Redis, st store.PlanRepo) *redisBackend {
 
 func (b *redisBackend) key(grant int64) string { return b.prefix + strconv.FormatInt(grant, 10) }
 
-// takeScript: KEYS[1] the grant's hash; ARGV now (ms), amount, the hash's
-// lifetime (ms), then per window its length (ms) and quota. It answers
-// {-1} when the hash is not loaded, {0, window, closes at} when a window
-// has no room (nothing changes), else {1, start, opened, start, opened, …}.
+// takeScript: KEYS[1] the grant's hash, KEYS[2] the owner's journal,
+// KEYS[3] the set of owners; ARGV now (ms), amount, the hash's lifetime
+// (ms), the hold key to journal under (empty: none), the journal record's
+// head ("grant plan"), the owner, then per window its length (ms) and
+// quota. It answers {-1} when the hash is not loaded, {0, window, closes
+// at} when a window has no room (nothing changes), else {1, start, opened,
+// start, opened, …}; a draw that fits is journaled in the same run.
 var takeScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
 local now, amt = tonumber(ARGV[1]), tonumber(ARGV[2])
-local n = (#ARGV - 3) / 2
+local n = (#ARGV - 6) / 2
 local s, u, o = {}, {}, {}
 for i = 1, n do
-  local len, q = tonumber(ARGV[2*i + 2]), tonumber(ARGV[2*i + 3])
+  local len, q = tonumber(ARGV[2*i + 5]), tonumber(ARGV[2*i + 6])
   s[i] = tonumber(redis.call('HGET', KEYS[1], 's' .. i) or '0')
   u[i] = tonumber(redis.call('HGET', KEYS[1], 'u' .. i) or '0')
   o[i] = 0
@@ -58,16 +61,34 @@ for i = 1, n do
   out[2*i + 1] = o[i]
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if ARGV[4] ~= '' then
+  local st = {}
+  for i = 1, n do st[i] = string.format('%d', s[i]) end
+  redis.call('HSET', KEYS[2], ARGV[4], ARGV[5] .. ' ' .. ARGV[2] .. ' 0 ' .. table.concat(st, ','))
+  redis.call('SADD', KEYS[3], ARGV[6])
+end
 return out
 `)
 
-// addScript corrects the windows whose start is still the given one:
-// ARGV delta, then the starts.
+// addScript corrects the windows whose start is still the given one and
+// applies a mark to the draw's journal record: KEYS the grant's hash and
+// the owner's journal; ARGV delta, the hold key (empty: none), the mark
+// ('drop' or 'settle'), the count a settled record keeps, then the starts.
 var addScript = redis.NewScript(`
-for i = 2, #ARGV do
-  if redis.call('HGET', KEYS[1], 's' .. (i - 1)) == ARGV[i] then
-    redis.call('HINCRBY', KEYS[1], 'u' .. (i - 1), ARGV[1])
+for i = 5, #ARGV do
+  if redis.call('HGET', KEYS[1], 's' .. (i - 4)) == ARGV[i] then
+    redis.call('HINCRBY', KEYS[1], 'u' .. (i - 4), ARGV[1])
   end
+end
+if ARGV[2] == '' then return 1 end
+if ARGV[3] == 'drop' then
+  redis.call('HDEL', KEYS[2], ARGV[2])
+  return 1
+end
+local rec = redis.call('HGET', KEYS[2], ARGV[2])
+if rec then
+  local g, p, _, _, st = string.match(rec, '^(%S+) (%S+) (%S+) (%S+) (%S*)$')
+  if g then redis.call('HSET', KEYS[2], ARGV[2], g .. ' ' .. p .. ' ' .. ARGV[4] .. ' 1 ' .. st) end
 end
 return 1
 `)
@@ -90,13 +111,18 @@ func lifetime(wins []store.PlanTake) int64 {
 	return m + time.Hour.Milliseconds()
 }
 
-func (b *redisBackend) take(ctx context.Context, grant int64, wins []store.PlanTake, nowMS, amount int64) (store.PlanTaken, error) {
-	args := []any{nowMS, amount, lifetime(wins)}
+func (b *redisBackend) take(ctx context.Context, grant int64, wins []store.PlanTake, nowMS, amount int64, j *store.PlanDraw) (store.PlanTaken, error) {
+	hold, head, owner := "", "", ""
+	if j != nil {
+		hold, owner = j.HoldKey, j.Owner
+		head = strconv.FormatInt(grant, 10) + " " + strconv.FormatInt(j.PlanID, 10)
+	}
+	args := []any{nowMS, amount, lifetime(wins), hold, head, owner}
 	for _, w := range wins {
 		args = append(args, w.LengthMS, w.Quota)
 	}
 	for attempt := 0; ; attempt++ {
-		res, err := takeScript.Run(ctx, b.rdb, []string{b.key(grant)}, args...).Int64Slice()
+		res, err := takeScript.Run(ctx, b.rdb, []string{b.key(grant), b.journalKey(owner), b.ownersKey()}, args...).Int64Slice()
 		if err != nil {
 			return store.PlanTaken{}, err
 		}
@@ -135,12 +161,19 @@ func (b *redisBackend) load(ctx context.Context, grant int64, wins []store.PlanT
 	return loadScript.Run(ctx, b.rdb, []string{b.key(grant)}, args...).Err()
 }
 
-func (b *redisBackend) add(ctx context.Context, grant int64, starts []int64, delta int64) error {
-	args := []any{delta}
+func (b *redisBackend) add(ctx context.Context, grant int64, starts []int64, delta int64, mark store.PlanMark) error {
+	if delta == 0 && mark.HoldKey == "" {
+		return nil
+	}
+	op := "settle"
+	if mark.Drop {
+		op = "drop"
+	}
+	args := []any{delta, mark.HoldKey, op, mark.Counted}
 	for _, s := range starts {
 		args = append(args, strconv.FormatInt(s, 10))
 	}
-	return addScript.Run(ctx, b.rdb, []string{b.key(grant)}, args...).Err()
+	return addScript.Run(ctx, b.rdb, []string{b.key(grant), b.journalKey(mark.Owner)}, args...).Err()
 }
 
 func (b *redisBackend) live(ctx context.Context, grant int64, n int) ([]store.PlanWindowState, error) {

@@ -23,7 +23,7 @@ func (rl *Relay) guardSet() *guardrail.Set {
 
 // guardCall is who the call is for, as guardrail scopes see it.
 func (c *callCore) guardCall() guardrail.Call {
-	return guardrail.Call{Group: c.principal.Group, KeyID: c.principal.TokenID, Model: c.model}
+	return guardrail.Call{Group: c.principal.Group, KeyID: c.principal.TokenID, TeamID: c.principal.TeamID, Model: c.model}
 }
 
 // blockedError is the 400 a guardrail's refusal answers in every dialect.

@@ -89,14 +89,32 @@ type PlanRow struct {
 	CreatedAt time.Time
 }
 
-// PlanDraw is a plan share a durable ticket holds: which grant, the
-// windows' starts it was taken in and the amount.
+// PlanDraw is a plan share a call holds: which grant, the windows' starts
+// it was taken in and the amount they count for it. A live call's draw is
+// journaled under the node that took it (Owner) from its take until its
+// row is in the billing writer's hands, so that a node that dies mid-call
+// leaves a record another node ends exactly (see plans.Service.Sweep); a
+// durable ticket's draw has no owner. Settled says the windows count the
+// charge (Amount) rather than the reservation.
 type PlanDraw struct {
 	HoldKey string
 	GrantID int64
 	PlanID  int64
 	Starts  []int64
 	Amount  int64
+	Owner   string
+	Settled bool
+}
+
+// PlanMark is what a window correction does to the journal entry of its
+// draw in the same step: nothing (HoldKey empty), drop it, or mark it
+// settled at Counted. Owner names the journal where it is kept per node
+// (Redis); the database finds the entry by its hold key alone.
+type PlanMark struct {
+	HoldKey string
+	Owner   string
+	Counted int64
+	Drop    bool
 }
 
 // PlanSubscription is a Stripe event's effect on a subscription grant.
@@ -129,18 +147,30 @@ type PlanRepo interface {
 	SetOverflow(ctx context.Context, userID int64, mode string) error
 
 	// Take reserves amount in every window of a grant in one transaction,
-	// opening those that closed by nowMS, or takes nothing.
-	Take(ctx context.Context, grantID int64, wins []PlanTake, nowMS, amount int64) (PlanTaken, error)
-	// Add moves the windows that still have the given starts by delta.
-	Add(ctx context.Context, grantID int64, starts []int64, delta int64) error
+	// opening those that closed by nowMS, or takes nothing. journal (nil:
+	// none) is recorded in the same transaction when the draw fits, with
+	// the starts and amount filled in.
+	Take(ctx context.Context, grantID int64, wins []PlanTake, nowMS, amount int64, journal *PlanDraw) (PlanTaken, error)
+	// Add moves the windows that still have the given starts by delta and
+	// applies mark to the draw's journal entry, in one transaction.
+	Add(ctx context.Context, grantID int64, starts []int64, delta int64, mark PlanMark) error
 	Windows(ctx context.Context, grantID int64) ([]PlanWindowState, error)
 
-	// KeepDraw stores the draw a durable ticket holds; Draw reads it back
-	// (ErrNotFound: the hold drew nothing) and DropDraw forgets it once
+	// KeepDraw stores the draw a durable ticket holds (taking it out of a
+	// node's journal); Draw reads it back (ErrNotFound: the hold drew
+	// nothing, or its draw is still a node's) and DropDraw forgets it once
 	// ended.
 	KeepDraw(ctx context.Context, d PlanDraw) error
 	Draw(ctx context.Context, holdKey string) (*PlanDraw, error)
 	DropDraw(ctx context.Context, holdKey string) error
+	// Owners are the nodes with journaled draws; Journal lists one's.
+	Owners(ctx context.Context) ([]string, error)
+	Journal(ctx context.Context, owner string) ([]PlanDraw, error)
+	// Undo drops the journaled draw d (by its hold key and owner) and, if
+	// this call dropped it, takes d.Amount back from the windows that
+	// still have its starts, in one transaction. It reports whether it
+	// dropped it.
+	Undo(ctx context.Context, d PlanDraw) (bool, error)
 
 	// Rows are the usage rows that drew from a grant since a time.
 	Rows(ctx context.Context, grantID int64, since time.Time) ([]PlanRow, error)

@@ -30,7 +30,7 @@ func (s *Service) guard(ctx context.Context, sub *submission, t *Task) error {
 		return nil
 	}
 	set := s.d.Guardrails.Set()
-	call := guardrail.Call{Group: sub.Principal.Group, KeyID: sub.Principal.TokenID, Model: sub.Model}
+	call := guardrail.Call{Group: sub.Principal.Group, KeyID: sub.Principal.TokenID, TeamID: sub.Principal.TeamID, Model: sub.Model}
 	if !set.Applies(call, guardrail.StageRequest) {
 		return nil
 	}

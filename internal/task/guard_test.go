@@ -118,3 +118,32 @@ func TestGuardrailReadsOnlyATaskBodysPromptMembers(t *testing.T) {
 		t.Fatal("the vendor got nothing")
 	}
 }
+
+// A guardrail attached to a team checks the submissions of its members
+// only (the principal carries the team).
+func TestATeamGuardrailChecksItsMembersSubmissionsOnly(t *testing.T) {
+	e, sent := guardEnv(t, guardrail.Spec{Name: "team-cards", Type: guardrail.TypePII, AppliesTo: guardrail.Scope{Teams: []int64{77}}})
+	for _, c := range []struct {
+		team    int64
+		blocked bool
+	}{{team: 77, blocked: true}, {team: 78}, {team: 0}} {
+		p, err := e.Keys.Authenticate(context.Background(), aliceKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		member := *p
+		member.TeamID = c.team
+		v, err := DecodeJSON([]byte(cardVideo))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.svc.Submit(context.Background(), Submission{Header: http.Header{}, Generation: e.gens.Current(), Plugin: e.plugin, Principal: &member,
+			Model: "acme-v1", Action: "generate", Body: v, Headers: map[string]any{}, Files: []any{}, Retain: true})
+		if got := ir.As(err) != nil && ir.As(err).Code == "guardrail_blocked"; got != c.blocked {
+			t.Errorf("team %d: submit = %v, blocked %v, want %v", c.team, err, got, c.blocked)
+		}
+	}
+	if n := len(sent()); n != 2 {
+		t.Errorf("the vendor saw %d submissions, want the two from outside the team", n)
+	}
+}

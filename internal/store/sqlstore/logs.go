@@ -73,10 +73,10 @@ func logWhere(f store.LogFilter) (string, []any) {
 		add("channel_id = ?", f.ChannelID)
 	}
 	if f.TeamID != 0 {
-		add("team_id = ?", f.TeamID)
+		add(teamCond("team_id"), f.TeamID)
 	}
 	if f.OrgID != 0 {
-		add("org_id = ?", f.OrgID)
+		add(teamCond("org_id"), f.OrgID)
 	}
 	if !f.Since.IsZero() {
 		add("created_at >= ?", dbTime(f.Since))

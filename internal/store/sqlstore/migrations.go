@@ -32,6 +32,8 @@ var allMigrations = []Migration{
 	taskKeyIndexMigration,  // 136
 	teamsMigration,         // 140
 	plansMigration,         // 150
+	planJournalMigration,   // 151
+	teamLogIndexMigration,  // 152
 	rollupsMigration,       // 160
 	logListMigration,       // 161
 	tokenCacheMigration,    // 170

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -38,7 +39,10 @@ func TestPeriodSpendingCountsTheKeptHoldsOfBatches(t *testing.T) {
 			if _, err := s.WriteItems(ctx, items); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Logs().Insert(ctx, []store.UsageLog{{Type: store.LogConsume, UserID: u.ID, TokenID: 3, Quota: 40, CreatedAt: at}}); err != nil {
+			// The second row a plan paid: it spent no money, so no budget.
+			planPaid := json.RawMessage(`{"stream":false,` + store.PlanMarker + `1,"grant":1,"window":"x","windows":[1]}}`)
+			if err := s.Logs().Insert(ctx, []store.UsageLog{{Type: store.LogConsume, UserID: u.ID, TokenID: 3, Quota: 40, CreatedAt: at},
+				{Type: store.LogConsume, UserID: u.ID, TokenID: 3, Quota: 9000, Other: planPaid, CreatedAt: at}}); err != nil {
 				t.Fatal(err)
 			}
 			for _, c := range []struct {
@@ -46,7 +50,7 @@ func TestPeriodSpendingCountsTheKeptHoldsOfBatches(t *testing.T) {
 				id   int64
 			}{{store.SubjectUser, u.ID}, {store.SubjectToken, 3}} {
 				if n, err := s.Traffic().PeriodSpent(ctx, c.kind, c.id, day); err != nil || n != 40+300+50 {
-					t.Errorf("%s spent %d %v, want the row and the batch's kept holds: %d", c.kind, n, err, 40+300+50)
+					t.Errorf("%s spent %d %v, want the money row and the batch's kept holds, not the plan-paid row: %d", c.kind, n, err, 40+300+50)
 				}
 			}
 		})

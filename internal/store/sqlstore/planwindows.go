@@ -17,11 +17,11 @@ import (
 // sharing the database draw exactly. A grant's first draw makes its rows
 // first, outside the locking transaction, so concurrent first draws do
 // not deadlock on the inserts' gap locks (MySQL).
-func (r planRepo) Take(ctx context.Context, grantID int64, wins []store.PlanTake, nowMS, amount int64) (store.PlanTaken, error) {
-	out, err := r.take(ctx, grantID, wins, nowMS, amount)
+func (r planRepo) Take(ctx context.Context, grantID int64, wins []store.PlanTake, nowMS, amount int64, journal *store.PlanDraw) (store.PlanTaken, error) {
+	out, err := r.take(ctx, grantID, wins, nowMS, amount, journal)
 	if errors.Is(err, errNoWindowRows) {
 		if err = r.makeWindows(ctx, grantID, len(wins)); err == nil {
-			out, err = r.take(ctx, grantID, wins, nowMS, amount)
+			out, err = r.take(ctx, grantID, wins, nowMS, amount, journal)
 		}
 	}
 	return out, wrap(err, "draw from plan")
@@ -30,7 +30,7 @@ func (r planRepo) Take(ctx context.Context, grantID int64, wins []store.PlanTake
 // errNoWindowRows: the grant's window rows are not all made yet.
 var errNoWindowRows = errors.New("plan window rows missing")
 
-func (r planRepo) take(ctx context.Context, grantID int64, wins []store.PlanTake, nowMS, amount int64) (store.PlanTaken, error) {
+func (r planRepo) take(ctx context.Context, grantID int64, wins []store.PlanTake, nowMS, amount int64, journal *store.PlanDraw) (store.PlanTaken, error) {
 	var out store.PlanTaken
 	err := r.s.withTx(ctx, func(tx *sql.Tx) error {
 		out = store.PlanTaken{}
@@ -57,7 +57,11 @@ func (r planRepo) take(ctx context.Context, grantID int64, wins []store.PlanTake
 			}
 		}
 		out.OK = true
-		return nil
+		if journal == nil {
+			return nil
+		}
+		journal.GrantID, journal.Starts, journal.Amount = grantID, out.Starts, amount
+		return r.journalDraw(ctx, tx, journal)
 	})
 	return out, err
 }
@@ -106,19 +110,30 @@ func scanWindow(row interface{ Scan(...any) error }) (store.PlanWindowState, err
 
 // Add corrects the windows whose start is still the one the draw was
 // taken in; a window that rolled since keeps its new count.
-func (r planRepo) Add(ctx context.Context, grantID int64, starts []int64, delta int64) error {
+func (r planRepo) Add(ctx context.Context, grantID int64, starts []int64, delta int64, mark store.PlanMark) error {
+	if delta == 0 && mark.HoldKey == "" {
+		return nil
+	}
+	err := r.s.withTx(ctx, func(tx *sql.Tx) error {
+		if err := r.addWindows(ctx, tx, grantID, starts, delta); err != nil {
+			return err
+		}
+		return r.markDraw(ctx, tx, mark)
+	})
+	return wrap(err, "correct plan window")
+}
+
+func (r planRepo) addWindows(ctx context.Context, tx *sql.Tx, grantID int64, starts []int64, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
-	return r.s.withTx(ctx, func(tx *sql.Tx) error {
-		for i, s := range starts {
-			if _, err := tx.ExecContext(ctx, r.s.Rebind("UPDATE plan_windows SET used = used + ? WHERE grant_id = ? AND idx = ? AND start_ms = ?"),
-				delta, grantID, i, s); err != nil {
-				return wrap(err, "correct plan window")
-			}
+	for i, s := range starts {
+		if _, err := tx.ExecContext(ctx, r.s.Rebind("UPDATE plan_windows SET used = used + ? WHERE grant_id = ? AND idx = ? AND start_ms = ?"),
+			delta, grantID, i, s); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 func (r planRepo) Windows(ctx context.Context, grantID int64) ([]store.PlanWindowState, error) {
@@ -213,15 +228,19 @@ func (r planRepo) KeepDraw(ctx context.Context, d store.PlanDraw) error {
 	if err != nil {
 		return err
 	}
-	_, err = r.s.db.ExecContext(ctx, r.s.upsertSQL("plan_draws", "hold_key", []string{"grant_id", "plan_id", "starts", "amount", "created_at"}),
-		d.HoldKey, d.GrantID, d.PlanID, starts, d.Amount, now())
+	// A live draw journaled under its node becomes the durable ticket's:
+	// no owner, so no sweep ends it behind the record that will.
+	_, err = r.s.db.ExecContext(ctx, r.s.upsertSQL("plan_draws", "hold_key", []string{"grant_id", "plan_id", "starts", "amount", "created_at", "owner", "settled"}),
+		d.HoldKey, d.GrantID, d.PlanID, starts, d.Amount, now(), "", 0)
 	return wrap(err, "keep plan draw")
 }
 
 func (r planRepo) Draw(ctx context.Context, holdKey string) (*store.PlanDraw, error) {
 	d := store.PlanDraw{HoldKey: holdKey}
 	var starts string
-	err := r.s.db.QueryRowContext(ctx, r.s.Rebind("SELECT grant_id, plan_id, starts, amount FROM plan_draws WHERE hold_key = ?"), holdKey).
+	// Only a durable ticket's record (no owner): a live draw journaled
+	// under its node is the plan sweep's to end, never a restored ticket's.
+	err := r.s.db.QueryRowContext(ctx, r.s.Rebind("SELECT grant_id, plan_id, starts, amount FROM plan_draws WHERE hold_key = ? AND owner = ''"), holdKey).
 		Scan(&d.GrantID, &d.PlanID, &starts, &d.Amount)
 	if err != nil {
 		return nil, wrap(err, "plan draw")

@@ -181,7 +181,7 @@ func (r teamRepo) Usage(ctx context.Context, teamID int64, since, until time.Tim
 		return nil, fmt.Errorf("team usage: cannot group by %q", by)
 	}
 	q := "SELECT " + col + ", COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), COALESCE(SUM(quota), 0)" +
-		" FROM usage_logs WHERE team_id = ? AND type = ? AND created_at >= ? AND created_at < ? GROUP BY " + col + " ORDER BY " + col
+		" FROM usage_logs WHERE " + teamCond("team_id") + " AND type = ? AND created_at >= ? AND created_at < ? GROUP BY " + col + " ORDER BY " + col
 	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(q), teamID, store.LogConsume, dbTime(since), dbTime(until))
 	if err != nil {
 		return nil, wrap(err, "team usage")

@@ -95,10 +95,13 @@ func (r trafficRepo) PeriodSpent(ctx context.Context, kind string, id int64, sin
 	}
 	// One statement, so a batch billed meanwhile (its hold closed and its
 	// row written in one transaction) is counted once.
+	// A row a plan paid (its other.plan) spent no money: the budgets never
+	// counted it at admission or settlement, so their sum from the rows
+	// leaves it out too (CONTRACT §10, §18).
 	var sum int64
-	err := r.s.db.QueryRowContext(ctx, r.s.Rebind("SELECT COALESCE((SELECT SUM(quota) FROM usage_logs WHERE "+col+" = ? AND type = ? AND created_at >= ?), 0)"+
+	err := r.s.db.QueryRowContext(ctx, r.s.Rebind("SELECT COALESCE((SELECT SUM(CASE WHEN other LIKE ? THEN 0 ELSE quota END) FROM usage_logs WHERE "+teamCond(col)+" AND type = ? AND created_at >= ?), 0)"+
 		" + COALESCE((SELECT SUM(amount) FROM billing_holds WHERE "+holdsWhere+" AND owner = '' AND hold_key LIKE '"+store.BatchHoldPrefix+"%' AND created_at >= ?), 0)"),
-		id, store.LogConsume, dbTime(since), id, since.UnixMilli()).Scan(&sum)
+		"%"+store.PlanMarker+"%", id, store.LogConsume, dbTime(since), id, since.UnixMilli()).Scan(&sum)
 	return sum, wrap(err, "sum period spending")
 }
 

@@ -1,0 +1,62 @@
+package billing
+
+import (
+	"context"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+)
+
+// What other books that ride on a hold (the plans' windows) ask before
+// they end the records a dead node left: whether the node is gone and its
+// rows final, and which of its holds were settled.
+
+// Abandoned reports whether node's lease lapsed and, with Redis balances,
+// its balance journal is empty: every settle it journaled but never wrote
+// has been written by a sweep (so its row exists), and every other move
+// undone. Until then, what the database says of its holds may still grow.
+func (s *Service) Abandoned(ctx context.Context, node string) (bool, error) {
+	lc, ok := s.writer.st.(LeaseChecker)
+	if !ok || node == s.node {
+		return false, nil
+	}
+	now, err := s.now(ctx)
+	if err != nil {
+		return false, err
+	}
+	lapsed, err := lc.LeaseLapsed(ctx, node, now)
+	if err != nil || !lapsed {
+		return false, err
+	}
+	r, ok := s.balances.(*redisBalances)
+	if !ok {
+		return true, nil
+	}
+	e := r.cur()
+	if e == "" {
+		return false, nil // not adopted the epoch yet: ask again next sweep
+	}
+	n, err := r.rdb.HLen(ctx, r.journalKey(e, node)).Result()
+	return n == 0, err
+}
+
+// Settled reports which of holds have their settle stored in the ledger
+// (alone, or netted with the hold's reserve in one entry).
+func (s *Service) Settled(ctx context.Context, holds []string) (map[string]bool, error) {
+	lk, ok := s.writer.st.(LedgerKinds)
+	if !ok {
+		return map[string]bool{}, nil
+	}
+	keys := make([]string, len(holds))
+	for i, h := range holds {
+		keys[i] = h + ":" + store.LedgerSettle
+	}
+	stored, err := storedEntries(ctx, lk, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(holds))
+	for i, h := range holds {
+		out[h] = stored[keys[i]]
+	}
+	return out, nil
+}
