@@ -86,3 +86,10 @@ type TeamRepo interface {
 	// token_id or model.
 	Usage(ctx context.Context, teamID int64, since, until time.Time, by string) ([]UsageGroup, error)
 }
+
+// TeamPaidMarker is in the other of every usage row that moved a team's
+// shared balance (a member's call the team paid for, a team top-up): the
+// books take such a row's team_id, not its user, as the account it moved.
+// Only the server writes it (billing marks the row); a client's text in
+// other is a JSON string whose quotes are escaped, so it cannot spell it.
+const TeamPaidMarker = `"paid_by":"team"`
