@@ -125,8 +125,8 @@ func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(
 type journalRecord struct {
 	payer          Payer
 	tokenID, delta int64
-	item                   *store.BillingItem // the settle to store, when recorded
-	ok                     bool
+	item           *store.BillingItem // the settle to store, when recorded
+	ok             bool
 }
 
 func parseRecord(rec string) journalRecord {

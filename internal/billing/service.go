@@ -204,7 +204,7 @@ type Credit struct {
 	// TeamID, when set (and UserID not), moves a team's shared balance;
 	// it is never taken below zero (store.ErrConflict).
 	TeamID int64
-	Delta   int64
+	Delta  int64
 	// Note says why, on the usage row ("redemption code 12").
 	Note string
 	// Detail is the usage row's detail in place of the note (a payment's

@@ -37,7 +37,7 @@ ALTER TABLE tasks ADD key_index {{int}} NOT NULL DEFAULT 0;
 var taskTeamMigration = Migration{Version: 141, Name: "task team", SQL: `
 ALTER TABLE tasks ADD team_id {{bigint}} NOT NULL DEFAULT 0;
 ALTER TABLE tasks ADD org_id {{bigint}} NOT NULL DEFAULT 0;
-ALTER TABLE tasks ADD team_pays {{int}} NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD team_pays {{bool}} NOT NULL DEFAULT FALSE;
 `}
 
 func nullJSON(b json.RawMessage) any {
