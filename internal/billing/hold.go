@@ -105,10 +105,10 @@ func (h *Hold) move(delta int64) Move {
 }
 
 // mark notes on a row of a hold its team pays that the team's balance
-// moved, for the books (store.TeamPaidMarker).
+// moved, and which team's, for the books (store.TeamPaidMarker).
 func (h *Hold) mark(log *store.UsageLog) {
 	if log != nil && h.acct.Payer().team() {
-		log.Other = markTeamPaid(log.Other)
+		log.Other, log.TeamID = markTeamPaid(log.Other), h.acct.TeamID
 	}
 }
 

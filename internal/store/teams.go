@@ -76,10 +76,6 @@ type TeamRepo interface {
 	// SetMembership puts a user in a team with a role (teamID 0 and an
 	// empty role: in none).
 	SetMembership(ctx context.Context, userID, teamID int64, role string) error
-	// AddQuota moves a team's shared balance by delta with a top-up ledger
-	// entry under key (applied once), refusing with ErrConflict a move
-	// below zero; it returns the new balance.
-	AddQuota(ctx context.Context, teamID int64, key string, delta int64) (int64, error)
 	// Members lists a team's users.
 	Members(ctx context.Context, teamID int64) ([]User, error)
 	// Usage sums a team's consume rows in [since, until) by user_id,
