@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -99,15 +98,31 @@ type teamBooks struct {
 }
 
 func readTeamBooks(t *testing.T, g *testkit.Gateway, team int64) teamBooks {
-	db := g.App.Store.(interface{ DB() *sql.DB }).DB()
-	var tb teamBooks
-	q := `SELECT (SELECT quota FROM teams WHERE id = $1),
-		(SELECT COALESCE(SUM(delta), 0) FROM quota_ledger WHERE team_id = $1),
-		(SELECT COUNT(*) FROM usage_logs WHERE team_id = $1 AND type = 'consume'),
-		(SELECT COALESCE(SUM(quota), 0) FROM usage_logs WHERE team_id = $1 AND type = 'consume'),
-		(SELECT COALESCE(SUM(quota), 0) FROM users WHERE team_id = $1)`
-	if err := db.QueryRow(q, team).Scan(&tb.balance, &tb.ledger, &tb.rows, &tb.consumed, &tb.members); err != nil {
+	ctx, st := context.Background(), g.App.Store
+	tm, err := st.Teams().GetTeam(ctx, team)
+	if err != nil {
 		t.Fatal(err)
+	}
+	tb := teamBooks{balance: tm.Quota}
+	later := time.Now().Add(time.Hour)
+	ledger, err := st.Books().TeamsBefore(ctx, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb.ledger = ledger[team]
+	usage, err := st.Teams().Usage(ctx, team, later.Add(-48*time.Hour), later, "user")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range usage {
+		tb.rows, tb.consumed = tb.rows+u.Requests, tb.consumed+u.Quota
+	}
+	members, err := st.Teams().Members(ctx, team)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range members {
+		tb.members += m.Quota
 	}
 	return tb
 }
