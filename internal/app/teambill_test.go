@@ -173,15 +173,16 @@ func TestTwoNodesNeverOverspendATeamsSharedBalanceOrBudget(t *testing.T) {
 				t.Fatalf("%d calls served (%d spent) and %d refused under a limit of %d", ok.Load(), spent, refused.Load(), c.limit)
 			}
 			t.Logf("%d calls served (%d spent of %d), %d refused", ok.Load(), spent, c.limit, refused.Load())
-			// Rows are written behind the answers: wait until every served
-			// call has one, then the books must agree to the unit.
+			// Rows are written behind the answers, and the figures are read
+			// one after another: wait until they are all in, then the books
+			// must agree to the unit.
+			want := teamBooks{balance: c.balance - spent, ledger: c.balance - spent, rows: ok.Load(), consumed: spent, members: 3 * 10_000_000}
 			var tb teamBooks
 			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-				if tb = readTeamBooks(t, a, team); tb.rows == ok.Load() || time.Now().After(deadline) {
+				if tb = readTeamBooks(t, a, team); tb == want || time.Now().After(deadline) {
 					break
 				}
 			}
-			want := teamBooks{balance: c.balance - spent, ledger: c.balance - spent, rows: ok.Load(), consumed: spent, members: 3 * 10_000_000}
 			if tb != want {
 				t.Fatalf("team books %+v, want %+v", tb, want)
 			}
@@ -194,6 +195,16 @@ func TestTwoNodesNeverOverspendATeamsSharedBalanceOrBudget(t *testing.T) {
 			st, rep := a.Do(t, "GET", "/api/reports/reconcile", "root-secret", nil)
 			if teams, _ := rep["teams"].([]any); st != 200 || rep["ok"] != true || len(teams) != 1 {
 				t.Fatalf("reconcile: %d %v", st, rep)
+			}
+			// A budget's counter, shared by both nodes, is what its rows spent.
+			budgets, _ := rep["budgets"].([]any)
+			for _, it := range budgets {
+				if bb := it.(map[string]any); bb["live"] != float64(spent) || bb["rows_sum"] != float64(spent) || bb["ok"] != true {
+					t.Errorf("budget books %v, want %d live and in rows", bb, spent)
+				}
+			}
+			if want := len(c.org) + len(c.team); len(budgets) != want/2 {
+				t.Errorf("budgets %v, want %d", budgets, want/2)
 			}
 		})
 	}

@@ -27,6 +27,9 @@ type Report struct {
 	Differences []Difference `json:"differences"`
 	// Plans are the open plan windows' books (ReconcilePlans).
 	Plans []plans.WindowBooks `json:"plans"`
+	// Budgets are the period budgets of teams and organisations
+	// (ReconcileBudgets).
+	Budgets []BudgetBooks `json:"budgets"`
 }
 
 // Account is one user's or key's books over the window. LedgerSum is what
@@ -118,7 +121,7 @@ func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Tim
 		return nil, err
 	}
 	rep := &Report{OK: true, Since: w.Since, Until: w.Until, OpenHolds: len(lr.open), Users: []Account{}, Tokens: []Account{},
-		Teams: []Account{}, Differences: []Difference{}, Plans: []plans.WindowBooks{}}
+		Teams: []Account{}, Differences: []Difference{}, Plans: []plans.WindowBooks{}, Budgets: []BudgetBooks{}}
 	if !w.Until.Before(now) {
 		holds, err := st.Holds().List(ctx)
 		if err != nil {
