@@ -212,6 +212,9 @@ func (a *API) reconcileReport(w http.ResponseWriter, r *http.Request, _ *auth.Pr
 	if err := books.ReconcilePlans(r.Context(), a.d.Store, a.d.Plans, rep); err != nil {
 		return err
 	}
+	if err := books.ReconcileBudgets(r.Context(), a.d.Store, a.d.Limits, rep); err != nil {
+		return err
+	}
 	apijson.Write(w, http.StatusOK, rep)
 	return nil
 }

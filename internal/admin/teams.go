@@ -4,10 +4,10 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -122,7 +122,18 @@ func (a *API) teamView(ctx context.Context, t *store.Team) (teamView, error) {
 		return teamView{}, err
 	}
 	grant, err := a.mcpGrantOf(ctx, store.SubjectTeam, t.ID)
-	return teamView{Team: *t, limitsView: lv, MCP: grant}, err
+	if err != nil {
+		return teamView{}, err
+	}
+	v := teamView{Team: *t, limitsView: lv, MCP: grant}
+	// The live balance, as a user's is shown: the stored one trails it by
+	// the writer's queue.
+	if a.d.Billing != nil {
+		if v.Quota, err = a.d.Billing.Balances().Team(ctx, t.ID); err != nil {
+			return teamView{}, err
+		}
+	}
+	return v, nil
 }
 
 func (a *API) listOrgs(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
@@ -367,11 +378,15 @@ func (a *API) teamQuota(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if ok, err := get(f, "delta", &delta); err != nil || !ok {
 		return firstErr(err, badField("delta", "is required"))
 	}
-	key := "team:" + strconv.FormatInt(t.ID, 10) + ":topup:" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	q, err := a.d.Store.Teams().AddQuota(r.Context(), t.ID, key, delta)
+	bal, err := a.d.Billing.Balances().Team(r.Context(), t.ID)
+	if err == nil && delta != 0 {
+		var c billing.Credited
+		c, err = a.d.Billing.Credit(r.Context(), billing.Credit{TeamID: t.ID, Delta: delta, Note: "team quota changed by an administrator"})
+		bal = c.Balance
+	}
 	if err != nil {
 		return err
 	}
-	apijson.Write(w, http.StatusOK, map[string]int64{"quota": q})
+	apijson.Write(w, http.StatusOK, map[string]int64{"quota": bal})
 	return nil
 }

@@ -140,7 +140,7 @@ func (g Gate) reserve(ctx, bg context.Context, tk *Ticket, acct billing.Account,
 
 // Account is who pays for p's calls.
 func Account(p *auth.Principal) billing.Account {
-	return billing.Account{UserID: p.UserID, TokenID: p.TokenID, Group: p.Group, TeamID: p.TeamID, OrgID: p.OrgID}
+	return billing.Account{UserID: p.UserID, TokenID: p.TokenID, Group: p.Group, TeamID: p.TeamID, OrgID: p.OrgID, TeamPays: p.TeamPays}
 }
 
 // refusedModel starts the message of a model an allow-list refuses, by the

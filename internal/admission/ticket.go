@@ -32,6 +32,9 @@ type Record struct {
 	// ticket was taken (0: none), whose budgets the share is held on.
 	TeamID int64 `json:"team_id,omitempty"`
 	OrgID  int64 `json:"org_id,omitempty"`
+	// TeamPays: the team's shared balance holds the reservation, so the
+	// ticket ends there whatever the team's billing is by then.
+	TeamPays bool `json:"team_pays,omitempty"`
 	// HeldNS is when the reservation was taken (Unix nanoseconds): the
 	// budget periods it counts in, and the price version a deferred charge
 	// is priced at.
@@ -48,7 +51,7 @@ func (r Record) HeldAt() time.Time { return time.Unix(0, r.HeldNS) }
 
 // Account is who pays.
 func (r Record) Account() billing.Account {
-	return billing.Account{UserID: r.UserID, TokenID: r.TokenID, Group: r.Group, TeamID: r.TeamID, OrgID: r.OrgID}
+	return billing.Account{UserID: r.UserID, TokenID: r.TokenID, Group: r.Group, TeamID: r.TeamID, OrgID: r.OrgID, TeamPays: r.TeamPays}
 }
 
 // Hold takes a deferred reservation of amount under key for acct's use of
@@ -81,7 +84,7 @@ func (tk *Ticket) Record() Record {
 	h := tk.Hold
 	acct := h.Account()
 	return Record{Key: h.Key(), Reserved: h.Reserved, UserID: acct.UserID, TokenID: acct.TokenID, Group: acct.Group,
-		TeamID: acct.TeamID, OrgID: acct.OrgID, Model: tk.model, HeldNS: tk.heldAt.UnixNano(), Budget: tk.Budget.Amount(), BudgetKeys: tk.Budget.Keys()}
+		TeamID: acct.TeamID, OrgID: acct.OrgID, TeamPays: acct.TeamPays, Model: tk.model, HeldNS: tk.heldAt.UnixNano(), Budget: tk.Budget.Amount(), BudgetKeys: tk.Budget.Keys()}
 }
 
 // Restore rebuilds a ticket taken earlier, maybe by another process, from

@@ -37,6 +37,9 @@ type Principal struct {
 	OrgID      int64
 	TeamModels []string
 	OrgModels  []string
+	// TeamPays is set when the team's billing is shared: its balance
+	// pays the user's calls (CONTRACT §18).
+	TeamPays bool
 }
 
 // Allows reports whether the key, its team and its organisation may all

@@ -27,6 +27,7 @@ func withTeam(ctx context.Context, st store.Store, p *Principal, u *store.User) 
 		return err
 	}
 	p.TeamID, p.TeamRole, p.OrgID, p.TeamModels = t.ID, u.TeamRole, t.OrgID, t.Models
+	p.TeamPays = t.Billing == store.BillingShared
 	group := t.Group
 	if o, err := st.Teams().GetOrg(ctx, t.OrgID); err == nil {
 		p.OrgModels = o.Models

@@ -117,7 +117,7 @@ func (s *Service) start(r *http.Request, h http.Header, b *store.Batch, pl *plan
 		return err
 	}
 	defer call.Release(context0(r))
-	acct := billing.Account{UserID: b.UserID, TokenID: b.TokenID, Group: b.Group, TeamID: team, OrgID: org}
+	acct := billing.Account{UserID: b.UserID, TokenID: b.TokenID, Group: b.Group, TeamID: team, OrgID: org, TeamPays: pl.principal.TeamPays}
 	holds, taken, err := s.takeTickets(r.Context(), acct, b.PublicID, pl, h)
 	var e *ir.Error
 	if errors.As(err, &e) && e.Status == 402 && !pl.exact {

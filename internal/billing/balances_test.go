@@ -74,19 +74,19 @@ func TestBalancesTakeBothOrNeither(t *testing.T) {
 			ctx := context.Background()
 			st, uid, limited, unlimited := seedAccounts(t, 1000, 100)
 			b := f.make(t, st)
-			if err := b.Take(ctx, uid, limited, 150, false); err != ErrInsufficientToken {
+			if err := b.Take(ctx, User(uid), limited, 150, false); err != ErrInsufficientToken {
 				t.Fatalf("over the key's quota: %v", err)
 			}
-			if err := b.Take(ctx, uid, unlimited, 1500, false); err != ErrInsufficientUser {
+			if err := b.Take(ctx, User(uid), unlimited, 1500, false); err != ErrInsufficientUser {
 				t.Fatalf("over the user's quota: %v", err)
 			}
 			if v, _ := b.User(ctx, uid); v != 1000 {
 				t.Fatalf("a refused take moved the user balance to %d", v)
 			}
-			if err := b.Take(ctx, uid, limited, 60, false); err != nil {
+			if err := b.Take(ctx, User(uid), limited, 60, false); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Take(ctx, uid, limited, 60, true); err != nil {
+			if err := b.Take(ctx, User(uid), limited, 60, true); err != nil {
 				t.Fatalf("forced take: %v", err)
 			}
 			u, _ := b.User(ctx, uid)
@@ -97,7 +97,7 @@ func TestBalancesTakeBothOrNeither(t *testing.T) {
 			if _, lim, _ := b.Token(ctx, unlimited); lim {
 				t.Fatal("unlimited key reported as limited")
 			}
-			if err := b.Give(ctx, uid, limited, 20); err != nil {
+			if err := b.Give(ctx, User(uid), limited, 20); err != nil {
 				t.Fatal(err)
 			}
 			if tk, _, _ := b.Token(ctx, limited); tk != 0 {
@@ -120,7 +120,7 @@ func TestBalancesNeverOversellUnderConcurrency(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if b.Take(ctx, uid, limited, 10, false) == nil {
+					if b.Take(ctx, User(uid), limited, 10, false) == nil {
 						mu.Lock()
 						granted++
 						mu.Unlock()
@@ -151,7 +151,7 @@ func TestAnOverdrawnKeyStaysLimitedWhenReloaded(t *testing.T) {
 			if v, lim, err := b.Token(ctx, limited); err != nil || !lim || v != -200 {
 				t.Fatalf("Token = %d, limited %v, %v; want -200 and limited", v, lim, err)
 			}
-			if err := b.Take(ctx, uid, limited, 1, false); err != ErrInsufficientToken {
+			if err := b.Take(ctx, User(uid), limited, 1, false); err != ErrInsufficientToken {
 				t.Fatalf("a take from an overdrawn key: %v", err)
 			}
 		})

@@ -67,7 +67,8 @@ func (s *Service) reserve(ctx context.Context, acct Account, key string, amount 
 	now := time.Now().UTC()
 	s.writer.Item(store.BillingItem{
 		Entry: h.entry(store.LedgerReserve, -amount, 0),
-		Open:  &store.Hold{Key: key, Owner: s.node, UserID: acct.UserID, TokenID: acct.TokenID, Amount: amount, CreatedAt: now},
+		Open: &store.Hold{Key: key, Owner: s.node, UserID: acct.UserID, TokenID: acct.TokenID, Amount: amount, CreatedAt: now,
+			TeamID: acct.Payer().TeamID},
 	})
 	return h, nil
 }
@@ -82,8 +83,12 @@ func quotaError(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, ErrInsufficientUser) || errors.Is(err, ErrInsufficientToken) {
-		return &ir.Error{Status: 402, Kind: ir.KindQuota, Code: "insufficient_quota", Message: err.Error() + " for this request", Cause: err}
+	if errors.Is(err, ErrInsufficientUser) || errors.Is(err, ErrInsufficientToken) || errors.Is(err, ErrInsufficientTeam) {
+		e := &ir.Error{Status: 402, Kind: ir.KindQuota, Code: "insufficient_quota", Message: err.Error() + " for this request", Cause: err}
+		if errors.Is(err, ErrInsufficientTeam) {
+			e.Level = "team"
+		}
+		return e
 	}
 	return err
 }
@@ -91,7 +96,34 @@ func quotaError(err error) error {
 // entry is the hold's ledger entry of a kind; its key is <hold key>:<kind>.
 func (h *Hold) entry(kind string, delta, used int64) *store.LedgerEntry {
 	return &store.LedgerEntry{Key: h.key + ":" + kind, Kind: kind, UserID: h.acct.UserID, TokenID: h.acct.TokenID,
-		Delta: delta, TokenDelta: delta, Used: used, CreatedAt: time.Now().UTC()}
+		Delta: delta, TokenDelta: delta, Used: used, CreatedAt: time.Now().UTC(), TeamID: h.acct.Payer().TeamID}
+}
+
+// move is the hold's committed live move by delta.
+func (h *Hold) move(delta int64) Move {
+	return Move{UserID: h.acct.UserID, TokenID: h.acct.TokenID, Delta: delta, TeamID: h.acct.Payer().TeamID}
+}
+
+// mark notes on a row of a hold its team pays that the team's balance
+// moved, and which team's, for the books (store.TeamPaidMarker).
+func (h *Hold) mark(log *store.UsageLog) {
+	if log != nil && h.acct.Payer().team() {
+		log.Other, log.TeamID = markTeamPaid(log.Other), h.acct.TeamID
+	}
+}
+
+// markTeamPaid adds the team-paid marker to a row's other object.
+func markTeamPaid(other []byte) []byte {
+	if len(other) < 2 || other[len(other)-1] != '}' {
+		return []byte("{" + store.TeamPaidMarker + "}")
+	}
+	b := make([]byte, 0, len(other)+len(store.TeamPaidMarker)+1)
+	b = append(b, other[:len(other)-1]...)
+	if len(other) > 2 {
+		b = append(b, ',')
+	}
+	b = append(b, store.TeamPaidMarker...)
+	return append(b, '}')
 }
 
 // Account is who the hold is taken from.
@@ -118,6 +150,7 @@ func (h *Hold) SettleWith(ctx context.Context, charge int64, log *store.UsageLog
 		return false
 	}
 	diff := charge - h.Reserved
+	h.mark(log)
 	h.end(ctx, store.LedgerSettle, -diff, store.BillingItem{Entry: h.entry(store.LedgerSettle, -diff, charge), Log: log, Close: h.key})
 	return true
 }
@@ -174,6 +207,7 @@ func (h *Hold) RefundWith(ctx context.Context, log *store.UsageLog) bool {
 	if !h.ended.CompareAndSwap(false, true) {
 		return false
 	}
+	h.mark(log)
 	h.end(ctx, store.LedgerRefund, h.Reserved, store.BillingItem{Entry: h.entry(store.LedgerRefund, h.Reserved, 0), Log: log, Close: h.key})
 	return true
 }
@@ -182,6 +216,7 @@ func (h *Hold) RefundWith(ctx context.Context, log *store.UsageLog) bool {
 // another process, and writes log (may be nil) with the hand-over. From
 // then on the sweep leaves the hold alone.
 func (h *Hold) Keep(log *store.UsageLog) {
+	h.mark(log)
 	h.s.writer.Item(store.BillingItem{Keep: h.key, Log: log})
 }
 
@@ -192,12 +227,14 @@ func (h *Hold) Keep(log *store.UsageLog) {
 // the hold.
 func (h *Hold) SettleNow(ctx context.Context, charge int64, log *store.UsageLog) (bool, error) {
 	diff := charge - h.Reserved
+	h.mark(log)
 	return h.endNow(ctx, store.BillingItem{Entry: h.entry(store.LedgerSettle, -diff, charge), Log: log, Close: h.key}, -diff)
 }
 
 // RefundNow ends a hold kept by a durable record by returning it whole;
 // see SettleNow.
 func (h *Hold) RefundNow(ctx context.Context, log *store.UsageLog) (bool, error) {
+	h.mark(log)
 	return h.endNow(ctx, store.BillingItem{Entry: h.entry(store.LedgerRefund, h.Reserved, 0), Log: log, Close: h.key}, h.Reserved)
 }
 
@@ -210,7 +247,7 @@ func (h *Hold) endNow(ctx context.Context, it store.BillingItem, delta int64) (b
 	if err := h.s.writer.Flush(ctx); err != nil {
 		return false, err
 	}
-	won, err := h.s.commit(ctx, []store.BillingItem{it}, []Move{{UserID: h.acct.UserID, TokenID: h.acct.TokenID, Delta: delta}})
+	won, err := h.s.commit(ctx, []store.BillingItem{it}, []Move{h.move(delta)})
 	if err != nil {
 		return false, err
 	}

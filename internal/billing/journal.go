@@ -26,10 +26,10 @@ import (
 //     (and moves Redis with it), and the journal undoes the lost end's move;
 //   - both stored: the journal entries are simply dropped.
 type Journal interface {
-	// MoveFor moves the user's and (limited) key's balance by delta for the
+	// MoveFor moves the payer's and (limited) key's balance by delta for the
 	// ledger entry entryKey and records it in node's journal, atomically.
 	// A negative delta without force fails when it does not fit.
-	MoveFor(ctx context.Context, node, entryKey string, userID, tokenID, delta int64, force bool) error
+	MoveFor(ctx context.Context, node, entryKey string, p Payer, tokenID, delta int64, force bool) error
 	// Written drops journal records whose entries the database has taken.
 	Written(ctx context.Context, node string, entryKeys []string) error
 	// Nodes lists the nodes that have journal records.
@@ -72,7 +72,7 @@ func (s *Service) now(ctx context.Context) (time.Time, error) {
 // call was answered).
 func (s *Service) moveForItem(ctx context.Context, acct Account, entryKey string, delta int64, force bool, it *store.BillingItem) error {
 	if r, ok := s.balances.(*redisBalances); ok {
-		return r.moveRecorded(ctx, s.node, entryKey, acct.UserID, acct.TokenID, delta, force, it)
+		return r.moveRecorded(ctx, s.node, entryKey, acct.Payer(), acct.TokenID, delta, force, it)
 	}
 	return s.moveFor(ctx, acct, entryKey, delta, force)
 }
@@ -84,12 +84,12 @@ func (s *Service) moveFor(ctx context.Context, acct Account, entryKey string, de
 		return nil
 	}
 	if j, ok := s.balances.(Journal); ok {
-		return j.MoveFor(ctx, s.node, entryKey, acct.UserID, acct.TokenID, delta, force)
+		return j.MoveFor(ctx, s.node, entryKey, acct.Payer(), acct.TokenID, delta, force)
 	}
 	if delta < 0 {
-		return s.balances.Take(ctx, acct.UserID, acct.TokenID, -delta, force)
+		return s.balances.Take(ctx, acct.Payer(), acct.TokenID, -delta, force)
 	}
-	return s.balances.Give(ctx, acct.UserID, acct.TokenID, delta)
+	return s.balances.Give(ctx, acct.Payer(), acct.TokenID, delta)
 }
 
 // written is the writer's hook after a stored batch: the batch's entries

@@ -121,7 +121,7 @@ func (s *Service) sweepHolds(ctx context.Context, now time.Time) (int, error) {
 		items := make([]store.BillingItem, len(holds))
 		moves := make([]Move, len(holds))
 		for i, h := range holds {
-			items[i], moves[i] = releaseItem(h), Move{UserID: h.UserID, TokenID: h.TokenID, Delta: h.Amount}
+			items[i], moves[i] = releaseItem(h), Move{UserID: h.UserID, TokenID: h.TokenID, Delta: h.Amount, TeamID: h.TeamID}
 		}
 		written, err := s.commit(ctx, items, moves)
 		if err != nil {
@@ -148,7 +148,7 @@ func releaseItem(h store.Hold) store.BillingItem {
 		"owner": h.Owner})
 	return store.BillingItem{
 		Entry: &store.LedgerEntry{Key: h.Key + ":release", Kind: store.LedgerRefund, UserID: h.UserID, TokenID: h.TokenID,
-			Delta: h.Amount, TokenDelta: h.Amount, CreatedAt: now},
+			Delta: h.Amount, TokenDelta: h.Amount, CreatedAt: now, TeamID: h.TeamID},
 		Log:   &store.UsageLog{Type: store.LogError, UserID: h.UserID, TokenID: h.TokenID, RequestID: h.Key, Other: other, CreatedAt: now},
 		Close: h.Key,
 	}

@@ -126,6 +126,31 @@ func (r *redisBalances) loadUser(ctx context.Context, e string, id int64) error 
 	return redisUnavailable(r.rdb.SetNX(ctx, r.userKeys(e, id)[0], u.Quota, 0).Err())
 }
 
+func (r *redisBalances) loadTeam(ctx context.Context, e string, id int64) error {
+	t, err := r.st.Teams().GetTeam(ctx, id)
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	return redisUnavailable(r.rdb.SetNX(ctx, r.teamKeys(e, id)[0], t.Quota, 0).Err())
+}
+
+// payerKeys are the keys of p's balance: the team's or the user's. The
+// scripts take either in the same place, so a call paid by its team is
+// still one round trip.
+func (r *redisBalances) payerKeys(e string, p Payer) []string {
+	if p.team() {
+		return r.teamKeys(e, p.TeamID)
+	}
+	return r.userKeys(e, p.UserID)
+}
+
+func (r *redisBalances) loadPayer(ctx context.Context, e string, p Payer) error {
+	if p.team() {
+		return r.loadTeam(ctx, e, p.TeamID)
+	}
+	return r.loadUser(ctx, e, p.UserID)
+}
+
 func (r *redisBalances) loadToken(ctx context.Context, e string, id int64) error {
 	t, err := r.st.Tokens().Get(ctx, id)
 	if err != nil {
@@ -145,16 +170,16 @@ func b2s(b bool) string {
 	return "0"
 }
 
-func (r *redisBalances) Take(ctx context.Context, userID, tokenID, amount int64, force bool) error {
-	return r.runMove(ctx, userID, tokenID, func(e string) (int, error) {
-		keys := r.scriptKeys(r.userKeys(e, userID), r.tokenKeys(e, tokenID))
+func (r *redisBalances) Take(ctx context.Context, p Payer, tokenID, amount int64, force bool) error {
+	return r.runMove(ctx, p, tokenID, func(e string) (int, error) {
+		keys := r.scriptKeys(r.payerKeys(e, p), r.tokenKeys(e, tokenID))
 		return takeScript.Run(ctx, r.rdb, keys, e, amount, b2s(force), b2s(tokenID != 0)).Int()
 	})
 }
 
 // runMove runs a balance script, loading a balance Redis does not hold yet
 // from the database and trying again: the one retry rule of every move.
-func (r *redisBalances) runMove(ctx context.Context, userID, tokenID int64, run func(e string) (int, error)) error {
+func (r *redisBalances) runMove(ctx context.Context, p Payer, tokenID int64, run func(e string) (int, error)) error {
 	e := r.cur()
 	for attempt := 0; attempt < 4; attempt++ {
 		res, err := run(e)
@@ -166,7 +191,7 @@ func (r *redisBalances) runMove(ctx context.Context, userID, tokenID int64, run 
 		case 0:
 			return nil
 		case rShortUser:
-			return ErrInsufficientUser
+			return short(p)
 		case rShortToken:
 			return ErrInsufficientToken
 		case rStale:
@@ -175,7 +200,7 @@ func (r *redisBalances) runMove(ctx context.Context, userID, tokenID int64, run 
 			}
 			e, err = r.adoptAlone(ctx)
 		case rNoUser:
-			err = r.loadUser(ctx, e, userID)
+			err = r.loadPayer(ctx, e, p)
 		case rNoToken:
 			err = r.loadToken(ctx, e, tokenID)
 		}
@@ -186,8 +211,12 @@ func (r *redisBalances) runMove(ctx context.Context, userID, tokenID int64, run 
 	return errors.New("billing: balance could not be loaded into redis")
 }
 
-func (r *redisBalances) Give(ctx context.Context, userID, tokenID, amount int64) error {
-	if _, err := r.AddUser(ctx, userID, amount); err != nil {
+func (r *redisBalances) Give(ctx context.Context, p Payer, tokenID, amount int64) error {
+	add := func() (int64, error) { return r.AddUser(ctx, p.UserID, amount) }
+	if p.team() {
+		add = func() (int64, error) { return r.AddTeam(ctx, p.TeamID, amount) }
+	}
+	if _, err := add(); err != nil {
 		return err
 	}
 	if tokenID == 0 {
@@ -230,6 +259,15 @@ func (r *redisBalances) add(ctx context.Context, keys func(e string) []string, d
 func (r *redisBalances) AddUser(ctx context.Context, userID, delta int64) (int64, error) {
 	return r.add(ctx, func(e string) []string { return r.userKeys(e, userID) }, delta,
 		func(e string) error { return r.loadUser(ctx, e, userID) })
+}
+
+func (r *redisBalances) AddTeam(ctx context.Context, teamID, delta int64) (int64, error) {
+	return r.add(ctx, func(e string) []string { return r.teamKeys(e, teamID) }, delta,
+		func(e string) error { return r.loadTeam(ctx, e, teamID) })
+}
+
+func (r *redisBalances) Team(ctx context.Context, teamID int64) (int64, error) {
+	return r.read(ctx, func() (int64, error) { return r.AddTeam(ctx, teamID, 0) })
 }
 
 func (r *redisBalances) AddToken(ctx context.Context, tokenID, delta int64) (int64, error) {
@@ -298,7 +336,7 @@ func (r *redisBalances) Committed(ctx context.Context, write func() ([]Move, err
 	}
 	e := r.cur()
 	for _, mv := range moves {
-		if err := r.addLoaded(ctx, e, r.userKeys(e, mv.UserID), mv.Delta); err != nil {
+		if err := r.addLoaded(ctx, e, r.payerKeys(e, mv.payer()), mv.Delta); err != nil {
 			return err
 		}
 		if mv.TokenID != 0 {

@@ -64,16 +64,38 @@ func (r *redisBalances) journalKey(e, node string) string { return r.prefix + e 
 
 func (r *redisBalances) journalSet(e string) string { return r.prefix + e + ":journals" }
 
-func (r *redisBalances) MoveFor(ctx context.Context, node, entryKey string, userID, tokenID, delta int64, force bool) error {
-	return r.moveRecorded(ctx, node, entryKey, userID, tokenID, delta, force, nil)
+func (r *redisBalances) MoveFor(ctx context.Context, node, entryKey string, p Payer, tokenID, delta int64, force bool) error {
+	return r.moveRecorded(ctx, node, entryKey, p, tokenID, delta, force, nil)
+}
+
+// payerField is a journal record's first field: the user, and after a
+// colon the team whose shared balance moved. A record without the team is
+// one of the user's own balance, as every release before teams wrote it.
+func payerField(p Payer) string {
+	f := strconv.FormatInt(p.UserID, 10)
+	if p.team() {
+		f += ":" + strconv.FormatInt(p.TeamID, 10)
+	}
+	return f
+}
+
+func parsePayer(f string) (Payer, error) {
+	user, team, hasTeam := strings.Cut(f, ":")
+	var p Payer
+	var err error
+	if p.UserID, err = strconv.ParseInt(user, 10, 64); err != nil || !hasTeam {
+		return p, err
+	}
+	p.TeamID, err = strconv.ParseInt(team, 10, 64)
+	return p, err
 }
 
 // moveRecorded is MoveFor whose journal record also carries the item that
 // will store the move (a settle and its usage row), so that whoever sweeps
 // this node after it died writes the item instead of undoing the move: what
 // the node answered is charged.
-func (r *redisBalances) moveRecorded(ctx context.Context, node, entryKey string, userID, tokenID, delta int64, force bool, it *store.BillingItem) error {
-	record := strconv.FormatInt(userID, 10) + " " + strconv.FormatInt(tokenID, 10) + " " + strconv.FormatInt(delta, 10)
+func (r *redisBalances) moveRecorded(ctx context.Context, node, entryKey string, p Payer, tokenID, delta int64, force bool, it *store.BillingItem) error {
+	record := payerField(p) + " " + strconv.FormatInt(tokenID, 10) + " " + strconv.FormatInt(delta, 10)
 	if it != nil {
 		b, err := json.Marshal(it)
 		if err != nil {
@@ -81,8 +103,8 @@ func (r *redisBalances) moveRecorded(ctx context.Context, node, entryKey string,
 		}
 		record += " " + string(b)
 	}
-	return r.runMove(ctx, userID, tokenID, func(e string) (int, error) {
-		keys := append(r.scriptKeys(r.userKeys(e, userID), r.tokenKeys(e, tokenID)), r.journalKey(e, node), r.journalSet(e))
+	return r.runMove(ctx, p, tokenID, func(e string) (int, error) {
+		keys := append(r.scriptKeys(r.payerKeys(e, p), r.tokenKeys(e, tokenID)), r.journalKey(e, node), r.journalSet(e))
 		return moveScript.Run(ctx, r.rdb, keys, e, delta, b2s(force), b2s(tokenID != 0), entryKey, record, node).Int()
 	})
 }
@@ -101,9 +123,10 @@ func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(
 
 // journalRecord is one parsed journal record.
 type journalRecord struct {
-	userID, tokenID, delta int64
-	item                   *store.BillingItem // the settle to store, when recorded
-	ok                     bool
+	payer          Payer
+	tokenID, delta int64
+	item           *store.BillingItem // the settle to store, when recorded
+	ok             bool
 }
 
 func parseRecord(rec string) journalRecord {
@@ -113,7 +136,7 @@ func parseRecord(rec string) journalRecord {
 	}
 	var jr journalRecord
 	var e1, e2, e3 error
-	jr.userID, e1 = strconv.ParseInt(f[0], 10, 64)
+	jr.payer, e1 = parsePayer(f[0])
 	jr.tokenID, e2 = strconv.ParseInt(f[1], 10, 64)
 	jr.delta, e3 = strconv.ParseInt(f[2], 10, 64)
 	jr.ok = e1 == nil && e2 == nil && e3 == nil
@@ -166,7 +189,7 @@ func (r *redisBalances) reconcile(ctx context.Context, node string, stored func(
 	undone := 0
 	for k, jr := range recs {
 		undo := !have[k] && jr.ok
-		n, err := undoScript.Run(ctx, r.rdb, append(r.scriptKeys(r.userKeys(e, jr.userID), r.tokenKeys(e, jr.tokenID)), jk),
+		n, err := undoScript.Run(ctx, r.rdb, append(r.scriptKeys(r.payerKeys(e, jr.payer), r.tokenKeys(e, jr.tokenID)), jk),
 			e, k, b2s(undo), jr.delta, b2s(jr.tokenID != 0)).Int()
 		if err != nil {
 			return undone, err
@@ -197,9 +220,10 @@ func (r *redisBalances) storeAnswered(ctx context.Context, node string, recs map
 		if hasRes && !have[rk] && res.ok {
 			now := jr.item.Entry.CreatedAt
 			items = append(items, store.BillingItem{
-				Entry: &store.LedgerEntry{Key: rk, Kind: store.LedgerReserve, UserID: res.userID, TokenID: res.tokenID,
-					Delta: res.delta, TokenDelta: res.delta, CreatedAt: now},
-				Open: &store.Hold{Key: hold, Owner: node, UserID: res.userID, TokenID: res.tokenID, Amount: -res.delta, CreatedAt: now},
+				Entry: &store.LedgerEntry{Key: rk, Kind: store.LedgerReserve, UserID: res.payer.UserID, TokenID: res.tokenID,
+					Delta: res.delta, TokenDelta: res.delta, CreatedAt: now, TeamID: res.payer.TeamID},
+				Open: &store.Hold{Key: hold, Owner: node, UserID: res.payer.UserID, TokenID: res.tokenID, Amount: -res.delta, CreatedAt: now,
+					TeamID: res.payer.TeamID},
 			})
 		}
 		items = append(items, *jr.item)

@@ -72,6 +72,11 @@ func (r *redisBalances) balanceKeys(e, kind string, id int64) []string {
 func (r *redisBalances) userKeys(e string, id int64) []string  { return r.balanceKeys(e, "u", id) }
 func (r *redisBalances) tokenKeys(e string, id int64) []string { return r.balanceKeys(e, "t", id) }
 
+// teamKeys are a team's shared balance's keys. No release before teams
+// moves them, but they keep the three-key shape so every script reads
+// every balance alike.
+func (r *redisBalances) teamKeys(e string, id int64) []string { return r.balanceKeys(e, "team", id) }
+
 // scriptKeys joins the epoch key and the keys of each balance a script
 // touches, in order.
 func (r *redisBalances) scriptKeys(balances ...[]string) []string {

@@ -59,7 +59,7 @@ func TestOlderReleasesAndThisOneMoveOneLiveBalance(t *testing.T) {
 	st, uid, _, _ := seedAccounts(t, 1000, 100)
 	b := legacyTestBalances(t)
 	b.st = st
-	if err := b.Take(ctx, uid, 0, 100, false); err != nil {
+	if err := b.Take(ctx, User(uid), 0, 100, false); err != nil {
 		t.Fatal(err)
 	}
 	keys := b.userKeys(b.cur(), uid)
@@ -78,7 +78,7 @@ func TestOlderReleasesAndThisOneMoveOneLiveBalance(t *testing.T) {
 	if v, _ := b.User(ctx, uid); v != 800 {
 		t.Fatalf("this release sees %d after both older nodes moved, want 800", v)
 	}
-	if err := b.Take(ctx, uid, 0, 900, false); err != ErrInsufficientUser {
+	if err := b.Take(ctx, User(uid), 0, 900, false); err != ErrInsufficientUser {
 		t.Fatalf("a take over the shared balance: %v", err)
 	}
 	for i, who := range []string{"a release since the epochs", "a release before them"} {
@@ -97,7 +97,7 @@ func TestAnOlderNodeForgettingABalanceReloadsIt(t *testing.T) {
 			st, uid, limited, _ := seedAccounts(t, 1000, 100)
 			b := legacyTestBalances(t)
 			b.st = st
-			if err := b.Take(ctx, uid, limited, 60, false); err != nil {
+			if err := b.Take(ctx, User(uid), limited, 60, false); err != nil {
 				t.Fatal(err)
 			}
 			if err := st.Tokens().SetQuota(ctx, limited, 5000); err != nil {

@@ -25,6 +25,17 @@ type Account struct {
 	// for the levels of its budgets and the columns of its usage rows.
 	TeamID int64
 	OrgID  int64
+	// TeamPays is set for a member of a team with billing shared: the
+	// team's balance pays its calls instead of its own (CONTRACT §18).
+	TeamPays bool
+}
+
+// Payer is whose balance pays the account's calls.
+func (a Account) Payer() Payer {
+	if a.TeamPays && a.TeamID != 0 {
+		return Payer{UserID: a.UserID, TeamID: a.TeamID}
+	}
+	return User(a.UserID)
 }
 
 // Service prices calls and moves quota.
@@ -190,7 +201,10 @@ type Credit struct {
 	// TokenID, when set, moves a limited key's own balance instead of the
 	// user's.
 	TokenID int64
-	Delta   int64
+	// TeamID, when set (and UserID not), moves a team's shared balance;
+	// it is never taken below zero (store.ErrConflict).
+	TeamID int64
+	Delta  int64
 	// Note says why, on the usage row ("redemption code 12").
 	Note string
 	// Detail is the usage row's detail in place of the note (a payment's
@@ -225,6 +239,9 @@ func (s *Service) Credit(ctx context.Context, c Credit) (Credited, error) {
 	case c.TokenID != 0:
 		bal, err := s.creditNow(ctx, c, "tokenadj", func() (int64, error) { return s.balances.AddToken(ctx, c.TokenID, c.Delta) })
 		return Credited{Balance: bal, Applied: err == nil}, err
+	case c.TeamID != 0:
+		bal, err := s.creditNow(ctx, c, "teamadj", func() (int64, error) { return s.addTeam(ctx, c.TeamID, c.Delta) })
+		return Credited{Balance: bal, Applied: err == nil}, err
 	default:
 		bal, err := s.creditNow(ctx, c, "topup", func() (int64, error) { return s.balances.AddUser(ctx, c.UserID, c.Delta) })
 		return Credited{Balance: bal, Applied: err == nil}, err
@@ -247,10 +264,29 @@ func (s *Service) creditNow(ctx context.Context, c Credit, prefix string, move f
 		// books match every ledger movement of the key to a usage row.
 		entry.Delta, entry.TokenID, entry.TokenDelta = 0, c.TokenID, c.Delta
 	}
-	s.writer.Item(store.BillingItem{Entry: entry,
-		Log: &store.UsageLog{Type: quotaLogType(c.Delta), UserID: c.UserID, TokenID: c.TokenID, Quota: c.Delta, RequestID: key,
-			Other: c.detail(), CreatedAt: now}})
+	log := &store.UsageLog{Type: quotaLogType(c.Delta), UserID: c.UserID, TokenID: c.TokenID, Quota: c.Delta, RequestID: key,
+		Other: c.detail(), CreatedAt: now}
+	if c.TeamID != 0 {
+		entry.TeamID, log.TeamID, log.Other = c.TeamID, c.TeamID, markTeamPaid(log.Other)
+	}
+	s.writer.Item(store.BillingItem{Entry: entry, Log: log})
 	return bal, nil
+}
+
+// addTeam moves a team's shared balance by delta, refusing atomically a
+// withdrawal the balance does not hold.
+func (s *Service) addTeam(ctx context.Context, teamID, delta int64) (int64, error) {
+	if delta >= 0 {
+		return s.balances.AddTeam(ctx, teamID, delta)
+	}
+	err := s.balances.Take(ctx, Payer{TeamID: teamID}, 0, -delta, false)
+	if errors.Is(err, ErrInsufficientTeam) {
+		return 0, fmt.Errorf("the team's balance cannot go below zero: %w", store.ErrConflict)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return s.balances.Team(ctx, teamID)
 }
 
 // creditOnce writes the entry now and moves the balance only if it was

@@ -18,12 +18,18 @@ type Report struct {
 	Since time.Time `json:"since"`
 	Until time.Time `json:"until"`
 	// OpenHolds is how many reservations were still open at Until.
-	OpenHolds   int          `json:"open_holds"`
-	Users       []Account    `json:"users"`
-	Tokens      []Account    `json:"tokens"`
+	OpenHolds int       `json:"open_holds"`
+	Users     []Account `json:"users"`
+	Tokens    []Account `json:"tokens"`
+	// Teams are the shared balances of teams (CONTRACT §18), proved like
+	// users'.
+	Teams       []Account    `json:"teams"`
 	Differences []Difference `json:"differences"`
 	// Plans are the open plan windows' books (ReconcilePlans).
 	Plans []plans.WindowBooks `json:"plans"`
+	// Budgets are the period budgets of teams and organisations
+	// (ReconcileBudgets).
+	Budgets []BudgetBooks `json:"budgets"`
 }
 
 // Account is one user's or key's books over the window. LedgerSum is what
@@ -35,6 +41,7 @@ type Report struct {
 type Account struct {
 	UserID       int64 `json:"user_id"`
 	TokenID      int64 `json:"token_id,omitempty"`
+	TeamID       int64 `json:"team_id,omitempty"`
 	LedgerSum    int64 `json:"ledger_sum"`
 	RowsSum      int64 `json:"rows_sum"`
 	BalanceStart int64 `json:"balance_start"`
@@ -52,9 +59,10 @@ const (
 
 // Difference is one account whose books do not agree.
 type Difference struct {
-	Account  string `json:"account"` // user or token
+	Account  string `json:"account"` // user, token or team
 	UserID   int64  `json:"user_id"`
 	TokenID  int64  `json:"token_id,omitempty"`
+	TeamID   int64  `json:"team_id,omitempty"`
 	Check    string `json:"check"`
 	Expected int64  `json:"expected"`
 	Actual   int64  `json:"actual"`
@@ -79,9 +87,9 @@ type books struct {
 }
 
 type ledgerRead struct {
-	w               store.Window
-	users, tokens   map[int64]*books
-	open, unmatched map[string]bool
+	w                    store.Window
+	users, tokens, teams map[int64]*books
+	open, unmatched      map[string]bool
 }
 
 func account(m map[int64]*books, id int64) *books {
@@ -113,7 +121,7 @@ func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Tim
 		return nil, err
 	}
 	rep := &Report{OK: true, Since: w.Since, Until: w.Until, OpenHolds: len(lr.open), Users: []Account{}, Tokens: []Account{},
-		Differences: []Difference{}, Plans: []plans.WindowBooks{}}
+		Teams: []Account{}, Differences: []Difference{}, Plans: []plans.WindowBooks{}, Budgets: []BudgetBooks{}}
 	if !w.Until.Before(now) {
 		holds, err := st.Holds().List(ctx)
 		if err != nil {
@@ -159,6 +167,9 @@ func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Tim
 		a.BalanceEnd = a.BalanceStart + b.raw
 		rep.add(a, b, "token")
 	}
+	if err := reconcileTeams(ctx, st, w, lr, rep); err != nil {
+		return nil, err
+	}
 	return rep, explainRows(ctx, st, w, rep)
 }
 
@@ -173,7 +184,7 @@ func readBooks(ctx context.Context, st store.Store, w store.Window) (*ledgerRead
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		lr := &ledgerRead{w: w, users: map[int64]*books{}, tokens: map[int64]*books{},
+		lr := &ledgerRead{w: w, users: map[int64]*books{}, tokens: map[int64]*books{}, teams: map[int64]*books{},
 			open: map[string]bool{}, unmatched: map[string]bool{}}
 		if err := st.Books().EachEntry(ctx, w.Since, lr.entry); err != nil {
 			return nil, err
@@ -208,9 +219,10 @@ func sameTotals(a, b []store.LogTotal) bool {
 	return true
 }
 
-// entry books one ledger entry on its user and its key.
+// entry books one ledger entry on its user (or the team whose shared
+// balance it moved) and its key.
 func (lr *ledgerRead) entry(e store.LedgerEntry) error {
-	u := account(lr.users, e.UserID)
+	u := lr.payer(e.UserID, e.TeamID)
 	var t *books
 	if e.TokenID != 0 {
 		t = account(lr.tokens, e.TokenID)
@@ -282,7 +294,7 @@ func (lr *ledgerRead) row(t store.LogTotal) {
 		v = t.Quota
 	}
 	keyQuota := t.TokenID != 0 && (t.Type == store.LogTopUp || t.Type == store.LogAdjust)
-	if t.UserID == 0 {
+	if t.UserID == 0 && t.Team == 0 {
 		return // a row of no account (a call refused before its key was known) moves nothing
 	}
 	var calls int64
@@ -290,7 +302,7 @@ func (lr *ledgerRead) row(t store.LogTotal) {
 		calls = t.Rows
 	}
 	if !keyQuota {
-		b := account(lr.users, t.UserID)
+		b := lr.payer(t.UserID, t.Team)
 		b.rows += v
 		b.callRows += calls
 		b.active = true
@@ -309,26 +321,29 @@ func (rep *Report) add(a Account, b *books, kind string) {
 	a.NetSpend = -b.rows + b.open
 	a.OK = true
 	name := fmt.Sprintf("user %d", a.UserID)
-	if kind == "token" {
+	switch kind {
+	case "token":
 		name = fmt.Sprintf("API key %d (of user %d)", a.TokenID, a.UserID)
+	case "team":
+		name = fmt.Sprintf("team %d", a.TeamID)
 	}
 	if a.LedgerSum != a.RowsSum {
 		a.OK = false
-		rep.Differences = append(rep.Differences, Difference{Account: kind, UserID: a.UserID, TokenID: a.TokenID,
+		rep.Differences = append(rep.Differences, Difference{Account: kind, UserID: a.UserID, TokenID: a.TokenID, TeamID: a.TeamID,
 			Check: CheckLedgerRows, Expected: a.LedgerSum, Actual: a.RowsSum,
 			Message: fmt.Sprintf("%s: the ledger books %d quota units in the window but its usage rows sum to %d (%+d): a usage row is missing, extra or altered",
 				name, a.LedgerSum, a.RowsSum, a.RowsSum-a.LedgerSum)})
 	}
 	if b.settled != b.callRows {
 		a.OK = false
-		rep.Differences = append(rep.Differences, Difference{Account: kind, UserID: a.UserID, TokenID: a.TokenID,
+		rep.Differences = append(rep.Differences, Difference{Account: kind, UserID: a.UserID, TokenID: a.TokenID, TeamID: a.TeamID,
 			Check: CheckCallsRows, Expected: b.settled, Actual: b.callRows,
 			Message: fmt.Sprintf("%s: the ledger settled %d calls in the window but %d consume rows record them: a usage row is missing or extra",
 				name, b.settled, b.callRows)})
 	}
 	if moved := a.BalanceStart - a.BalanceEnd; moved != a.NetSpend {
 		a.OK = false
-		rep.Differences = append(rep.Differences, Difference{Account: kind, UserID: a.UserID, TokenID: a.TokenID,
+		rep.Differences = append(rep.Differences, Difference{Account: kind, UserID: a.UserID, TokenID: a.TokenID, TeamID: a.TeamID,
 			Check: CheckBalanceSpend, Expected: a.NetSpend, Actual: moved,
 			Message: fmt.Sprintf("%s: the balance went from %d to %d (%d spent) but the net spend is %d",
 				name, a.BalanceStart, a.BalanceEnd, moved, a.NetSpend)})
@@ -336,9 +351,12 @@ func (rep *Report) add(a Account, b *books, kind string) {
 	if !a.OK {
 		rep.OK = false
 	}
-	if kind == "token" {
+	switch kind {
+	case "token":
 		rep.Tokens = append(rep.Tokens, a)
-	} else {
+	case "team":
+		rep.Teams = append(rep.Teams, a)
+	default:
 		rep.Users = append(rep.Users, a)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/books"
 	"github.com/turnpike-gw/turnpike/internal/kv"
 	"github.com/turnpike-gw/turnpike/internal/plans"
+	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -43,6 +44,9 @@ func reconcileCommand(args []string, stdout, stderr io.Writer, getenv func(strin
 	if err == nil {
 		err = reconcilePlans(ctx, cfg.Redis, st, rep)
 	}
+	if err == nil {
+		err = reconcileBudgets(ctx, cfg.Redis, st, rep)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "turnpike: reconcile:", err)
 		return 1
@@ -71,4 +75,29 @@ func reconcilePlans(ctx context.Context, redisURL string, st store.Store, rep *b
 		o.Redis = rdb
 	}
 	return books.ReconcilePlans(ctx, st, plans.New(o), rep)
+}
+
+// reconcileBudgets adds the period budgets of teams and organisations,
+// reading the live counters where the nodes keep them: in Redis when one
+// is configured (on one node without Redis they live in its memory, and
+// are read from the database as a restart would load them).
+func reconcileBudgets(ctx context.Context, redisURL string, st store.Store, rep *books.Report) error {
+	tr, ok := st.(interface{ Traffic() store.TrafficRepo })
+	if !ok {
+		return nil
+	}
+	var rdb kv.Client
+	if redisURL != "" {
+		c, _, err := kv.Open(redisURL)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		rdb = c
+	}
+	lim := ratelimit.New(tr.Traffic(), rdb, nil)
+	if err := lim.Reload(ctx); err != nil {
+		return err
+	}
+	return books.ReconcileBudgets(ctx, st, lim, rep)
 }

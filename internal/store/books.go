@@ -20,6 +20,9 @@ type LogTotal struct {
 	Task    bool
 	Rows    int64
 	Quota   int64
+	// Team is the team whose shared balance the rows moved (their other
+	// holds TeamPaidMarker); 0: the user's own balance.
+	Team int64
 }
 
 // BooksRepo reads what the operator's books are made of (margin and
@@ -35,10 +38,15 @@ type BooksRepo interface {
 	// EachEntry calls fn for every ledger entry created at or after since,
 	// in creation order.
 	EachEntry(ctx context.Context, since time.Time, fn func(LedgerEntry) error) error
-	// BalancesBefore sums the ledger's Delta per user and TokenDelta per
-	// key over the entries created before t: the balances the ledger
-	// alone gives at t.
+	// BalancesBefore sums the ledger's Delta per user (entries of a
+	// team's shared balance apart) and TokenDelta per key over the entries
+	// created before t: the balances the ledger alone gives at t.
 	BalancesBefore(ctx context.Context, t time.Time) (users, tokens map[int64]int64, err error)
+	// TeamsBefore is BalancesBefore for teams' shared balances: Delta per
+	// team over the entries with a team created before t.
+	TeamsBefore(ctx context.Context, t time.Time) (map[int64]int64, error)
+	// TeamDrift is UserDrift for a team's shared balance.
+	TeamDrift(ctx context.Context, teamID int64) (int64, error)
 	// UserDrift is the user's stored balance less the sum of its ledger
 	// entries, read in one statement: zero unless the balance was changed
 	// outside the ledger. A missing user is ErrNotFound.

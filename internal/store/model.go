@@ -267,9 +267,11 @@ const (
 )
 
 // LedgerEntry is one quota movement. Delta is signed quota units taken from
-// (negative) or given to (positive) the user's balance; TokenDelta is the
-// same for the key (zero for unlimited keys and top-ups). Key is an
-// idempotency key: applying the same key twice is a no-op.
+// (negative) or given to (positive) the user's balance, or the team's when
+// TeamID is set (a member of a team with shared billing, or a team's
+// top-up); TokenDelta is the same for the key (zero for unlimited keys and
+// top-ups). Key is an idempotency key: applying the same key twice is a
+// no-op.
 type LedgerEntry struct {
 	ID         int64  `json:"id"`
 	Key        string `json:"key"`
@@ -282,6 +284,10 @@ type LedgerEntry struct {
 	// settled charges); reservations do not count as used.
 	Used      int64     `json:"used"`
 	CreatedAt time.Time `json:"created_at"`
+	// TeamID is the team whose shared balance Delta moves instead of the
+	// user's (0: the user's own balance); UserID still names the member
+	// whose call it was.
+	TeamID int64 `json:"team_id,omitempty"`
 }
 
 // Hold is a reservation that has not ended yet. Owner is the node that took
@@ -296,6 +302,9 @@ type Hold struct {
 	TokenID   int64     `json:"token_id"`
 	Amount    int64     `json:"amount"`
 	CreatedAt time.Time `json:"created_at"`
+	// TeamID is the team whose shared balance the hold was taken from (0:
+	// the user's), so a release gives it back there.
+	TeamID int64 `json:"team_id,omitempty"`
 }
 
 // BillingItem is one unit of the billing writer: its ledger entry, its

@@ -57,6 +57,13 @@ type Task struct {
 	CreatedAt     int64
 	UpdatedAt     int64
 	Deadline      int64
+	// TeamID and OrgID are the submitter's team and organisation at the
+	// submit (0: none), and TeamPays whether the team's shared balance
+	// holds the reservation: its rows and its end name them in any
+	// process, whatever the membership is by then.
+	TeamID   int64
+	OrgID    int64
+	TeamPays bool
 }
 
 // TaskFilter narrows a task listing; zero values do not filter.

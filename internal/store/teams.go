@@ -76,13 +76,16 @@ type TeamRepo interface {
 	// SetMembership puts a user in a team with a role (teamID 0 and an
 	// empty role: in none).
 	SetMembership(ctx context.Context, userID, teamID int64, role string) error
-	// AddQuota moves a team's shared balance by delta with a top-up ledger
-	// entry under key (applied once), refusing with ErrConflict a move
-	// below zero; it returns the new balance.
-	AddQuota(ctx context.Context, teamID int64, key string, delta int64) (int64, error)
 	// Members lists a team's users.
 	Members(ctx context.Context, teamID int64) ([]User, error)
 	// Usage sums a team's consume rows in [since, until) by user_id,
 	// token_id or model.
 	Usage(ctx context.Context, teamID int64, since, until time.Time, by string) ([]UsageGroup, error)
 }
+
+// TeamPaidMarker is in the other of every usage row that moved a team's
+// shared balance (a member's call the team paid for, a team top-up): the
+// books take such a row's team_id, not its user, as the account it moved.
+// Only the server writes it (billing marks the row); a client's text in
+// other is a JSON string whose quotes are escaped, so it cannot spell it.
+const TeamPaidMarker = `"paid_by":"team"`

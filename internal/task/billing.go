@@ -130,7 +130,7 @@ func checkFact(f manifest.UsageField, k string, val any) error {
 
 // account is who pays for a task.
 func (t *Task) account() billing.Account {
-	return billing.Account{UserID: t.UserID, TokenID: t.TokenID, Group: t.Group, TeamID: t.team, OrgID: t.org}
+	return billing.Account{UserID: t.UserID, TokenID: t.TokenID, Group: t.Group, TeamID: t.TeamID, OrgID: t.OrgID, TeamPays: t.TeamPays}
 }
 
 // usageLog is a task's usage row in the shape every call's row has
@@ -205,7 +205,7 @@ func (s *Service) ticketOf(t *Task) *admission.Ticket {
 	}
 	acct := t.account()
 	return s.gate().Restore(admission.Record{Key: t.BillingKey, Reserved: t.QuotaReserved, UserID: acct.UserID,
-		TokenID: acct.TokenID, Group: acct.Group, TeamID: acct.TeamID, OrgID: acct.OrgID, Model: t.Model, HeldNS: time.UnixMilli(t.CreatedAt).UnixNano(),
+		TokenID: acct.TokenID, Group: acct.Group, TeamID: acct.TeamID, OrgID: acct.OrgID, TeamPays: acct.TeamPays, Model: t.Model, HeldNS: time.UnixMilli(t.CreatedAt).UnixNano(),
 		Budget: t.QuotaReserved})
 }
 

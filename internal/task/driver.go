@@ -163,8 +163,8 @@ func (s *Service) begin(ctx context.Context, sub *submission) (*Task, error) {
 // newTask is the task a submission makes, before it is priced.
 func (sub *submission) newTask() *Task {
 	return &Task{Task: store.Task{PublicID: newPublicID(), PluginKey: sub.Plugin.Key, PluginVersion: sub.Plugin.Version, Model: sub.Model,
-		UserID: sub.Principal.UserID, TokenID: sub.Principal.TokenID, Group: sub.Principal.Group, RetainResult: sub.Retain},
-		team: sub.Principal.TeamID, org: sub.Principal.OrgID}
+		UserID: sub.Principal.UserID, TokenID: sub.Principal.TokenID, Group: sub.Principal.Group, RetainResult: sub.Retain,
+		TeamID: sub.Principal.TeamID, OrgID: sub.Principal.OrgID, TeamPays: sub.Principal.TeamPays}}
 }
 
 // attemptRecord is the attempt under way on ch as the usage row lists it,

@@ -24,9 +24,6 @@ type Task struct {
 	// the task at; a task read from the database has none and looks it up
 	// by its submit time (priceVersionOf).
 	priceVersion int64
-	// team and org are the submitter's team and organisation while the
-	// submitting process has the task, for its usage rows.
-	team, org int64
 	// guards is what the guardrails did on the submission (the submit
 	// row's other.guardrails).
 	guards []guardrail.Record

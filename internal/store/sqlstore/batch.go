@@ -118,8 +118,7 @@ func (t *itemTx) run(ctx context.Context) error {
 	if err := t.insertEntries(ctx, passed); err != nil {
 		return err
 	}
-	users, tokens := sumBalances(t.fresh, nil)
-	if err := moveBalances(ctx, t.tx, t.b, users, tokens); err != nil {
+	if err := moveBalances(ctx, t.tx, t.b, sumBalances(t.fresh, nil)); err != nil {
 		return err
 	}
 	var logs []store.UsageLog
@@ -216,7 +215,9 @@ func (t *itemTx) pairUp(plain, guarded []int) {
 	}
 }
 
-func sameAccount(a, b *store.LedgerEntry) bool { return a.UserID == b.UserID && a.TokenID == b.TokenID }
+func sameAccount(a, b *store.LedgerEntry) bool {
+	return a.UserID == b.UserID && a.TokenID == b.TokenID && a.TeamID == b.TeamID
+}
 
 // mergeEntries is the reserve and the end of one hold as one movement:
 // the end's kind and charge, the net deltas, the reserve's key.

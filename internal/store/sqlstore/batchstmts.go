@@ -49,9 +49,10 @@ type batchStmts struct {
 	ledgerKnown [nChunkSizes]*sql.Stmt
 	userMove    *sql.Stmt
 	tokenMove   *sql.Stmt
+	teamMove    *sql.Stmt
 	// The batch statements read a whole batch from the batch table; SQLite
 	// only, which has them instead of all the others (see sqlitebatch.go).
-	logBatch, ledgerBatch, userMoveBatch, tokenMoveBatch *sql.Stmt
+	logBatch, ledgerBatch, userMoveBatch, tokenMoveBatch, teamMoveBatch *sql.Stmt
 }
 
 // batch returns the prepared billing statements, preparing them on first
@@ -103,6 +104,9 @@ func (s *Store) prepareBatch(ctx context.Context, b *batchStmts) error {
 	if err := prep(&b.userMove, "UPDATE users SET quota = "+userQuotaSQL("?")+", used_quota = used_quota + ? WHERE id = ?"); err != nil {
 		return err
 	}
+	if err := prep(&b.teamMove, "UPDATE teams SET quota = "+userQuotaSQL("?")+", used_quota = used_quota + ? WHERE id = ?"); err != nil {
+		return err
+	}
 	return prep(&b.tokenMove, "UPDATE tokens SET quota = "+tokenQuotaSQL("?")+", used_quota = used_quota + ? WHERE id = ?")
 }
 
@@ -114,6 +118,9 @@ func prepareSQLiteBatch(prep func(**sql.Stmt, string) error, b *batchStmts) erro
 		return err
 	}
 	if err := prep(&b.userMoveBatch, fmt.Sprintf(sqliteMoveBatch, "users", userQuotaSQL("m.c1"), "users")); err != nil {
+		return err
+	}
+	if err := prep(&b.teamMoveBatch, fmt.Sprintf(sqliteMoveBatch, "teams", userQuotaSQL("m.c1"), "teams")); err != nil {
 		return err
 	}
 	return prep(&b.tokenMoveBatch, fmt.Sprintf(sqliteMoveBatch, "tokens", tokenQuotaSQL("m.c1"), "tokens"))
@@ -131,7 +138,7 @@ func tokenQuotaSQL(delta string) string {
 // close closes every prepared statement; nil ones were never prepared.
 func (b *batchStmts) close() error {
 	var errs []error
-	all := append(append(append([]*sql.Stmt{b.userMove, b.tokenMove, b.logBatch, b.ledgerBatch, b.userMoveBatch, b.tokenMoveBatch}, b.logInsert[:]...), b.ledgerInsert[:]...), b.ledgerKnown[:]...)
+	all := append(append(append([]*sql.Stmt{b.userMove, b.tokenMove, b.teamMove, b.logBatch, b.ledgerBatch, b.userMoveBatch, b.tokenMoveBatch, b.teamMoveBatch}, b.logInsert[:]...), b.ledgerInsert[:]...), b.ledgerKnown[:]...)
 	for _, st := range all {
 		if st != nil {
 			errs = append(errs, st.Close())

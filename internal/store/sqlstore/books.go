@@ -58,20 +58,24 @@ func (r booksRepo) EachLog(ctx context.Context, w store.Window, types []string, 
 // quotes are escaped, so it cannot spell the member.
 const taskRow = `CASE WHEN other LIKE '%"surface":"task"%' THEN 1 ELSE 0 END`
 
+// teamPaid is the team whose shared balance a row moved, 0 for the user's
+// own (see store.TeamPaidMarker); its pattern is a bound argument.
+const teamPaid = "CASE WHEN other LIKE ? THEN team_id ELSE 0 END"
+
 // LogTotals is one aggregate over the window's rows.
 func (r booksRepo) LogTotals(ctx context.Context, w store.Window) ([]store.LogTotal, error) {
 	q := "SELECT user_id, token_id, type, " + taskRow + ", " + r.s.castInt("COUNT(*)") + ", " + r.s.castInt("COALESCE(SUM(CASE WHEN other LIKE ? THEN 0 ELSE quota END), 0)") +
-		" FROM usage_logs WHERE created_at >= ? AND created_at < ? GROUP BY 1, 2, 3, 4"
+		", " + teamPaid + " FROM usage_logs WHERE created_at >= ? AND created_at < ? GROUP BY 1, 2, 3, 4, 7"
 	// A row that drew from a plan (its other.plan) moved no balance: its
 	// quota is the plan's, proved by the plan windows' books.
-	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(q), "%"+store.PlanMarker+"%", dbTime(w.Since), dbTime(w.Until))
+	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(q), "%"+store.PlanMarker+"%", "%"+store.TeamPaidMarker+"%", dbTime(w.Since), dbTime(w.Until))
 	if err != nil {
 		return nil, wrap(err, "sum logs")
 	}
 	out, err := collect(rows, func(row interface{ Scan(...any) error }) (store.LogTotal, error) {
 		var t store.LogTotal
 		var task int
-		err := row.Scan(&t.UserID, &t.TokenID, &t.Type, &task, &t.Rows, &t.Quota)
+		err := row.Scan(&t.UserID, &t.TokenID, &t.Type, &task, &t.Rows, &t.Quota, &t.Team)
 		t.Task = task == 1
 		return t, err
 	})
@@ -107,36 +111,54 @@ func (r booksRepo) EachEntry(ctx context.Context, since time.Time, fn func(store
 
 // BalancesBefore is two aggregates over the ledger's older entries.
 func (r booksRepo) BalancesBefore(ctx context.Context, t time.Time) (users, tokens map[int64]int64, err error) {
-	sum := func(col, amount string) (map[int64]int64, error) {
-		rows, err := r.s.db.QueryContext(ctx, r.s.Rebind("SELECT "+col+", "+r.s.castInt("COALESCE(SUM("+amount+"), 0)")+
-			" FROM quota_ledger WHERE created_at < ? AND "+col+" <> 0 GROUP BY "+col), dbTime(t))
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		out := map[int64]int64{}
-		for rows.Next() {
-			var id, v int64
-			if err := rows.Scan(&id, &v); err != nil {
-				return nil, err
-			}
-			out[id] = v
-		}
-		return out, rows.Err()
-	}
-	if users, err = sum("user_id", "delta"); err != nil {
+	if users, err = r.sumBefore(ctx, t, "user_id", "delta", " AND team_id = 0"); err != nil {
 		return nil, nil, wrap(err, "sum ledger")
 	}
-	tokens, err = sum("token_id", "token_delta")
+	tokens, err = r.sumBefore(ctx, t, "token_id", "token_delta", "")
 	return users, tokens, wrap(err, "sum ledger")
 }
 
+// TeamsBefore sums the entries of teams' shared balances.
+func (r booksRepo) TeamsBefore(ctx context.Context, t time.Time) (map[int64]int64, error) {
+	teams, err := r.sumBefore(ctx, t, "team_id", "delta", "")
+	return teams, wrap(err, "sum ledger")
+}
+
+// sumBefore sums amount per col over the entries before t that match
+// the condition also.
+func (r booksRepo) sumBefore(ctx context.Context, t time.Time, col, amount, also string) (map[int64]int64, error) {
+	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind("SELECT "+col+", "+r.s.castInt("COALESCE(SUM("+amount+"), 0)")+
+		" FROM quota_ledger WHERE created_at < ? AND "+col+" <> 0"+also+" GROUP BY "+col), dbTime(t))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]int64{}
+	for rows.Next() {
+		var id, v int64
+		if err := rows.Scan(&id, &v); err != nil {
+			return nil, err
+		}
+		out[id] = v
+	}
+	return out, rows.Err()
+}
+
 // UserDrift subtracts in the database, so both figures are of one moment.
+// Entries of a team's shared balance name the member but moved the team.
 func (r booksRepo) UserDrift(ctx context.Context, userID int64) (int64, error) {
-	q := "SELECT " + r.s.castInt("quota - COALESCE((SELECT SUM(delta) FROM quota_ledger WHERE user_id = ?), 0)") + " FROM users WHERE id = ?"
+	q := "SELECT " + r.s.castInt("quota - COALESCE((SELECT SUM(delta) FROM quota_ledger WHERE user_id = ? AND team_id = 0), 0)") + " FROM users WHERE id = ?"
 	var d int64
 	err := r.s.db.QueryRowContext(ctx, r.s.Rebind(q), userID, userID).Scan(&d)
 	return d, wrap(err, "user drift")
+}
+
+// TeamDrift is UserDrift of a team's shared balance.
+func (r booksRepo) TeamDrift(ctx context.Context, teamID int64) (int64, error) {
+	q := "SELECT " + r.s.castInt("quota - COALESCE((SELECT SUM(delta) FROM quota_ledger WHERE team_id = ?), 0)") + " FROM teams WHERE id = ?"
+	var d int64
+	err := r.s.db.QueryRowContext(ctx, r.s.Rebind(q), teamID, teamID).Scan(&d)
+	return d, wrap(err, "team drift")
 }
 
 // TokenBalanceAt reads the balance and the later movements in one
@@ -168,7 +190,7 @@ func (s *Store) castInt(expr string) string {
 
 func scanEntry(row interface{ Scan(...any) error }) (store.LedgerEntry, error) {
 	var e store.LedgerEntry
-	err := row.Scan(&e.ID, &e.Key, &e.Kind, &e.UserID, &e.TokenID, &e.Delta, &e.TokenDelta, &e.Used, &e.CreatedAt)
+	err := row.Scan(&e.ID, &e.Key, &e.Kind, &e.UserID, &e.TokenID, &e.Delta, &e.TokenDelta, &e.Used, &e.CreatedAt, &e.TeamID)
 	e.CreatedAt = e.CreatedAt.UTC()
 	return e, err
 }

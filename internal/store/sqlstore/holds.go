@@ -36,7 +36,7 @@ type holdRepo struct{ s *Store }
 // Holds returns the open holds and node leases.
 func (s *Store) Holds() store.HoldRepo { return holdRepo{s} }
 
-const holdColumns = "hold_key, owner, user_id, token_id, amount, created_at"
+const holdColumns = "hold_key, owner, user_id, token_id, amount, created_at, team_id"
 
 // Lease inserts or extends node's lease. The update comes first: it is the
 // common case, every few seconds for the life of the process.
@@ -61,7 +61,7 @@ func (r holdRepo) Lease(ctx context.Context, node string, until time.Time) error
 // Lapsed lists holds whose owner's lease is over or missing. Holds handed
 // to a durable record (empty owner) are never listed.
 func (r holdRepo) Lapsed(ctx context.Context, now time.Time, except string, limit int) ([]store.Hold, error) {
-	q := "SELECT h.hold_key, h.owner, h.user_id, h.token_id, h.amount, h.created_at FROM billing_holds h" +
+	q := "SELECT h.hold_key, h.owner, h.user_id, h.token_id, h.amount, h.created_at, h.team_id FROM billing_holds h" +
 		" LEFT JOIN billing_nodes n ON n.node_id = h.owner" +
 		" WHERE h.owner <> '' AND h.owner <> ? AND (n.node_id IS NULL OR n.lease_until < ?)" +
 		" ORDER BY h.created_at, h.hold_key LIMIT ?"
@@ -88,7 +88,7 @@ func (r holdRepo) query(ctx context.Context, q string, args ...any) ([]store.Hol
 	out, err := collect(rows, func(row interface{ Scan(...any) error }) (store.Hold, error) {
 		var h store.Hold
 		var created int64
-		err := row.Scan(&h.Key, &h.Owner, &h.UserID, &h.TokenID, &h.Amount, &created)
+		err := row.Scan(&h.Key, &h.Owner, &h.UserID, &h.TokenID, &h.Amount, &created, &h.TeamID)
 		h.CreatedAt = time.UnixMilli(created).UTC()
 		return h, err
 	})
@@ -102,8 +102,8 @@ func openHolds(ctx context.Context, tx *sql.Tx, s *Store, holds []*store.Hold) e
 		if created.IsZero() {
 			created = time.Now()
 		}
-		if _, err := tx.ExecContext(ctx, s.Rebind("INSERT INTO billing_holds ("+holdColumns+") VALUES (?, ?, ?, ?, ?, ?)"),
-			h.Key, h.Owner, h.UserID, h.TokenID, h.Amount, created.UnixMilli()); err != nil {
+		if _, err := tx.ExecContext(ctx, s.Rebind("INSERT INTO billing_holds ("+holdColumns+") VALUES (?, ?, ?, ?, ?, ?, ?)"),
+			h.Key, h.Owner, h.UserID, h.TokenID, h.Amount, created.UnixMilli(), h.TeamID); err != nil {
 			return err
 		}
 	}

@@ -12,10 +12,10 @@ import (
 
 type ledgerRepo struct{ s *Store }
 
-const ledgerColumns = "idem_key, kind, user_id, token_id, delta, token_delta, used, created_at"
+const ledgerColumns = "idem_key, kind, user_id, token_id, delta, token_delta, used, created_at, team_id"
 
 // ledgerCols is the number of columns in ledgerColumns.
-const ledgerCols = 8
+const ledgerCols = 9
 
 // maxKeyLen is the width of the idem_key column; checked up front because
 // MySQL's INSERT IGNORE would otherwise truncate a longer key silently.
@@ -41,20 +41,28 @@ func checkKeys(entries []store.LedgerEntry) error {
 // balance accumulates one account's changes within a batch.
 type balance struct{ delta, used int64 }
 
-// sumBalances totals the changes of the fresh entries per user and per
-// token; a nil fresh means all of them.
-func sumBalances(entries []store.LedgerEntry, fresh []bool) (users, tokens map[int64]*balance) {
-	users, tokens = map[int64]*balance{}, map[int64]*balance{}
+// accounts are a batch's balance changes per user, key and team.
+type accounts struct{ users, tokens, teams map[int64]*balance }
+
+// sumBalances totals the changes of the fresh entries per user, per token
+// and per team; a nil fresh means all of them. An entry with a team moves
+// the team's shared balance in place of its user's.
+func sumBalances(entries []store.LedgerEntry, fresh []bool) accounts {
+	a := accounts{users: map[int64]*balance{}, tokens: map[int64]*balance{}, teams: map[int64]*balance{}}
 	for i, e := range entries {
 		if fresh != nil && !fresh[i] {
 			continue
 		}
-		add(users, e.UserID, e.Delta, e.Used)
+		if e.TeamID != 0 {
+			add(a.teams, e.TeamID, e.Delta, e.Used)
+		} else {
+			add(a.users, e.UserID, e.Delta, e.Used)
+		}
 		if e.TokenID != 0 {
-			add(tokens, e.TokenID, e.TokenDelta, e.Used)
+			add(a.tokens, e.TokenID, e.TokenDelta, e.Used)
 		}
 	}
-	return users, tokens
+	return a
 }
 
 func add(m map[int64]*balance, id, delta, used int64) {
@@ -67,16 +75,17 @@ func add(m map[int64]*balance, id, delta, used int64) {
 	b.used += used
 }
 
-// moveBalances applies the summed changes in id order, users before tokens,
-// so concurrent batches always lock rows in the same order and cannot
-// deadlock on them. An entry for a user or token that no longer exists is
-// still recorded; the missing balance is simply not there to change.
-func moveBalances(ctx context.Context, tx *sql.Tx, b *batchStmts, users, tokens map[int64]*balance) error {
+// moveBalances applies the summed changes in id order, users before
+// tokens before teams, so concurrent batches always lock rows in the same
+// order and cannot deadlock on them. An entry for an account that no
+// longer exists is still recorded; the missing balance is simply not there
+// to change.
+func moveBalances(ctx context.Context, tx *sql.Tx, b *batchStmts, a accounts) error {
 	for _, step := range []struct {
 		accounts map[int64]*balance
 		stmt     *sql.Stmt
 		batch    *sql.Stmt
-	}{{users, b.userMove, b.userMoveBatch}, {tokens, b.tokenMove, b.tokenMoveBatch}} {
+	}{{a.users, b.userMove, b.userMoveBatch}, {a.tokens, b.tokenMove, b.tokenMoveBatch}, {a.teams, b.teamMove, b.teamMoveBatch}} {
 		if len(step.accounts) == 0 {
 			continue
 		}
@@ -109,7 +118,7 @@ func (r ledgerRepo) Sum(ctx context.Context, userID int64) (delta, used int64, e
 		}
 		return expr
 	}
-	q := "SELECT " + cast("COALESCE(SUM(delta), 0)") + ", " + cast("COALESCE(SUM(used), 0)") + " FROM quota_ledger WHERE user_id = ?"
+	q := "SELECT " + cast("COALESCE(SUM(delta), 0)") + ", " + cast("COALESCE(SUM(used), 0)") + " FROM quota_ledger WHERE user_id = ? AND team_id = 0"
 	err = r.s.db.QueryRowContext(ctx, r.s.Rebind(q), userID).Scan(&delta, &used)
 	if err != nil {
 		return 0, 0, wrap(err, "sum ledger")
@@ -135,7 +144,7 @@ func (r ledgerRepo) List(ctx context.Context, userID int64, p store.Page) ([]sto
 	}
 	out, err := collect(rows, func(row interface{ Scan(...any) error }) (store.LedgerEntry, error) {
 		var e store.LedgerEntry
-		err := row.Scan(&e.ID, &e.Key, &e.Kind, &e.UserID, &e.TokenID, &e.Delta, &e.TokenDelta, &e.Used, &e.CreatedAt)
+		err := row.Scan(&e.ID, &e.Key, &e.Kind, &e.UserID, &e.TokenID, &e.Delta, &e.TokenDelta, &e.Used, &e.CreatedAt, &e.TeamID)
 		e.CreatedAt = e.CreatedAt.UTC()
 		return e, err
 	})

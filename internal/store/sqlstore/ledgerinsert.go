@@ -37,7 +37,7 @@ func appendLedgerArgs(args []any, entries []store.LedgerEntry, stamp time.Time) 
 		if !e.CreatedAt.IsZero() {
 			created = dbTime(e.CreatedAt)
 		}
-		args = append(args, e.Key, e.Kind, e.UserID, e.TokenID, e.Delta, e.TokenDelta, e.Used, created)
+		args = append(args, e.Key, e.Kind, e.UserID, e.TokenID, e.Delta, e.TokenDelta, e.Used, created, e.TeamID)
 	}
 	return args
 }

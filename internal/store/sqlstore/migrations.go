@@ -31,6 +31,7 @@ var allMigrations = []Migration{
 	batchLineCostMigration, // 135
 	taskKeyIndexMigration,  // 136
 	teamsMigration,         // 140
+	taskTeamMigration,      // 141
 	plansMigration,         // 150
 	planJournalMigration,   // 151
 	teamLogIndexMigration,  // 152

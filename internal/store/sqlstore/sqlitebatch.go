@@ -117,7 +117,7 @@ func (r ledgerRows) len() int { return len(r.entries) }
 
 func (r ledgerRows) row(i int, dst []vtab.Value) []vtab.Value {
 	e := &r.entries[i]
-	return append(dst[:0], e.Key, e.Kind, e.UserID, e.TokenID, e.Delta, e.TokenDelta, e.Used, sqliteTime(e.CreatedAt, r.stamp))
+	return append(dst[:0], e.Key, e.Kind, e.UserID, e.TokenID, e.Delta, e.TokenDelta, e.Used, sqliteTime(e.CreatedAt, r.stamp), e.TeamID)
 }
 
 // moveRows are the balance changes of accounts, in the order of ids.

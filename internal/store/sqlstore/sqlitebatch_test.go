@@ -105,11 +105,11 @@ func TestSQLiteBatchRowsEqualBoundRows(t *testing.T) {
 			name: "ledger entry",
 			insert: func(st *Store) error {
 				return st.Ledger().Apply(context.Background(), []store.LedgerEntry{{Key: awkward, Kind: store.LedgerSettle, UserID: 9,
-					TokenID: 8, Delta: math.MinInt64 + 1, TokenDelta: math.MaxInt64, Used: -1, CreatedAt: created}})
+					TokenID: 8, Delta: math.MinInt64 + 1, TokenDelta: math.MaxInt64, Used: -1, CreatedAt: created, TeamID: 7}})
 			},
 			bound: func(st *Store) error {
 				_, err := st.DB().Exec("INSERT INTO quota_ledger ("+ledgerColumns+") VALUES "+rowsSQL(ledgerCols, 1),
-					awkward+"-bound", store.LedgerSettle, 9, 8, int64(math.MinInt64+1), int64(math.MaxInt64), -1, dbTime(created))
+					awkward+"-bound", store.LedgerSettle, 9, 8, int64(math.MinInt64+1), int64(math.MaxInt64), -1, dbTime(created), 7)
 				return err
 			},
 			// Keys are unique, so they are compared on their own below.

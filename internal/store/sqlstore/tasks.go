@@ -18,12 +18,26 @@ func (s *Store) Tasks() store.TaskRepo { return taskRepo{s} }
 const taskColumns = `public_id, upstream_id, plugin_key, plugin_version, action, model, upstream_model,
 status, progress, fail_reason, result_url, data, state, usage_facts, user_id, token_id, channel_id, grp,
 retain_result, quota_reserved, quota_charged, billing_key, billing_status, poll_failures, next_poll_at,
-lease_owner, lease_until, submitted_at, started_at, finished_at, created_at, updated_at, deadline, key_index`
+lease_owner, lease_until, submitted_at, started_at, finished_at, created_at, updated_at, deadline, key_index,
+team_id, org_id, team_pays`
+
+// taskCount is the number of columns in taskColumns.
+const taskCount = 37
 
 // taskKeyIndexMigration records which key of a channel's list submitted a
 // task, so its polls and content requests use that key alone.
 var taskKeyIndexMigration = Migration{Version: 136, Name: "task key index", SQL: `
 ALTER TABLE tasks ADD key_index {{int}} NOT NULL DEFAULT 0;
+`}
+
+// taskTeamMigration records the submitter's team and organisation with a
+// task, and whether the team's shared balance pays it, so its rows and the
+// end of its reservation name them in any process, after a restart too
+// (the membership may have changed since the submit).
+var taskTeamMigration = Migration{Version: 141, Name: "task team", SQL: `
+ALTER TABLE tasks ADD team_id {{bigint}} NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD org_id {{bigint}} NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD team_pays {{bool}} NOT NULL DEFAULT FALSE;
 `}
 
 func nullJSON(b json.RawMessage) any {
@@ -38,12 +52,12 @@ func taskArgs(t *store.Task) []any {
 		t.Status, t.Progress, t.FailReason, t.ResultURL, nullJSON(t.Data), nullJSON(t.State), nullJSON(t.UsageFacts),
 		t.UserID, t.TokenID, t.ChannelID, t.Group, t.RetainResult, t.QuotaReserved, t.QuotaCharged, t.BillingKey,
 		t.BillingStatus, t.PollFailures, t.NextPollAt, t.LeaseOwner, t.LeaseUntil, t.SubmittedAt, t.StartedAt,
-		t.FinishedAt, t.CreatedAt, t.UpdatedAt, t.Deadline, t.KeyIndex}
+		t.FinishedAt, t.CreatedAt, t.UpdatedAt, t.Deadline, t.KeyIndex, t.TeamID, t.OrgID, t.TeamPays}
 }
 
 // Insert stores a new task and sets its ID.
 func (r taskRepo) Insert(ctx context.Context, t *store.Task) error {
-	q := "INSERT INTO tasks (" + taskColumns + ") VALUES (" + strings.TrimSuffix(strings.Repeat("?, ", 34), ", ") + ")"
+	q := "INSERT INTO tasks (" + taskColumns + ") VALUES (" + strings.TrimSuffix(strings.Repeat("?, ", taskCount), ", ") + ")"
 	if r.s.dialect == Postgres {
 		return r.s.db.QueryRowContext(ctx, r.s.Rebind(q+" RETURNING id"), taskArgs(t)...).Scan(&t.ID)
 	}
@@ -62,7 +76,8 @@ func scanTask(row interface{ Scan(...any) error }) (*store.Task, error) {
 		&t.UpstreamModel, &t.Status, &t.Progress, &t.FailReason, &t.ResultURL, &data, &state, &facts,
 		&t.UserID, &t.TokenID, &t.ChannelID, &t.Group, &t.RetainResult, &t.QuotaReserved, &t.QuotaCharged,
 		&t.BillingKey, &t.BillingStatus, &t.PollFailures, &t.NextPollAt, &t.LeaseOwner, &t.LeaseUntil,
-		&t.SubmittedAt, &t.StartedAt, &t.FinishedAt, &t.CreatedAt, &t.UpdatedAt, &t.Deadline, &t.KeyIndex)
+		&t.SubmittedAt, &t.StartedAt, &t.FinishedAt, &t.CreatedAt, &t.UpdatedAt, &t.Deadline, &t.KeyIndex,
+		&t.TeamID, &t.OrgID, &t.TeamPays)
 	if err != nil {
 		return nil, err
 	}

@@ -193,31 +193,3 @@ func (r teamRepo) Usage(ctx context.Context, teamID int64, since, until time.Tim
 	})
 	return out, wrap(err, "team usage")
 }
-
-func (r teamRepo) AddQuota(ctx context.Context, teamID int64, key string, delta int64) (int64, error) {
-	var quota int64
-	err := r.s.withTx(ctx, func(tx *sql.Tx) error {
-		var n int64
-		if err := tx.QueryRowContext(ctx, r.s.Rebind("SELECT COUNT(*) FROM quota_ledger WHERE idem_key = ?"), key).Scan(&n); err != nil {
-			return err
-		}
-		if n == 0 {
-			res, err := tx.ExecContext(ctx, r.s.Rebind("UPDATE teams SET quota = quota + ? WHERE id = ? AND quota + ? >= 0"), delta, teamID, delta)
-			if err != nil {
-				return err
-			}
-			if k, _ := res.RowsAffected(); k != 1 {
-				if err := tx.QueryRowContext(ctx, r.s.Rebind("SELECT id FROM teams WHERE id = ?"), teamID).Scan(&n); err != nil {
-					return err
-				}
-				return fmt.Errorf("team balance cannot go below zero: %w", store.ErrConflict)
-			}
-			if _, err := tx.ExecContext(ctx, r.s.Rebind("INSERT INTO quota_ledger (idem_key, kind, user_id, token_id, delta, token_delta, used, created_at, team_id) VALUES (?, ?, 0, 0, ?, 0, 0, ?, ?)"),
-				key, store.LedgerTopUp, delta, now(), teamID); err != nil {
-				return err
-			}
-		}
-		return tx.QueryRowContext(ctx, r.s.Rebind("SELECT quota FROM teams WHERE id = ?"), teamID).Scan(&quota)
-	})
-	return quota, wrap(err, "team quota")
-}

@@ -42,29 +42,6 @@ var teamTests = []namedTest{
 		}
 		must(t, r.DeleteOrg(ctx(t), o.ID), "delete empty org")
 	}},
-	{"a team top-up moves the balance once per key and never below zero", func(t *testing.T, s store.Store) {
-		r := s.Teams()
-		o := &store.Org{Name: "o"}
-		must(t, r.CreateOrg(ctx(t), o), "create org")
-		tm := &store.Team{OrgID: o.ID, Name: "t"}
-		must(t, r.CreateTeam(ctx(t), tm), "create team")
-		for range 2 {
-			q, err := r.AddQuota(ctx(t), tm.ID, "team-topup-1", 500)
-			must(t, err, "add")
-			if q != 500 {
-				t.Fatalf("balance %d after a top-up applied twice, want 500", q)
-			}
-		}
-		_, err := r.AddQuota(ctx(t), tm.ID, "team-topup-2", -501)
-		wantErr(t, err, store.ErrConflict, "below zero")
-		_, err = r.AddQuota(ctx(t), 999999, "team-topup-3", 5)
-		wantErr(t, err, store.ErrNotFound, "unknown team")
-		q, err := r.AddQuota(ctx(t), tm.ID, "team-topup-4", -200)
-		must(t, err, "take")
-		if q != 300 {
-			t.Fatalf("balance %d, want 300", q)
-		}
-	}},
 	{"a team's usage is summed by user, key and model over its window", func(t *testing.T, s store.Store) {
 		base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 		logs := []store.UsageLog{
