@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"strings"
+	"time"
 )
 
 // Migration is one versioned schema change. Every migration of the
@@ -18,6 +20,13 @@ type Migration struct {
 	// PerDialect, when it has an entry for the store's dialect, is used
 	// verbatim instead of SQL.
 	PerDialect map[Dialect]string
+	// Online are statements run one at a time outside any transaction,
+	// before the script's transaction, on the dialects named: an index
+	// build that must not block writes to a large table (PostgreSQL's
+	// CREATE INDEX CONCURRENTLY refuses to run inside a transaction). They
+	// must be safe to run again, since a crash before the version is
+	// recorded runs them again on the next start.
+	Online map[Dialect][]string
 }
 
 // script returns the statements to run on d.
@@ -112,8 +121,27 @@ func applyMigration(ctx context.Context, conn *sql.Conn, d Dialect, m Migration)
 	if n > 0 {
 		return false, nil
 	}
-	if _, err := tx.ExecContext(ctx, m.script(d)); err != nil {
-		return false, err
+	if len(m.Online[d]) > 0 {
+		// Outside the transaction: roll it back first (on SQLite it holds
+		// the write lock; elsewhere the advisory lock keeps other migrators
+		// out), run the statements, and start again.
+		if err := tx.Rollback(); err != nil {
+			return false, err
+		}
+		for _, stmt := range m.Online[d] {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return false, err
+			}
+		}
+		if tx, err = conn.BeginTx(ctx, nil); err != nil {
+			return false, err
+		}
+		defer tx.Rollback()
+	}
+	if script := m.script(d); strings.TrimSpace(script) != "" {
+		if _, err := tx.ExecContext(ctx, script); err != nil {
+			return false, err
+		}
 	}
 	if _, err := tx.ExecContext(ctx, Rebind(d, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
 		m.Version, m.Name, now()); err != nil {
@@ -133,7 +161,7 @@ func lockMigrations(ctx context.Context, conn *sql.Conn, d Dialect) (func(), err
 func advisoryLock(ctx context.Context, conn *sql.Conn, d Dialect, key int64, name string) (func(), error) {
 	switch d {
 	case Postgres:
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
+		if err := pollAdvisoryLock(ctx, conn, key); err != nil {
 			return nil, fmt.Errorf("sqlstore: lock %s: %w", name, err)
 		}
 		return func() { conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock($1)", key) }, nil
@@ -148,6 +176,32 @@ func advisoryLock(ctx context.Context, conn *sql.Conn, d Dialect, key int64, nam
 		return func() { conn.ExecContext(context.Background(), "SELECT RELEASE_LOCK(?)", name) }, nil
 	}
 	return func() {}, nil
+}
+
+// advisoryPoll is how often a PostgreSQL process waiting for an advisory
+// lock asks again.
+const advisoryPoll = 200 * time.Millisecond
+
+// pollAdvisoryLock takes a PostgreSQL advisory lock by asking until it is
+// free rather than waiting inside pg_advisory_lock: a waiting statement
+// holds a snapshot, and CREATE INDEX CONCURRENTLY in the lock holder's
+// migration waits for every older snapshot to end, so two nodes started
+// together would deadlock (and PostgreSQL would cancel one of them).
+func pollAdvisoryLock(ctx context.Context, conn *sql.Conn, key int64) error {
+	for {
+		var got bool
+		if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&got); err != nil {
+			return err
+		}
+		if got {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(advisoryPoll):
+		}
+	}
 }
 
 // SeedLock serialises seeding among nodes that start together: the first
