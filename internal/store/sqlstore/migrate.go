@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 )
 
 // Migration is one versioned schema change. Every migration of the
@@ -21,10 +20,10 @@ type Migration struct {
 	// verbatim instead of SQL.
 	PerDialect map[Dialect]string
 	// Online are statements run one at a time outside any transaction,
-	// before the script's transaction, on the dialects named: an index
-	// build that must not block writes to a large table (PostgreSQL's
-	// CREATE INDEX CONCURRENTLY refuses to run inside a transaction). They
-	// must be safe to run again, since a crash before the version is
+	// before the script's transaction, on the dialects named (runOnline):
+	// an index build that must not block writes to a large table
+	// (PostgreSQL's CREATE INDEX CONCURRENTLY refuses a transaction).
+	// They must be safe to run again, since a crash before the version is
 	// recorded runs them again on the next start.
 	Online map[Dialect][]string
 }
@@ -79,7 +78,7 @@ func migrate(ctx context.Context, db *sql.DB, d Dialect) ([]Migration, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer func() { unlock() }() // the lock runOnline took again, if it did
 	if _, err := conn.ExecContext(ctx, Expand(d,
 		"CREATE TABLE IF NOT EXISTS schema_migrations (version {{bigint}} NOT NULL PRIMARY KEY, name {{string}} NOT NULL, applied_at {{time}} NOT NULL) {{options}}")); err != nil {
 		return nil, fmt.Errorf("sqlstore: create schema_migrations: %w", err)
@@ -93,7 +92,14 @@ func migrate(ctx context.Context, db *sql.DB, d Dialect) ([]Migration, error) {
 	}
 	var applied []Migration
 	for _, m := range migrations() {
+		releaseOnline := func() {}
+		if len(m.Online[d]) > 0 {
+			if unlock, releaseOnline, err = runOnline(ctx, conn, d, m, unlock); err != nil {
+				return applied, fmt.Errorf("sqlstore: migration %d %s: %w", m.Version, m.Name, err)
+			}
+		}
 		done, err := applyMigration(ctx, conn, d, m)
+		releaseOnline()
 		if err != nil {
 			return applied, fmt.Errorf("sqlstore: migration %d %s: %w", m.Version, m.Name, err)
 		}
@@ -120,23 +126,6 @@ func applyMigration(ctx context.Context, conn *sql.Conn, d Dialect, m Migration)
 	}
 	if n > 0 {
 		return false, nil
-	}
-	if len(m.Online[d]) > 0 {
-		// Outside the transaction: roll it back first (on SQLite it holds
-		// the write lock; elsewhere the advisory lock keeps other migrators
-		// out), run the statements, and start again.
-		if err := tx.Rollback(); err != nil {
-			return false, err
-		}
-		for _, stmt := range m.Online[d] {
-			if _, err := conn.ExecContext(ctx, stmt); err != nil {
-				return false, err
-			}
-		}
-		if tx, err = conn.BeginTx(ctx, nil); err != nil {
-			return false, err
-		}
-		defer tx.Rollback()
 	}
 	if script := m.script(d); strings.TrimSpace(script) != "" {
 		if _, err := tx.ExecContext(ctx, script); err != nil {
@@ -176,32 +165,6 @@ func advisoryLock(ctx context.Context, conn *sql.Conn, d Dialect, key int64, nam
 		return func() { conn.ExecContext(context.Background(), "SELECT RELEASE_LOCK(?)", name) }, nil
 	}
 	return func() {}, nil
-}
-
-// advisoryPoll is how often a PostgreSQL process waiting for an advisory
-// lock asks again.
-const advisoryPoll = 200 * time.Millisecond
-
-// pollAdvisoryLock takes a PostgreSQL advisory lock by asking until it is
-// free rather than waiting inside pg_advisory_lock: a waiting statement
-// holds a snapshot, and CREATE INDEX CONCURRENTLY in the lock holder's
-// migration waits for every older snapshot to end, so two nodes started
-// together would deadlock (and PostgreSQL would cancel one of them).
-func pollAdvisoryLock(ctx context.Context, conn *sql.Conn, key int64) error {
-	for {
-		var got bool
-		if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&got); err != nil {
-			return err
-		}
-		if got {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(advisoryPoll):
-		}
-	}
 }
 
 // SeedLock serialises seeding among nodes that start together: the first
