@@ -163,13 +163,15 @@ var rollupDimCols = map[string]string{store.DimUser: "user_id", store.DimToken: 
 // Sum is one aggregate over the buckets of the window's hours, or of its
 // days in the daily layer.
 func (r rollupRepo) Sum(ctx context.Context, q store.RollupQuery) ([]store.RollupLine, error) {
-	group := "''"
+	// Grouped by the columns themselves and cast once per group: hashing
+	// integers is about twice as fast as hashing their text per bucket.
+	group, groupBy := "''", ""
 	if q.GroupBy != "" {
 		col, ok := rollupDimCols[q.GroupBy]
 		if !ok {
 			return nil, fmt.Errorf("rollups have no dimension %q", q.GroupBy)
 		}
-		group = col
+		group, groupBy = col, col+", "
 		if col != "model" {
 			group = r.s.castText(col)
 		}
@@ -196,11 +198,8 @@ func (r rollupRepo) Sum(ctx context.Context, q store.RollupQuery) ([]store.Rollu
 		}
 		sums = append(sums, c)
 	}
-	groupBy := "1, 2"
-	if period != "" {
-		groupBy = "1, 2, 3"
-	}
-	stmt := "SELECT " + group + ", " + period + "type, " + strings.Join(sums, ", ") + " FROM " + table + " WHERE " + where + " GROUP BY " + groupBy
+	stmt := "SELECT " + group + ", " + period + "type, " + strings.Join(sums, ", ") + " FROM " + table + " WHERE " + where +
+		" GROUP BY " + groupBy + period + "type"
 	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(stmt), args...)
 	if err != nil {
 		return nil, wrap(err, "sum rollups")
