@@ -15,7 +15,7 @@ export async function render(main, ctx) {
   main.append(h("div", { class: "cards" },
     stat(t("dash.remaining"), money(me.quota), "stat-quota"),
     stat(t("dash.used"), money(me.used_quota), "stat-used"),
-    h("div", { class: "card" }, h("dl", { class: "stat" }, h("dt", {}, t("dash.requests")), requests)),
+    h("div", { class: "card" }, h("dl", { class: "stat" }, h("dt", {}, t("dash.requests30")), requests)),
     stat(t("dash.role"), me.role, "stat-role")));
   const chartCard = h("section", { class: "card", "aria-labelledby": "usage-title" },
     h("h2", { id: "usage-title" }, t("dash.usage")));
