@@ -121,7 +121,7 @@ func (a *API) usageReport(w http.ResponseWriter, r *http.Request, p *auth.Princi
 		gran = "day"
 	}
 	var own books.UsageFilter
-	if p.Role == store.RoleUser {
+	if p.Role != store.RoleAdmin && p.Role != store.RoleRoot {
 		own.UserID = p.UserID
 	}
 	items, err := books.FilteredUsageReport(r.Context(), a.d.Store, win, by, gran, own)
