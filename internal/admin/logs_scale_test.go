@@ -2,12 +2,13 @@ package admin
 
 import (
 	"context"
-	"net/http/httptest"
-
 	"encoding/json"
-	"github.com/turnpike-gw/turnpike/internal/billing"
+	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/turnpike-gw/turnpike/internal/billing"
 )
 
 func TestUsageReportExportAndCursorPages(t *testing.T) {
@@ -35,7 +36,20 @@ func TestUsageReportExportAndCursorPages(t *testing.T) {
 			}},
 		{name: "an unknown grouping is 400", who: "root", method: "GET", path: "/api/reports/usage?group_by=planet", status: 400},
 		{name: "an unknown granularity is 400", who: "root", method: "GET", path: "/api/reports/usage?granularity=week", status: 400},
-		{name: "a plain user cannot read the usage report", who: "alice", method: "GET", path: "/api/reports/usage", status: 403},
+		{name: "a plain user reads its own usage only, without the upstream cost", who: "alice", method: "GET",
+			path: "/api/reports/usage?group_by=user", status: 200,
+			check: func(t *testing.T, e *env, r response) {
+				var quota float64
+				for _, it := range items(t, r) {
+					quota += it["quota"].(float64)
+					if _, ok := it["upstream_cost_usd"]; ok || it["key"] != fmt.Sprint(e.ids["alice"]) {
+						t.Fatalf("alice's usage report: %s", r.raw)
+					}
+				}
+				if quota != 50 {
+					t.Fatalf("alice's quota %v, want 50: %s", quota, r.raw)
+				}
+			}},
 		{name: "a page names the next page's cursor", who: "root", method: "GET", path: "/api/logs?type=consume&page_size=2", status: 200,
 			check: func(t *testing.T, _ *env, r response) {
 				var body struct {

@@ -229,7 +229,7 @@ var apiOps = []apiOp{
 
 	{route: "GET /api/reports/margin", summary: "Charged against upstream cost over a window, by channel, model, user or token (an administrator's lines by user or token: itself and the users below it)",
 		query: []string{"since", "until", "group_by"}, answer: object(schema{"items": schema{"type": "array", "items": ref("MarginItem")}, "group_by": str, "since": str, "until": str})},
-	{route: "GET /api/reports/usage", summary: "Usage per user, key, model, channel or team and per hour or day, from the hourly rollups, with cache_hit_ratio",
+	{route: "GET /api/reports/usage", summary: "Usage per user, key, model, channel or team and per hour or day, from the rollups, with cache_hit_ratio (a plain user: its own usage, without upstream_cost_usd)",
 		query: []string{"since", "until", "group_by", "granularity"}, answer: object(schema{
 			"items": schema{"type": "array", "items": schemaOf[books.UsageItem]()}, "group_by": str, "granularity": str, "since": str, "until": str})},
 	{route: "GET /api/reports/reconcile", summary: "Proves, per user and key over a window, ledger = usage rows and balance change = net spend",

@@ -19,7 +19,7 @@ const maxProviderCSV = 16 << 20
 func (a *API) routeReports(mux *http.ServeMux) {
 	a.route(mux, "GET /api/reports/margin", store.RoleAdmin, "report", a.marginReport)
 	a.route(mux, "GET /api/reports/cache", store.RoleAdmin, "report", a.cacheReport)
-	a.route(mux, "GET /api/reports/usage", store.RoleAdmin, "report", a.usageReport)
+	a.route(mux, "GET /api/reports/usage", store.RoleUser, "report", a.usageReport)
 	a.route(mux, "GET /api/reports/reconcile", store.RoleRoot, "report", a.reconcileReport)
 	a.route(mux, "POST /api/reports/reconcile/provider", store.RoleRoot, "channel", a.providerReport)
 }
@@ -102,10 +102,11 @@ func (a *API) marginScope(ctx context.Context, p *auth.Principal, by string, ite
 	return kept, nil
 }
 
-// usageReport sums the window from the hourly rollups per user, key,
-// model, channel or team and per hour or day (CONTRACT §20). An
-// administrator's lines by user or key are those it may manage, as in the
-// margin report.
+// usageReport sums the window from the rollups per user, key, model,
+// channel or team and per hour or day (CONTRACT §20). An administrator's
+// lines by user or key are those it may manage, as in the margin report. A
+// plain user (the console's dashboard) sees its own usage only, without
+// the upstream cost, which is for administrators alone (§13).
 func (a *API) usageReport(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	win, err := a.window(r)
 	if err != nil {
@@ -119,7 +120,11 @@ func (a *API) usageReport(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	if gran == "" {
 		gran = "day"
 	}
-	items, err := books.UsageReport(r.Context(), a.d.Store, win, by, gran)
+	var own books.UsageFilter
+	if p.Role != store.RoleAdmin && p.Role != store.RoleRoot {
+		own.UserID = p.UserID
+	}
+	items, err := books.FilteredUsageReport(r.Context(), a.d.Store, win, by, gran, own)
 	var badGroup books.ErrGrouping
 	var badGran books.ErrGranularity
 	switch {
@@ -133,6 +138,11 @@ func (a *API) usageReport(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	if items, err = a.usageScope(r.Context(), p, by, items); err != nil {
 		return err
 	}
+	if own.UserID != 0 {
+		for i := range items {
+			items[i].UpstreamCostUSD = ""
+		}
+	}
 	apijson.Write(w, http.StatusOK, map[string]any{"items": items, "group_by": by, "granularity": gran, "since": win.Since, "until": win.Until})
 	return nil
 }
@@ -140,8 +150,8 @@ func (a *API) usageReport(w http.ResponseWriter, r *http.Request, p *auth.Princi
 // usageScope keeps the lines an administrator may see (marginScope's rule).
 func (a *API) usageScope(ctx context.Context, p *auth.Principal, by string, items []books.UsageItem) ([]books.UsageItem, error) {
 	scopeBy := map[string]string{store.DimUser: "user", store.DimToken: "token"}[by]
-	if p.Role == store.RoleRoot || scopeBy == "" {
-		return items, nil
+	if p.Role != store.RoleAdmin || scopeBy == "" {
+		return items, nil // root sees every line, a plain user only its own
 	}
 	keys := make([]books.MarginItem, 0, len(items))
 	seen := map[string]bool{}

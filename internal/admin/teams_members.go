@@ -8,6 +8,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"github.com/turnpike-gw/turnpike/internal/auth"
+	"github.com/turnpike-gw/turnpike/internal/books"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -126,7 +127,7 @@ func (a *API) teamKeys(w http.ResponseWriter, r *http.Request, p *auth.Principal
 }
 
 // teamUsage sums the team's consume rows in the window by user, key or
-// model.
+// model, from the usage rollups.
 func (a *API) teamUsage(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	t, err := a.managedTeam(r, p)
 	if err != nil {
@@ -143,7 +144,7 @@ func (a *API) teamUsage(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err != nil {
 		return err
 	}
-	items, err := a.d.Store.Teams().Usage(r.Context(), t.ID, win.Since, win.Until, by)
+	items, err := books.TeamUsage(r.Context(), a.d.Store, t.ID, win, by)
 	if err != nil {
 		return err
 	}

@@ -33,28 +33,30 @@ func (s sums) add(k sumKey, v store.RollupSums, cost *big.Int) {
 	l.UpstreamCost.Add(l.UpstreamCost, cost)
 }
 
-// SumWindow adds up the usage rows of w by q's dimension, granularity and
-// type, exactly: the whole hours inside w from the hourly rollups, the
-// parts of an hour at its edges from the rows themselves. Until every row
-// is in the rollups (the backfill after an upgrade or an import) it reads
-// the rows of the whole window.
+// SumWindow adds up the usage rows of w by q's dimension, granularity,
+// filters and type, exactly: the whole UTC days inside w from the daily
+// rollups (unless the granularity is hours), the whole hours around them
+// from the hourly rollups, the parts of an hour at w's edges from the rows
+// themselves. Until every row is in the rollups (the backfill after an
+// upgrade or an import) it reads the rows of the whole window.
 func SumWindow(ctx context.Context, st store.Store, w store.Window, q store.RollupQuery) ([]store.RollupLine, error) {
 	out := sums{}
 	ready, err := st.Rollups().Ready(ctx)
 	if err != nil {
 		return nil, err
 	}
-	from, to := ceilHour(w.Since), w.Until.Truncate(time.Hour)
+	from, to := ceil(w.Since, time.Hour), w.Until.Truncate(time.Hour)
 	edges := []store.Window{w}
 	if ready && from.Before(to) {
 		edges = []store.Window{{Since: w.Since, Until: from}, {Since: to, Until: w.Until}}
-		q.Since, q.Until = from, to
-		lines, err := st.Rollups().Sum(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		for _, l := range lines {
-			out.add(sumKey{l.Group, l.Period.Unix(), l.Type}, l.RollupSums, l.UpstreamCost)
+		for _, part := range rollupParts(from, to, q) {
+			lines, err := st.Rollups().Sum(ctx, part)
+			if err != nil {
+				return nil, err
+			}
+			for _, l := range lines {
+				out.add(sumKey{l.Group, l.Period.Unix(), l.Type}, l.RollupSums, l.UpstreamCost)
+			}
 		}
 	}
 	for _, e := range edges {
@@ -63,7 +65,9 @@ func SumWindow(ctx context.Context, st store.Store, w store.Window, q store.Roll
 		}
 		err := st.Books().EachLog(ctx, e, q.Types, func(l store.UsageLog) error {
 			k, v := store.RollupOf(l)
-			out.add(sumKey{dimValue(k, q.GroupBy), periodOf(k.Hour, q.Granularity).Unix(), k.Type}, v, big.NewInt(v.UpstreamCostPico))
+			if q.Keeps(k) {
+				out.add(sumKey{dimValue(k, q.GroupBy), periodOf(k.Hour, q.Granularity).Unix(), k.Type}, v, big.NewInt(v.UpstreamCostPico))
+			}
 			return nil
 		})
 		if err != nil {
@@ -77,12 +81,38 @@ func SumWindow(ctx context.Context, st store.Store, w store.Window, q store.Roll
 	return lines, nil
 }
 
-func ceilHour(t time.Time) time.Time {
-	h := t.Truncate(time.Hour)
-	if h.Before(t) {
-		h = h.Add(time.Hour)
+// rollupParts splits the whole hours [from, to) into the queries that read
+// them: the whole UTC days from the daily layer and the hours before and
+// after them from the hourly one (every hour from the hourly layer when
+// the report is per hour).
+func rollupParts(from, to time.Time, q store.RollupQuery) []store.RollupQuery {
+	day := 24 * time.Hour
+	dayFrom, dayTo := ceil(from, day), to.Truncate(day)
+	span := func(since, until time.Time, days bool) store.RollupQuery {
+		p := q
+		p.Since, p.Until, p.Days = since, until, days
+		return p
 	}
-	return h
+	if q.Granularity == "hour" || !dayFrom.Before(dayTo) {
+		return []store.RollupQuery{span(from, to, false)}
+	}
+	parts := []store.RollupQuery{span(dayFrom, dayTo, true)}
+	if from.Before(dayFrom) {
+		parts = append(parts, span(from, dayFrom, false))
+	}
+	if dayTo.Before(to) {
+		parts = append(parts, span(dayTo, to, false))
+	}
+	return parts
+}
+
+// ceil is t rounded up to a whole multiple of d (UTC hours and days).
+func ceil(t time.Time, d time.Duration) time.Time {
+	c := t.Truncate(d)
+	if c.Before(t) {
+		c = c.Add(d)
+	}
+	return c
 }
 
 // periodOf is the period an hour falls in at a granularity.

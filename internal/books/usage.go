@@ -18,16 +18,17 @@ var UsageGroupings = []string{store.DimUser, store.DimToken, store.DimModel, sto
 // calls in one period. Requests are the charged calls, Errors the failed
 // ones; Quota and UpstreamCostUSD are net of refunds.
 type UsageItem struct {
-	Key             string      `json:"key"`
-	Name            string      `json:"name,omitempty"`
-	Period          *time.Time  `json:"period,omitempty"`
-	Requests        int64       `json:"requests"`
-	InputTokens     int64       `json:"input_tokens"`
-	OutputTokens    int64       `json:"output_tokens"`
-	CacheReadTokens int64       `json:"cache_read_tokens"`
-	CacheHitRatio   float64     `json:"cache_hit_ratio"`
-	Quota           int64       `json:"quota"`
-	UpstreamCostUSD json.Number `json:"upstream_cost_usd"`
+	Key             string     `json:"key"`
+	Name            string     `json:"name,omitempty"`
+	Period          *time.Time `json:"period,omitempty"`
+	Requests        int64      `json:"requests"`
+	InputTokens     int64      `json:"input_tokens"`
+	OutputTokens    int64      `json:"output_tokens"`
+	CacheReadTokens int64      `json:"cache_read_tokens"`
+	CacheHitRatio   float64    `json:"cache_hit_ratio"`
+	Quota           int64      `json:"quota"`
+	// UpstreamCostUSD is left out of a plain user's report.
+	UpstreamCostUSD json.Number `json:"upstream_cost_usd,omitempty"`
 	Errors          int64       `json:"errors"`
 }
 
@@ -38,8 +39,16 @@ func (e ErrGranularity) Error() string {
 	return fmt.Sprintf("granularity must be hour or day, not %q", string(e))
 }
 
-// UsageReport sums the window per group and period from the hourly rollups.
+// UsageFilter keeps one user's or one team's usage (0: everyone's).
+type UsageFilter struct{ UserID, TeamID int64 }
+
+// UsageReport sums the window per group and period from the rollups.
 func UsageReport(ctx context.Context, st store.Store, w store.Window, groupBy, granularity string) ([]UsageItem, error) {
+	return FilteredUsageReport(ctx, st, w, groupBy, granularity, UsageFilter{})
+}
+
+// FilteredUsageReport is UsageReport over the usage f keeps.
+func FilteredUsageReport(ctx context.Context, st store.Store, w store.Window, groupBy, granularity string, f UsageFilter) ([]UsageItem, error) {
 	known := false
 	for _, g := range UsageGroupings {
 		known = known || g == groupBy
@@ -51,7 +60,7 @@ func UsageReport(ctx context.Context, st store.Store, w store.Window, groupBy, g
 		return nil, ErrGranularity(granularity)
 	}
 	lines, err := SumWindow(ctx, st, w, store.RollupQuery{GroupBy: groupBy, Granularity: granularity,
-		Types: []string{store.LogConsume, store.LogRefund, store.LogError}})
+		Types: []string{store.LogConsume, store.LogRefund, store.LogError}, UserID: f.UserID, TeamID: f.TeamID})
 	if err != nil {
 		return nil, err
 	}

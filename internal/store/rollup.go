@@ -105,6 +105,18 @@ type RollupQuery struct {
 	// Granularity is "hour", "day" or empty (the whole window).
 	Granularity string
 	Types       []string
+	// Days reads the daily layer, the same buckets summed per UTC day:
+	// Since and Until must then be whole UTC days and Granularity not
+	// "hour". A 30-day window reads 30 buckets of a combination there
+	// instead of 720.
+	Days bool
+	// UserID and TeamID keep the buckets of one user or team (0: all).
+	UserID, TeamID int64
+}
+
+// Keeps reports whether the filters of q keep the bucket k.
+func (q RollupQuery) Keeps(k RollupKey) bool {
+	return (q.UserID == 0 || k.UserID == q.UserID) && (q.TeamID == 0 || k.TeamID == q.TeamID)
 }
 
 // RollupLine is one line of a rollup query: the group's value (an id as

@@ -89,6 +89,7 @@ var dumpSkipped = map[string]string{
 	"plugin_runtime":        "a change counter each migrated database starts itself",
 	"usage_rollups":         "sums of the usage rows, rebuilt from them after an import (Rollups().Restart)",
 	"usage_rollup_backfill": "the rebuild's watermark, reset by the import",
+	"usage_rollups_daily":   "the rollups summed per day, rebuilt with them",
 }
 
 // redactedUnique stands in for a unique secret column: it keeps the

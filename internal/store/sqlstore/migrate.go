@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Migration is one versioned schema change. Every migration of the
@@ -18,6 +19,13 @@ type Migration struct {
 	// PerDialect, when it has an entry for the store's dialect, is used
 	// verbatim instead of SQL.
 	PerDialect map[Dialect]string
+	// Online are statements run one at a time outside any transaction,
+	// before the script's transaction, on the dialects named (runOnline):
+	// an index build that must not block writes to a large table
+	// (PostgreSQL's CREATE INDEX CONCURRENTLY refuses a transaction).
+	// They must be safe to run again, since a crash before the version is
+	// recorded runs them again on the next start.
+	Online map[Dialect][]string
 }
 
 // script returns the statements to run on d.
@@ -70,7 +78,7 @@ func migrate(ctx context.Context, db *sql.DB, d Dialect) ([]Migration, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer func() { unlock() }() // the lock runOnline took again, if it did
 	if _, err := conn.ExecContext(ctx, Expand(d,
 		"CREATE TABLE IF NOT EXISTS schema_migrations (version {{bigint}} NOT NULL PRIMARY KEY, name {{string}} NOT NULL, applied_at {{time}} NOT NULL) {{options}}")); err != nil {
 		return nil, fmt.Errorf("sqlstore: create schema_migrations: %w", err)
@@ -84,7 +92,14 @@ func migrate(ctx context.Context, db *sql.DB, d Dialect) ([]Migration, error) {
 	}
 	var applied []Migration
 	for _, m := range migrations() {
+		releaseOnline := func() {}
+		if len(m.Online[d]) > 0 {
+			if unlock, releaseOnline, err = runOnline(ctx, conn, d, m, unlock); err != nil {
+				return applied, fmt.Errorf("sqlstore: migration %d %s: %w", m.Version, m.Name, err)
+			}
+		}
 		done, err := applyMigration(ctx, conn, d, m)
+		releaseOnline()
 		if err != nil {
 			return applied, fmt.Errorf("sqlstore: migration %d %s: %w", m.Version, m.Name, err)
 		}
@@ -112,8 +127,10 @@ func applyMigration(ctx context.Context, conn *sql.Conn, d Dialect, m Migration)
 	if n > 0 {
 		return false, nil
 	}
-	if _, err := tx.ExecContext(ctx, m.script(d)); err != nil {
-		return false, err
+	if script := m.script(d); strings.TrimSpace(script) != "" {
+		if _, err := tx.ExecContext(ctx, script); err != nil {
+			return false, err
+		}
 	}
 	if _, err := tx.ExecContext(ctx, Rebind(d, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
 		m.Version, m.Name, now()); err != nil {
@@ -133,7 +150,7 @@ func lockMigrations(ctx context.Context, conn *sql.Conn, d Dialect) (func(), err
 func advisoryLock(ctx context.Context, conn *sql.Conn, d Dialect, key int64, name string) (func(), error) {
 	switch d {
 	case Postgres:
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
+		if err := pollAdvisoryLock(ctx, conn, key); err != nil {
 			return nil, fmt.Errorf("sqlstore: lock %s: %w", name, err)
 		}
 		return func() { conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock($1)", key) }, nil

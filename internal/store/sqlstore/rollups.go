@@ -19,10 +19,13 @@ type rollupRepo struct{ s *Store }
 
 const rollupKeyCols = "hour, user_id, token_id, model, channel_id, team_id, type"
 
+// dailyKeyCols is the daily layer's key: the day in place of the hour.
+const dailyKeyCols = "day, user_id, token_id, model, channel_id, team_id, type"
+
 const rollupSumCols = "requests, input_tokens, output_tokens, cache_read_tokens, quota, upstream_cost_pico, errors"
 
-// rollupCols is the number of columns one bucket writes: day, the key and
-// the sums.
+// rollupCols is the number of columns one hourly bucket writes: day, the
+// key and the sums; a daily bucket writes one fewer (no hour).
 const rollupCols = 1 + 7 + 7
 
 // rollupChunk bounds the buckets of one upsert statement.
@@ -37,23 +40,44 @@ type rollupBucket struct {
 // writers' transactions lock shared buckets in the same order and never
 // deadlock each other.
 func foldRollups(logs []store.UsageLog, stamp time.Time) []rollupBucket {
-	at := map[store.RollupKey]int{}
-	var out []rollupBucket
-	for _, l := range logs {
+	keys := make([]store.RollupKey, len(logs))
+	sums := make([]store.RollupSums, len(logs))
+	for i, l := range logs {
 		if l.CreatedAt.IsZero() {
 			l.CreatedAt = stamp
 		}
-		k, s := store.RollupOf(l)
-		i, ok := at[k]
+		keys[i], sums[i] = store.RollupOf(l)
+	}
+	return foldBuckets(keys, sums)
+}
+
+// foldBuckets adds up the sums of equal keys, in key order.
+func foldBuckets(keys []store.RollupKey, sums []store.RollupSums) []rollupBucket {
+	at := map[store.RollupKey]int{}
+	var out []rollupBucket
+	for i, k := range keys {
+		j, ok := at[k]
 		if !ok {
-			i = len(out)
-			at[k] = i
+			j = len(out)
+			at[k] = j
 			out = append(out, rollupBucket{k: k})
 		}
-		out[i].s.Add(s)
+		out[j].s.Add(sums[i])
 	}
 	sort.Slice(out, func(i, j int) bool { return rollupLess(out[i].k, out[j].k) })
 	return out
+}
+
+// dailyBuckets are the hourly buckets summed per UTC day (the key's Hour
+// is the day's midnight).
+func dailyBuckets(hourly []rollupBucket) []rollupBucket {
+	keys := make([]store.RollupKey, len(hourly))
+	sums := make([]store.RollupSums, len(hourly))
+	for i, b := range hourly {
+		keys[i], sums[i] = b.k, b.s
+		keys[i].Hour = b.k.Hour.Truncate(24 * time.Hour)
+	}
+	return foldBuckets(keys, sums)
 }
 
 func rollupLess(a, b store.RollupKey) bool {
@@ -74,56 +98,80 @@ func rollupLess(a, b store.RollupKey) bool {
 	return a.Type < b.Type
 }
 
-// addRollups adds the rows of one billing batch to their buckets within
-// the batch's transaction: one multi-row upsert per rollupChunk buckets.
+// addRollups adds the rows of one billing batch to their hourly and daily
+// buckets within the batch's transaction: one multi-row upsert per
+// rollupChunk buckets. Every writer locks all its hourly buckets before its
+// daily ones, each layer in key order, so writers never deadlock.
 func (s *Store) addRollups(ctx context.Context, tx *sql.Tx, logs []store.UsageLog, stamp time.Time) error {
-	buckets := foldRollups(logs, stamp)
+	hourly := foldRollups(logs, stamp)
+	if err := s.upsertBuckets(ctx, tx, hourly, false); err != nil {
+		return err
+	}
+	return s.upsertBuckets(ctx, tx, dailyBuckets(hourly), true)
+}
+
+func (s *Store) upsertBuckets(ctx context.Context, tx *sql.Tx, buckets []rollupBucket, daily bool) error {
 	for lo := 0; lo < len(buckets); lo += rollupChunk {
 		part := buckets[lo:min(lo+rollupChunk, len(buckets))]
 		args := make([]any, 0, len(part)*rollupCols)
 		for _, b := range part {
 			k, v := b.k, b.s
-			args = append(args, dbTime(k.Hour.Truncate(24*time.Hour)), dbTime(k.Hour), k.UserID, k.TokenID, k.Model, k.ChannelID, k.TeamID, k.Type,
+			args = append(args, dbTime(k.Hour.Truncate(24*time.Hour)))
+			if !daily {
+				args = append(args, dbTime(k.Hour))
+			}
+			args = append(args, k.UserID, k.TokenID, k.Model, k.ChannelID, k.TeamID, k.Type,
 				v.Requests, v.InputTokens, v.OutputTokens, v.CacheReadTokens, v.Quota, v.UpstreamCostPico, v.Errors)
 		}
-		if _, err := tx.ExecContext(ctx, s.rollupUpsert(len(part)), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, s.rollupUpsert(len(part), daily), args...); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// rollupUpsert is the statement that adds n buckets to the table.
-func (s *Store) rollupUpsert(n int) string {
-	q := "INSERT INTO usage_rollups (day, " + rollupKeyCols + ", " + rollupSumCols + ") VALUES " + rowsSQL(rollupCols, n)
+// rollupUpsert is the statement that adds n buckets to the hourly or the
+// daily table.
+func (s *Store) rollupUpsert(n int, daily bool) string {
+	table, keys, cols := "usage_rollups", rollupKeyCols, rollupCols
+	if daily {
+		table, keys, cols = "usage_rollups_daily", dailyKeyCols, rollupCols-1
+	}
+	q := "INSERT INTO " + table + " (" + keys + ", " + rollupSumCols + ") VALUES " + rowsSQL(cols, n)
+	if !daily {
+		q = "INSERT INTO " + table + " (day, " + keys + ", " + rollupSumCols + ") VALUES " + rowsSQL(cols, n)
+	}
 	sums := strings.Split(rollupSumCols, ", ")
 	sets := make([]string, len(sums))
 	for i, c := range sums {
 		if s.dialect == MySQL {
 			sets[i] = c + " = " + c + " + VALUES(" + c + ")"
 		} else {
-			sets[i] = c + " = usage_rollups." + c + " + excluded." + c
+			sets[i] = c + " = " + table + "." + c + " + excluded." + c
 		}
 	}
 	if s.dialect == MySQL {
 		return q + " ON DUPLICATE KEY UPDATE " + strings.Join(sets, ", ")
 	}
-	return s.Rebind(q + " ON CONFLICT (" + rollupKeyCols + ") DO UPDATE SET " + strings.Join(sets, ", "))
+	return s.Rebind(q + " ON CONFLICT (" + keys + ") DO UPDATE SET " + strings.Join(sets, ", "))
 }
 
 // rollupDimCols maps a dimension to its column.
 var rollupDimCols = map[string]string{store.DimUser: "user_id", store.DimToken: "token_id", store.DimModel: "model",
 	store.DimChannel: "channel_id", store.DimTeam: "team_id"}
 
-// Sum is one aggregate over the buckets of the window's hours.
+// Sum is one aggregate over the buckets of the window's hours, or of its
+// days in the daily layer.
 func (r rollupRepo) Sum(ctx context.Context, q store.RollupQuery) ([]store.RollupLine, error) {
-	group := "''"
+	// Grouped by the columns themselves and cast once per group: hashing
+	// integers is about twice as fast as hashing their text per bucket.
+	group, groupBy := "''", ""
 	if q.GroupBy != "" {
 		col, ok := rollupDimCols[q.GroupBy]
 		if !ok {
 			return nil, fmt.Errorf("rollups have no dimension %q", q.GroupBy)
 		}
-		group = col
+		group, groupBy = col, col+", "
 		if col != "model" {
 			group = r.s.castText(col)
 		}
@@ -133,14 +181,14 @@ func (r rollupRepo) Sum(ctx context.Context, q store.RollupQuery) ([]store.Rollu
 	case "day", "hour":
 		period = q.Granularity + ", "
 	}
-	where := "hour >= ? AND hour < ?"
-	args := []any{dbTime(q.Since), dbTime(q.Until)}
-	if len(q.Types) > 0 {
-		where += " AND type IN (?" + strings.Repeat(", ?", len(q.Types)-1) + ")"
-		for _, t := range q.Types {
-			args = append(args, t)
+	table, span := "usage_rollups", "hour"
+	if q.Days {
+		if q.Granularity == "hour" {
+			return nil, fmt.Errorf("the daily rollups have no hours")
 		}
+		table, span = "usage_rollups_daily", "day"
 	}
+	where, args := rollupWhere(span, q)
 	sums := make([]string, 0, 7)
 	for _, c := range strings.Split(rollupSumCols, ", ") {
 		if c != "upstream_cost_pico" {
@@ -150,11 +198,8 @@ func (r rollupRepo) Sum(ctx context.Context, q store.RollupQuery) ([]store.Rollu
 		}
 		sums = append(sums, c)
 	}
-	groupBy := "1, 2"
-	if period != "" {
-		groupBy = "1, 2, 3"
-	}
-	stmt := "SELECT " + group + ", " + period + "type, " + strings.Join(sums, ", ") + " FROM usage_rollups WHERE " + where + " GROUP BY " + groupBy
+	stmt := "SELECT " + group + ", " + period + "type, " + strings.Join(sums, ", ") + " FROM " + table + " WHERE " + where +
+		" GROUP BY " + groupBy + period + "type"
 	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(stmt), args...)
 	if err != nil {
 		return nil, wrap(err, "sum rollups")
@@ -163,6 +208,28 @@ func (r rollupRepo) Sum(ctx context.Context, q store.RollupQuery) ([]store.Rollu
 		return scanRollupLine(row, period != "")
 	})
 	return out, wrap(err, "sum rollups")
+}
+
+// rollupWhere is the condition of a rollup query: the range of its hours
+// or days, its types and its filters.
+func rollupWhere(span string, q store.RollupQuery) (string, []any) {
+	where := span + " >= ? AND " + span + " < ?"
+	args := []any{dbTime(q.Since), dbTime(q.Until)}
+	if len(q.Types) > 0 {
+		where += " AND type IN (?" + strings.Repeat(", ?", len(q.Types)-1) + ")"
+		for _, t := range q.Types {
+			args = append(args, t)
+		}
+	}
+	if q.UserID != 0 {
+		where += " AND user_id = ?"
+		args = append(args, q.UserID)
+	}
+	if q.TeamID != 0 {
+		where += " AND team_id = ?"
+		args = append(args, q.TeamID)
+	}
+	return where, args
 }
 
 func scanRollupLine(row interface{ Scan(...any) error }, withPeriod bool) (store.RollupLine, error) {

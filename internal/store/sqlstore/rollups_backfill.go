@@ -66,8 +66,10 @@ func (r rollupRepo) Restart(ctx context.Context) error {
 }
 
 func restartRollups(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, "DELETE FROM usage_rollups"); err != nil {
-		return err
+	for _, table := range []string{"usage_rollups", "usage_rollups_daily"} {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
+			return err
+		}
 	}
 	_, err := tx.ExecContext(ctx, "UPDATE usage_rollup_backfill SET next_id = (SELECT COALESCE(MIN(id), 1) FROM usage_logs), "+
 		"below_id = (SELECT COALESCE(MAX(id), 0) + 1 FROM usage_logs) WHERE id = 1")

@@ -14,7 +14,15 @@ DROP INDEX IF EXISTS usage_logs_org_created_idx;
 CREATE INDEX usage_logs_team_created_idx ON usage_logs (team_id, created_at) WHERE team_id <> 0;
 CREATE INDEX usage_logs_org_created_idx ON usage_logs (org_id, created_at) WHERE org_id <> 0;
 `,
-	PerDialect: map[Dialect]string{MySQL: `DO 0`},
+	// PostgreSQL rebuilds them CONCURRENTLY (see runOnline), so usage
+	// writes go on while a large log is read; MySQL keeps its whole ones.
+	PerDialect: map[Dialect]string{MySQL: `DO 0`, Postgres: ""},
+	Online: map[Dialect][]string{Postgres: {
+		"DROP INDEX CONCURRENTLY IF EXISTS usage_logs_team_created_idx",
+		"CREATE INDEX CONCURRENTLY usage_logs_team_created_idx ON usage_logs (team_id, created_at) WHERE team_id <> 0",
+		"DROP INDEX CONCURRENTLY IF EXISTS usage_logs_org_created_idx",
+		"CREATE INDEX CONCURRENTLY usage_logs_org_created_idx ON usage_logs (org_id, created_at) WHERE org_id <> 0",
+	}},
 }
 
 // teamCond is the condition a usage log query puts on col (equal to one

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +85,43 @@ var rollupTests = []namedTest{
 		}
 		if len(teams) != 2 || !teams["7"] || len(hours) != 3 {
 			t.Fatalf("teams %v hours %v", teams, hours)
+		}
+	}},
+	{"the daily rollups are the hourly ones summed per UTC day", func(t *testing.T, s store.Store) {
+		at := time.Date(2026, 4, 2, 22, 0, 0, 0, time.UTC) // three hours over a midnight
+		logs := rollupRows(at)
+		must(t, s.Logs().Insert(ctx(t), logs[:13]), "insert")
+		must(t, s.Logs().Insert(ctx(t), logs[13:]), "insert")
+		days := store.Window{Since: at.Truncate(24 * time.Hour), Until: at.Truncate(24 * time.Hour).Add(48 * time.Hour)}
+		sum := func(q store.RollupQuery) string {
+			q.Since, q.Until, q.GroupBy, q.Granularity = days.Since, days.Until, store.DimUser, "day"
+			lines, err := s.Rollups().Sum(ctx(t), q)
+			must(t, err, "sum")
+			out := make([]string, 0, len(lines))
+			for _, l := range lines {
+				out = append(out, fmt.Sprintf("%s/%s/%s %v %v", l.Group, l.Period.Format(time.DateOnly), l.Type, l.RollupSums, l.UpstreamCost))
+			}
+			sort.Strings(out)
+			return fmt.Sprint(out)
+		}
+		hourly, daily := sum(store.RollupQuery{}), sum(store.RollupQuery{Days: true})
+		if hourly != daily || !strings.Contains(daily, "2026-04-03") {
+			t.Fatalf("daily\n%s\nhourly\n%s", daily, hourly)
+		}
+		if got, want := sum(store.RollupQuery{Days: true, UserID: 2, TeamID: 7}), sum(store.RollupQuery{UserID: 2, TeamID: 7}); got != want || strings.Contains(got, "1/") || !strings.Contains(got, "2/") {
+			t.Fatalf("user 2 of team 7: daily %s hourly %s", got, want)
+		}
+		if _, err := s.Rollups().Sum(ctx(t), store.RollupQuery{Since: days.Since, Until: days.Until, Days: true, Granularity: "hour"}); err == nil {
+			t.Fatal("the daily layer answered per hour")
+		}
+		must(t, s.Rollups().Restart(ctx(t)), "restart")
+		for more := true; more; {
+			var err error
+			more, err = s.Rollups().Backfill(ctx(t), 5)
+			must(t, err, "backfill")
+		}
+		if again := sum(store.RollupQuery{Days: true}); again != daily {
+			t.Fatalf("daily rollups rebuilt by the backfill\n%s\nkept\n%s", again, daily)
 		}
 	}},
 	{"rollups rebuilt from the rows equal the ones kept", func(t *testing.T, s store.Store) {

@@ -4,45 +4,38 @@ import { h } from "./dom.js";
 import { t } from "./i18n.js";
 import { money, usd } from "./money.js";
 
-const HOUR = 3600 * 1000;
-const DAY = 24 * HOUR;
+const DAY = 24 * 3600 * 1000;
 
 /**
- * bucketize groups usage-log rows into consecutive time buckets ending now:
- * hourly for the last day when every row is that recent, else daily for the
- * last 14 days. Refunds subtract from cost; errors count as requests.
+ * bucketize lays the daily lines of GET /api/reports/usage (granularity=day,
+ * any grouping) over `count` consecutive UTC days starting at `start` (ms):
+ * per day the calls (errors included) and the net charge (refunds already
+ * subtracted by the report).
  */
-export function bucketize(logs, now = Date.now()) {
-  logs = logs.filter((l) => l.type !== "topup");
-  const times = logs.map((l) => new Date(l.created_at).getTime()).filter((t) => !Number.isNaN(t));
-  const hourly = times.every((t) => now - t <= DAY);
-  const step = hourly ? HOUR : DAY;
-  const count = hourly ? 24 : 14;
-  const end = Math.floor(now / step) * step + step;
-  const start = end - count * step;
-  const buckets = Array.from({ length: count }, (_, i) => ({ start: start + i * step, requests: 0, cost: 0 }));
-  for (const l of logs) {
-    const t = new Date(l.created_at).getTime();
-    if (Number.isNaN(t) || t < start || t >= end) continue;
-    const b = buckets[Math.floor((t - start) / step)];
-    // Top-ups are money in, not usage; they would dwarf every real cost.
-    if (l.type === "refund") b.cost -= Number(l.quota) || 0;
-    else if (l.type === "consume" || l.type === "error") {
-      b.requests += 1;
-      if (l.type === "consume") b.cost += Number(l.quota) || 0;
-    }
+export function bucketize(items, start, count) {
+  const buckets = Array.from({ length: count }, (_, i) => ({ start: start + i * DAY, requests: 0, cost: 0 }));
+  for (const it of items) {
+    const t = new Date(it.period).getTime();
+    if (Number.isNaN(t) || t < start) continue;
+    const b = buckets[Math.floor((t - start) / DAY)];
+    if (!b) continue;
+    b.requests += (Number(it.requests) || 0) + (Number(it.errors) || 0);
+    b.cost += Number(it.quota) || 0;
   }
-  return { buckets, hourly };
+  return { buckets, hourly: false };
 }
 
 function label(t, hourly) {
   const d = new Date(t);
-  return hourly ? `${String(d.getHours()).padStart(2, "0")}:00` : `${d.getMonth() + 1}/${d.getDate()}`;
+  return hourly ? `${String(d.getUTCHours()).padStart(2, "0")}:00` : `${d.getUTCMonth() + 1}/${d.getUTCDate()}`;
 }
 
-/** usageChart returns a figure with the SVG chart and a data table for screen readers. */
-export function usageChart(logs) {
-  const { buckets, hourly } = bucketize(logs);
+/**
+ * usageChart returns a figure with the SVG chart and a data table for
+ * screen readers, of the report's daily lines over count UTC days from start.
+ */
+export function usageChart(items, start, count) {
+  const { buckets, hourly } = bucketize(items, start, count);
   const W = 720, H = 220, L = 40, R = 48, T = 12, B = 28;
   const iw = W - L - R, ih = H - T - B;
   const maxReq = Math.max(1, ...buckets.map((b) => b.requests));

@@ -1,0 +1,82 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/testdb"
+)
+
+// daySums are a store's rollups of [since, since+48h) per model, day and
+// type, from the hourly or the daily layer.
+func daySums(t *testing.T, s *Store, since time.Time, daily bool) string {
+	t.Helper()
+	lines, err := s.Rollups().Sum(context.Background(), store.RollupQuery{Since: since, Until: since.Add(48 * time.Hour),
+		GroupBy: store.DimModel, Granularity: "day", Days: daily})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, fmt.Sprintf("%s/%s/%s %v %v", l.Group, l.Period.Format(time.DateOnly), l.Type, l.RollupSums, l.UpstreamCost))
+	}
+	sort.Strings(out)
+	return fmt.Sprint(out)
+}
+
+// An upgrade from a database with hourly rollups only: migration 166 sums
+// the days so far from them. On PostgreSQL migration 161 is run again too,
+// through its concurrent index builds, and leaves every index valid.
+func TestUpgradeSumsTheDailyRollupsAndBuildsTheLogIndexesOnline(t *testing.T) {
+	dsns := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "up.db")}
+	if base := os.Getenv("TURNPIKE_TEST_POSTGRES"); base != "" {
+		dsns["postgres"] = testdb.Postgres(t, base)
+	}
+	for name, dsn := range dsns {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := openConcrete(t, dsn)
+			day := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+			var logs []store.UsageLog
+			for i := range 40 {
+				logs = append(logs, store.UsageLog{Type: []string{store.LogConsume, store.LogRefund, store.LogError}[i%3], UserID: 1,
+					Model: []string{"a", "b"}[i%2], Quota: int64(10 + i), PromptTokens: i, CreatedAt: day.Add(time.Duration(i) * 71 * time.Minute)})
+			}
+			if err := s.Logs().Insert(ctx, logs); err != nil {
+				t.Fatal(err)
+			}
+			want := daySums(t, s, day, false)
+			undo := []string{"DROP TABLE usage_rollups_daily", "DELETE FROM schema_migrations WHERE version = 166"}
+			if s.dialect == Postgres {
+				undo = append(undo, "DROP INDEX usage_logs_model_id_idx", "DELETE FROM schema_migrations WHERE version = 161",
+					"CREATE INDEX usage_logs_model_idx ON usage_logs (model)")
+			}
+			for _, q := range undo {
+				if _, err := s.DB().ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			s.Close()
+			again := openConcrete(t, dsn)
+			if got := daySums(t, again, day, true); got != want || len(got) < 10 {
+				t.Fatalf("daily rollups after the upgrade\n got %s\nwant %s", got, want)
+			}
+			if again.dialect != Postgres {
+				return
+			}
+			var valid, old int
+			err := again.DB().QueryRowContext(ctx, `SELECT COUNT(*) FILTER (WHERE i.indisvalid AND c.relname LIKE 'usage_logs_%_id_idx'),
+				COUNT(*) FILTER (WHERE c.relname = 'usage_logs_model_idx')
+				FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'usage_logs'::regclass`).Scan(&valid, &old)
+			if err != nil || valid != 5 || old != 0 {
+				t.Fatalf("after migration 161 online: %d valid list indexes (want 5), old model index %d, %v", valid, old, err)
+			}
+		})
+	}
+}
