@@ -21,6 +21,9 @@ type runner struct {
 func (a *App) runners() []runner {
 	rs := []runner{
 		{"billing-lease", func(ctx context.Context) { a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }},
+		// Stopped after the loops and calls that end captures, so what
+		// they handed over is written.
+		{"content-writer", a.content.Run},
 		{"channel-health", func(ctx context.Context) { a.Router.Health.Run(ctx, healthRefresh) }},
 		{"limits-follow", every(a.Log, 5*time.Second, "reloading traffic limits failed", a.Limits.Reload)},
 		{"price-follow", func(ctx context.Context) { a.followPrices(ctx, priceFollowEvery) }},
@@ -40,6 +43,7 @@ func (a *App) runners() []runner {
 	}
 	if days := a.Config.Retention(); days > 0 {
 		if j, ok := archive.New(a.Config.Logs, days, a.Store.Logs(), a.Log); ok {
+			j.Contents = a.content.ArchiveWindow
 			rs = append(rs, runner{"log-archive", archiveRunner(j, a.Log)})
 		} else {
 			a.Log.Warn("usage log retention is set but logs.archive.s3 is not: nothing is deleted without an archive", "retention_days", days)

@@ -34,6 +34,7 @@ var allMigrations = []Migration{
 	plansMigration,         // 150
 	rollupsMigration,       // 160
 	logListMigration,       // 161
+	logContentsMigration,   // 162
 	tokenCacheMigration,    // 170
 }
 
