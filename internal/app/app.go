@@ -79,15 +79,15 @@ type App struct {
 	// guardrails is the live guardrail set (CONTRACT §21).
 	guardrails *guardrail.Engine
 	// content is content logging (CONTRACT §20).
-	content    *contentlog.Service
-	tasks      *task.Service
-	taskHTTP   *taskhttp.Handlers
-	batches    *batch.Service
-	mcp        *mcpgw.Gateway
-	registry   *prometheus.Registry
-	redis      kv.Client
-	changes    *kv.Changes
-	adminDeps  admin.Deps
+	content   *contentlog.Service
+	tasks     *task.Service
+	taskHTTP  *taskhttp.Handlers
+	batches   *batch.Service
+	mcp       *mcpgw.Gateway
+	registry  *prometheus.Registry
+	redis     kv.Client
+	changes   *kv.Changes
+	adminDeps admin.Deps
 	// catalogues fetches price catalogues under the content guard.
 	catalogues *guardfetch.Fetcher
 	// loops are the background loops while the node serves (runners.go).

@@ -143,7 +143,9 @@ func note(ct string, size int64, side string) string {
 // Wrap tees what the call writes to its client into the capture: a
 // regular answer as sent (JSON, or an error in the client's dialect). An
 // event stream is not teed: its joined text comes from the stream tail.
-func (c *Capture) Wrap(w http.ResponseWriter) http.ResponseWriter { return &teeWriter{ResponseWriter: w, c: c} }
+func (c *Capture) Wrap(w http.ResponseWriter) http.ResponseWriter {
+	return &teeWriter{ResponseWriter: w, c: c}
+}
 
 type teeWriter struct {
 	http.ResponseWriter
