@@ -12,6 +12,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/archive"
 	"github.com/turnpike-gw/turnpike/internal/archive/s3bucket"
+	"github.com/turnpike-gw/turnpike/internal/archive/s3fake"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
@@ -59,7 +60,7 @@ func TestArchiveWritesEachOldDayInPartsWithAManifestThenDeletesOnlyThoseRows(t *
 	ctx := context.Background()
 	st := open(t)
 	sums := seed(t, st)
-	fake, url := newFakeS3(t)
+	fake, url := s3fake.New(t)
 	res, err := job(t, st, url).Run(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +68,7 @@ func TestArchiveWritesEachOldDayInPartsWithAManifestThenDeletesOnlyThoseRows(t *
 	if len(res) != 3 || res[0].Day != "2026-03-08" || res[0].Archived != 7 || res[0].Deleted != 7 {
 		t.Fatalf("days: %+v", res)
 	}
-	keys := fake.keys()
+	keys := fake.Keys()
 	sort.Strings(keys)
 	want := []string{"gw/usage/2026/03/08/00001.jsonl.gz", "gw/usage/2026/03/08/00002.jsonl.gz", "gw/usage/2026/03/08/00003.jsonl.gz",
 		"gw/usage/2026/03/08/manifest.json", "gw/usage/2026/03/09/00001.jsonl.gz", "gw/usage/2026/03/09/00002.jsonl.gz",
@@ -117,8 +118,8 @@ func TestADayWhoseArchiveDoesNotReadBackKeepsItsRows(t *testing.T) {
 	ctx := context.Background()
 	st := open(t)
 	seed(t, st)
-	fake, url := newFakeS3(t)
-	fake.corrupt["gw/usage/2026/03/08/00002.jsonl.gz"] = true
+	fake, url := s3fake.New(t)
+	fake.Corrupt("gw/usage/2026/03/08/00002.jsonl.gz")
 	if _, err := job(t, st, url).Run(ctx); err == nil {
 		t.Fatal("a part that does not read back passed")
 	}
@@ -137,7 +138,7 @@ func TestADayWhoseArchiveDoesNotReadBackKeepsItsRows(t *testing.T) {
 func TestWithoutRetentionNothingIsArchived(t *testing.T) {
 	st := open(t)
 	seed(t, st)
-	_, url := newFakeS3(t)
+	_, url := s3fake.New(t)
 	j := job(t, st, url)
 	j.Days = 0
 	if res, err := j.Run(context.Background()); err != nil || res != nil {
