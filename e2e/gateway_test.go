@@ -125,6 +125,9 @@ func startGateway(t *testing.T, upstreamURL string) *testkit.Gateway {
 		testkit.WithConfig(func(c *config.Config) { c.LogLevel = "warn" }),
 		testkit.WithSeed(config.Seed{
 			Groups: map[string]float64{"default": 1, "vip": 0.5},
+			// The default group's calls keep their content, so the log
+			// detail shows it.
+			GroupContent: map[string]map[string]any{"default": {"enabled": true}},
 			Users:  []config.SeedUser{{Username: userName, Password: userPassword, Role: "user", Group: "default", Quota: 5_000_000}},
 			Tokens: []config.SeedToken{{Name: "alice-key", User: userName, Key: userKey}},
 			Channels: []config.SeedChannel{{Name: "fake-openai", Type: "openai", BaseURL: upstreamURL, Key: "upstream-key-e2e",

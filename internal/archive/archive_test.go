@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,5 +144,41 @@ func TestWithoutRetentionNothingIsArchived(t *testing.T) {
 	j.Days = 0
 	if res, err := j.Run(context.Background()); err != nil || res != nil {
 		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+// A day's logged contents leave with its rows: the job hands each day's
+// window to Contents before it deletes the rows, and a day whose contents
+// could not be moved keeps its rows.
+func TestEachArchivedDaysContentsAreMovedBeforeItsRowsAreDeleted(t *testing.T) {
+	ctx := context.Background()
+	st := open(t)
+	seed(t, st)
+	_, url := s3fake.New(t)
+	j := job(t, st, url)
+	failed := errors.New("bucket refused")
+	j.Contents = func(_ context.Context, w store.Window) (int64, error) {
+		_, total, _ := st.Logs().List(ctx, store.LogFilter{}, store.Page{})
+		if total != 19 {
+			t.Errorf("rows were deleted before the contents of %v moved: %d left", w.Since, total)
+		}
+		return 0, failed
+	}
+	if _, err := j.Run(ctx); !errors.Is(err, failed) {
+		t.Fatalf("run: %v", err)
+	}
+	if _, total, _ := st.Logs().List(ctx, store.LogFilter{}, store.Page{}); total != 19 {
+		t.Fatalf("rows left after the contents failed: %d, want all 19", total)
+	}
+	var days []string
+	j.Contents = func(_ context.Context, w store.Window) (int64, error) {
+		days = append(days, w.Since.Format(time.DateOnly)+"/"+w.Until.Format(time.DateOnly))
+		return 1, nil
+	}
+	if res, err := j.Run(ctx); err != nil || len(res) != 3 {
+		t.Fatalf("run: %+v %v", res, err)
+	}
+	if strings.Join(days, " ") != "2026-03-08/2026-03-09 2026-03-09/2026-03-10 2026-03-10/2026-03-11" {
+		t.Errorf("contents moved for %v", days)
 	}
 }
