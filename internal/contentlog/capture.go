@@ -1,7 +1,6 @@
 package contentlog
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"strconv"
@@ -84,9 +83,17 @@ func (c *Capture) Request(r *http.Request) {
 		return
 	}
 	defer body.Close()
-	buf := bytes.NewBuffer(c.req[:0])
-	_, _ = io.Copy(buf, io.LimitReader(body, int64(c.limit)+1))
-	c.req, c.reqTrunc = cut(buf.Bytes(), c.limit)
+	// One read into a buffer of the body's own size (one byte more, to
+	// tell a body longer than the bound), not a growing one.
+	n := c.limit + 1
+	if r.ContentLength >= 0 && r.ContentLength < int64(n) {
+		n = int(r.ContentLength) + 1
+	}
+	if cap(c.req) < n {
+		c.req = make([]byte, n)
+	}
+	k, _ := io.ReadFull(body, c.req[:n])
+	c.req, c.reqTrunc = cut(c.req[:k], c.limit)
 }
 
 // RequestBody keeps a request body the call checked but sent nowhere (an

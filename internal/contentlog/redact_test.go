@@ -96,3 +96,5 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+func timeNow() time.Time { return time.Now() }
