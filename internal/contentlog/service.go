@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/archive"
+	"github.com/turnpike-gw/turnpike/internal/config"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
@@ -215,4 +216,16 @@ func (s *Service) Get(ctx context.Context, ref string) (store.LogContent, error)
 		return c, ErrNotFound
 	}
 	return c, err
+}
+
+// FromConfig is content logging where the configuration puts it: the
+// usage archive's bucket (through the archive's own client) when
+// logs.archive.s3 is set, else the database. The serving node and
+// `turnpike logs archive` build it the same way.
+func FromConfig(c config.Logs, st store.LogContentRepo, log *slog.Logger) *Service {
+	o := Options{Store: st, Log: log}
+	if r, ok := archive.NewReader(c); ok {
+		o.Bucket, o.Prefix, o.IsNotFound = r.Bucket, r.Prefix, r.IsNotFound
+	}
+	return New(o)
 }
