@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/apijson"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/contentlog"
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
+
+// contentFlushWait bounds how long reading a content waits for the writer.
+const contentFlushWait = 5 * time.Second
 
 // logContentField is the content logging member of a group or key
 // (CONTRACT §20).
@@ -111,9 +115,11 @@ func (a *API) getLogContent(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if a.d.Content == nil || json.Unmarshal(l.Other, &other) != nil || other.Content == "" {
 		return notFound("log content")
 	}
-	if err := a.d.Content.Flush(r.Context()); err != nil {
-		return err
-	}
+	// A call that has just finished is read once its content is written;
+	// a writer that is not running (a node stopping) is not waited for.
+	fctx, cancel := context.WithTimeout(r.Context(), contentFlushWait)
+	_ = a.d.Content.Flush(fctx)
+	cancel()
 	c, err := a.d.Content.Get(r.Context(), other.Content)
 	if errors.Is(err, contentlog.ErrNotFound) || (err == nil && c.UserID != l.UserID) {
 		return notFound("log content")

@@ -104,8 +104,12 @@ func (s *Service) Flush(ctx context.Context) error {
 	}
 }
 
-// maxBatch bounds the contents written in one database transaction.
-const maxBatch = 64
+// maxBatch bounds the contents written in one database transaction;
+// writeTimeout one batch's writing.
+const (
+	maxBatch     = 64
+	writeTimeout = 30 * time.Second
+)
 
 // Run writes submitted contents until ctx ends, then writes what is still
 // queued (within a few seconds) and returns.
@@ -165,6 +169,9 @@ func (s *Service) write(ctx context.Context, batch []*Capture) {
 	for i, c := range batch {
 		recs[i] = c.record()
 	}
+	// A store or bucket that hangs must not hold the queue for ever.
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
 	var err error
 	if s.o.Bucket != nil {
 		for _, r := range recs {
