@@ -96,14 +96,6 @@ func (c *Capture) Request(r *http.Request) {
 	c.req, c.reqTrunc = cut(c.req[:k], c.limit)
 }
 
-// RequestBody keeps a request body the call checked but sent nowhere (an
-// answer from the response cache).
-func (c *Capture) RequestBody(b []byte) {
-	c.req, c.reqTrunc = cut(append(c.req[:0], b[:min(len(b), c.limit+utf8.UTFMax)]...), c.limit)
-	c.reqTrunc = c.reqTrunc || len(b) > c.limit
-	c.reqNote = ""
-}
-
 // Keys names the serving channel's keys, replaced by [redacted] wherever
 // they appear in what is kept (an upstream error that echoes its key).
 func (c *Capture) Keys(keys []string) { c.keys = keys }

@@ -138,7 +138,6 @@ func (c *call) serveHit(e respcache.Entry, res *ir.Response) error {
 	}
 	c.w.Header().Set(CacheHeader, "hit")
 	res.Model = c.model
-	c.contentHit(res)
 	if c.req.Stream {
 		c.replayStream(res)
 	} else if err := c.replayJSON(res); err != nil {

@@ -3,7 +3,6 @@ package relay
 import (
 	"net/http"
 
-	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 )
 
@@ -46,17 +45,5 @@ func (c *callCore) contentStream(t *streamTally) {
 func (c *callCore) endContent() {
 	if c.content != nil {
 		c.rl.Content.End(c.content)
-	}
-}
-
-// contentHit keeps an answer from the response cache: the client's body,
-// and the cached answer's text when it is replayed as a stream.
-func (c *call) contentHit(res *ir.Response) {
-	if c.content == nil {
-		return
-	}
-	c.content.RequestBody(c.raw)
-	if c.req.Stream {
-		c.content.StreamText(contentText(res.Content))
 	}
 }
