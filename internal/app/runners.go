@@ -20,10 +20,10 @@ type runner struct {
 // them. A new loop is a new line here, never a goroutine of its own.
 func (a *App) runners() []runner {
 	rs := []runner{
-		{"billing-lease", func(ctx context.Context) { a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }},
-		// Stopped after the loops and calls that end captures, so what
-		// they handed over is written.
+		// Stopped last, after the loops and calls that end captures, so
+		// what they handed over is written.
 		{"content-writer", a.content.Run},
+		{"billing-lease", func(ctx context.Context) { a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }},
 		{"channel-health", func(ctx context.Context) { a.Router.Health.Run(ctx, healthRefresh) }},
 		{"limits-follow", every(a.Log, 5*time.Second, "reloading traffic limits failed", a.Limits.Reload)},
 		{"price-follow", func(ctx context.Context) { a.followPrices(ctx, priceFollowEvery) }},
