@@ -440,6 +440,9 @@ func visitPages(p *page) {
 	}
 	p.waitFor(`document.querySelector("dialog ol.timeline li") !== null && document.querySelector("dialog dl.log-facts code") !== null`,
 		"the log detail with its attempts")
+	// A call of a group that logs content shows its request and answer.
+	p.waitFor(`document.querySelectorAll("dialog #log-content pre.log-content").length === 2 &&
+		document.querySelector("dialog #log-content pre.log-content").textContent.includes("messages")`, "the log detail's content")
 	p.screenshot("log-detail")
 	p.click("dialog .dialog-actions button")
 	openPage(p, "tasks")

@@ -125,8 +125,11 @@ func startGateway(t *testing.T, upstreamURL string) *testkit.Gateway {
 		testkit.WithConfig(func(c *config.Config) { c.LogLevel = "warn" }),
 		testkit.WithSeed(config.Seed{
 			Groups: map[string]float64{"default": 1, "vip": 0.5},
-			Users:  []config.SeedUser{{Username: userName, Password: userPassword, Role: "user", Group: "default", Quota: 5_000_000}},
-			Tokens: []config.SeedToken{{Name: "alice-key", User: userName, Key: userKey}},
+			// The default group's calls keep their content, so the log
+			// detail shows it.
+			GroupContent: map[string]map[string]any{"default": {"enabled": true}},
+			Users:        []config.SeedUser{{Username: userName, Password: userPassword, Role: "user", Group: "default", Quota: 5_000_000}},
+			Tokens:       []config.SeedToken{{Name: "alice-key", User: userName, Key: userKey}},
 			Channels: []config.SeedChannel{{Name: "fake-openai", Type: "openai", BaseURL: upstreamURL, Key: "upstream-key-e2e",
 				Models: []string{chatModel}, Groups: []string{"default", "vip"}, Weight: &weight, Status: "enabled"}},
 			Models: map[string]config.SeedPrice{chatModel: {InputPerMTok: 1, OutputPerMTok: 2}, videoModel: {PerCall: 0.01}},

@@ -13,6 +13,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/contentlog"
 	"github.com/turnpike-gw/turnpike/internal/plans"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/routing"
@@ -83,6 +84,9 @@ type Deps struct {
 	MCPReload func(ctx context.Context) error
 	// Guardrails are the live guardrail set and its plugin checks.
 	Guardrails GuardrailDeps
+	// Content reads the kept contents of logged calls (CONTRACT §20);
+	// nil: every row's content reads as not found.
+	Content *contentlog.Service
 }
 
 // NotifySettings is where alerts go, kept in the database.
@@ -160,6 +164,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	a.route(mux, "GET /api/logs", store.RoleUser, "log", a.listLogs)
 	a.route(mux, "GET /api/logs/export", store.RoleUser, "log", a.exportLogs)
 	a.route(mux, "GET /api/logs/{id}", store.RoleUser, "log", a.getLog)
+	a.route(mux, "GET /api/logs/{id}/content", store.RoleUser, "log", a.getLogContent)
 	a.route(mux, "GET /api/ledger", store.RoleAdmin, "ledger entry", a.listLedger)
 	a.routeAccounts(mux)
 	a.routePayments(mux)

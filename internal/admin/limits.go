@@ -151,10 +151,12 @@ type groupView struct {
 	RPM         int64   `json:"rpm"`
 	TPM         int64   `json:"tpm"`
 	Concurrency int64   `json:"concurrency"`
+	// LogContent is the group's content logging (null: off).
+	LogContent *store.ContentLogging `json:"log_content"`
 }
 
 func (a *API) groupView(g store.Group) groupView {
-	v := groupView{Name: g.Name, Ratio: g.Ratio}
+	v := groupView{Name: g.Name, Ratio: g.Ratio, LogContent: g.LogContent}
 	if a.d.Limits != nil {
 		r := a.d.Limits.Group(g.Name)
 		v.RPM, v.TPM, v.Concurrency = r.RPM, r.TPM, r.Concurrency

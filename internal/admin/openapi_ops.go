@@ -78,7 +78,11 @@ var (
 	enabledOnly   = object(schema{"enabled": boolean})
 	catalogueBody = body(nil, []string{"url", "catalogue", "models", "max_change_ratio", "accept_suspicious"},
 		schema{"url": str, "catalogue": anyObj, "models": strList, "max_change_ratio": schema{"type": "number"}, "accept_suspicious": boolean})
-	limitExtra = schema{"model_limits": schema{"type": "object"}, "period": str, "mcp": mcpGrantBody, "response_cache": responseCacheBody}
+	limitExtra = schema{"model_limits": schema{"type": "object"}, "period": str, "mcp": mcpGrantBody, "response_cache": responseCacheBody,
+		"log_content": logContentBody}
+	// logContentBody is a key's or group's log_content (CONTRACT §20);
+	// null leaves a key to its group and turns a group's off.
+	logContentBody = nullable(object(schema{"enabled": boolean, "max_kb": integer}))
 	// responseCacheBody is a key's or model's response_cache (CONTRACT
 	// §22); null turns it off.
 	responseCacheBody = nullable(object(schema{"ttl_seconds": integer, "hit_ratio": number, "max_entry_kb": integer}))
@@ -142,11 +146,11 @@ var apiOps = []apiOp{
 
 	{route: "GET /api/tokens", summary: "List API keys (a user its own)", query: []string{"page", "page_size", "user_id"}, answer: listOf(ref("Token"))},
 	{route: "POST /api/tokens", summary: "Create an API key; the answer holds the whole key, once",
-		body:   body(tokenSchema, append([]string{"name", "key", "quota", "models", "expires_at", "status", "user_id", "mcp", "response_cache"}, tokenLimitFields...), limitExtra, "name"),
+		body:   body(tokenSchema, append([]string{"name", "key", "quota", "models", "expires_at", "status", "user_id", "mcp", "response_cache", "log_content"}, tokenLimitFields...), limitExtra, "name"),
 		answer: ref("Token")},
 	{route: "GET /api/tokens/{id}", summary: "One API key (masked)", answer: ref("Token")},
 	{route: "PATCH /api/tokens/{id}", summary: "Change an API key",
-		body:   body(tokenSchema, append([]string{"name", "quota", "models", "expires_at", "status", "mcp", "response_cache"}, tokenLimitFields...), limitExtra),
+		body:   body(tokenSchema, append([]string{"name", "quota", "models", "expires_at", "status", "mcp", "response_cache", "log_content"}, tokenLimitFields...), limitExtra),
 		answer: ref("Token")},
 	{route: "DELETE /api/tokens/{id}", summary: "Delete an API key", answer: ref("Deleted")},
 	{route: "POST /api/tokens/{id}/rotate", summary: "A new secret for the key, answered once; the old one works for grace_seconds (at most 2592000, 30 days)",
@@ -178,7 +182,7 @@ var apiOps = []apiOp{
 	{route: "GET /api/groups", summary: "List pricing groups", answer: listOf(ref("Group"))},
 	{route: "GET /api/groups/{name}", summary: "One pricing group", answer: ref("Group")},
 	{route: "PUT /api/groups/{name}", summary: "Create or change a pricing group",
-		body: body(groupSchema, append([]string{"name", "ratio"}, rateFields...), nil), answer: ref("Group")},
+		body: body(groupSchema, append([]string{"name", "ratio", "log_content"}, rateFields...), schema{"log_content": logContentBody}), answer: ref("Group")},
 	{route: "DELETE /api/groups/{name}", summary: "Delete a group; 409 group_in_use names what still uses it", answer: ref("NamedDeleted")},
 
 	{route: "GET /api/guardrails", summary: "List guardrails, in the order they run", query: paging, answer: listOf(guardrailSchema)},
@@ -201,6 +205,8 @@ var apiOps = []apiOp{
 		query:  []string{"since", "until", "format", "type", "model", "user_id", "token_id", "channel_id", "team_id", "org_id"},
 		answer: schema{"type": "string", "contentMediaType": "application/x-ndjson"}},
 	{route: "GET /api/logs/{id}", summary: "One usage row", answer: ref("UsageLog")},
+	{route: "GET /api/logs/{id}/content", summary: "The row's kept request and answer (content logging), secrets redacted; its owner and administrators only, 404 when none was kept",
+		answer: object(schema{"id": integer, "request": str, "answer": str, "request_truncated": boolean, "answer_truncated": boolean})},
 	{route: "GET /api/ledger", summary: "The quota ledger", query: []string{"page", "page_size", "user_id"}, answer: listOf(ref("LedgerEntry"))},
 	{route: "GET /api/reports/cache", summary: "Share of prompt tokens read from the providers' caches, by channel, key or model",
 		query: []string{"since", "until", "group_by"}, answer: object(schema{

@@ -377,12 +377,15 @@ func (a *API) putGroup(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 	if err := checkName("name", name, 64); err != nil {
 		return err
 	}
-	f, err := readFields(w, r, append([]string{"name", "ratio"}, rateFields...)...)
+	f, err := readFields(w, r, append([]string{"name", "ratio", logContentField}, rateFields...)...)
 	if err != nil {
 		return err
 	}
 	limits, limitsSent, err := readGroupLimits(f, a.groupView(store.Group{Name: name}).rate())
 	if err != nil {
+		return err
+	}
+	if _, err := readLogContent(f); err != nil {
 		return err
 	}
 	g := store.Group{Name: name}
@@ -400,6 +403,9 @@ func (a *API) putGroup(w http.ResponseWriter, r *http.Request, _ *auth.Principal
 		return badField("ratio", "must be a non-negative number")
 	}
 	if err := a.d.Store.Groups().Upsert(r.Context(), g); err != nil {
+		return err
+	}
+	if err := a.putGroupLogContent(r, f, &g); err != nil {
 		return err
 	}
 	if limitsSent && a.d.Limits != nil {

@@ -65,11 +65,15 @@ func seedGroups(ctx context.Context, d Deps, s config.Seed) error {
 			return fmt.Errorf("group %s: ratio must not be negative", name)
 		}
 		entry := struct {
-			Ratio  float64
-			Limits config.SeedRate
-		}{s.Groups[name], s.GroupLimits[name]}
+			Ratio      float64
+			Limits     config.SeedRate
+			LogContent map[string]any
+		}{s.Groups[name], s.GroupLimits[name], s.GroupContent[name]}
 		err := d.seedOnce(ctx, "group", name, entry, false, func() error {
 			if err := d.Store.Groups().Upsert(ctx, store.Group{Name: name, Ratio: s.Groups[name]}); err != nil {
+				return err
+			}
+			if err := seedGroupLogContent(ctx, d, name, s.GroupContent[name]); err != nil {
 				return err
 			}
 			return seedLimits(ctx, d, store.SubjectGroup, name, groupLimits(s.GroupLimits[name]), true)
@@ -205,8 +209,12 @@ func seedToken(ctx context.Context, d Deps, st config.SeedToken) error {
 	if err != nil {
 		return err
 	}
+	lc, err := seedLogContent(st.LogContent)
+	if err != nil {
+		return err
+	}
 	t := &store.Token{UserID: u.ID, Name: st.Name, KeyHash: hash, KeyMasked: auth.MaskKey(st.Key), Quota: quota,
-		Models: models, ExpiresAt: st.ExpiresAt, Status: store.StatusEnabled, ResponseCache: cache}
+		Models: models, ExpiresAt: st.ExpiresAt, Status: store.StatusEnabled, ResponseCache: cache, LogContent: lc}
 	if err := d.Store.Tokens().Create(ctx, t); err != nil {
 		if !errors.Is(err, store.ErrConflict) {
 			return err
@@ -240,6 +248,15 @@ func updateSeedToken(ctx context.Context, d Deps, st config.SeedToken, t *store.
 		}
 		if !reflect.DeepEqual(cache, t.ResponseCache) {
 			t.ResponseCache, changed = cache, true
+		}
+	}
+	if st.LogContent != nil {
+		lc, err := seedLogContent(st.LogContent)
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(lc, t.LogContent) {
+			t.LogContent, changed = lc, true
 		}
 	}
 	if changed {

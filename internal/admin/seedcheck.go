@@ -34,6 +34,9 @@ func CheckSeed(ctx context.Context, s config.Seed, lines config.Lines, exists Us
 		if st.Quota != nil && *st.Quota < -1 {
 			out = append(out, lines.At(at, fmt.Sprintf("key %s: quota must be -1 (unlimited) or non-negative", st.Name)))
 		}
+		if _, err := seedLogContent(st.LogContent); err != nil {
+			out = append(out, lines.At(at+".log_content", fmt.Sprintf("key %s: %v", st.Name, err)))
+		}
 		if st.User == "" || inFile[st.User] {
 			continue
 		}
@@ -63,6 +66,9 @@ func CheckSeed(ctx context.Context, s config.Seed, lines config.Lines, exists Us
 	for _, name := range slices.Sorted(maps.Keys(s.Groups)) {
 		if s.Groups[name] < 0 {
 			out = append(out, lines.At("groups."+name, fmt.Sprintf("group %s: ratio must not be negative", name)))
+		}
+		if _, err := seedLogContent(s.GroupContent[name]); err != nil {
+			out = append(out, lines.At("groups."+name+".log_content", fmt.Sprintf("group %s: %v", name, err)))
 		}
 	}
 	return out

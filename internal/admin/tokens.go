@@ -42,6 +42,8 @@ type tokenView struct {
 	MCP *mcpGrantView `json:"mcp"`
 	// ResponseCache is null when the key leaves the cache to its models.
 	ResponseCache *store.ResponseCache `json:"response_cache"`
+	// LogContent is null when the key follows its group.
+	LogContent *store.ContentLogging `json:"log_content"`
 }
 
 func (a *API) tokenView(ctx context.Context, t *store.Token) (tokenView, error) {
@@ -66,7 +68,7 @@ func (a *API) tokenView(ctx context.Context, t *store.Token) (tokenView, error) 
 	}
 	return tokenView{ID: t.ID, Name: t.Name, UserID: t.UserID, Key: t.KeyMasked, Quota: bal, UsedQuota: t.UsedQuota,
 		Models: models, ExpiresAt: t.ExpiresAt, Status: t.Status, CreatedAt: t.CreatedAt, limitsView: lv, MCP: grant,
-		ResponseCache: t.ResponseCache}, nil
+		ResponseCache: t.ResponseCache, LogContent: t.LogContent}, nil
 }
 
 // loadToken reads the {id} token the caller may see; another user's key is
@@ -171,6 +173,7 @@ type tokenInput struct {
 	limits     ratelimit.Limits
 	limitsSent bool
 	cache      *store.ResponseCache
+	logContent *store.ContentLogging
 }
 
 func readTokenInput(w http.ResponseWriter, r *http.Request, cur ratelimit.Limits, allowed ...string) (*tokenInput, error) {
@@ -198,6 +201,9 @@ func readTokenInput(w http.ResponseWriter, r *http.Request, cur ratelimit.Limits
 		return nil, err
 	}
 	if in.cache, err = readResponseCache(f); err != nil {
+		return nil, err
+	}
+	if in.logContent, err = readLogContent(f); err != nil {
 		return nil, err
 	}
 	return in, in.check()
@@ -267,8 +273,11 @@ func (a *API) owner(ctx context.Context, p *auth.Principal, in *tokenInput) (int
 }
 
 func (a *API) createToken(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	in, err := readTokenInput(w, r, ratelimit.Limits{}, "name", "key", "quota", "models", "expires_at", "status", "user_id", "mcp", responseCacheField)
+	in, err := readTokenInput(w, r, ratelimit.Limits{}, "name", "key", "quota", "models", "expires_at", "status", "user_id", "mcp", responseCacheField, logContentField)
 	if err != nil {
+		return err
+	}
+	if err := mayLogContent(in.f, p); err != nil {
 		return err
 	}
 	grant, err := a.readMCPGrant(r.Context(), in.f)
@@ -295,7 +304,8 @@ func (a *API) createToken(w http.ResponseWriter, r *http.Request, p *auth.Princi
 		key = auth.NewKey()
 	}
 	t := &store.Token{UserID: userID, Name: in.name, KeyHash: auth.HashKey(key), KeyMasked: auth.MaskKey(key),
-		Quota: in.quota, Models: in.models, ExpiresAt: in.expires, Status: store.StatusEnabled, ResponseCache: in.cache}
+		Quota: in.quota, Models: in.models, ExpiresAt: in.expires, Status: store.StatusEnabled, ResponseCache: in.cache,
+		LogContent: in.logContent}
 	if t.Models == nil {
 		t.Models = []string{}
 	}
@@ -327,8 +337,11 @@ func (a *API) patchToken(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err != nil {
 		return err
 	}
-	in, err := readTokenInput(w, r, a.currentLimits(store.SubjectToken, t.ID), "name", "quota", "models", "expires_at", "status", "mcp", responseCacheField)
+	in, err := readTokenInput(w, r, a.currentLimits(store.SubjectToken, t.ID), "name", "quota", "models", "expires_at", "status", "mcp", responseCacheField, logContentField)
 	if err != nil {
+		return err
+	}
+	if err := mayLogContent(in.f, p); err != nil {
 		return err
 	}
 	grant, err := a.readMCPGrant(r.Context(), in.f)
@@ -352,6 +365,9 @@ func (a *API) patchToken(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	}
 	if in.f.has(responseCacheField) {
 		t.ResponseCache = in.cache // null turns the key's own cache off
+	}
+	if in.f.has(logContentField) {
+		t.LogContent = in.logContent // null leaves it to the group
 	}
 	if err := a.d.Store.Tokens().Update(r.Context(), t); err != nil {
 		return err

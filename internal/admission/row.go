@@ -51,6 +51,9 @@ type Other struct {
 	// DroppedTools names (by type) the hosted tools a converted request
 	// left out because its channel cannot run them (web_search, ...).
 	DroppedTools []string `json:"dropped_tools,omitempty"`
+	// Content is the ref of the call's kept request and answer (CONTRACT
+	// §20, content logging), read through GET /api/logs/{id}/content.
+	Content string `json:"content,omitempty"`
 	// Guardrails is what each guardrail that fired did (CONTRACT §21):
 	// kinds and counts, never the matched text.
 	Guardrails []guardrail.Record `json:"guardrails,omitempty"`
@@ -113,4 +116,4 @@ func MarshalOther(o *Other, detail map[string]any) json.RawMessage {
 var otherKeys = map[string]bool{"endpoint": true, "surface": true, "stream": true, "upstream_model": true,
 	"cache_read_tokens": true, "cache_write_tokens": true, "reasoning_tokens": true, "group_ratio": true,
 	"attempts": true, "fallback_from": true, "upstream_cost_usd": true, "price_version": true, "affinity": true, "strategy": true,
-	"guardrails": true, "team": true, "org": true}
+	"guardrails": true, "team": true, "org": true, "content": true}

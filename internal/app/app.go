@@ -28,6 +28,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/clientaddr"
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/contentlog"
 	"github.com/turnpike-gw/turnpike/internal/guardfetch"
 	"github.com/turnpike-gw/turnpike/internal/guardrail"
 	"github.com/turnpike-gw/turnpike/internal/mcpgw"
@@ -77,14 +78,16 @@ type App struct {
 	plugins *plugin.Registry
 	// guardrails is the live guardrail set (CONTRACT §21).
 	guardrails *guardrail.Engine
-	tasks      *task.Service
-	taskHTTP   *taskhttp.Handlers
-	batches    *batch.Service
-	mcp        *mcpgw.Gateway
-	registry   *prometheus.Registry
-	redis      kv.Client
-	changes    *kv.Changes
-	adminDeps  admin.Deps
+	// content is content logging (CONTRACT §20).
+	content   *contentlog.Service
+	tasks     *task.Service
+	taskHTTP  *taskhttp.Handlers
+	batches   *batch.Service
+	mcp       *mcpgw.Gateway
+	registry  *prometheus.Registry
+	redis     kv.Client
+	changes   *kv.Changes
+	adminDeps admin.Deps
 	// catalogues fetches price catalogues under the content guard.
 	catalogues *guardfetch.Fetcher
 	// loops are the background loops while the node serves (runners.go).
@@ -195,6 +198,7 @@ func (a *App) buildServices(balances billing.Balances) {
 	a.buildMCP()
 	a.plugins = plugin.NewRegistry(plugin.Options{Store: a.Store, Logger: a.Log})
 	a.guardrails = a.newGuardrails()
+	a.content = a.newContent()
 	a.catalogues = guardfetch.New(newUpstreamClient(), a.Config.AllowPrivateContent)
 	a.adminDeps = admin.Deps{
 		Store: a.Store, Billing: a.Billing, Keys: a.Keys, Sessions: a.Sessions, Router: a.Router,
@@ -208,6 +212,7 @@ func (a *App) buildServices(balances billing.Balances) {
 		Accounts: a.accountDeps(), Payments: a.paymentDeps(), Demo: cfg.Demo, FetchCatalogue: a.fetchCatalogue,
 		MCPReload:  a.reloadMCP,
 		Guardrails: a.guardrailDeps(),
+		Content:    a.content,
 	}
 	a.Admin = admin.New(a.adminDeps)
 	a.changes = kv.NewChanges(a.redis, a.Billing.Node(), a.Log, a.applyChanges)
@@ -267,6 +272,9 @@ func (a *App) reload(ctx context.Context) error {
 	}
 	if err := a.Plans.Reload(ctx); err != nil {
 		return fmt.Errorf("load plans: %w", err)
+	}
+	if err := a.content.Reload(ctx, a.Store.Groups()); err != nil {
+		return fmt.Errorf("load content logging: %w", err)
 	}
 	return a.reloadMCP(ctx)
 }

@@ -50,7 +50,7 @@ func (a *App) buildRelay() {
 		Logger: a.Log, Metrics: relay.NewMetrics(a.registry), Session: a.Admin.SessionPrincipal, Hosts: a.taskHTTP,
 		Responses: relay.NewResponseIndex(a.Store.Responses(), a.Log),
 		Limits:    a.Limits, Plans: a.Plans, OnSettle: a.Notify.Spent, Tracer: a.Tracer, Guardrails: a.guardrails,
-		Cache: a.responseCache(),
+		Cache: a.responseCache(), Content: a.content,
 		Options: relay.Options{
 			RetryCount: cfg.RetryCount, BodyLimit: cfg.BodyLimit(), ModerationDefaultModel: cfg.ModerationDefaultModel,
 			FirstByteTimeout: time.Duration(cfg.FirstByteTimeout) * time.Second,

@@ -20,6 +20,9 @@ type runner struct {
 // them. A new loop is a new line here, never a goroutine of its own.
 func (a *App) runners() []runner {
 	rs := []runner{
+		// Stopped last, after the loops and calls that end captures, so
+		// what they handed over is written.
+		{"content-writer", a.content.Run},
 		{"billing-lease", func(ctx context.Context) { a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }},
 		{"plan-sweep", every(a.Log, a.Config.LeasePeriod()/2, "plan sweep failed; retrying on the next tick", a.sweepPlans)},
 		{"channel-health", func(ctx context.Context) { a.Router.Health.Run(ctx, healthRefresh) }},
@@ -41,6 +44,7 @@ func (a *App) runners() []runner {
 	}
 	if days := a.Config.Retention(); days > 0 {
 		if j, ok := archive.New(a.Config.Logs, days, a.Store.Logs(), a.Log); ok {
+			j.Contents = a.content.ArchiveWindow
 			rs = append(rs, runner{"log-archive", archiveRunner(j, a.Log)})
 		} else {
 			a.Log.Warn("usage log retention is set but logs.archive.s3 is not: nothing is deleted without an archive", "retention_days", days)

@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/archive"
 	"github.com/turnpike-gw/turnpike/internal/archive/s3bucket"
+	"github.com/turnpike-gw/turnpike/internal/archive/s3fake"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
@@ -59,7 +61,7 @@ func TestArchiveWritesEachOldDayInPartsWithAManifestThenDeletesOnlyThoseRows(t *
 	ctx := context.Background()
 	st := open(t)
 	sums := seed(t, st)
-	fake, url := newFakeS3(t)
+	fake, url := s3fake.New(t)
 	res, err := job(t, st, url).Run(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +69,7 @@ func TestArchiveWritesEachOldDayInPartsWithAManifestThenDeletesOnlyThoseRows(t *
 	if len(res) != 3 || res[0].Day != "2026-03-08" || res[0].Archived != 7 || res[0].Deleted != 7 {
 		t.Fatalf("days: %+v", res)
 	}
-	keys := fake.keys()
+	keys := fake.Keys()
 	sort.Strings(keys)
 	want := []string{"gw/usage/2026/03/08/00001.jsonl.gz", "gw/usage/2026/03/08/00002.jsonl.gz", "gw/usage/2026/03/08/00003.jsonl.gz",
 		"gw/usage/2026/03/08/manifest.json", "gw/usage/2026/03/09/00001.jsonl.gz", "gw/usage/2026/03/09/00002.jsonl.gz",
@@ -117,8 +119,8 @@ func TestADayWhoseArchiveDoesNotReadBackKeepsItsRows(t *testing.T) {
 	ctx := context.Background()
 	st := open(t)
 	seed(t, st)
-	fake, url := newFakeS3(t)
-	fake.corrupt["gw/usage/2026/03/08/00002.jsonl.gz"] = true
+	fake, url := s3fake.New(t)
+	fake.Corrupt("gw/usage/2026/03/08/00002.jsonl.gz")
 	if _, err := job(t, st, url).Run(ctx); err == nil {
 		t.Fatal("a part that does not read back passed")
 	}
@@ -137,10 +139,46 @@ func TestADayWhoseArchiveDoesNotReadBackKeepsItsRows(t *testing.T) {
 func TestWithoutRetentionNothingIsArchived(t *testing.T) {
 	st := open(t)
 	seed(t, st)
-	_, url := newFakeS3(t)
+	_, url := s3fake.New(t)
 	j := job(t, st, url)
 	j.Days = 0
 	if res, err := j.Run(context.Background()); err != nil || res != nil {
 		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+// A day's logged contents leave with its rows: the job hands each day's
+// window to Contents before it deletes the rows, and a day whose contents
+// could not be moved keeps its rows.
+func TestEachArchivedDaysContentsAreMovedBeforeItsRowsAreDeleted(t *testing.T) {
+	ctx := context.Background()
+	st := open(t)
+	seed(t, st)
+	_, url := s3fake.New(t)
+	j := job(t, st, url)
+	failed := errors.New("bucket refused")
+	j.Contents = func(_ context.Context, w store.Window) (int64, error) {
+		_, total, _ := st.Logs().List(ctx, store.LogFilter{}, store.Page{})
+		if total != 19 {
+			t.Errorf("rows were deleted before the contents of %v moved: %d left", w.Since, total)
+		}
+		return 0, failed
+	}
+	if _, err := j.Run(ctx); !errors.Is(err, failed) {
+		t.Fatalf("run: %v", err)
+	}
+	if _, total, _ := st.Logs().List(ctx, store.LogFilter{}, store.Page{}); total != 19 {
+		t.Fatalf("rows left after the contents failed: %d, want all 19", total)
+	}
+	var days []string
+	j.Contents = func(_ context.Context, w store.Window) (int64, error) {
+		days = append(days, w.Since.Format(time.DateOnly)+"/"+w.Until.Format(time.DateOnly))
+		return 1, nil
+	}
+	if res, err := j.Run(ctx); err != nil || len(res) != 3 {
+		t.Fatalf("run: %+v %v", res, err)
+	}
+	if strings.Join(days, " ") != "2026-03-08/2026-03-09 2026-03-09/2026-03-10 2026-03-10/2026-03-11" {
+		t.Errorf("contents moved for %v", days)
 	}
 }

@@ -27,6 +27,10 @@ type Job struct {
 	Pause       time.Duration
 	// IsNotFound tells the bucket's missing-object error.
 	IsNotFound func(error) bool
+	// Contents, when set, moves the logged contents the database keeps
+	// for a window to the bucket and deletes them there (content logging,
+	// CONTRACT §20), so they leave with their day's rows.
+	Contents func(ctx context.Context, w store.Window) (int64, error)
 }
 
 // DayResult is what a run did with one day.
@@ -86,6 +90,11 @@ func (j *Job) day(ctx context.Context, day time.Time) (DayResult, error) {
 	}
 	if err := j.check(ctx, w, m, held); err != nil {
 		return res, err
+	}
+	if j.Contents != nil {
+		if _, err := j.Contents(ctx, w); err != nil {
+			return res, fmt.Errorf("contents: %w", err)
+		}
 	}
 	res.Deleted, err = j.delete(ctx, w, m.MaxID)
 	if err == nil {

@@ -90,4 +90,5 @@ var internalRules = []Rule{
 	{Name: "only plugin runs JavaScript", Subject: "internal/plugin/jsrt", ImportedOnlyBy: []string{"internal/plugin"}},
 	{Name: "the binary only hands its arguments to the command line", Subject: "cmd/turnpike", MayImport: []string{"internal/cli"}},
 	{Name: "the test databases serve tests only", Subject: "internal/store/testdb", ImportedOnlyBy: []string{}, TestsMayImport: true},
+	{Name: "the S3 fake serves tests only", Subject: "internal/archive/s3fake", ImportedOnlyBy: []string{}, TestsMayImport: true},
 }

@@ -29,6 +29,8 @@ type Principal struct {
 	// ResponseCache is the key's response cache setting (nil: its
 	// models' own).
 	ResponseCache *store.ResponseCache
+	// LogContent is the key's content logging setting (nil: its group's).
+	LogContent *store.ContentLogging
 	// TeamID, TeamRole and OrgID are the user's team, its role in it and
 	// the team's organisation (0 and empty: none); TeamModels and
 	// OrgModels their allow-lists (empty: every model).
@@ -220,7 +222,7 @@ func (k *Keys) fromToken(ctx context.Context, c *cached, t *store.Token) (*cache
 	}
 	c.expires = t.ExpiresAt
 	c.p = &Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Group: u.Group, TokenID: t.ID, TokenName: t.Name, Models: t.Models,
-		ResponseCache: t.ResponseCache}
+		ResponseCache: t.ResponseCache, LogContent: t.LogContent}
 	if err := withTeam(ctx, k.st, c.p, u); err != nil {
 		return nil, storeDown(err)
 	}

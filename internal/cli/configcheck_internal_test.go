@@ -90,3 +90,36 @@ func TestMigratePrintsWhatItAppliedAndConfigCheckListsPending(t *testing.T) {
 		t.Fatalf("check said:\n%s", check.String())
 	}
 }
+
+// A group's and a key's log_content (CONTRACT §20) are checked by config
+// check with the admin API's rules, each at its line.
+func TestConfigCheckChecksLogContent(t *testing.T) {
+	dir := t.TempDir()
+	yaml := filepath.Join(dir, "turnpike.yaml")
+	body := `groups:
+  audited: {ratio: 1, log_content: {enabled: true, max_kb: 0}}
+  fine: {ratio: 1, log_content: {enabled: true}}
+users:
+  - {username: alice, password: "alice-pass", role: user, group: audited}
+tokens:
+  - {name: k1, user: alice, key: "sk-1", log_content: {enabled: true, keep: all}}
+`
+	if err := os.WriteFile(yaml, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := Main([]string{"config", "check", "--config", yaml}, &out, &errOut,
+		envOf(map[string]string{"TURNPIKE_DATABASE": "sqlite:" + filepath.Join(dir, "never.db")}))
+	text := out.String()
+	if code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s%s", code, text, errOut.String())
+	}
+	for _, want := range []string{"group audited: log_content.max_kb must be", "key k1: log_content has unknown field keep"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "group fine") {
+		t.Errorf("a good group was reported:\n%s", text)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/turnpike-gw/turnpike/internal/archive"
+	"github.com/turnpike-gw/turnpike/internal/contentlog"
 )
 
 // logsCommand is `turnpike logs archive`: the daily usage archive run now
@@ -31,11 +32,14 @@ func logsCommand(args []string, stdout, stderr io.Writer, getenv func(string) st
 		fmt.Fprintln(stdout, "logs.retention_days is 0: rows are kept for ever, nothing to archive")
 		return 0
 	}
-	j, ok := archive.New(cfg.Logs, days, st.Logs(), slog.New(slog.NewTextHandler(stderr, nil)))
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	j, ok := archive.New(cfg.Logs, days, st.Logs(), log)
 	if !ok {
 		fmt.Fprintln(stderr, "turnpike: logs archive: logs.archive.s3 is not set; without an archive nothing is deleted")
 		return 1
 	}
+	// Logged contents leave with their days' rows, as on a serving node.
+	j.Contents = contentlog.FromConfig(cfg.Logs, st.LogContents(), log).ArchiveWindow
 	res, err := j.Run(ctx)
 	for _, d := range res {
 		fmt.Fprintf(stdout, "%s: %d rows archived, %d deleted\n", d.Day, d.Archived, d.Deleted)

@@ -21,6 +21,9 @@ type Seed struct {
 	// splits it into Groups and GroupLimits.
 	GroupLimits map[string]SeedRate  `yaml:"-"`
 	GroupsYAML  map[string]SeedGroup `yaml:"groups"`
+	// GroupContent are the groups' log_content objects (CONTRACT §20),
+	// checked by the admin API's rules.
+	GroupContent map[string]map[string]any `yaml:"-"`
 }
 
 // SeedUser is a user to create or update by username.
@@ -50,6 +53,9 @@ type SeedToken struct {
 	// ResponseCache is the key's response_cache object (CONTRACT §22),
 	// checked by the admin API's rules.
 	ResponseCache map[string]any `yaml:"response_cache"`
+	// LogContent is the key's log_content object (CONTRACT §20), checked
+	// by the admin API's rules.
+	LogContent map[string]any `yaml:"log_content"`
 }
 
 // SeedChannel is a channel to create or update by name.

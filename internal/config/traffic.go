@@ -34,11 +34,12 @@ type SeedModelRate struct {
 // SeedGroup is a group of the seed file, written either as its price ratio
 // alone (`vip: 0.5`) or with limits (`vip: {ratio: 0.5, rpm: 600}`).
 type SeedGroup struct {
-	Ratio    float64
-	SeedRate `yaml:",inline"`
+	Ratio      float64
+	SeedRate   `yaml:",inline"`
+	LogContent map[string]any `yaml:"log_content"`
 }
 
-var groupKeys = []string{"ratio", "rpm", "tpm", "concurrency"}
+var groupKeys = []string{"ratio", "rpm", "tpm", "concurrency", "log_content"}
 
 // UnmarshalYAML takes both forms, and refuses unknown keys in the long one
 // as the rest of the file does.
@@ -47,7 +48,7 @@ func (g *SeedGroup) UnmarshalYAML(n *yaml.Node) error {
 		return n.Decode(&g.Ratio)
 	}
 	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: a group is its ratio or {ratio, rpm, tpm, concurrency}", n.Line)
+		return fmt.Errorf("line %d: a group is its ratio or {ratio, rpm, tpm, concurrency, log_content}", n.Line)
 	}
 	for i := 0; i < len(n.Content); i += 2 {
 		k := n.Content[i].Value
@@ -60,13 +61,14 @@ func (g *SeedGroup) UnmarshalYAML(n *yaml.Node) error {
 		}
 	}
 	var raw struct {
-		Ratio    *float64 `yaml:"ratio"`
-		SeedRate `yaml:",inline"`
+		Ratio      *float64 `yaml:"ratio"`
+		SeedRate   `yaml:",inline"`
+		LogContent map[string]any `yaml:"log_content"`
 	}
 	if err := n.Decode(&raw); err != nil {
 		return err
 	}
-	g.Ratio, g.SeedRate = 1, raw.SeedRate
+	g.Ratio, g.SeedRate, g.LogContent = 1, raw.SeedRate, raw.LogContent
 	if raw.Ratio != nil {
 		g.Ratio = *raw.Ratio
 	}
@@ -89,6 +91,12 @@ func (s *Seed) absorbGroups() {
 				s.GroupLimits = map[string]SeedRate{}
 			}
 			s.GroupLimits[name] = g.SeedRate
+		}
+		if g.LogContent != nil {
+			if s.GroupContent == nil {
+				s.GroupContent = map[string]map[string]any{}
+			}
+			s.GroupContent[name] = g.LogContent
 		}
 	}
 	s.GroupsYAML = nil

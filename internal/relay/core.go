@@ -11,6 +11,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/admission"
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/contentlog"
 	"github.com/turnpike-gw/turnpike/internal/guardrail"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/obs"
@@ -81,6 +82,9 @@ type callCore struct {
 	// cancelUpstream ends the attempt under way's upstream request (nil
 	// between attempts): the stream tail calls it when the client leaves.
 	cancelUpstream context.CancelFunc
+	// content is the call's content capture (content.go); nil when its
+	// key and group keep none.
+	content *contentlog.Capture
 }
 
 // exactly wraps an estimate that is always exact.
@@ -439,6 +443,7 @@ func (c *callCore) fail(err error) {
 // slots.
 func (c *callCore) finish() {
 	c.ticket.Release(c.background())
+	c.endContent()
 	if c.aff.on {
 		c.rl.Metrics.affinityResult(c.metricModel(), c.aff.result())
 	}
@@ -500,6 +505,9 @@ func (c *callCore) logRow(ch charge, consume bool) store.UsageLog {
 	}
 	if c.rowOther != nil {
 		c.rowOther(&o)
+	}
+	if c.content != nil && c.content.Row() {
+		o.Content = c.content.Ref
 	}
 	admission.SetOther(&row, &o, ch.detail)
 	return row

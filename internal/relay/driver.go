@@ -83,6 +83,7 @@ func (c *callCore) drive(h *hooks) error {
 		}
 		c.principal = p
 	}
+	c.beginContent(h)
 	if h.offer != nil {
 		served, err := h.offer()
 		if err != nil {
@@ -160,6 +161,9 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 	}
 	if done != nil {
 		defer done()
+	}
+	if c.content != nil {
+		c.contentSent(req, ch)
 	}
 	resp, err := c.rl.exchange(c.r.Context(), req, ch, cancel)
 	if err != nil {

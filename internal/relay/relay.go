@@ -13,6 +13,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/auth"
 	"github.com/turnpike-gw/turnpike/internal/billing"
+	"github.com/turnpike-gw/turnpike/internal/contentlog"
 	"github.com/turnpike-gw/turnpike/internal/obs"
 	"github.com/turnpike-gw/turnpike/internal/plans"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
@@ -89,6 +90,9 @@ type Deps struct {
 	// Cache is the response cache (CONTRACT §22), consulted only for the
 	// models and keys that turn it on; nil disables it.
 	Cache *respcache.Cache
+	// Content keeps the request and answer of the calls whose key or
+	// group turns content logging on (CONTRACT §20); nil keeps none.
+	Content *contentlog.Service
 }
 
 // HostProtocols is what the relay needs from the task-plugin host: standard

@@ -50,6 +50,9 @@ func (c *callCore) relayEvents(t streamTail, input func() int, bill func(ir.Usag
 	} else {
 		err = pumpFrames(t.body, t.frames, t.sink, t.step)
 	}
+	if c.content != nil {
+		c.contentStream(t.tally)
+	}
 	if t.sink.err != nil || (err != nil && c.r.Context().Err() != nil) {
 		// The client left (a write failed, or its going cancelled the
 		// upstream read): not the upstream's fault, nobody is there to

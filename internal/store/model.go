@@ -54,6 +54,9 @@ type Session struct {
 type Group struct {
 	Name  string  `json:"name"`
 	Ratio float64 `json:"ratio"`
+	// LogContent is the group's content logging (nil: off); a key's own
+	// setting overrides it.
+	LogContent *ContentLogging `json:"log_content,omitempty"`
 }
 
 // Token is an API key. Only KeyHash (hex SHA-256 of the full key) is stored;
@@ -77,6 +80,9 @@ type Token struct {
 	// ResponseCache turns the response cache on for the key's calls, over
 	// the model's own setting; nil leaves the model's.
 	ResponseCache *ResponseCache `json:"response_cache,omitempty"`
+	// LogContent is the key's content logging, over its group's; nil
+	// leaves the group's.
+	LogContent *ContentLogging `json:"log_content,omitempty"`
 }
 
 // Channel is one upstream provider account. Key is the provider secret and

@@ -92,6 +92,7 @@ type Store interface {
 	Guardrails() GuardrailRepo
 	Teams() TeamRepo
 	Plans() PlanRepo
+	LogContents() LogContentRepo
 }
 
 // UserRepo stores users. Quota and UsedQuota are changed only through
@@ -126,7 +127,11 @@ type SessionRepo interface {
 
 // GroupRepo stores pricing groups.
 type GroupRepo interface {
+	// Upsert writes the group's ratio; its content logging is kept.
 	Upsert(ctx context.Context, g Group) error
+	// SetLogContent sets the group's content logging (nil: off); a
+	// missing group is ErrNotFound.
+	SetLogContent(ctx context.Context, name string, lc *ContentLogging) error
 	List(ctx context.Context) ([]Group, error)
 	Delete(ctx context.Context, name string) error
 	// InUse names what still uses the group, so deleting it can be refused.

@@ -49,6 +49,7 @@ var dumpTables = []dumpTable{
 	{name: "model_price_versions"},
 	{name: "quota_ledger"},
 	{name: "usage_logs"},
+	{name: "usage_log_contents"},
 	{name: "billing_holds"},
 	{name: "traffic_limits"},
 	{name: "traffic_notices"},

@@ -76,6 +76,9 @@ func fill(t *testing.T, s store.Store) (secrets []string) {
 			PromptTokens: i, Quota: int64(i), RequestID: fmt.Sprintf("bulk-%d", i)}
 	}
 	must(s.Logs().Insert(ctx, many), "many logs")
+	must(s.LogContents().Insert(ctx, []store.LogContent{{Ref: "20260308-0123456789abcdef", UserID: alice.ID, Request: `{"q":"é"}`,
+		Answer: "a\nb", AnswerTruncated: true, CreatedAt: time.Date(2026, 3, 8, 1, 2, 3, 456000, time.UTC)}}), "log content")
+	must(s.Groups().SetLogContent(ctx, "vip", &store.ContentLogging{Enabled: true, MaxKB: 32}), "group log_content")
 	must(st.Traffic().PutSetting(ctx, "notify", `{"webhook_url":"http://hook","secret":"whsec-notify-secret"}`), "setting")
 	must(st.Traffic().PutLimits(ctx, store.SubjectToken, "1", json.RawMessage(`{"rpm":5}`)), "limits")
 	// Seed marks are digests of seed entries that hold raw keys.
@@ -149,7 +152,7 @@ func TestAnExportFromSQLiteLoadsIntoEachDatabaseWithEveryRowAndId(t *testing.T) 
 			if err != nil {
 				t.Fatalf("import: %v", err)
 			}
-			if counts["users"] != 1 || counts["tokens"] != 1 || counts["quota_ledger"] != 2 || counts["usage_logs"] != 2*importBatch+51 {
+			if counts["users"] != 1 || counts["tokens"] != 1 || counts["quota_ledger"] != 2 || counts["usage_logs"] != 2*importBatch+51 || counts["usage_log_contents"] != 1 {
 				t.Errorf("counts = %v", counts)
 			}
 			// Exporting the target again gives the same rows: every
@@ -249,5 +252,23 @@ func TestAnExportWithoutSecretsHoldsNoneAndStillLoads(t *testing.T) {
 	u, err := dst.Users().GetByUsername(context.Background(), "alice")
 	if err != nil || u.Quota != 5000-120 || u.UsedQuota != 120 {
 		t.Fatalf("alice after import: %+v, %v", u, err)
+	}
+}
+
+// Logged contents go with the usage rows: an export without them
+// (turnpike export without --with-logs) carries neither.
+func TestAnExportWithoutLogsLeavesTheContentsOut(t *testing.T) {
+	src := openTest(t, "sqlite:"+filepath.Join(t.TempDir(), "src.db"))
+	fill(t, src)
+	var buf bytes.Buffer
+	counts, err := src.(*Store).ExportWith(context.Background(), &buf, DumpOptions{WithSecrets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := counts["usage_log_contents"]; ok || bytes.Contains(buf.Bytes(), []byte("0123456789abcdef")) {
+		t.Fatalf("contents exported without the logs: %v", counts)
+	}
+	if _, ok := counts["usage_logs"]; ok {
+		t.Fatalf("usage rows exported without --with-logs: %v", counts)
 	}
 }

@@ -46,7 +46,7 @@ type DumpOptions struct {
 const ProgressEvery = 100000
 
 // logTables are the tables only an export with the usage rows carries.
-var logTables = map[string]bool{"usage_logs": true}
+var logTables = map[string]bool{"usage_logs": true, "usage_log_contents": true}
 
 // ExportWith is Export with options.
 func (s *Store) ExportWith(ctx context.Context, w io.Writer, o DumpOptions) (DumpCounts, error) {

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -35,15 +36,31 @@ func (r groupRepo) Upsert(ctx context.Context, g store.Group) error {
 }
 
 func (r groupRepo) List(ctx context.Context) ([]store.Group, error) {
-	rows, err := r.s.db.QueryContext(ctx, "SELECT name, ratio FROM user_groups ORDER BY name")
+	rows, err := r.s.db.QueryContext(ctx, "SELECT name, ratio, log_content FROM user_groups ORDER BY name")
 	if err != nil {
 		return nil, wrap(err, "list groups")
 	}
 	out, err := collect(rows, func(row interface{ Scan(...any) error }) (store.Group, error) {
 		var g store.Group
-		return g, row.Scan(&g.Name, &g.Ratio)
+		var lc sql.NullString
+		if err := row.Scan(&g.Name, &g.Ratio, &lc); err != nil {
+			return g, err
+		}
+		var err error
+		g.LogContent, err = contentLoggingOf(lc)
+		return g, err
 	})
 	return out, wrap(err, "list groups")
+}
+
+// SetLogContent writes the group's log_content column alone, so the seed's
+// ratio upserts never undo what the API set.
+func (r groupRepo) SetLogContent(ctx context.Context, name string, lc *store.ContentLogging) error {
+	v, err := contentLoggingText(lc)
+	if err != nil {
+		return err
+	}
+	return r.s.execOne(ctx, r.s.db, "set group log_content", "UPDATE user_groups SET log_content = ? WHERE name = ?", v, name)
 }
 
 func (r groupRepo) Delete(ctx context.Context, name string) error {

@@ -37,6 +37,7 @@ var allMigrations = []Migration{
 	teamLogIndexMigration,  // 152
 	rollupsMigration,       // 160
 	logListMigration,       // 161
+	logContentsMigration,   // 162
 	dailyRollupsMigration,  // 166
 	tokenCacheMigration,    // 170
 }

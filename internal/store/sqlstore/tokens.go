@@ -13,15 +13,15 @@ import (
 
 type tokenRepo struct{ s *Store }
 
-const tokenSelect = "SELECT id, user_id, name, key_hash, key_masked, quota, used_quota, models, expires_at, status, created_at, prev_key_hash, prev_until, response_cache FROM tokens"
+const tokenSelect = "SELECT id, user_id, name, key_hash, key_masked, quota, used_quota, models, expires_at, status, created_at, prev_key_hash, prev_until, response_cache, log_content FROM tokens"
 
 func scanToken(row interface{ Scan(...any) error }) (store.Token, error) {
 	var t store.Token
 	var models string
 	var expires, prevUntil sql.NullTime
-	var prev, cache sql.NullString
+	var prev, cache, lc sql.NullString
 	if err := row.Scan(&t.ID, &t.UserID, &t.Name, &t.KeyHash, &t.KeyMasked, &t.Quota, &t.UsedQuota,
-		&models, &expires, &t.Status, &t.CreatedAt, &prev, &prevUntil, &cache); err != nil {
+		&models, &expires, &t.Status, &t.CreatedAt, &prev, &prevUntil, &cache, &lc); err != nil {
 		return t, err
 	}
 	var err error
@@ -29,6 +29,9 @@ func scanToken(row interface{ Scan(...any) error }) (store.Token, error) {
 	if err == nil && cache.Valid && cache.String != "" {
 		t.ResponseCache = new(store.ResponseCache)
 		err = json.Unmarshal([]byte(cache.String), t.ResponseCache)
+	}
+	if err == nil {
+		t.LogContent, err = contentLoggingOf(lc)
 	}
 	t.ExpiresAt = timePtr(expires)
 	t.PrevKeyHash, t.PrevUntil = prev.String, timePtr(prevUntil)
@@ -48,11 +51,15 @@ func (r tokenRepo) Create(ctx context.Context, t *store.Token) error {
 	if err != nil {
 		return err
 	}
+	lc, err := contentLoggingText(t.LogContent)
+	if err != nil {
+		return err
+	}
 	t.CreatedAt = orNow(t.CreatedAt)
 	t.Status = defaultStatus(t.Status)
 	id, err := r.s.insert(ctx, r.s.db,
-		"INSERT INTO tokens (user_id, name, key_hash, key_masked, quota, used_quota, models, expires_at, status, created_at, response_cache) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		t.UserID, t.Name, t.KeyHash, t.KeyMasked, t.Quota, t.UsedQuota, models, nullTime(t.ExpiresAt), t.Status, t.CreatedAt, cache)
+		"INSERT INTO tokens (user_id, name, key_hash, key_masked, quota, used_quota, models, expires_at, status, created_at, response_cache, log_content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		t.UserID, t.Name, t.KeyHash, t.KeyMasked, t.Quota, t.UsedQuota, models, nullTime(t.ExpiresAt), t.Status, t.CreatedAt, cache, lc)
 	if err != nil {
 		return wrap(err, "create token")
 	}
@@ -137,9 +144,13 @@ func (r tokenRepo) Update(ctx context.Context, t *store.Token) error {
 	if err != nil {
 		return err
 	}
+	lc, err := contentLoggingText(t.LogContent)
+	if err != nil {
+		return err
+	}
 	return r.s.execOne(ctx, r.s.db, "update token",
-		"UPDATE tokens SET name = ?, models = ?, expires_at = ?, status = ?, response_cache = ? WHERE id = ?",
-		t.Name, models, nullTime(t.ExpiresAt), defaultStatus(t.Status), cache, t.ID)
+		"UPDATE tokens SET name = ?, models = ?, expires_at = ?, status = ?, response_cache = ?, log_content = ? WHERE id = ?",
+		t.Name, models, nullTime(t.ExpiresAt), defaultStatus(t.Status), cache, lc, t.ID)
 }
 
 // SetQuota overwrites the remaining quota outside the ledger; see
@@ -162,4 +173,22 @@ func responseCacheText(rc *store.ResponseCache) (any, error) {
 		return nil, nil
 	}
 	return jsonText(rc)
+}
+
+// contentLoggingText is the log_content column of a key or group: NULL
+// when it has no setting of its own.
+func contentLoggingText(lc *store.ContentLogging) (any, error) {
+	if lc == nil {
+		return nil, nil
+	}
+	return jsonText(lc)
+}
+
+// contentLoggingOf reads a log_content column.
+func contentLoggingOf(v sql.NullString) (*store.ContentLogging, error) {
+	if !v.Valid || v.String == "" {
+		return nil, nil
+	}
+	lc := new(store.ContentLogging)
+	return lc, json.Unmarshal([]byte(v.String), lc)
 }

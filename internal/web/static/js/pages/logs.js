@@ -1,6 +1,7 @@
 // Usage logs with filters by type, model and key, newest first, paged. Each
-// row opens its detail: the request id and how the call was routed (every
-// upstream attempt in order, as a small timeline).
+// row opens its detail: the request id, how the call was routed (every
+// upstream attempt in order, as a small timeline) and, for a call whose
+// content was logged, its request and answer.
 import { h, num, when, badge } from "../dom.js";
 import { t } from "../i18n.js";
 import { money } from "../money.js";
@@ -96,7 +97,25 @@ async function showDetail(id, channelName) {
     h("dt", {}, t("common.time")), h("dd", {}, when(l.created_at)),
     h("dt", {}, t("logs.latency")), h("dd", {}, `${num(l.latency_ms)} ms`));
   infoDialog(t("logs.entry", { id: l.id }), facts, h("h4", {}, t("logs.routing")), attemptsTimeline(o.attempts || [], channelName),
-    o.guardrails?.length ? [h("h4", {}, t("logs.guardrails")), guardrailList(o.guardrails)] : null);
+    o.guardrails?.length ? [h("h4", {}, t("logs.guardrails")), guardrailList(o.guardrails)] : null,
+    o.content ? [h("h4", {}, t("logs.content")), await contentView(l.id)] : null);
+}
+
+// contentView shows a row's kept request and answer (content logging,
+// GET /api/logs/{id}/content), secrets already redacted by the gateway;
+// a side cut at the setting's max_kb says so.
+async function contentView(id) {
+  let c;
+  try {
+    c = await api("GET", `/api/logs/${id}/content`);
+  } catch {
+    return h("p", { class: "muted", id: "log-content" }, t("logs.contentMissing"));
+  }
+  const side = (label, text, cut) => [
+    h("h5", {}, label, cut ? h("span", { class: "muted" }, ` (${t("logs.contentTruncated")})`) : null),
+    h("pre", { class: "log-content" }, text || "—")];
+  return h("div", { id: "log-content" }, side(t("logs.contentRequest"), c.request, c.request_truncated),
+    side(t("logs.contentAnswer"), c.answer, c.answer_truncated));
 }
 
 // guardrailList shows what each guardrail that fired did: its stage, its
