@@ -211,3 +211,37 @@ func TestWithTheArchiveBucketContentsAreObjectsThere(t *testing.T) {
 		t.Errorf("no object for %s; the bucket holds %v", ref, fake.Keys())
 	}
 }
+
+// A response-cache hit reaches no upstream: its content is the client's own
+// request and the replayed answer, redacted like any other.
+func TestAResponseCacheHitKeepsItsRequestAndReplayedAnswer(t *testing.T) {
+	g := contentGateway(t, testkit.WithModels(map[string]config.SeedPrice{"m": {InputPerMTok: 1, OutputPerMTok: 1,
+		ResponseCache: map[string]any{"ttl_seconds": 300, "hit_ratio": 0.1}}}))
+	for _, stream := range []bool{false, true} {
+		body := map[string]any{"model": "m", "stream": stream, "messages": []any{map[string]any{"role": "user", "content": fmt.Sprintf("cached %v %s", stream, contentGitHub)}}}
+		for i := range 2 {
+			if st, raw := g.DoSurface(t, testkit.SurfaceCall{Name: "chat", Path: "/v1/chat/completions", Body: body}, "sk-content-ann-key"); st != 200 {
+				t.Fatalf("call %d (stream %v): %d %s", i, stream, st, raw)
+			}
+		}
+		id, other := newestRow(t, g)
+		if other["response_cache"] != "hit" || other["content"] == nil {
+			t.Fatalf("stream %v: the second call's row %v, want a hit naming its content", stream, other)
+		}
+		st, got := contentOf(t, g, id, nil, contentRoot)
+		if st != 200 {
+			t.Fatalf("stream %v: content %d %v", stream, st, got)
+		}
+		req, ans := got["request"].(string), got["answer"].(string)
+		if !strings.Contains(req, fmt.Sprintf("cached %v [redacted]", stream)) || strings.Contains(req, contentGitHub) {
+			t.Errorf("stream %v: request %q", stream, req)
+		}
+		want := "your key [redacted]"
+		if stream {
+			want = "key: [redacted] end"
+		}
+		if !strings.Contains(ans, want) || strings.Contains(ans, contentChanKey) {
+			t.Errorf("stream %v: answer %q, want it to hold %q", stream, ans, want)
+		}
+	}
+}

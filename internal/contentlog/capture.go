@@ -96,6 +96,14 @@ func (c *Capture) Request(r *http.Request) {
 	c.req, c.reqTrunc = cut(c.req[:k], c.limit)
 }
 
+// Body keeps a request that reached no upstream (a response-cache hit):
+// the client's own body, as the gateway checked it.
+func (c *Capture) Body(b []byte) {
+	c.req, c.reqTrunc, c.reqNote = c.req[:0], false, ""
+	k := min(len(b), c.limit+1)
+	c.req, c.reqTrunc = cut(append(c.req, b[:k]...), c.limit)
+}
+
 // Keys names the serving channel's keys, replaced by [redacted] wherever
 // they appear in what is kept (an upstream error that echoes its key).
 func (c *Capture) Keys(keys []string) { c.keys = keys }

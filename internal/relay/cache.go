@@ -36,6 +36,8 @@ type cacheSurface interface {
 	encodeCached(res *ir.Response) ([]byte, error)
 	// streamCached writes a kept answer as the dialect's stream.
 	streamCached(res *ir.Response)
+	// body is the client's request as checked, for content logging.
+	body() []byte
 }
 
 // responseCache is a call's standing with the response cache: on when its
@@ -154,6 +156,7 @@ func (rc *responseCache) serveHit(e respcache.Entry, res *ir.Response) error {
 	}
 	c.w.Header().Set(CacheHeader, "hit")
 	res.Model = c.model
+	c.contentHit(rc.surface.body(), res)
 	if c.stream {
 		rc.surface.streamCached(res)
 	} else if err := rc.replayJSON(res); err != nil {

@@ -30,6 +30,8 @@ func (c *call) cacheKey(group string) (respcache.Key, bool) {
 	return key, err == nil
 }
 
+func (c *call) body() []byte { return c.raw }
+
 func (c *call) encodeCached(res *ir.Response) ([]byte, error) { return c.sf.codec.EncodeResponse(res) }
 
 func (c *call) streamCached(res *ir.Response) {

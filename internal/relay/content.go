@@ -2,6 +2,9 @@ package relay
 
 import (
 	"net/http"
+	"strings"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
 
 	"github.com/turnpike-gw/turnpike/internal/routing"
 )
@@ -38,6 +41,32 @@ func (c *callCore) contentSent(req *http.Request, ch *routing.Channel) {
 func (c *callCore) contentStream(t *streamTally) {
 	if t.answer.kept() {
 		c.content.StreamText(t.answer.String())
+	}
+}
+
+// contentHit keeps a response-cache hit's request (no upstream was sent
+// one) and, for a streamed replay, the answer's text; a JSON replay is
+// teed like any regular answer.
+func (c *callCore) contentHit(body []byte, res *ir.Response) {
+	if c.content == nil {
+		return
+	}
+	c.content.Body(body)
+	// The answer came from one of the channels that serve the model to
+	// the group; which one is not kept, so every one's keys are redacted.
+	var keys []string
+	for _, ch := range c.table.Serving(c.principal.Group, c.model) {
+		keys = append(keys, ch.Keys()...)
+	}
+	c.content.Keys(keys)
+	if c.stream {
+		var text strings.Builder
+		for _, p := range res.Content {
+			if p.Kind == ir.PartText {
+				text.WriteString(p.Text)
+			}
+		}
+		c.content.StreamText(text.String())
 	}
 }
 

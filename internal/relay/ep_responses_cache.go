@@ -42,6 +42,8 @@ func (rc *respCall) cacheKey(group string) (respcache.Key, bool) {
 	return key, err == nil
 }
 
+func (rc *respCall) body() []byte { return rc.in.raw }
+
 // encodeCached is a kept answer as a Response object of this request: new
 // ids, this request's echoed fields.
 func (rc *respCall) encodeCached(res *ir.Response) ([]byte, error) {

@@ -106,6 +106,16 @@ func (t *Table) Models(group string) []string {
 	return out
 }
 
+// Serving lists the enabled channels that serve model for group, in no
+// particular order.
+func (t *Table) Serving(group, model string) []*Channel {
+	var out []*Channel
+	for _, tr := range t.index[group][model] {
+		out = append(out, tr.channels...)
+	}
+	return out
+}
+
 // Serves reports whether any enabled channel serves model for group.
 func (t *Table) Serves(group, model string) bool { return len(t.index[group][model]) > 0 }
 
