@@ -28,12 +28,10 @@ func TestConformancePostgres(t *testing.T) {
 		t.Skip("set TURNPIKE_TEST_POSTGRES (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run the PostgreSQL conformance suite")
 	}
 	admin := adminDB(t, "pgx", base)
-	storetest.Run(t, func(t *testing.T) store.Store {
-		schema := "turnpike_test_" + randomSuffix(t)
-		execAdmin(t, admin, "CREATE SCHEMA "+schema)
-		t.Cleanup(func() { execAdmin(t, admin, "DROP SCHEMA "+schema+" CASCADE") })
-		return openTest(t, withQueryParam(base, "search_path", schema))
-	})
+	schema := "turnpike_test_" + randomSuffix(t)
+	execAdmin(t, admin, "CREATE SCHEMA "+schema)
+	t.Cleanup(func() { execAdmin(t, admin, "DROP SCHEMA "+schema+" CASCADE") })
+	storetest.Run(t, emptiedStores(withQueryParam(base, "search_path", schema)))
 }
 
 func TestConformanceMySQL(t *testing.T) {
@@ -46,14 +44,12 @@ func TestConformanceMySQL(t *testing.T) {
 		t.Fatalf("TURNPIKE_TEST_MYSQL is malformed: %v", err)
 	}
 	admin := adminDB(t, "mysql", cfg.FormatDSN())
-	storetest.Run(t, func(t *testing.T) store.Store {
-		db := "turnpike_test_" + randomSuffix(t)
-		execAdmin(t, admin, "CREATE DATABASE "+db+" CHARACTER SET utf8mb4")
-		t.Cleanup(func() { execAdmin(t, admin, "DROP DATABASE "+db) })
-		c := cfg.Clone()
-		c.DBName = db
-		return openTest(t, "mysql://"+c.FormatDSN())
-	})
+	db := "turnpike_test_" + randomSuffix(t)
+	execAdmin(t, admin, "CREATE DATABASE "+db+" CHARACTER SET utf8mb4")
+	t.Cleanup(func() { execAdmin(t, admin, "DROP DATABASE "+db) })
+	c := cfg.Clone()
+	c.DBName = db
+	storetest.Run(t, emptiedStores("mysql://"+c.FormatDSN()))
 }
 
 // openTest opens a store and closes it when the test ends. Every failure is
