@@ -2,12 +2,15 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 )
 
 // emptiedStores returns an opener of stores on the one database dsn names,
@@ -172,6 +175,60 @@ func identityRestarts(ctx context.Context, t *testing.T, s *Store) []string {
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// TestAnEmptiedStoreIsAFreshlyMigratedOne checks emptiedStores itself: after
+// a subtest wrote rows, the next store holds none of them, hands out the
+// same first identity again and keeps every row the migrations wrote.
+func TestAnEmptiedStoreIsAFreshlyMigratedOne(t *testing.T) {
+	skipDialectSuiteWhenShort(t)
+	for dialect, dsn := range serverDatabases(t) {
+		t.Run(dialect, func(t *testing.T) {
+			open := emptiedStores(dsn)
+			var firstID int64
+			var seeds []seedTable
+			for round := range 2 {
+				t.Run(fmt.Sprintf("round %d", round), func(t *testing.T) {
+					s := open(t).(*Store)
+					if round == 1 {
+						if _, err := s.Users().GetByUsername(context.Background(), "earlier"); !errors.Is(err, store.ErrNotFound) {
+							t.Fatalf("the earlier subtest's user: %v, want not found", err)
+						}
+						if got := readSeeds(t, s); fmt.Sprint(got) != fmt.Sprint(seeds) {
+							t.Fatalf("rows after emptying %v, want the migrations' %v", got, seeds)
+						}
+					} else {
+						seeds = readSeeds(t, s)
+					}
+					u := &store.User{Username: "earlier", PasswordHash: "h", Role: store.RoleUser, Group: "default", Status: store.StatusEnabled}
+					if err := s.Users().Create(context.Background(), u); err != nil {
+						t.Fatal(err)
+					}
+					if round == 0 {
+						firstID = u.ID
+					} else if u.ID != firstID {
+						t.Fatalf("first user id after emptying %d, want %d as on the fresh database", u.ID, firstID)
+					}
+				})
+			}
+		})
+	}
+}
+
+// serverDatabases makes, for each server the environment names, a database
+// of its own for t and returns its address by dialect.
+func serverDatabases(t *testing.T) map[string]string {
+	out := map[string]string{}
+	if base := os.Getenv("TURNPIKE_TEST_POSTGRES"); base != "" {
+		out["postgres"] = testdb.Postgres(t, base)
+	}
+	if base := os.Getenv("TURNPIKE_TEST_MYSQL"); base != "" {
+		out["mysql"] = testdb.MySQL(t, base)
+	}
+	if len(out) == 0 {
+		t.Skip("set TURNPIKE_TEST_POSTGRES or TURNPIKE_TEST_MYSQL")
 	}
 	return out
 }
