@@ -268,6 +268,9 @@ func (g *gateway) stop(t *testing.T) {
 	}
 }
 
+// loadStats counts the calls of a load: ok those answered 200, inFlight
+// those sent and never answered (once the load has ended: the calls in
+// flight at the kill).
 type loadStats struct{ ok, inFlight atomic.Int64 }
 
 // call sends call i of worker w (every fifth on the flaky model) to the
@@ -297,7 +300,9 @@ func (stats *loadStats) call(client *http.Client, url string, w, i int) bool {
 }
 
 // driveLoad keeps 32 callers busy for d (and until 20 calls settled), then
-// runs kill while they wait.
+// runs kill while they wait. The callers are told to stop before the kill,
+// so none starts a call on the dead gateway: inFlight ends as the number of
+// calls in flight at the kill.
 func driveLoad(t *testing.T, url string, d time.Duration, kill func()) *loadStats {
 	stats := &loadStats{}
 	client := &http.Client{Timeout: 10 * time.Second}
@@ -325,8 +330,8 @@ func driveLoad(t *testing.T, url string, d time.Duration, kill func()) *loadStat
 	for limit := time.Now().Add(15 * time.Second); stats.ok.Load() < 20 && time.Now().Before(limit); {
 		time.Sleep(50 * time.Millisecond)
 	}
-	kill()
 	close(stop)
+	kill()
 	wg.Wait()
 	return stats
 }
