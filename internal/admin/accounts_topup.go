@@ -26,9 +26,23 @@ import (
 type PaymentDeps struct {
 	Stripe   *payments.Stripe
 	Settings config.Payments
-	// ConsoleURL is where Stripe sends the user back to: the console's
-	// account page.
+	// ConsoleURL is where Stripe sends the user back to (the console's
+	// pages under it); empty means the address of the buyer's request.
 	ConsoleURL string
+}
+
+// consoleBase is the console's address for a page Stripe sends the buyer
+// back to: the configured one, else the one the buyer's browser used (a
+// listen address such as :0 or 0.0.0.0 names no reachable page).
+func (pd PaymentDeps) consoleBase(r *http.Request) string {
+	if pd.ConsoleURL != "" {
+		return strings.TrimRight(pd.ConsoleURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
 }
 
 func (a *API) routePayments(mux *http.ServeMux) {
@@ -84,7 +98,7 @@ func (a *API) createTopUp(w http.ResponseWriter, r *http.Request, p *auth.Princi
 		return err
 	}
 	accounts.NoteTarget(r.Context(), o.ID)
-	back := strings.TrimRight(pd.ConsoleURL, "/") + "/account?order=" + o.ID
+	back := pd.consoleBase(r) + "/account?order=" + o.ID
 	sid, url, err := pd.Stripe.CreateCheckout(r.Context(), payments.Checkout{OrderID: o.ID, Cents: cents, Currency: o.Currency,
 		Name: "Gateway credit", SuccessURL: back + "&topup=paid", CancelURL: back + "&topup=cancelled"})
 	if err == nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/accounts"
@@ -43,7 +42,7 @@ func (a *API) subscribe(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	}
 	id := "sub_" + hexID()
 	accounts.NoteTarget(r.Context(), id)
-	back := strings.TrimRight(pd.ConsoleURL, "/") + "/plans?order=" + id
+	back := pd.consoleBase(r) + "/plans?order=" + id
 	sid, url, err := pd.Stripe.CreateSubscription(r.Context(), payments.Subscribe{OrderID: id, UserID: p.UserID, PlanID: plan.ID,
 		Cents: cents, Currency: pd.Settings.Currency, Interval: plan.Period, Name: "Plan " + plan.Name,
 		SuccessURL: back + "&subscribe=paid", CancelURL: back + "&subscribe=cancelled"})

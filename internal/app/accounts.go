@@ -4,6 +4,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/accounts"
 	"github.com/turnpike-gw/turnpike/internal/admin"
 	"github.com/turnpike-gw/turnpike/internal/payments"
+	"strings"
 )
 
 // accountDeps builds the accounts features: their tables, and the OpenID
@@ -18,9 +19,10 @@ func (a *App) accountDeps() admin.AccountDeps {
 }
 
 // paymentDeps builds top-ups by card when a Stripe key is configured;
-// Stripe sends buyers back to the console at ServerAddress.
+// Stripe sends buyers back to the console at ServerAddress, or, when none
+// is set, at the address the buyer reached the console by.
 func (a *App) paymentDeps() admin.PaymentDeps {
-	d := admin.PaymentDeps{Settings: a.Config.Payments, ConsoleURL: a.Config.Address()}
+	d := admin.PaymentDeps{Settings: a.Config.Payments, ConsoleURL: strings.TrimRight(a.Config.ServerAddress, "/")}
 	if a.Config.Payments.Stripe.Enabled() {
 		d.Stripe = payments.NewStripe(a.Config.Payments.Stripe)
 	}
