@@ -95,17 +95,7 @@ type logContentView struct {
 // administrators; another user's row, a row without content and content
 // that was not kept all read as not found, as GET /api/logs/{id} does.
 func (a *API) getLogContent(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	if err := a.flush(r.Context()); err != nil {
-		return err
-	}
-	l, err := a.d.Store.Logs().Get(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !p.AtLeast(store.RoleAdmin) && l.UserID != p.UserID) {
-		return notFound("log")
-	}
+	l, err := a.visibleLog(r, p)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package admin
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/turnpike-gw/turnpike/internal/apijson"
@@ -107,25 +108,33 @@ func userOther(other json.RawMessage) json.RawMessage {
 // admins read every row, a user only its own, and another user's row
 // reads as not found, so ids reveal nothing.
 func (a *API) getLog(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	if err := a.flush(r.Context()); err != nil {
-		return err
-	}
-	l, err := a.d.Store.Logs().Get(r.Context(), id)
+	l, err := a.visibleLog(r, p)
 	if err != nil {
 		return err
 	}
 	if !p.AtLeast(store.RoleAdmin) {
-		if l.UserID != p.UserID {
-			return notFound("log")
-		}
 		l.Other = userOther(l.Other)
 	}
 	apijson.Write(w, http.StatusOK, l)
 	return nil
+}
+
+// visibleLog reads the row the path names once the billing writer has
+// stored what it holds; another user's row reads as not found for anyone
+// below an administrator, so ids reveal nothing.
+func (a *API) visibleLog(r *http.Request, p *auth.Principal) (store.UsageLog, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return store.UsageLog{}, err
+	}
+	if err := a.flush(r.Context()); err != nil {
+		return store.UsageLog{}, err
+	}
+	l, err := a.d.Store.Logs().Get(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !p.AtLeast(store.RoleAdmin) && l.UserID != p.UserID) {
+		return store.UsageLog{}, notFound("log")
+	}
+	return l, err
 }
 
 // listLedger shows quota movements newest first, for audits.
