@@ -123,14 +123,8 @@ func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Tim
 	rep := &Report{OK: true, Since: w.Since, Until: w.Until, OpenHolds: len(lr.open), Users: []Account{}, Tokens: []Account{},
 		Teams: []Account{}, Differences: []Difference{}, Plans: []plans.WindowBooks{}, Budgets: []BudgetBooks{}}
 	if !w.Until.Before(now) {
-		holds, err := st.Holds().List(ctx)
-		if err != nil {
+		if err := countHoldsOpenAcross(ctx, st, w, rep); err != nil {
 			return nil, err
-		}
-		for _, h := range holds {
-			if h.CreatedAt.Before(w.Since) {
-				rep.OpenHolds++ // open across the whole window
-			}
 		}
 	}
 	for _, id := range sortedIDs(lr.users) {
@@ -171,6 +165,21 @@ func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Tim
 		return nil, err
 	}
 	return rep, explainRows(ctx, st, w, rep)
+}
+
+// countHoldsOpenAcross adds the holds opened before the window that are
+// still open (a window that reaches now) to its open holds.
+func countHoldsOpenAcross(ctx context.Context, st store.Store, w store.Window, rep *Report) error {
+	holds, err := st.Holds().List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, h := range holds {
+		if h.CreatedAt.Before(w.Since) {
+			rep.OpenHolds++
+		}
+	}
+	return nil
 }
 
 // readBooks reads the window's ledger entries between two readings of its
