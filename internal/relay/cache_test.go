@@ -126,7 +126,9 @@ func TestTheCacheKeepsOnlyWholeAnswersAndHonoursNoCache(t *testing.T) {
 		if !strings.Contains(got, `"error"`) {
 			t.Fatalf("no error event: %s", got)
 		}
+		f.mu.Lock()
 		f.breakOff = false
+		f.mu.Unlock()
 		resp, _ := e.sendChat("/v1/chat/completions", body, nil)
 		if resp.Header.Get(CacheHeader) != "miss" || f.calls() != 2 {
 			t.Fatalf("a truncated answer was served from the cache: %q, %d calls", resp.Header.Get(CacheHeader), f.calls())

@@ -188,7 +188,7 @@ func TestTheResponsesCacheKeepsOnlyWholeAnswers(t *testing.T) {
 		{"a converted stream that broke off", func(e *env) (func() int, func()) {
 			f := &fakeOpenAI{text: "one two three", breakOff: true}
 			e.channel("up", newFake(e.t, f).URL, func(c *store.Channel) { c.Settings = map[string]any{"responses": "chat"} })
-			return f.calls, func() { f.breakOff = false }
+			return f.calls, func() { f.mu.Lock(); f.breakOff = false; f.mu.Unlock() }
 		}},
 		{"a native stream ending bare", func(e *env) (func() int, func()) {
 			f := &fakeResponsesAPI{}

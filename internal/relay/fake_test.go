@@ -71,10 +71,13 @@ func (f *fakeOpenAI) stream(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	fl := w.(http.Flusher)
 	send := func(s string) { fmt.Fprintf(w, "data: %s\n\n", s); fl.Flush() }
+	f.mu.Lock()
+	breakOff := f.breakOff // a test may mend the upstream between calls
+	f.mu.Unlock()
 	send(`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`)
 	for i, word := range strings.SplitAfter(f.text, " ") {
 		send(fmt.Sprintf(`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":%q},"finish_reason":null}]}`, word))
-		if f.breakOff && i == 0 {
+		if breakOff && i == 0 {
 			panic(http.ErrAbortHandler)
 		}
 	}
