@@ -52,7 +52,7 @@ type Writer struct {
 	result    error
 
 	onWritten   func([]store.BillingItem) // after each stored batch; see Journal
-	lastWritten time.Time                 // when a batch was last stored; see Overloaded
+	lastWritten time.Time                 // when a batch was last stored or none waited; see Overloaded
 
 	// Parking (see SetPairWindow): items that open a hold wait here, by
 	// hold key, for the item that ends it. Guarded by mu; only the loop
@@ -285,6 +285,7 @@ func (w *Writer) drain(last bool) bool {
 		}
 		p := w.sort(w.queue[:n:n], forced, time.Now())
 		if n == 0 && len(p.batch) == 0 {
+			w.lastWritten = time.Now() // caught up: an idle writer is not behind
 			w.stopped = last
 			w.mu.Unlock()
 			return true
