@@ -128,7 +128,10 @@ func definePlan(p *page, gw *testkit.Gateway) {
 	p.waitVisible("#login-submit")
 }
 
-func callOnPlan(p *page, gw *testkit.Gateway) {
+func callOnPlan(p *page, gw *testkit.Gateway) { aliceChats(p, gw) }
+
+// aliceChats makes one chat call with alice's key, which must answer 200.
+func aliceChats(p *page, gw *testkit.Gateway) {
 	req, _ := http.NewRequest("POST", gw.URL+"/v1/chat/completions",
 		strings.NewReader(`{"model":"`+chatModel+`","messages":[{"role":"user","content":"hi"}]}`))
 	req.Header.Set("Authorization", "Bearer "+userKey)

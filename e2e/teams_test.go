@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/turnpike-gw/turnpike/internal/testkit"
@@ -140,18 +139,7 @@ func manageTeam(p *page, gw *testkit.Gateway) {
 }
 
 func teamUsage(p *page, gw *testkit.Gateway) {
-	req, _ := http.NewRequest("POST", gw.URL+"/v1/chat/completions",
-		strings.NewReader(`{"model":"`+chatModel+`","messages":[{"role":"user","content":"hi"}]}`))
-	req.Header.Set("Authorization", "Bearer "+userKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		p.t.Fatalf("alice's call: %d", resp.StatusCode)
-	}
+	aliceChats(p, gw)
 	openPage(p, "myteam")
 	p.waitFor(`document.querySelector("#myteam-usage table")`, "the usage table")
 	p.click("#myteam-usage-show")
