@@ -3,11 +3,8 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -17,24 +14,6 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
 )
-
-// freshRedis gives the test a Redis database of its own (1–15 of the test
-// server, emptied first): balances are keyed by user id, and ids restart in
-// a fresh PostgreSQL schema. Pub/sub is server-wide, so other tests'
-// change messages may reach these nodes; they only cause extra reloads.
-func freshRedis(t *testing.T, base string) string {
-	t.Helper()
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + strconv.Itoa(1+rand.IntN(15))
-	rdb := openRedis(t, u.String())
-	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
-		t.Fatalf("flush test redis: %v", err)
-	}
-	return u.String()
-}
 
 // openRedis connects to the test Redis at raw until t ends.
 func openRedis(t *testing.T, raw string) kv.Client {
