@@ -36,7 +36,7 @@ func (s *Service) Abandoned(ctx context.Context, node string) (bool, error) {
 	if e == "" {
 		return false, nil // not adopted the epoch yet: ask again next sweep
 	}
-	n, err := r.rdb.HLen(ctx, r.journalKey(e, node)).Result()
+	n, err := r.pending(ctx, e, node)
 	return n == 0, err
 }
 

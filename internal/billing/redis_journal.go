@@ -104,17 +104,26 @@ func (r *redisBalances) moveRecorded(ctx context.Context, node, entryKey string,
 		record += " " + string(b)
 	}
 	return r.runMove(ctx, p, tokenID, func(e string) (int, error) {
-		keys := append(r.scriptKeys(r.payerKeys(e, p), r.tokenKeys(e, tokenID)), r.journalKey(e, node), r.journalSet(e))
+		j := r.journalFor(e, node, p)
+		keys := append(r.scriptKeys(r.payerKeys(e, p), r.tokenKeys(e, tokenID)), j.hash, j.set)
 		return moveScript.Run(ctx, r.rdb, keys, e, delta, b2s(force), b2s(tokenID != 0), entryKey, record, node).Int()
 	})
 }
 
 func (r *redisBalances) Written(ctx context.Context, node string, entryKeys []string) error {
-	return r.rdb.HDel(ctx, r.journalKey(r.cur(), node), entryKeys...).Err()
+	// One round trip for both journals: the entries do not say whose
+	// balance they moved.
+	pipe := r.rdb.Pipeline()
+	for _, j := range r.journals(r.cur(), node) {
+		pipe.HDel(ctx, j.hash, entryKeys...)
+	}
+	_, err := pipe.Exec(ctx)
+	return err
 }
 
 func (r *redisBalances) Nodes(ctx context.Context) ([]string, error) {
-	return r.rdb.SMembers(ctx, r.journalSet(r.cur())).Result()
+	e := r.cur()
+	return r.rdb.SUnion(ctx, r.journalSet(e), r.teamJournalSet(e)).Result()
 }
 
 func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(context.Context, []string) (map[string]bool, error)) (int, error) {
@@ -156,7 +165,21 @@ func parseRecord(rec string) journalRecord {
 func (r *redisBalances) reconcile(ctx context.Context, node string, stored func(context.Context, []string) (map[string]bool, error),
 	write func(context.Context, []store.BillingItem) ([]bool, error)) (int, error) {
 	e := r.cur()
-	jk := r.journalKey(e, node)
+	undone := 0
+	for _, j := range r.journals(e, node) {
+		n, err := r.reconcileJournal(ctx, e, node, j, stored, write)
+		undone += n
+		if err != nil {
+			return undone, err
+		}
+	}
+	return undone, nil
+}
+
+// reconcileJournal is reconcile of one of node's journals.
+func (r *redisBalances) reconcileJournal(ctx context.Context, e, node string, j journal, stored func(context.Context, []string) (map[string]bool, error),
+	write func(context.Context, []store.BillingItem) ([]bool, error)) (int, error) {
+	jk := j.hash
 	raw, err := r.rdb.HGetAll(ctx, jk).Result()
 	if err != nil {
 		return 0, err
@@ -164,7 +187,7 @@ func (r *redisBalances) reconcile(ctx context.Context, node string, stored func(
 	if len(raw) == 0 {
 		// Nothing pending: forget the node (a record it adds later, were
 		// it alive after all, puts it back).
-		return 0, r.rdb.SRem(ctx, r.journalSet(e), node).Err()
+		return 0, r.rdb.SRem(ctx, j.set, node).Err()
 	}
 	recs := make(map[string]journalRecord, len(raw))
 	keys := make([]string, 0, len(raw))
