@@ -20,8 +20,8 @@ type BudgetBooks interface {
 // mid-call left in Redis, so that a budget counts what its rows say and no
 // estimate of a call that will never end: a share whose hold was settled
 // becomes the charge, any other is given back; a share handed to a
-// durable record (a task, a batch) is left to it unless its hold was
-// released. Each share is ended once, also by nodes sweeping together and
+// durable record (a task, a batch) is left to it unless the sweep released
+// its hold. Each share is ended once, also by nodes sweeping together and
 // against a late end of its owner. It answers how many shares it ended.
 func (s *Service) SweepBudgets(ctx context.Context, books BudgetBooks) (int, error) {
 	rb, ok := s.be.(*redisBackend)
@@ -80,8 +80,11 @@ func (s *Service) sweepOwner(ctx context.Context, rb *redisBackend, owner string
 		}
 		delta, end := -amount, ends[hold]
 		switch {
-		case end.Kept || kept && end.Settled:
-			continue // the durable record ends it
+		case kept && !end.Released, end.Kept:
+			// The durable record ends it, in any process, whatever its end
+			// — unless the sweep released the hold before the hand-over was
+			// stored, when the record's end finds nothing to end.
+			continue
 		case end.Settled:
 			delta = end.Charge - amount
 		}

@@ -56,44 +56,48 @@ func periodUsed(t *testing.T, s *Service, id int64) int64 {
 // A node that dies mid-call leaves its calls' estimates in the shared
 // counter. The sweep ends each exactly as the ledger says the call ended:
 // a settled call counts its charge, a released or never-stored one
-// nothing, a share a durable record kept stays for that record to end; a
-// second sweep, and the dead owner's late end, move nothing more.
+// nothing, a share a durable record kept stays for that record to end
+// (however it ended it, unless the sweep released the hold before the
+// hand-over was stored); a second sweep, and the dead owner's late end,
+// move nothing more.
 func TestBudgetSweepEndsADeadNodesSharesAsTheLedgerSaysTheirCallsEnded(t *testing.T) {
 	dead, live, id := twoRedisNodes(t, 1000)
 	ctx := context.Background()
 	sub := Subject{TokenID: id}
 	var late *BudgetHold
-	for _, hold := range []string{"settled", "released", "kept", "kept-settled", "never-stored"} {
+	for _, hold := range []string{"settled", "released", "kept", "kept-settled", "never-stored", "kept-released", "kept-refunded"} {
 		h, err := dead.For(sub).Hold(ctx, 100, hold)
 		if err != nil {
 			t.Fatal(err)
 		}
 		switch hold {
-		case "kept", "kept-settled":
+		case "kept", "kept-settled", "kept-released", "kept-refunded":
 			h.Keep(ctx)
 		case "released":
 			late = h
 		}
 	}
-	if got := periodUsed(t, live, id); got != 500 {
-		t.Fatalf("after five holds of 100 the counter is %d, want 500", got)
+	if got := periodUsed(t, live, id); got != 700 {
+		t.Fatalf("after seven holds of 100 the counter is %d, want 700", got)
 	}
 	deadOwner := "dead-" + strconv.FormatInt(id, 10)
 	books := &fakeBooks{gone: map[string]bool{deadOwner: true}, ends: map[string]store.HoldEnd{
-		"settled":      {Settled: true, Charge: 30},
-		"kept":         {Kept: true},
-		"kept-settled": {Settled: true, Charge: 70},
+		"settled":       {Settled: true, Charge: 30},
+		"kept":          {Kept: true},
+		"kept-settled":  {Settled: true, Charge: 70},
+		"released":      {Released: true},
+		"kept-released": {Released: true},
 	}}
 	n, err := live.SweepBudgets(ctx, books)
-	if err != nil || n != 3 {
-		t.Fatalf("sweep ended %d shares (%v), want 3: settled, released, never-stored", n, err)
+	if err != nil || n != 4 {
+		t.Fatalf("sweep ended %d shares (%v), want 4: settled, released, never-stored, kept-released", n, err)
 	}
-	// 30 charged + the two kept shares (100 each), which their records end.
-	if got := periodUsed(t, live, id); got != 230 {
-		t.Fatalf("after the sweep the counter is %d, want 230", got)
+	// 30 charged + the three kept shares left (100 each), which their records end.
+	if got := periodUsed(t, live, id); got != 330 {
+		t.Fatalf("after the sweep the counter is %d, want 330", got)
 	}
 	slices.Sort(books.holds)
-	if want := []string{"kept", "kept-settled", "never-stored", "released", "settled"}; !slices.Equal(books.holds, want) {
+	if want := []string{"kept", "kept-refunded", "kept-released", "kept-settled", "never-stored", "released", "settled"}; !slices.Equal(books.holds, want) {
 		t.Fatalf("the books were asked about %v, want %v", books.holds, want)
 	}
 	if !slices.Contains(books.owners, deadOwner) || slices.Contains(books.owners, "live-"+strconv.FormatInt(id, 10)) {
@@ -103,17 +107,17 @@ func TestBudgetSweepEndsADeadNodesSharesAsTheLedgerSaysTheirCallsEnded(t *testin
 		t.Fatalf("a second sweep ended %d (%v), want 0", n, err)
 	}
 	late.Refund(ctx) // the owner was alive after all: its end finds the record gone
-	if got := periodUsed(t, live, id); got != 230 {
-		t.Fatalf("a late end after the sweep moved the counter to %d, want 230", got)
+	if got := periodUsed(t, live, id); got != 330 {
+		t.Fatalf("a late end after the sweep moved the counter to %d, want 330", got)
 	}
 	// The durable record ends a kept share in any process, once.
 	r := live.For(sub).Restore(time.Now(), 100, "kept-settled", deadOwner)
 	r.Settle(ctx, 70)
-	if got := periodUsed(t, live, id); got != 200 {
-		t.Fatalf("after the kept share settled at 70 the counter is %d, want 200", got)
+	if got := periodUsed(t, live, id); got != 300 {
+		t.Fatalf("after the kept share settled at 70 the counter is %d, want 300", got)
 	}
-	if left, _ := live.be.(*redisBackend).budgetRecords(ctx, deadOwner); len(left) != 1 || left["kept"] == "" {
-		t.Fatalf("the dead owner's journal holds %v, want only the kept share no record has ended", left)
+	if left, _ := live.be.(*redisBackend).budgetRecords(ctx, deadOwner); len(left) != 2 || left["kept"] == "" || left["kept-refunded"] == "" {
+		t.Fatalf("the dead owner's journal holds %v, want only the kept shares no record has ended", left)
 	}
 }
 

@@ -10,7 +10,8 @@ import (
 // HoldEnds says how each of holds ended as far as the ledger knows
 // (billing.HoldFacts): its settle entry (alone, <hold>:settle, or netted
 // with the reserve under <hold>:reserve with the settle's kind) and its
-// charge, or that it is open and kept by a durable record (its owner empty).
+// charge, the sweep's release (<hold>:release), or that it is open and
+// kept by a durable record (its owner empty).
 func (s *Store) HoldEnds(ctx context.Context, holds []string) (map[string]store.HoldEnd, error) {
 	out := make(map[string]store.HoldEnd, len(holds))
 	for len(holds) > 0 {
@@ -26,7 +27,7 @@ func (s *Store) HoldEnds(ctx context.Context, holds []string) (map[string]store.
 func (s *Store) holdEndsChunk(ctx context.Context, holds []string, out map[string]store.HoldEnd) error {
 	keys := make([]any, 0, 2*len(holds))
 	for _, h := range holds {
-		keys = append(keys, h+":"+store.LedgerSettle, h+":"+store.LedgerReserve)
+		keys = append(keys, h+":"+store.LedgerSettle, h+":"+store.LedgerReserve, h+":"+releaseSuffix)
 	}
 	rows, err := s.db.QueryContext(ctx, s.Rebind("SELECT idem_key, kind, used FROM quota_ledger WHERE idem_key IN (?"+
 		strings.Repeat(", ?", len(keys)-1)+")"), keys...)
@@ -40,8 +41,17 @@ func (s *Store) holdEndsChunk(ctx context.Context, holds []string, out map[strin
 			rows.Close()
 			return wrap(err, "look up hold ends")
 		}
-		if hold, ok := cutLedgerKind(k); ok && kind == store.LedgerSettle {
-			out[hold] = store.HoldEnd{Settled: true, Charge: used}
+		hold, suffix, ok := cutLedgerKind(k)
+		switch {
+		case !ok:
+		case kind == store.LedgerSettle:
+			e := out[hold]
+			e.Settled, e.Charge = true, used
+			out[hold] = e
+		case suffix == releaseSuffix:
+			e := out[hold]
+			e.Released = true
+			out[hold] = e
 		}
 	}
 	err = rows.Err()
@@ -71,11 +81,16 @@ func (s *Store) holdEndsChunk(ctx context.Context, holds []string, out map[strin
 	return wrap(rows.Err(), "look up kept holds")
 }
 
-// cutLedgerKind is the hold key of a hold's ledger entry key.
-func cutLedgerKind(key string) (string, bool) {
+// releaseSuffix ends the key of the sweep's refund of an abandoned hold
+// (billing's releaseItem), told apart from its owner's own refund.
+const releaseSuffix = "release"
+
+// cutLedgerKind splits a hold's ledger entry key into the hold key and
+// what follows it.
+func cutLedgerKind(key string) (hold, suffix string, ok bool) {
 	i := strings.LastIndexByte(key, ':')
 	if i < 0 {
-		return "", false
+		return "", "", false
 	}
-	return key[:i], true
+	return key[:i], key[i+1:], true
 }

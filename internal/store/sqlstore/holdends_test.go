@@ -45,7 +45,8 @@ func TestHoldEndsTellSettledChargesFromKeptAndOtherHolds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[string]store.HoldEnd{"paired": {Settled: true, Charge: 30}, "split": {Settled: true, Charge: 70}, "kept": {Kept: true}}
+			want := map[string]store.HoldEnd{"paired": {Settled: true, Charge: 30}, "split": {Settled: true, Charge: 70}, "kept": {Kept: true},
+				"released": {Released: true}}
 			for _, h := range []string{"paired", "split", "kept", "released", "open", "refunded", "absent"} {
 				if got[h] != want[h] {
 					t.Errorf("hold %s ended %+v, want %+v", h, got[h], want[h])
