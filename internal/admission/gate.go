@@ -124,7 +124,7 @@ func (g Gate) Reserve(ctx, bg context.Context, tk *Ticket, acct billing.Account,
 }
 
 func (g Gate) reserve(ctx, bg context.Context, tk *Ticket, acct billing.Account, key string, amount int64, h http.Header) (*billing.Hold, error) {
-	budget, err := tk.Limits.Hold(ctx, amount)
+	budget, err := tk.Limits.Hold(ctx, amount, key)
 	if err != nil {
 		RefusedHeaders(h, err)
 		return nil, err

@@ -44,6 +44,10 @@ type Record struct {
 	// operators reading a record.
 	Budget     int64    `json:"budget,omitempty"`
 	BudgetKeys []string `json:"budget_keys,omitempty"`
+	// BudgetOwner is the node whose journal records the share in Redis
+	// (empty: not journaled), so that whoever ends the ticket ends the
+	// record with it.
+	BudgetOwner string `json:"budget_owner,omitempty"`
 }
 
 // HeldAt is when the ticket was taken.
@@ -75,6 +79,7 @@ func (g Gate) Hold(ctx context.Context, acct billing.Account, model, key string,
 // then on the billing sweep leaves its hold alone.
 func (tk *Ticket) Keep(row *store.UsageLog) {
 	tk.keepPlan()
+	tk.Budget.Keep(context.Background())
 	tk.mark(row)
 	tk.Hold.Keep(row)
 }
@@ -84,7 +89,8 @@ func (tk *Ticket) Record() Record {
 	h := tk.Hold
 	acct := h.Account()
 	return Record{Key: h.Key(), Reserved: h.Reserved, UserID: acct.UserID, TokenID: acct.TokenID, Group: acct.Group,
-		TeamID: acct.TeamID, OrgID: acct.OrgID, TeamPays: acct.TeamPays, Model: tk.model, HeldNS: tk.heldAt.UnixNano(), Budget: tk.Budget.Amount(), BudgetKeys: tk.Budget.Keys()}
+		TeamID: acct.TeamID, OrgID: acct.OrgID, TeamPays: acct.TeamPays, Model: tk.model, HeldNS: tk.heldAt.UnixNano(), Budget: tk.Budget.Amount(), BudgetKeys: tk.Budget.Keys(),
+		BudgetOwner: tk.Budget.Owner()}
 }
 
 // Restore rebuilds a ticket taken earlier, maybe by another process, from
@@ -94,7 +100,7 @@ func (g Gate) Restore(rec Record) *Ticket {
 	tk := &Ticket{Hold: g.Billing.RestoreHold(rec.Account(), rec.Key, rec.Reserved), model: rec.Model, heldAt: rec.HeldAt()}
 	if g.Limits != nil && rec.Budget > 0 {
 		tk.Limits = g.Limits.For(subject(rec.Account(), rec.Model))
-		tk.Budget = tk.Limits.Restore(rec.HeldAt(), rec.Budget)
+		tk.Budget = tk.Limits.Restore(rec.HeldAt(), rec.Budget, rec.Key, rec.BudgetOwner)
 	}
 	g.restorePlan(tk, rec)
 	return tk

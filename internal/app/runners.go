@@ -25,6 +25,7 @@ func (a *App) runners() []runner {
 		{"content-writer", a.content.Run},
 		{"billing-lease", func(ctx context.Context) { a.Billing.RunLeases(ctx, a.Config.LeasePeriod()) }},
 		{"plan-sweep", every(a.Log, a.Config.LeasePeriod()/2, "plan sweep failed; retrying on the next tick", a.sweepPlans)},
+		{"budget-sweep", every(a.Log, a.Config.LeasePeriod()/2, "budget sweep failed; retrying on the next tick", a.sweepBudgets)},
 		{"channel-health", func(ctx context.Context) { a.Router.Health.Run(ctx, healthRefresh) }},
 		{"limits-follow", every(a.Log, 5*time.Second, "reloading traffic limits failed", a.Limits.Reload)},
 		{"price-follow", func(ctx context.Context) { a.followPrices(ctx, priceFollowEvery) }},

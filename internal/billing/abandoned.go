@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"errors"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -35,7 +36,7 @@ func (s *Service) Abandoned(ctx context.Context, node string) (bool, error) {
 	if e == "" {
 		return false, nil // not adopted the epoch yet: ask again next sweep
 	}
-	n, err := r.rdb.HLen(ctx, r.journalKey(e, node)).Result()
+	n, err := r.pending(ctx, e, node)
 	return n == 0, err
 }
 
@@ -60,3 +61,22 @@ func (s *Service) Settled(ctx context.Context, holds []string) (map[string]bool,
 	}
 	return out, nil
 }
+
+// HoldFacts is implemented by stores that can say how holds ended.
+type HoldFacts interface {
+	HoldEnds(ctx context.Context, holds []string) (map[string]store.HoldEnd, error)
+}
+
+// HoldEnds says how each of holds ended as far as the ledger knows
+// (settled and at what charge, or kept by a durable record): what the
+// period budgets' sweep asks before it ends the shares a dead node left.
+func (s *Service) HoldEnds(ctx context.Context, holds []string) (map[string]store.HoldEnd, error) {
+	hf, ok := s.writer.st.(HoldFacts)
+	if !ok {
+		return nil, errNoHoldFacts
+	}
+	return hf.HoldEnds(ctx, holds)
+}
+
+// errNoHoldFacts: a budget share is never ended blind.
+var errNoHoldFacts = errors.New("billing: the store cannot say how holds ended")

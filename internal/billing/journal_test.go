@@ -10,7 +10,8 @@ import (
 
 // A node dies with entries still queued: a reserve that never reached the
 // database (the call was never answered), the settle of a hold whose
-// reserve did, and a call reserved and settled with neither stored. The
+// reserve did, a call reserved and settled with neither stored, and a call
+// that reserved nothing (a plan paid it) settled with its row. The
 // answered calls are charged: another node's sweep writes their settles and
 // usage rows from the Redis journal (with the lost reserve before its
 // settle) instead of refunding them, and gives back the unanswered call's
@@ -50,6 +51,11 @@ func TestRedisJournalChargesAnsweredCallsAndGivesBackTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	both.Settle(ctx, 25, store.UsageLog{UserID: uid, TokenID: limited, Model: "m"})
+	zero, err := a.Reserve(ctx, acct, "call-zero", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero.Settle(ctx, 0, store.UsageLog{UserID: uid, TokenID: limited, Model: "planned"})
 	if u, _ := bal.User(ctx, uid); u != 1000-40-300-25 {
 		t.Fatalf("live user balance %d before the crash", u)
 	}
@@ -78,6 +84,14 @@ func TestRedisJournalChargesAnsweredCallsAndGivesBackTheRest(t *testing.T) {
 	byUser, byToken := consumed(t, st)
 	if byUser[uid] != 65 || byToken[limited] != 65 {
 		t.Fatalf("consume rows sum to %d (key %d), want the two answered calls' 65", byUser[uid], byToken[limited])
+	}
+	zeroRows, _, err := st.Logs().List(ctx, store.LogFilter{Type: store.LogConsume, Model: "planned"}, store.Page{Page: 1, PageSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := len(zeroRows)
+	if rows != 1 {
+		t.Fatalf("the call that reserved nothing has %d consume rows, want 1: it was answered", rows)
 	}
 	if n, _ := st.Holds().Lapsed(ctx, time.Now().Add(time.Hour), "", 10); len(n) != 0 {
 		t.Fatalf("holds left open: %+v", n)

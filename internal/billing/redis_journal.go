@@ -104,17 +104,26 @@ func (r *redisBalances) moveRecorded(ctx context.Context, node, entryKey string,
 		record += " " + string(b)
 	}
 	return r.runMove(ctx, p, tokenID, func(e string) (int, error) {
-		keys := append(r.scriptKeys(r.payerKeys(e, p), r.tokenKeys(e, tokenID)), r.journalKey(e, node), r.journalSet(e))
+		j := r.journalFor(e, node, p)
+		keys := append(r.scriptKeys(r.payerKeys(e, p), r.tokenKeys(e, tokenID)), j.hash, j.set)
 		return moveScript.Run(ctx, r.rdb, keys, e, delta, b2s(force), b2s(tokenID != 0), entryKey, record, node).Int()
 	})
 }
 
 func (r *redisBalances) Written(ctx context.Context, node string, entryKeys []string) error {
-	return r.rdb.HDel(ctx, r.journalKey(r.cur(), node), entryKeys...).Err()
+	// One round trip for both journals: the entries do not say whose
+	// balance they moved.
+	pipe := r.rdb.Pipeline()
+	for _, j := range r.journals(r.cur(), node) {
+		pipe.HDel(ctx, j.hash, entryKeys...)
+	}
+	_, err := pipe.Exec(ctx)
+	return err
 }
 
 func (r *redisBalances) Nodes(ctx context.Context) ([]string, error) {
-	return r.rdb.SMembers(ctx, r.journalSet(r.cur())).Result()
+	e := r.cur()
+	return r.rdb.SUnion(ctx, r.journalSet(e), r.teamJournalSet(e)).Result()
 }
 
 func (r *redisBalances) Reconcile(ctx context.Context, node string, stored func(context.Context, []string) (map[string]bool, error)) (int, error) {
@@ -156,7 +165,21 @@ func parseRecord(rec string) journalRecord {
 func (r *redisBalances) reconcile(ctx context.Context, node string, stored func(context.Context, []string) (map[string]bool, error),
 	write func(context.Context, []store.BillingItem) ([]bool, error)) (int, error) {
 	e := r.cur()
-	jk := r.journalKey(e, node)
+	undone := 0
+	for _, j := range r.journals(e, node) {
+		n, err := r.reconcileJournal(ctx, e, node, j, stored, write)
+		undone += n
+		if err != nil {
+			return undone, err
+		}
+	}
+	return undone, nil
+}
+
+// reconcileJournal is reconcile of one of node's journals.
+func (r *redisBalances) reconcileJournal(ctx context.Context, e, node string, j journal, stored func(context.Context, []string) (map[string]bool, error),
+	write func(context.Context, []store.BillingItem) ([]bool, error)) (int, error) {
+	jk := j.hash
 	raw, err := r.rdb.HGetAll(ctx, jk).Result()
 	if err != nil {
 		return 0, err
@@ -164,7 +187,7 @@ func (r *redisBalances) reconcile(ctx context.Context, node string, stored func(
 	if len(raw) == 0 {
 		// Nothing pending: forget the node (a record it adds later, were
 		// it alive after all, puts it back).
-		return 0, r.rdb.SRem(ctx, r.journalSet(e), node).Err()
+		return 0, r.rdb.SRem(ctx, j.set, node).Err()
 	}
 	recs := make(map[string]journalRecord, len(raw))
 	keys := make([]string, 0, len(raw))
@@ -177,7 +200,7 @@ func (r *redisBalances) reconcile(ctx context.Context, node string, stored func(
 		return 0, err
 	}
 	if write != nil {
-		if err := r.storeAnswered(ctx, node, recs, have, write); err != nil {
+		if err := r.storeAnswered(ctx, node, recs, have, stored, write); err != nil {
 			return 0, err
 		}
 		// Ask again: a settle another sweeper stored meanwhile is not
@@ -208,23 +231,19 @@ func (r *redisBalances) reconcile(ctx context.Context, node string, stored func(
 // preceded by its hold's reserve when that is missing too, and marks what
 // it wrote as stored.
 func (r *redisBalances) storeAnswered(ctx context.Context, node string, recs map[string]journalRecord, have map[string]bool,
-	write func(context.Context, []store.BillingItem) ([]bool, error)) error {
+	stored func(context.Context, []string) (map[string]bool, error), write func(context.Context, []store.BillingItem) ([]bool, error)) error {
+	unjournaled, err := unjournaledReserves(ctx, recs, have, stored)
+	if err != nil {
+		return err
+	}
 	for k, jr := range recs {
 		if have[k] || jr.item == nil || !jr.ok {
 			continue
 		}
 		hold, _, _ := cutKind(k)
-		rk := hold + ":" + store.LedgerReserve
 		var items []store.BillingItem
-		res, hasRes := recs[rk]
-		if hasRes && !have[rk] && res.ok {
-			now := jr.item.Entry.CreatedAt
-			items = append(items, store.BillingItem{
-				Entry: &store.LedgerEntry{Key: rk, Kind: store.LedgerReserve, UserID: res.payer.UserID, TokenID: res.tokenID,
-					Delta: res.delta, TokenDelta: res.delta, CreatedAt: now, TeamID: res.payer.TeamID},
-				Open: &store.Hold{Key: hold, Owner: node, UserID: res.payer.UserID, TokenID: res.tokenID, Amount: -res.delta, CreatedAt: now,
-					TeamID: res.payer.TeamID},
-			})
+		if res := lostReserve(node, hold, recs, have, unjournaled, jr); res != nil {
+			items = append(items, *res)
 		}
 		items = append(items, *jr.item)
 		written, err := write(ctx, items)
@@ -238,4 +257,70 @@ func (r *redisBalances) storeAnswered(ctx context.Context, node string, recs map
 		}
 	}
 	return nil
+}
+
+// unjournaledReserves finds the settles to store whose reserve has no
+// journal record and is not in the database: a reserve of nothing (a plan
+// paid the call, or its model is free) moves no balance, so it is never
+// journaled — one Redis round trip fewer for every such call — and its
+// settle must bring it along. Only those, by hold key.
+func unjournaledReserves(ctx context.Context, recs map[string]journalRecord, have map[string]bool,
+	stored func(context.Context, []string) (map[string]bool, error)) (map[string]bool, error) {
+	var ask []string
+	for k, jr := range recs {
+		if have[k] || jr.item == nil || !jr.ok {
+			continue
+		}
+		hold, _, _ := cutKind(k)
+		if rk := hold + ":" + store.LedgerReserve; !hasRecord(recs, rk) && reservedBefore(jr.item.Entry) == 0 {
+			ask = append(ask, rk)
+		}
+	}
+	out := map[string]bool{}
+	if len(ask) == 0 {
+		return out, nil
+	}
+	there, err := stored(ctx, ask)
+	if err != nil {
+		return nil, err
+	}
+	for _, rk := range ask {
+		if !there[rk] {
+			hold, _, _ := cutKind(rk)
+			out[hold] = true
+		}
+	}
+	return out, nil
+}
+
+func hasRecord(recs map[string]journalRecord, k string) bool {
+	_, ok := recs[k]
+	return ok
+}
+
+// reservedBefore is what the hold of a settle entry had reserved: the
+// settle moves the balance by the reservation less the charge (its Used).
+func reservedBefore(settle *store.LedgerEntry) int64 { return settle.Delta + settle.Used }
+
+// lostReserve is the reserve item to write before the settle jr of hold,
+// when the reserve died with node: from its journal record, or, for a
+// reserve of nothing that was never journaled (unjournaled), made anew.
+// nil when the reserve is stored (or is not the settle's to write).
+func lostReserve(node, hold string, recs map[string]journalRecord, have, unjournaled map[string]bool, jr journalRecord) *store.BillingItem {
+	rk := hold + ":" + store.LedgerReserve
+	res, hasRes := recs[rk]
+	switch {
+	case hasRes && !have[rk] && res.ok:
+	case !hasRes && unjournaled[hold]:
+		res = journalRecord{payer: jr.payer, tokenID: jr.tokenID}
+	default:
+		return nil
+	}
+	now := jr.item.Entry.CreatedAt
+	return &store.BillingItem{
+		Entry: &store.LedgerEntry{Key: rk, Kind: store.LedgerReserve, UserID: res.payer.UserID, TokenID: res.tokenID,
+			Delta: res.delta, TokenDelta: res.delta, CreatedAt: now, TeamID: res.payer.TeamID},
+		Open: &store.Hold{Key: hold, Owner: node, UserID: res.payer.UserID, TokenID: res.tokenID, Amount: -res.delta, CreatedAt: now,
+			TeamID: res.payer.TeamID},
+	}
 }

@@ -43,6 +43,27 @@ type ResponsesConversion interface {
 	// NewStreamEncoder returns an encoder of IR events into the Responses
 	// event stream, written to sink.
 	NewStreamEncoder(sink EventSink, model string) FailingStreamEncoder
+	// TrackStream returns a tracker of a Responses event stream relayed
+	// untouched for this request, from which a broken one can be resumed.
+	TrackStream() ResponsesStream
+}
+
+// ResponsesStream is what a client was sent of a Responses event stream
+// relayed untouched, as far as continuing it elsewhere needs (stream
+// failover, CONTRACT §22).
+type ResponsesStream interface {
+	// Note reads one event the client was sent.
+	Note(name string, data []byte)
+	// Resumable reports a stream cut inside the text of its one open
+	// message, with text sent and no other item (a tool call, reasoning)
+	// under way: only such an answer may be continued.
+	Resumable() bool
+	// Text is the open message's text so far.
+	Text() string
+	// Resume returns an encoder that goes on with the stream on sink: IR
+	// block 0 continues the open message (same item, same sequence), and
+	// the end carries every item the client was sent.
+	Resume(sink EventSink) FailingStreamEncoder
 }
 
 // FailingStreamEncoder is a StreamEncoder that can end its stream with an

@@ -19,19 +19,23 @@ type BudgetHold struct {
 	starts [maxBudgets]time.Time
 	amount int64
 	ended  atomic.Bool
+	// jr is the share's journal record (nil: not journaled); see
+	// budgetjournal.go.
+	jr *journalTag
 }
 
 // Hold counts amount against every budget that applies — key, user, team
 // and organisation together, all or none, in one atomic step — or refuses
 // the call with 429 budget_exceeded naming the level whose period it does
-// not fit in; nothing is counted then.
-func (p *Plan) Hold(ctx context.Context, amount int64) (*BudgetHold, error) {
+// not fit in; nothing is counted then. hold is the key of the reservation
+// the share belongs to, under which a share in Redis is journaled.
+func (p *Plan) Hold(ctx context.Context, amount int64, hold string) (*BudgetHold, error) {
 	if !p.HasBudget() {
 		return nil, nil
 	}
 	amount = max(amount, 0)
 	now := p.s.Now()
-	h := &BudgetHold{p: p, amount: amount}
+	h := &BudgetHold{p: p, amount: amount, jr: p.s.journal(hold, amount)}
 	var takes [maxBudgets]budgetTake
 	for i := 0; i < p.nb; i++ {
 		b := p.budget[i]
@@ -39,7 +43,7 @@ func (p *Plan) Hold(ctx context.Context, amount int64) (*BudgetHold, error) {
 		h.starts[i] = PeriodStart(b.period, now)
 		takes[i] = budgetTake{key: h.keys[i], limit: b.limit, expire: PeriodEnd(b.period, now), kind: b.kind, id: b.id, start: h.starts[i]}
 	}
-	failed, used, err := p.s.be.budgetTake(ctx, takes[:p.nb], amount, p.s.loadBudget)
+	failed, used, err := p.s.be.budgetTake(ctx, takes[:p.nb], amount, p.s.loadBudget, h.jr)
 	if err != nil {
 		return nil, budgetUnavailable(err)
 	}
@@ -70,18 +74,11 @@ func (h *BudgetHold) Settle(ctx context.Context, charge int64) {
 	if h == nil || !h.ended.CompareAndSwap(false, true) {
 		return
 	}
-	for i := 0; i < h.p.nb; i++ {
-		if h.keys[i] == "" {
-			continue
-		}
-		used, err := h.p.s.be.budgetAdd(ctx, h.keys[i], charge-h.amount)
-		if err != nil {
-			h.p.s.log.Warn("period budget could not be corrected", "err", err)
-			continue
-		}
-		if f := h.p.s.onBudget.Load(); f != nil && charge > 0 && alerted(h.p.budget[i].kind) {
+	used := h.correct(ctx, charge-h.amount, "period budget could not be corrected")
+	for i := range used {
+		if f := h.p.s.onBudget.Load(); f != nil && charge > 0 && h.keys[i] != "" && alerted(h.p.budget[i].kind) {
 			b := h.p.budget[i]
-			(*f)(BudgetUse{Kind: b.kind, ID: b.id, Used: used, Limit: b.limit, Period: b.period, Start: h.starts[i]})
+			(*f)(BudgetUse{Kind: b.kind, ID: b.id, Used: used[i], Limit: b.limit, Period: b.period, Start: h.starts[i]})
 		}
 	}
 }
@@ -91,14 +88,36 @@ func (h *BudgetHold) Refund(ctx context.Context) {
 	if h == nil || !h.ended.CompareAndSwap(false, true) {
 		return
 	}
-	for i := 0; i < h.p.nb; i++ {
-		if h.keys[i] == "" || h.amount == 0 {
-			continue
-		}
-		if _, err := h.p.s.be.budgetAdd(ctx, h.keys[i], -h.amount); err != nil {
-			h.p.s.log.Warn("period budget could not be refunded", "err", err)
+	h.correct(ctx, -h.amount, "period budget could not be refunded")
+}
+
+// correct moves every counter of the share by delta and answers each
+// one's spending after it (nil when nothing moved). A journaled share is
+// corrected in one step with the end of its record, and not at all when a
+// sweep ended the record first (this process was taken for dead).
+func (h *BudgetHold) correct(ctx context.Context, delta int64, failed string) []int64 {
+	if h.jr != nil {
+		if rb, ok := h.p.s.be.(*redisBackend); ok {
+			used, _, err := rb.budgetEnd(ctx, h.jr, h.keys[:h.p.nb], delta)
+			if err != nil {
+				h.p.s.log.Warn(failed, "err", err)
+			}
+			return used
 		}
 	}
+	used := make([]int64, h.p.nb)
+	for i := 0; i < h.p.nb; i++ {
+		if h.keys[i] == "" || delta == 0 && h.p.s.onBudget.Load() == nil {
+			continue
+		}
+		u, err := h.p.s.be.budgetAdd(ctx, h.keys[i], delta)
+		if err != nil {
+			h.p.s.log.Warn(failed, "err", err)
+			continue
+		}
+		used[i] = u
+	}
+	return used
 }
 
 // Restore rebuilds the budget share of a reservation of amount held at
@@ -108,13 +127,17 @@ func (h *BudgetHold) Refund(ctx context.Context) {
 // Only the periods that are still the ones heldAt fell in are corrected; a
 // share of a period that has ended is left alone (its counter is never read
 // again), and a counter not loaded on this backend is left to be loaded
-// from the usage log.
-func (p *Plan) Restore(heldAt time.Time, amount int64) *BudgetHold {
+// from the usage log. hold and owner name the share's journal record
+// (owner empty: the share was never journaled).
+func (p *Plan) Restore(heldAt time.Time, amount int64, hold, owner string) *BudgetHold {
 	if !p.HasBudget() {
 		return nil
 	}
 	now := p.s.Now()
 	h := &BudgetHold{p: p, amount: max(amount, 0)}
+	if _, shared := p.s.be.(*redisBackend); shared && owner != "" && hold != "" {
+		h.jr = &journalTag{owner: owner, hold: hold, kept: true}
+	}
 	for i := 0; i < p.nb; i++ {
 		b := p.budget[i]
 		if PeriodStart(b.period, now).Equal(PeriodStart(b.period, heldAt)) {
@@ -135,6 +158,32 @@ func (h *BudgetHold) Keys() []string {
 		out = append(out, h.keys[i])
 	}
 	return out
+}
+
+// Keep hands the share to the durable record that will end it (see
+// Restore): the journal's sweep leaves it alone from then on, unless the
+// books say its hold was released before the hand-over was stored.
+func (h *BudgetHold) Keep(ctx context.Context) {
+	if h == nil || h.jr == nil {
+		return
+	}
+	rb, ok := h.p.s.be.(*redisBackend)
+	if !ok {
+		return
+	}
+	h.jr.kept = true
+	if err := rb.budgetKeep(ctx, h.jr); err != nil {
+		h.p.s.log.Warn("period budget share not marked kept", "err", err)
+	}
+}
+
+// Owner is the journal owner of the share ("" when it is not journaled),
+// for the durable record that may end it in another process.
+func (h *BudgetHold) Owner() string {
+	if h == nil || h.jr == nil {
+		return ""
+	}
+	return h.jr.owner
 }
 
 // Amount is the share held.

@@ -54,14 +54,14 @@ func TestABudgetRefusalNamesItsLevelAndCountsNothingElsewhere(t *testing.T) {
 		sub := Subject{UserID: user, TokenID: token, TeamID: team, OrgID: org}
 		other := Subject{UserID: base + 5, TeamID: base + 6, OrgID: org} // another team of the org
 		s := nodes[len(nodes)-1]
-		if _, err := nodes[0].For(sub).Hold(ctx, 80); err != nil {
+		if _, err := nodes[0].For(sub).Hold(ctx, 80, ""); err != nil {
 			t.Fatal(err)
 		}
-		_, err := s.For(sub).Hold(ctx, 30)
+		_, err := s.For(sub).Hold(ctx, 30, "")
 		if code, lvl := refusedLevel(t, err); code != "budget_exceeded" || lvl != "team" {
 			t.Fatalf("refusal %s at %s, want budget_exceeded at team", code, lvl)
 		}
-		_, err = s.For(other).Hold(ctx, 71)
+		_, err = s.For(other).Hold(ctx, 71, "")
 		if code, lvl := refusedLevel(t, err); code != "budget_exceeded" || lvl != "org" {
 			t.Fatalf("refusal %s at %s, want budget_exceeded at org", code, lvl)
 		}
@@ -93,7 +93,7 @@ func TestConcurrentMembersOnTwoNodesNeverOverspendTheTeamOrTheOrg(t *testing.T) 
 				go func() {
 					defer wg.Done()
 					sub := Subject{UserID: base + 100 + int64(m), TeamID: team, OrgID: org}
-					if h, err := nodes[m%len(nodes)].For(sub).Hold(ctx, 9); err == nil {
+					if h, err := nodes[m%len(nodes)].For(sub).Hold(ctx, 9, ""); err == nil {
 						admitted.Add(9)
 						h.Settle(ctx, 9)
 					}

@@ -143,7 +143,9 @@ func (b *memBackend) release(_ context.Context, key ckey, _ string) error {
 	return nil
 }
 
-func (b *memBackend) budgetTake(ctx context.Context, takes []budgetTake, amount int64, load func(context.Context, *budgetTake) (int64, error)) (int, int64, error) {
+// The memory backend journals nothing: its counters die with the process
+// whose calls they hold, and a new process loads them from the usage log.
+func (b *memBackend) budgetTake(ctx context.Context, takes []budgetTake, amount int64, load func(context.Context, *budgetTake) (int64, error), _ *journalTag) (int, int64, error) {
 	for {
 		failed, used, missing := b.tryBudgets(takes, amount)
 		if missing < 0 {

@@ -165,11 +165,11 @@ func TestBudgetsHoldEstimatesAndResetWithThePeriod(t *testing.T) {
 	set(t, s, store.SubjectToken, "7", Limits{PeriodQuota: 100, Period: Week})
 	sub := Subject{UserID: 1, TokenID: 7}
 	ctx := context.Background()
-	h, err := s.For(sub).Hold(ctx, 80)
+	h, err := s.For(sub).Hold(ctx, 80, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.For(sub).Hold(ctx, 30); err == nil {
+	if _, err := s.For(sub).Hold(ctx, 30, ""); err == nil {
 		t.Fatal("a hold past the budget was admitted")
 	} else if rf := (*Refused)(nil); !errors.As(err, &rf) || rf.Err.Code != "budget_exceeded" || rf.Err.Status != 429 {
 		t.Fatalf("refusal %v", err)
@@ -179,7 +179,7 @@ func TestBudgetsHoldEstimatesAndResetWithThePeriod(t *testing.T) {
 	if st.Used != 50 || !st.ResetsAt.Equal(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)) {
 		t.Fatalf("status %+v", st)
 	}
-	h2, err := s.For(sub).Hold(ctx, 50)
+	h2, err := s.For(sub).Hold(ctx, 50, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,11 +326,11 @@ func TestARestoredBudgetShareEndsOnThePeriodItWasHeldIn(t *testing.T) {
 	sub := Subject{UserID: 1, TokenID: 7}
 	ctx := context.Background()
 	heldAt := now
-	if _, err := s.For(sub).Hold(ctx, 300); err != nil {
+	if _, err := s.For(sub).Hold(ctx, 300, ""); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(time.Hour)
-	r := s.For(sub).Restore(heldAt, 300)
+	r := s.For(sub).Restore(heldAt, 300, "", "")
 	if keys := r.Keys(); len(keys) != 1 || keys[0] == "" || r.Amount() != 300 {
 		t.Fatalf("restored share: keys %v, amount %d", keys, r.Amount())
 	}
@@ -339,11 +339,11 @@ func TestARestoredBudgetShareEndsOnThePeriodItWasHeldIn(t *testing.T) {
 	if st, _ := s.Period(ctx, store.SubjectToken, 7); st.Used != 120 {
 		t.Fatalf("used %d after the restored share settled at 120", st.Used)
 	}
-	if _, err := s.For(sub).Hold(ctx, 400); err != nil {
+	if _, err := s.For(sub).Hold(ctx, 400, ""); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(24 * time.Hour) // the next day
-	late := s.For(sub).Restore(heldAt, 400)
+	late := s.For(sub).Restore(heldAt, 400, "", "")
 	late.Refund(ctx)
 	if st, _ := s.Period(ctx, store.SubjectToken, 7); st.Used != 0 {
 		t.Fatalf("the new day starts at %d", st.Used)

@@ -137,39 +137,51 @@ func (b *redisBackend) release(ctx context.Context, key ckey, lease string) erro
 	return b.rdb.ZRem(ctx, b.prefix+key.String(), lease).Err()
 }
 
-// budgetScript: KEYS the period counters of every level that applies;
-// ARGV[1] the amount, ARGV[1+i] the limit of KEYS[i]. It takes the amount
-// from every counter or from none, atomic since Redis runs a script alone,
-// so concurrent calls on any node cannot together overrun any level.
-// Returns {state, index, used}: state -1 when KEYS[index] is not loaded
-// yet, 0 refused at index (used is its spending), 1 taken (used is the
-// first counter's spending after the take).
+// budgetScript: KEYS the period counters of every level that applies,
+// then, when the share is journaled, the owner's journal and the set of
+// owners; ARGV[1] the amount, ARGV[2] how many counters, ARGV[2+i] the
+// limit of KEYS[i], then the journal's hold key, owner and record. It
+// takes the amount from every counter or from none, atomic since Redis
+// runs a script alone, so concurrent calls on any node cannot together
+// overrun any level; a share taken is journaled in the same step (see
+// budgetjournal.go). Returns {state, index, used}: state -1 when KEYS[index]
+// is not loaded yet, 0 refused at index (used is its spending), 1 taken
+// (used is the first counter's spending after the take).
 var budgetScript = redis.NewScript(`
 local amount = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
 local vals = {}
-for i = 1, #KEYS do
+for i = 1, n do
   local v = redis.call('GET', KEYS[i])
   if not v then return {-1, i, 0} end
   vals[i] = tonumber(v)
 end
 if amount > 0 then
-  for i = 1, #KEYS do
-    if vals[i] + amount > tonumber(ARGV[1 + i]) then return {0, i, vals[i]} end
+  for i = 1, n do
+    if vals[i] + amount > tonumber(ARGV[2 + i]) then return {0, i, vals[i]} end
   end
-  for i = 1, #KEYS do
+  for i = 1, n do
     vals[i] = redis.call('INCRBY', KEYS[i], amount)
+  end
+  if #KEYS > n then
+    redis.call('HSET', KEYS[n + 1], ARGV[n + 3], ARGV[n + 5])
+    redis.call('SADD', KEYS[n + 2], ARGV[n + 4])
   end
 end
 return {1, 0, vals[1]}
 `)
 
-func (b *redisBackend) budgetTake(ctx context.Context, takes []budgetTake, amount int64, load func(context.Context, *budgetTake) (int64, error)) (int, int64, error) {
-	var kb [maxBudgets]string
-	var ab [1 + maxBudgets]any
-	keys, args := kb[:0], append(ab[:0], amount)
+func (b *redisBackend) budgetTake(ctx context.Context, takes []budgetTake, amount int64, load func(context.Context, *budgetTake) (int64, error), jr *journalTag) (int, int64, error) {
+	var kb [maxBudgets + 2]string
+	var ab [5 + maxBudgets]any
+	keys, args := kb[:0], append(ab[:0], amount, len(takes))
 	for i := range takes {
 		keys = append(keys, b.prefix+takes[i].key)
 		args = append(args, takes[i].limit)
+	}
+	if jr != nil && amount > 0 {
+		keys = append(keys, b.budgetJournalKey(jr.owner), b.budgetOwnersKey())
+		args = append(args, jr.hold, jr.owner, budgetRecord(amount, takes))
 	}
 	// Each round loads one missing counter, so len(takes)+1 rounds see
 	// every counter loaded; only the first call of a period pays them.

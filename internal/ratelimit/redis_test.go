@@ -61,11 +61,11 @@ func TestRedisCountsTokensConcurrencyAndBudgetsLikeMemory(t *testing.T) {
 		t.Fatalf("after correction and release: %v", err)
 	}
 	l.Release(ctx)
-	h, err := s.For(sub).Hold(ctx, 90)
+	h, err := s.For(sub).Hold(ctx, 90, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.For(sub).Hold(ctx, 20); err == nil {
+	if _, err := s.For(sub).Hold(ctx, 20, ""); err == nil {
 		t.Fatal("a hold past the budget was admitted")
 	}
 	h.Settle(ctx, 30)
@@ -97,7 +97,7 @@ func TestRedisAwayAdmitsUncountedButRefusesBudgetsWith503(t *testing.T) {
 			t.Fatalf("acquire without Redis: lease %v, %v; want admitted uncounted", lease, err)
 		}
 	}
-	_, err = s.For(sub).Hold(ctx, 10)
+	_, err = s.For(sub).Hold(ctx, 10, "")
 	var ie *ir.Error
 	if !errors.As(err, &ie) || ie.Status != 503 || ie.Code != "redis_unavailable" {
 		t.Fatalf("budget hold without Redis: %v; want a 503 redis_unavailable", err)

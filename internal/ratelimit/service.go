@@ -30,8 +30,9 @@ type backend interface {
 	// loaded). It returns the index of the first counter amount did not
 	// fit in and that counter's spending, or -1 and the first counter's
 	// spending after the take. A counter not loaded yet is loaded with
-	// load first.
-	budgetTake(ctx context.Context, takes []budgetTake, amount int64, load func(context.Context, *budgetTake) (int64, error)) (int, int64, error)
+	// load first. jr (may be nil) journals the share taken, where the
+	// counters outlive the process (see budgetjournal.go).
+	budgetTake(ctx context.Context, takes []budgetTake, amount int64, load func(context.Context, *budgetTake) (int64, error), jr *journalTag) (int, int64, error)
 	budgetAdd(ctx context.Context, key string, delta int64) (int64, error)
 }
 
@@ -49,6 +50,8 @@ type Service struct {
 	onRefuse atomic.Pointer[func(scope string)]
 	node     string
 	seq      atomic.Uint64
+	// owner names this process's budget shares in the journal (JournalAs).
+	owner string
 }
 
 // BudgetUse is a subject's spending in its current period after a charge.
@@ -228,7 +231,7 @@ func (s *Service) Period(ctx context.Context, kind string, id int64) (PeriodStat
 	now := s.Now()
 	t := []budgetTake{{key: budgetKey(kind, id, l.Period, now), limit: l.PeriodQuota, expire: PeriodEnd(l.Period, now),
 		kind: kind, id: id, start: PeriodStart(l.Period, now)}}
-	_, used, err := s.be.budgetTake(ctx, t, 0, s.loadBudget)
+	_, used, err := s.be.budgetTake(ctx, t, 0, s.loadBudget, nil)
 	if err != nil {
 		return PeriodStatus{}, err
 	}

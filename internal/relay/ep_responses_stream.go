@@ -24,13 +24,21 @@ func (rc *respCall) relayNativeStream(ch *routing.Channel, resp *http.Response) 
 	s := newSink(rc.w, rc.epCall, false)
 	api := rc.rl.ResponsesAPI
 	tally := &streamTally{answer: keptAnswer{sp: api}}
+	sent := rc.trackForFailover()
 	step, bill := rc.windowed(&passStep{sp: api, sink: s, tally: tally, ends: responseEnds, note: func(name string, data []byte) {
 		if api.CreatedEvent(name, data) {
 			rc.remember(ch, api.ResponseID(data))
 		}
 		rc.noteNativeEvent(name, data)
+		if sent != nil {
+			sent.Note(name, data)
+		}
 	}}, responsesDelta, responsesWhole, responsesFail(s), rc.billed)
-	return rc.relayEvents(streamTail{body: resp.Body, sink: s, step: step, tally: tally, broken: eventStreamBroken(s)}, rc.inputTokens, bill)
+	t := streamTail{body: resp.Body, sink: s, step: step, tally: tally, broken: eventStreamBroken(s)}
+	if _, guarded := step.(*guardPass); sent != nil && !guarded {
+		t.resume, bill = rc.resumeNative(sent, s, tally, bill)
+	}
+	return rc.relayEvents(t, rc.inputTokens, bill)
 }
 
 // relayConverted answers a Responses call from a chat channel's complete

@@ -34,7 +34,8 @@ type failover struct {
 
 // resumer is stream failover, a capability of every call whose answer
 // reaches the client as IR events (the chat call in every format, a
-// Responses call converted for a chat channel): when the upstream broke
+// Responses call converted for a chat channel) or can be continued in IR
+// events (a native Responses stream, see ep_responses_failover.go): when the upstream broke
 // after the first byte and the failover encoder says the answer may be
 // continued, the next channel of the call's plan that speaks a chat wire is
 // asked for the rest, which is relayed on the same client stream. The
@@ -48,6 +49,9 @@ type resumer struct {
 	tally  *streamTally
 	// served is the failover once a continuation ended the answer.
 	served *failover
+	// prime makes fo at the break, for an answer relayed untouched until
+	// then (a native Responses stream); nil when fo encodes from the start.
+	prime func() *failoverEncoder
 }
 
 func (c *callCore) newResumer(req *ir.Request, prompt func() int, fo *failoverEncoder, s *sink, tally *streamTally) *resumer {
@@ -58,7 +62,10 @@ func (c *callCore) newResumer(req *ir.Request, prompt func() int, fo *failoverEn
 // ended whole on another channel.
 func (r *resumer) resume() error {
 	c := r.c
-	if !r.fo.resumable() || c.r.Context().Err() != nil {
+	if r.fo == nil && r.prime != nil {
+		r.fo = r.prime()
+	}
+	if r.fo == nil || !r.fo.resumable() || c.r.Context().Err() != nil {
 		return errNoFailover
 	}
 	delivered := r.fo.text.String()

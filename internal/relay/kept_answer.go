@@ -84,7 +84,16 @@ func (a *keptAnswer) appendKeptText(dst []byte) []byte {
 	return dst
 }
 
-func (a *keptAnswer) addText(s string) { a.text = append(a.text, s...) }
+// addText adds text after everything kept so far: the kept raw events'
+// text moves into text first (a continued native stream adds its second
+// upstream's text after the first's raw events).
+func (a *keptAnswer) addText(s string) {
+	if len(a.ends) > 0 {
+		a.text = a.appendKeptText(a.text)
+		a.raw, a.ends = a.raw[:0], a.ends[:0]
+	}
+	a.text = append(a.text, s...)
+}
 
 // kept reports whether any answer text may be held, so an answer with none
 // is never counted (and the tokenizer never loaded for it).

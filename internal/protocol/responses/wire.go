@@ -21,6 +21,9 @@ type Meta struct {
 	// Tools maps calls back to the tool kinds the request declared; nil
 	// leaves every call a function_call.
 	Tools *ToolMap
+	// responseID is the whole id of a response an upstream named, which a
+	// resumed stream goes on with (see Sent.Resume).
+	responseID string
 }
 
 func (m *Meta) fill() {
@@ -33,7 +36,12 @@ func (m *Meta) fill() {
 }
 
 // ResponseID is the response id that Meta m gives.
-func (m Meta) ResponseID() string { return "resp_" + m.ID }
+func (m Meta) ResponseID() string {
+	if m.responseID != "" {
+		return m.responseID
+	}
+	return "resp_" + m.ID
+}
 
 func (m Meta) itemID(prefix string, n int) string { return prefix + "_" + m.ID + "_" + strconv.Itoa(n) }
 

@@ -1,0 +1,166 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// In Redis the period counters outlive the node whose calls they hold: a
+// node killed mid-call leaves its calls' estimates counted until the
+// period ends, and the budget looks more spent than it is. So each share
+// taken there is journaled in the same script run, in a hash per owner
+// (the billing node id: hold key → "amount counter counter …") beside the
+// set of owners, and its end (settle or refund) drops the record in the
+// script run that corrects the counters. Whatever a dead owner left is
+// ended by the sweep (budgetsweep.go) once, as the books say the call
+// ended. A share is corrected only by whoever drops its record, so the
+// owner's late end and a sweep never both move a counter.
+
+// journalTag names the journal record of one share: its owner and the hold
+// key of the reservation it belongs to. kept: the share belongs to a
+// durable record (a task, a batch) that ends it, maybe in another process.
+type journalTag struct {
+	owner, hold string
+	kept        bool
+}
+
+// JournalAs names the owner of this process's budget shares in the
+// journal: the billing node id, whose lease says when the owner is gone.
+// It is set once, before the first call; unset, nothing is journaled.
+func (s *Service) JournalAs(owner string) { s.owner = owner }
+
+// journal is the tag of the share of hold, nil when nothing is journaled:
+// no owner, nothing held, or counters that live in this process only.
+func (s *Service) journal(hold string, amount int64) *journalTag {
+	if s.owner == "" || hold == "" || amount <= 0 {
+		return nil
+	}
+	if _, shared := s.be.(*redisBackend); !shared {
+		return nil
+	}
+	return &journalTag{owner: s.owner, hold: hold}
+}
+
+// budgetRecord is a journal record: the amount and the counters (without
+// the backend's prefix) it was taken from.
+func budgetRecord(amount int64, takes []budgetTake) string {
+	var b strings.Builder
+	b.WriteString(strconv.FormatInt(amount, 10))
+	for i := range takes {
+		b.WriteByte(' ')
+		b.WriteString(takes[i].key)
+	}
+	return b.String()
+}
+
+// keptMark starts the record of a share handed to a durable record.
+const keptMark = "k "
+
+// parseBudgetRecord reads a record; ok is false for one this version does
+// not understand (it is left for an operator to see).
+func parseBudgetRecord(rec string) (amount int64, keys []string, kept, ok bool) {
+	rec, kept = strings.CutPrefix(rec, keptMark)
+	f := strings.Fields(rec)
+	if len(f) < 2 {
+		return 0, nil, kept, false
+	}
+	amount, err := strconv.ParseInt(f[0], 10, 64)
+	return amount, f[1:], kept, err == nil && amount > 0
+}
+
+func (b *redisBackend) budgetJournalKey(owner string) string { return b.prefix + "bj:" + owner }
+func (b *redisBackend) budgetOwnersKey() string              { return b.prefix + "bj-owners" }
+
+// budgetEndScript: KEYS the owner's journal, then the counters; ARGV the
+// hold key, the correction, and whether to correct without a record. It
+// drops the record and, if it was there (or always, for a kept share,
+// whose end is decided by the durable record and the database alone),
+// corrects every counter that still exists (a counter whose period ended
+// is left to expire; none goes below zero). Returns {1, used…} when it
+// corrected, {0} when it did not.
+var budgetEndScript = redis.NewScript(`
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 and ARGV[3] ~= '1' then return {0} end
+local out = {1}
+for i = 2, #KEYS do
+  local v = 0
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    v = redis.call('INCRBY', KEYS[i], ARGV[2])
+    if v < 0 then redis.call('SET', KEYS[i], 0, 'KEEPTTL') v = 0 end
+  end
+  out[i] = v
+end
+return out
+`)
+
+// budgetEnd ends the journaled share jr by correcting keys (empty ones
+// skipped) by delta, once: ended is false when the record was already
+// gone (a sweep ended it) and the share is not kept, and then nothing
+// moved. used is each key's spending after the correction.
+func (b *redisBackend) budgetEnd(ctx context.Context, jr *journalTag, keys []string, delta int64) (used []int64, ended bool, err error) {
+	var kb [1 + maxBudgets]string
+	ks := append(kb[:0], b.budgetJournalKey(jr.owner))
+	var at [maxBudgets]int
+	idx := at[:0]
+	for i, k := range keys {
+		if k != "" {
+			ks = append(ks, b.prefix+k)
+			idx = append(idx, i)
+		}
+	}
+	res, err := budgetEndScript.Run(ctx, b.rdb, ks, jr.hold, delta, b2s(jr.kept)).Int64Slice()
+	if err != nil {
+		return nil, false, err
+	}
+	if len(res) < 1 || (res[0] == 1 && len(res) != len(ks)) {
+		return nil, false, errors.New("ratelimit: unexpected answer from the Redis budget end script")
+	}
+	if res[0] == 0 {
+		return nil, false, nil
+	}
+	used = make([]int64, len(keys))
+	for j, i := range idx {
+		used[i] = res[1+j]
+	}
+	return used, true, nil
+}
+
+// keepScript: KEYS the owner's journal; ARGV the hold key and the kept
+// mark. It marks the record kept, if it is there.
+var keepScript = redis.NewScript(`
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v and string.sub(v, 1, #ARGV[2]) ~= ARGV[2] then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. v) end
+return 0
+`)
+
+// budgetKeep marks jr's record kept: the sweep then leaves the share to
+// the durable record unless the books say its hold was released.
+func (b *redisBackend) budgetKeep(ctx context.Context, jr *journalTag) error {
+	return keepScript.Run(ctx, b.rdb, []string{b.budgetJournalKey(jr.owner)}, jr.hold, keptMark).Err()
+}
+
+func b2s(v bool) string {
+	if v {
+		return "1"
+	}
+	return "0"
+}
+
+// budgetOwners lists the owners with journal records.
+func (b *redisBackend) budgetOwners(ctx context.Context) ([]string, error) {
+	return b.rdb.SMembers(ctx, b.budgetOwnersKey()).Result()
+}
+
+// budgetRecords is owner's journal: hold key → record.
+func (b *redisBackend) budgetRecords(ctx context.Context, owner string) (map[string]string, error) {
+	return b.rdb.HGetAll(ctx, b.budgetJournalKey(owner)).Result()
+}
+
+// forgetBudgetOwner drops an owner whose journal is empty (a record it
+// adds later, were it alive after all, puts it back).
+func (b *redisBackend) forgetBudgetOwner(ctx context.Context, owner string) error {
+	return b.rdb.SRem(ctx, b.budgetOwnersKey(), owner).Err()
+}
