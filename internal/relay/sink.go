@@ -37,7 +37,9 @@ type sink struct {
 	started                  bool
 	// pending is true when events were written since the last flush.
 	pending bool
-	n       int
+	// textSent is set once an event carrying answer text was flushed.
+	textSent bool
+	n        int
 	// err is the first write error: the client went away.
 	err error
 }
@@ -116,9 +118,25 @@ func (s *sink) flush() {
 	s.pending = false
 }
 
-// close ends the answer: an upstream stream that produced no event still
-// gets a well-formed empty answer, and a JSON array its closing bracket.
-func (s *sink) close() {
+// textOut is told that the event just written carries answer text. The
+// first such event is sent at once, with everything before it, instead of
+// after the rest of its upstream read: a client's first token then waits
+// for the gateway's first event, not for a whole batch of them (a bare
+// proxy copies a read out in one go; the pump handles each of its events).
+// Later events wait for the pump's next flush, as before.
+func (s *sink) textOut() {
+	if !s.textSent {
+		s.textSent = true
+		s.flush()
+	}
+}
+
+// end ends the answer as close does, but leaves what is still buffered to
+// net/http: the handler returns right after, and the server then sends it
+// with the chunked body's terminator in one write instead of two, a system
+// call fewer per stream. By the time the client has the last byte the
+// call is settled and its concurrency slots are released.
+func (s *sink) end() {
 	s.start()
 	if s.jsonArray && s.err == nil {
 		if s.n == 0 {
@@ -127,5 +145,11 @@ func (s *sink) close() {
 		_, _ = s.w.Write([]byte("]"))
 		s.pending = true
 	}
+}
+
+// close ends the answer: an upstream stream that produced no event still
+// gets a well-formed empty answer, and a JSON array its closing bracket.
+func (s *sink) close() {
+	s.end()
 	s.flush()
 }
