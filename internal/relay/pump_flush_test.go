@@ -114,3 +114,45 @@ func TestClosingAStreamFlushesItsTail(t *testing.T) {
 		t.Errorf("flushes = %q, pending %q; want the whole array in one flush", w.flushes, w.pending.String())
 	}
 }
+
+// writeCounter counts the ResponseWriter's Write calls.
+type writeCounter struct {
+	flushLog
+	writes int
+}
+
+func (w *writeCounter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.flushLog.Write(p)
+}
+
+func TestTheEventsOfOneReadReachTheWriterInOneWrite(t *testing.T) {
+	tests := []struct {
+		name       string
+		events     int
+		size       int
+		wantWrites int
+	}{
+		{"small events are held to the flush", 10, 100, 1},
+		{"events past the held bound are written on", 3, maxHeld, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &writeCounter{flushLog: flushLog{h: http.Header{}}}
+			s := newSink(w, benchHost{}, false)
+			data := bytes.Repeat([]byte("x"), tt.size)
+			for range tt.events {
+				if err := s.Event("", data); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.flush()
+			if w.writes != tt.wantWrites {
+				t.Errorf("writes = %d; want %d", w.writes, tt.wantWrites)
+			}
+			if got, want := len(w.flushes[0]), tt.events*(len("data: \n\n")+tt.size); got != want {
+				t.Errorf("flushed %d bytes; want %d", got, want)
+			}
+		})
+	}
+}

@@ -49,27 +49,50 @@ func newSink(w http.ResponseWriter, host streamHost, jsonArray bool) *sink {
 	return &sink{w: w, fl: fl, host: host, jsonArray: jsonArray}
 }
 
-// Event writes one event; it is not sent before the next flush.
+// Event frames one event; it is not sent before the next flush. The events
+// between two flushes are held in buf and handed to the ResponseWriter in
+// one Write at the flush: each Write of net/http's takes the connection's
+// lock and makes its checks, and the pump writes every event of an
+// upstream read before it flushes.
 func (s *sink) Event(name string, data []byte) error {
 	if s.err != nil {
 		return s.err
 	}
 	s.start()
 	if s.jsonArray {
-		s.buf.Reset()
 		if s.n == 0 {
 			s.buf.WriteByte('[')
 		} else {
 			s.buf.WriteString(",\r\n")
 		}
 		s.buf.Write(data)
-		_, s.err = s.w.Write(s.buf.Bytes())
 	} else {
-		s.err = sse.WriteEvent(s.w, &s.buf, name, data)
+		sse.AppendEvent(&s.buf, name, data)
 	}
 	s.n++
 	s.pending = true
+	if s.buf.Len() >= maxHeld {
+		s.writeHeld()
+	}
 	return s.err
+}
+
+// maxHeld bounds the framed events held between flushes (net/http's own
+// buffer before it writes a chunk is 2 KB); a buffer grown past twice that
+// by a large event is not kept for the rest of the stream, which thousands
+// of open streams would each pay.
+const maxHeld = 2 << 10
+
+// writeHeld hands the held events to the ResponseWriter.
+func (s *sink) writeHeld() {
+	if s.buf.Len() > 0 && s.err == nil {
+		_, s.err = s.w.Write(s.buf.Bytes())
+	}
+	if s.buf.Cap() > 2*maxHeld {
+		s.buf = bytes.Buffer{}
+		return
+	}
+	s.buf.Reset()
 }
 
 // Raw writes bytes as they are (a binary answer); like Event, they are not
@@ -79,6 +102,10 @@ func (s *sink) Raw(data []byte) error {
 		return s.err
 	}
 	s.start()
+	s.writeHeld()
+	if s.err != nil {
+		return s.err
+	}
 	_, s.err = s.w.Write(data)
 	s.n++
 	s.pending = true
@@ -112,6 +139,7 @@ func (s *sink) start() {
 
 // flush sends what was written since the last flush.
 func (s *sink) flush() {
+	s.writeHeld()
 	if s.pending && s.fl != nil {
 		s.fl.Flush()
 	}
@@ -140,11 +168,12 @@ func (s *sink) end() {
 	s.start()
 	if s.jsonArray && s.err == nil {
 		if s.n == 0 {
-			_, _ = s.w.Write([]byte("["))
+			s.buf.WriteByte('[')
 		}
-		_, _ = s.w.Write([]byte("]"))
+		s.buf.WriteByte(']')
 		s.pending = true
 	}
+	s.writeHeld()
 }
 
 // close ends the answer: an upstream stream that produced no event still
