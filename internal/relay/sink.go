@@ -3,6 +3,7 @@ package relay
 import (
 	"bytes"
 	"net/http"
+	"sync"
 
 	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
 )
@@ -28,7 +29,9 @@ type sink struct {
 	w    http.ResponseWriter
 	fl   http.Flusher
 	host streamHost
-	buf  bytes.Buffer
+	// buf holds the framed events since the last flush; nil when none
+	// are held (see heldBufs).
+	buf *bytes.Buffer
 	// jsonArray frames events as elements of one JSON array.
 	jsonArray bool
 	// contentType, when set, makes the answer raw bytes of that type
@@ -59,40 +62,57 @@ func (s *sink) Event(name string, data []byte) error {
 		return s.err
 	}
 	s.start()
+	buf := s.held()
 	if s.jsonArray {
 		if s.n == 0 {
-			s.buf.WriteByte('[')
+			buf.WriteByte('[')
 		} else {
-			s.buf.WriteString(",\r\n")
+			buf.WriteString(",\r\n")
 		}
-		s.buf.Write(data)
+		buf.Write(data)
 	} else {
-		sse.AppendEvent(&s.buf, name, data)
+		sse.AppendEvent(buf, name, data)
 	}
 	s.n++
 	s.pending = true
-	if s.buf.Len() >= maxHeld {
+	if buf.Len() >= maxHeld {
 		s.writeHeld()
 	}
 	return s.err
 }
 
 // maxHeld bounds the framed events held between flushes (net/http's own
-// buffer before it writes a chunk is 2 KB); a buffer grown past twice that
-// by a large event is not kept for the rest of the stream, which thousands
-// of open streams would each pay.
+// buffer before it writes a chunk is 2 KB).
 const maxHeld = 2 << 10
 
-// writeHeld hands the held events to the ResponseWriter.
+// heldBufs lends the sinks their buffers from the first event after a
+// flush to the flush: every stream writes some, and an open stream waiting
+// for its upstream holds none (thousands may be open). A buffer grown past
+// twice maxHeld by one large event goes to the collector.
+var heldBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// held is the buffer of the events since the last flush.
+func (s *sink) held() *bytes.Buffer {
+	if s.buf == nil {
+		s.buf = heldBufs.Get().(*bytes.Buffer)
+	}
+	return s.buf
+}
+
+// writeHeld hands the held events to the ResponseWriter and returns the
+// buffer.
 func (s *sink) writeHeld() {
+	if s.buf == nil {
+		return
+	}
 	if s.buf.Len() > 0 && s.err == nil {
 		_, s.err = s.w.Write(s.buf.Bytes())
 	}
-	if s.buf.Cap() > 2*maxHeld {
-		s.buf = bytes.Buffer{}
-		return
+	if s.buf.Cap() <= 2*maxHeld {
+		s.buf.Reset()
+		heldBufs.Put(s.buf)
 	}
-	s.buf.Reset()
+	s.buf = nil
 }
 
 // Raw writes bytes as they are (a binary answer); like Event, they are not
@@ -168,9 +188,9 @@ func (s *sink) end() {
 	s.start()
 	if s.jsonArray && s.err == nil {
 		if s.n == 0 {
-			s.buf.WriteByte('[')
+			s.held().WriteByte('[')
 		}
-		s.buf.WriteByte(']')
+		s.held().WriteByte(']')
 		s.pending = true
 	}
 	s.writeHeld()
