@@ -88,8 +88,10 @@ const maxHeld = 2 << 10
 // heldBufs lends the sinks their buffers from the first event after a
 // flush to the flush: every stream writes some, and an open stream waiting
 // for its upstream holds none (thousands may be open). A buffer grown past
-// twice maxHeld by one large event goes to the collector.
-var heldBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// twice maxHeld by one large event goes to the collector. A new one starts
+// at the size a fast stream's read fills, so it is not grown step by step
+// after each collection has emptied the pool.
+var heldBufs = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, maxHeld+maxHeld/2)) }}
 
 // held is the buffer of the events since the last flush.
 func (s *sink) held() *bytes.Buffer {
