@@ -201,6 +201,9 @@ func (p *passStep) event(name string, data []byte) error {
 	}
 	if !usageOnly && !p.noText {
 		p.tally.answer.keepEvent(name, data) // delivered
+		if !p.sink.textSent && len(p.sp.AppendStreamText(nil, name, data)) > 0 {
+			p.sink.textOut()
+		}
 	}
 	return nil
 }
@@ -225,6 +228,9 @@ type convertStep struct {
 	// emitFn is emit bound once: a method value made per event would
 	// allocate per event.
 	emitFn func(ir.Event) error
+	// out, when set, is the sink the encoder writes to: told of the first
+	// delta (sink.textOut).
+	out *sink
 }
 
 func newConvertStep(dec protocol.StreamDecoder, enc protocol.StreamEncoder, model string, prompt int, tally *streamTally) *convertStep {
@@ -257,6 +263,9 @@ func (c *convertStep) emit(ev ir.Event) error {
 		// Kept once encoded: a client that leaves is billed what it got.
 		c.tally.answer.addText(ev.Text)
 		c.tally.answer.addText(ev.ArgumentsDelta)
+		if c.out != nil && !c.out.textSent && ev.Text != "" {
+			c.out.textOut()
+		}
 		return nil
 	case ir.EventStart:
 		return c.start(ev)

@@ -3,6 +3,7 @@ package relay
 import (
 	"bytes"
 	"net/http"
+	"sync"
 
 	"github.com/turnpike-gw/turnpike/internal/protocol/sse"
 )
@@ -28,7 +29,9 @@ type sink struct {
 	w    http.ResponseWriter
 	fl   http.Flusher
 	host streamHost
-	buf  bytes.Buffer
+	// buf holds the framed events since the last flush; nil when none
+	// are held (see heldBufs).
+	buf *bytes.Buffer
 	// jsonArray frames events as elements of one JSON array.
 	jsonArray bool
 	// contentType, when set, makes the answer raw bytes of that type
@@ -37,7 +40,9 @@ type sink struct {
 	started                  bool
 	// pending is true when events were written since the last flush.
 	pending bool
-	n       int
+	// textSent is set once an event carrying answer text was flushed.
+	textSent bool
+	n        int
 	// err is the first write error: the client went away.
 	err error
 }
@@ -47,27 +52,69 @@ func newSink(w http.ResponseWriter, host streamHost, jsonArray bool) *sink {
 	return &sink{w: w, fl: fl, host: host, jsonArray: jsonArray}
 }
 
-// Event writes one event; it is not sent before the next flush.
+// Event frames one event; it is not sent before the next flush. The events
+// between two flushes are held in buf and handed to the ResponseWriter in
+// one Write at the flush: each Write of net/http's takes the connection's
+// lock and makes its checks, and the pump writes every event of an
+// upstream read before it flushes.
 func (s *sink) Event(name string, data []byte) error {
 	if s.err != nil {
 		return s.err
 	}
 	s.start()
+	buf := s.held()
 	if s.jsonArray {
-		s.buf.Reset()
 		if s.n == 0 {
-			s.buf.WriteByte('[')
+			buf.WriteByte('[')
 		} else {
-			s.buf.WriteString(",\r\n")
+			buf.WriteString(",\r\n")
 		}
-		s.buf.Write(data)
-		_, s.err = s.w.Write(s.buf.Bytes())
+		buf.Write(data)
 	} else {
-		s.err = sse.WriteEvent(s.w, &s.buf, name, data)
+		sse.AppendEvent(buf, name, data)
 	}
 	s.n++
 	s.pending = true
+	if buf.Len() >= maxHeld {
+		s.writeHeld()
+	}
 	return s.err
+}
+
+// maxHeld bounds the framed events held between flushes (net/http's own
+// buffer before it writes a chunk is 2 KB).
+const maxHeld = 2 << 10
+
+// heldBufs lends the sinks their buffers from the first event after a
+// flush to the flush: every stream writes some, and an open stream waiting
+// for its upstream holds none (thousands may be open). A buffer grown past
+// twice maxHeld by one large event goes to the collector. A new one starts
+// at the size a fast stream's read fills, so it is not grown step by step
+// after each collection has emptied the pool.
+var heldBufs = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, maxHeld+maxHeld/2)) }}
+
+// held is the buffer of the events since the last flush.
+func (s *sink) held() *bytes.Buffer {
+	if s.buf == nil {
+		s.buf = heldBufs.Get().(*bytes.Buffer)
+	}
+	return s.buf
+}
+
+// writeHeld hands the held events to the ResponseWriter and returns the
+// buffer.
+func (s *sink) writeHeld() {
+	if s.buf == nil {
+		return
+	}
+	if s.buf.Len() > 0 && s.err == nil {
+		_, s.err = s.w.Write(s.buf.Bytes())
+	}
+	if s.buf.Cap() <= 2*maxHeld {
+		s.buf.Reset()
+		heldBufs.Put(s.buf)
+	}
+	s.buf = nil
 }
 
 // Raw writes bytes as they are (a binary answer); like Event, they are not
@@ -77,6 +124,10 @@ func (s *sink) Raw(data []byte) error {
 		return s.err
 	}
 	s.start()
+	s.writeHeld()
+	if s.err != nil {
+		return s.err
+	}
 	_, s.err = s.w.Write(data)
 	s.n++
 	s.pending = true
@@ -110,22 +161,46 @@ func (s *sink) start() {
 
 // flush sends what was written since the last flush.
 func (s *sink) flush() {
+	s.writeHeld()
 	if s.pending && s.fl != nil {
 		s.fl.Flush()
 	}
 	s.pending = false
 }
 
-// close ends the answer: an upstream stream that produced no event still
-// gets a well-formed empty answer, and a JSON array its closing bracket.
-func (s *sink) close() {
+// textOut is told that the event just written carries answer text. The
+// first such event is sent at once, with everything before it, instead of
+// after the rest of its upstream read: a client's first token then waits
+// for the gateway's first event, not for a whole batch of them (a bare
+// proxy copies a read out in one go; the pump handles each of its events).
+// Later events wait for the pump's next flush, as before.
+func (s *sink) textOut() {
+	if !s.textSent {
+		s.textSent = true
+		s.flush()
+	}
+}
+
+// end ends the answer as close does, but leaves what is still buffered to
+// net/http: the handler returns right after, and the server then sends it
+// with the chunked body's terminator in one write instead of two, a system
+// call fewer per stream. By the time the client has the last byte the
+// call is settled and its concurrency slots are released.
+func (s *sink) end() {
 	s.start()
 	if s.jsonArray && s.err == nil {
 		if s.n == 0 {
-			_, _ = s.w.Write([]byte("["))
+			s.held().WriteByte('[')
 		}
-		_, _ = s.w.Write([]byte("]"))
+		s.held().WriteByte(']')
 		s.pending = true
 	}
+	s.writeHeld()
+}
+
+// close ends the answer: an upstream stream that produced no event still
+// gets a well-formed empty answer, and a JSON array its closing bracket.
+func (s *sink) close() {
+	s.end()
 	s.flush()
 }

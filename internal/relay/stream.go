@@ -34,7 +34,9 @@ func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) pro
 			fo = newFailoverEncoder(enc)
 			enc = fo
 		}
-		step = newConvertStep(up.NewStreamDecoder(), enc, c.model, c.promptTokens(), tally)
+		cs := newConvertStep(up.NewStreamDecoder(), enc, c.model, c.promptTokens(), tally)
+		cs.out = s
+		step = cs
 	}
 	if rec := c.cache.recorder(); rec != nil {
 		step = &recordStep{eventStep: step, dec: up.NewStreamDecoder(), rec: rec}

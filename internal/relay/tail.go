@@ -89,7 +89,7 @@ func (c *callCore) relayEvents(t streamTail, input func() int, bill func(ir.Usag
 		c.settleDelivered(t, input, bill, "incomplete")
 		return nil
 	}
-	t.sink.close()
+	t.sink.end()
 	c.settle(bill(t.tally.final(c.model, input)))
 	return nil
 }

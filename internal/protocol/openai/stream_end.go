@@ -25,13 +25,8 @@ func (ChatCodec) StreamEnds(_ string, data []byte) bool {
 	if bytes.Equal(data, doneSentinel) {
 		return true
 	}
-	if !bytes.Contains(data, finishReasonKey) || bytes.Contains(data, finishReasonNull) {
+	if named, null := scanName(data, finishReasonBare); !named || null {
 		return false
 	}
 	return gjson.GetBytes(data, "choices.0.finish_reason").Type == gjson.String
 }
-
-var (
-	finishReasonKey  = []byte(`"finish_reason"`)
-	finishReasonNull = []byte(`"finish_reason":null`)
-)

@@ -1,18 +1,14 @@
 package openai
 
 import (
-	"bytes"
-
 	"github.com/tidwall/gjson"
 	"github.com/turnpike-gw/turnpike/internal/ir"
 )
 
-var usageKey = []byte(`"usage"`)
-
 // sniffUsage reads the top-level usage object of a response body or chunk.
 // The byte search first keeps the common chunk (no usage) free of parsing.
 func sniffUsage(data []byte) (ir.Usage, bool) {
-	if !bytes.Contains(data, usageKey) {
+	if !hasName(data, usageBare) {
 		return ir.Usage{}, false
 	}
 	u := gjson.GetBytes(data, "usage")

@@ -10,6 +10,14 @@ import (
 // "message" event. Multi-line data is split into several data lines.
 func WriteEvent(w io.Writer, buf *bytes.Buffer, name string, data []byte) error {
 	buf.Reset()
+	AppendEvent(buf, name, data)
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// AppendEvent frames one event as WriteEvent does and appends it to buf, so
+// a writer can send several events with one Write.
+func AppendEvent(buf *bytes.Buffer, name string, data []byte) {
 	if name != "" {
 		buf.WriteString("event: ")
 		buf.WriteString(name)
@@ -28,6 +36,4 @@ func WriteEvent(w io.Writer, buf *bytes.Buffer, name string, data []byte) error 
 		data = data[i+1:]
 	}
 	buf.WriteByte('\n')
-	_, err := w.Write(buf.Bytes())
-	return err
 }
