@@ -170,4 +170,3 @@ func (r teamRepo) Members(ctx context.Context, teamID int64) ([]store.User, erro
 	out, err := collect(rows, scanUser)
 	return out, wrap(err, "team members")
 }
-
