@@ -28,11 +28,6 @@ type MarginItem struct {
 	MarginUSD       json.Number `json:"margin_usd"`
 }
 
-type marginSum struct {
-	requests, quota int64
-	cost            big.Int
-}
-
 // marginDims maps the margin report's groupings to the rollups' dimensions.
 var marginDims = map[string]string{"channel": store.DimChannel, "model": store.DimModel, "user": store.DimUser, "token": store.DimToken}
 
@@ -45,32 +40,16 @@ func Margin(ctx context.Context, st store.Store, w store.Window, groupBy string,
 	if !ok {
 		return nil, ErrGrouping(groupBy)
 	}
-	lines, err := SumWindow(ctx, st, w, store.RollupQuery{GroupBy: dim, Types: []string{store.LogConsume, store.LogRefund}})
+	lines, err := SumWindow(ctx, st, w, store.RollupQuery{GroupBy: dim, Types: []string{store.LogConsume, store.LogRefund}, Net: true})
 	if err != nil {
 		return nil, err
 	}
-	sums := map[string]*marginSum{}
+	items := make([]MarginItem, 0, len(lines))
 	for _, l := range lines {
-		s := sums[l.Group]
-		if s == nil {
-			s = &marginSum{}
-			sums[l.Group] = s
-		}
-		if l.Type == store.LogRefund {
-			s.quota -= l.Quota
-			s.cost.Sub(&s.cost, l.UpstreamCost)
-			continue
-		}
-		s.requests += l.Requests
-		s.quota += l.Quota
-		s.cost.Add(&s.cost, l.UpstreamCost)
-	}
-	items := make([]MarginItem, 0, len(sums))
-	for k, s := range sums {
-		charged := big.NewRat(s.quota, quotaPerUSD)
-		cost := picoUSD(&s.cost)
+		charged := big.NewRat(l.Quota, quotaPerUSD)
+		cost := picoUSD(l.UpstreamCost)
 		margin := new(big.Rat).Sub(charged, cost)
-		items = append(items, MarginItem{Key: k, Requests: s.requests, ChargedQuota: s.quota,
+		items = append(items, MarginItem{Key: l.Group, Requests: l.Requests, ChargedQuota: l.Quota,
 			ChargedUSD: number(charged), UpstreamCostUSD: number(cost), MarginUSD: number(margin)})
 	}
 	sort.Slice(items, func(i, j int) bool {
