@@ -57,7 +57,11 @@ func BenchmarkBooksAtScale(b *testing.B) {
 	}
 	b.ResetTimer()
 	for _, q := range scaleQueries(st, end) {
-		p50, p95 := timeQuery(b, q.run, 40)
+		runs := 40
+		if n := slowRuns[q.name]; n > 0 {
+			runs = n
+		}
+		p50, p95 := timeQuery(b, q.run, runs)
 		b.ReportMetric(float64(p95.Microseconds())/1000, strings.NewReplacer(" ", "_", "(", "", ")", "").Replace(q.name)+"_p95_ms")
 		fmt.Printf("%-34s p50 %7.1f ms   p95 %7.1f ms\n", q.name, ms(p50), ms(p95))
 	}
@@ -70,6 +74,10 @@ type scaleQuery struct {
 	run  func(context.Context) error
 }
 
+// slowRuns are the runs of the reads that still take seconds (40 for the
+// others).
+var slowRuns = map[string]int{"provider: a channel's 30 days": 10, "cache 30d by key": 5, "reconcile 30d": 5}
+
 func scaleQueries(st store.Store, end time.Time) []scaleQuery {
 	page := store.Page{Page: 1, PageSize: 20}
 	list := func(f store.LogFilter) func(context.Context) error {
@@ -79,6 +87,10 @@ func scaleQueries(st store.Store, end time.Time) []scaleQuery {
 	// The console asks for the 30 UTC days up to now, today included: its
 	// window ends inside an hour of today.
 	dashboard := store.Window{Since: end.AddDate(0, 0, -30), Until: end.Add(-7*time.Hour - 23*time.Minute)}
+	theirs, err := books.ParseProviderCSV(strings.NewReader(providerExport(end)))
+	if err != nil {
+		panic(err)
+	}
 	report := func(by string) func(context.Context) error {
 		return func(ctx context.Context) error { _, err := books.UsageReport(ctx, st, month, by, "day"); return err }
 	}
@@ -113,7 +125,24 @@ func scaleQueries(st store.Store, end time.Time) []scaleQuery {
 			_, err := books.TeamUsage(ctx, st, 3, month, "user")
 			return err
 		}},
+		{"provider: a channel's 30 days", func(ctx context.Context) error {
+			_, err := books.CompareProvider(ctx, st, 13, theirs)
+			return err
+		}},
+		{"cache 30d by key", func(ctx context.Context) error { _, err := books.Cache(ctx, st, month, "key"); return err }},
+		{"reconcile 30d", func(ctx context.Context) error { _, err := books.Reconcile(ctx, st, month, time.Now()); return err }},
 	}
+}
+
+// providerExport is a provider's export of the 30 days before end for the
+// model channel 13 serves in the seed.
+func providerExport(end time.Time) string {
+	var b strings.Builder
+	b.WriteString(strings.Join(books.ProviderHeader, ",") + "\n")
+	for d := end.AddDate(0, 0, -30); d.Before(end); d = d.AddDate(0, 0, 1) {
+		fmt.Fprintf(&b, "%s,model-6,2100,1150000,420000,12.5\n", d.Format(time.DateOnly))
+	}
+	return b.String()
 }
 
 func timeQuery(b *testing.B, run func(context.Context) error, n int) (p50, p95 time.Duration) {
