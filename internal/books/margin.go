@@ -28,6 +28,11 @@ type MarginItem struct {
 	MarginUSD       json.Number `json:"margin_usd"`
 }
 
+type marginSum struct {
+	requests, quota int64
+	cost            big.Int
+}
+
 // marginDims maps the margin report's groupings to the rollups' dimensions.
 var marginDims = map[string]string{"channel": store.DimChannel, "model": store.DimModel, "user": store.DimUser, "token": store.DimToken}
 
@@ -40,16 +45,32 @@ func Margin(ctx context.Context, st store.Store, w store.Window, groupBy string,
 	if !ok {
 		return nil, ErrGrouping(groupBy)
 	}
-	lines, err := SumWindow(ctx, st, w, store.RollupQuery{GroupBy: dim, Types: []string{store.LogConsume, store.LogRefund}, Net: true})
+	lines, err := SumWindow(ctx, st, w, store.RollupQuery{GroupBy: dim, Types: []string{store.LogConsume, store.LogRefund}})
 	if err != nil {
 		return nil, err
 	}
-	items := make([]MarginItem, 0, len(lines))
+	sums := map[string]*marginSum{}
 	for _, l := range lines {
-		charged := big.NewRat(l.Quota, quotaPerUSD)
-		cost := picoUSD(l.UpstreamCost)
+		s := sums[l.Group]
+		if s == nil {
+			s = &marginSum{}
+			sums[l.Group] = s
+		}
+		if l.Type == store.LogRefund {
+			s.quota -= l.Quota
+			s.cost.Sub(&s.cost, l.UpstreamCost)
+			continue
+		}
+		s.requests += l.Requests
+		s.quota += l.Quota
+		s.cost.Add(&s.cost, l.UpstreamCost)
+	}
+	items := make([]MarginItem, 0, len(sums))
+	for k, s := range sums {
+		charged := big.NewRat(s.quota, quotaPerUSD)
+		cost := picoUSD(&s.cost)
 		margin := new(big.Rat).Sub(charged, cost)
-		items = append(items, MarginItem{Key: l.Group, Requests: l.Requests, ChargedQuota: l.Quota,
+		items = append(items, MarginItem{Key: k, Requests: s.requests, ChargedQuota: s.quota,
 			ChargedUSD: number(charged), UpstreamCostUSD: number(cost), MarginUSD: number(margin)})
 	}
 	sort.Slice(items, func(i, j int) bool {

@@ -66,9 +66,6 @@ func SumWindow(ctx context.Context, st store.Store, w store.Window, q store.Roll
 		err := st.Books().EachLog(ctx, e, q.Types, func(l store.UsageLog) error {
 			k, v := store.RollupOf(l)
 			if q.Keeps(k) {
-				if q.Net {
-					v, k.Type = store.Net(k.Type, v), ""
-				}
 				out.add(sumKey{dimValue(k, q.GroupBy), periodOf(k.Hour, q.Granularity).Unix(), k.Type}, v, big.NewInt(v.UpstreamCostPico))
 			}
 			return nil

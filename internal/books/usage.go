@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"sort"
 	"time"
 
@@ -59,7 +60,7 @@ func FilteredUsageReport(ctx context.Context, st store.Store, w store.Window, gr
 		return nil, ErrGranularity(granularity)
 	}
 	lines, err := SumWindow(ctx, st, w, store.RollupQuery{GroupBy: groupBy, Granularity: granularity,
-		Types: []string{store.LogConsume, store.LogRefund, store.LogError}, UserID: f.UserID, TeamID: f.TeamID, Net: true})
+		Types: []string{store.LogConsume, store.LogRefund, store.LogError}, UserID: f.UserID, TeamID: f.TeamID})
 	if err != nil {
 		return nil, err
 	}
@@ -77,20 +78,49 @@ func FilteredUsageReport(ctx context.Context, st store.Store, w store.Window, gr
 	return items, nil
 }
 
-// usageItems makes an item of each net line (one per group and period).
+// usageItems folds the lines of each group and period (one per row type)
+// into its item: calls and tokens from consume lines, less the refunds,
+// errors from error lines.
 func usageItems(lines []store.RollupLine) []UsageItem {
-	items := make([]UsageItem, len(lines))
-	for i, l := range lines {
-		it := UsageItem{Key: l.Group, Requests: l.Requests, InputTokens: l.InputTokens, OutputTokens: l.OutputTokens,
-			CacheReadTokens: l.CacheReadTokens, Quota: l.Quota, Errors: l.Errors, UpstreamCostUSD: number(picoUSD(l.UpstreamCost))}
-		if !l.Period.IsZero() {
-			p := l.Period
-			it.Period = &p
+	type acc struct {
+		item UsageItem
+		cost big.Int
+	}
+	byKey := map[sumKey]*acc{}
+	for _, l := range lines {
+		k := sumKey{group: l.Group, period: l.Period.Unix()}
+		a := byKey[k]
+		if a == nil {
+			a = &acc{item: UsageItem{Key: l.Group}}
+			if !l.Period.IsZero() {
+				p := l.Period
+				a.item.Period = &p
+			}
+			byKey[k] = a
 		}
-		if it.InputTokens > 0 {
-			it.CacheHitRatio = float64(it.CacheReadTokens) / float64(it.InputTokens)
+		it := &a.item
+		switch l.Type {
+		case store.LogRefund:
+			it.Quota -= l.Quota
+			a.cost.Sub(&a.cost, l.UpstreamCost)
+		case store.LogError:
+			it.Errors += l.Errors
+		default:
+			it.Requests += l.Requests
+			it.InputTokens += l.InputTokens
+			it.OutputTokens += l.OutputTokens
+			it.CacheReadTokens += l.CacheReadTokens
+			it.Quota += l.Quota
+			a.cost.Add(&a.cost, l.UpstreamCost)
 		}
-		items[i] = it
+	}
+	items := make([]UsageItem, 0, len(byKey))
+	for _, a := range byKey {
+		if a.item.InputTokens > 0 {
+			a.item.CacheHitRatio = float64(a.item.CacheReadTokens) / float64(a.item.InputTokens)
+		}
+		a.item.UpstreamCostUSD = number(picoUSD(&a.cost))
+		items = append(items, a.item)
 	}
 	return items
 }

@@ -112,26 +112,6 @@ type RollupQuery struct {
 	Days bool
 	// UserID and TeamID keep the buckets of one user or team (0: all).
 	UserID, TeamID int64
-	// Net sums the types of a group and period into one line of an empty
-	// Type, as the usage and margin reports count them (Net): the database
-	// then sends a third of the lines.
-	Net bool
-}
-
-// Net is what a bucket of type typ adds to a net line: a consume bucket
-// its requests, tokens, quota and cost; a refund bucket its quota and
-// cost taken away; an error bucket its errors.
-func Net(typ string, s RollupSums) RollupSums {
-	switch typ {
-	case LogConsume:
-		s.Errors = 0
-		return s
-	case LogRefund:
-		return RollupSums{Quota: -s.Quota, UpstreamCostPico: -s.UpstreamCostPico}
-	case LogError:
-		return RollupSums{Errors: s.Errors}
-	}
-	return RollupSums{}
 }
 
 // Keeps reports whether the filters of q keep the bucket k.

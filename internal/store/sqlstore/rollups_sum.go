@@ -36,29 +36,20 @@ func (r rollupRepo) Sum(ctx context.Context, q store.RollupQuery) ([]store.Rollu
 	case "day", "hour":
 		period = q.Granularity + ", "
 	}
-	typ, groupBy := "type", period+"type"
-	if q.Net {
-		typ, groupBy = "''", strings.TrimSuffix(period, ", ")
-	}
+	groupBy := period + "type"
 	if q.GroupBy != "" {
-		groupBy = strings.TrimSuffix(col+", "+groupBy, ", ")
+		groupBy = col + ", " + groupBy
 	}
 	sums := strings.Split(rollupSumCols, ", ")
 	outer := make([]string, len(sums))
 	for i, c := range sums {
 		outer[i] = "SUM(" + c + ")"
-		if q.Net { // COALESCE: a net sum of no group has a line even over no bucket
-			outer[i] = "COALESCE(SUM(" + netSum(c) + "), 0)"
-		}
 		if c != "upstream_cost_pico" {
 			outer[i] = r.s.castInt(outer[i])
 		}
 	}
 	from, args := r.spansFrom(q, col, period, sums)
-	stmt := "SELECT " + group + ", " + period + typ + ", " + strings.Join(outer, ", ") + " FROM " + from
-	if groupBy != "" {
-		stmt += " GROUP BY " + groupBy
-	}
+	stmt := "SELECT " + group + ", " + period + "type, " + strings.Join(outer, ", ") + " FROM " + from + " GROUP BY " + groupBy
 	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(stmt), args...)
 	if err != nil {
 		return nil, wrap(err, "sum rollups")
@@ -125,16 +116,4 @@ func rollupWhere(at string, since, until time.Time, q store.RollupQuery) (string
 		args = append(args, q.TeamID)
 	}
 	return where, args
-}
-
-// netSum is what a bucket adds to a sum column of a net line (store.Net).
-func netSum(col string) string {
-	consume, refund := "type = '"+store.LogConsume+"'", "type = '"+store.LogRefund+"'"
-	switch col {
-	case "quota", "upstream_cost_pico":
-		return "CASE WHEN " + consume + " THEN " + col + " WHEN " + refund + " THEN -" + col + " ELSE 0 END"
-	case "errors":
-		return "CASE WHEN type = '" + store.LogError + "' THEN errors ELSE 0 END"
-	}
-	return "CASE WHEN " + consume + " THEN " + col + " ELSE 0 END"
 }
