@@ -85,11 +85,14 @@ func (r booksRepo) LogTotals(ctx context.Context, w store.Window) ([]store.LogTo
 // EachEntry reads in (created_at, id) order, a page at a time after the
 // last entry seen.
 func (r booksRepo) EachEntry(ctx context.Context, since time.Time, fn func(store.LedgerEntry) error) error {
-	q := r.s.Rebind("SELECT id, " + ledgerColumns + " FROM quota_ledger WHERE created_at >= ? AND (created_at > ? OR (created_at = ? AND id > ?))" +
+	// The page starts at the last entry seen in the index's condition
+	// (created_at >= at): with since there, every page read all the
+	// entries before it again.
+	q := r.s.Rebind("SELECT id, " + ledgerColumns + " FROM quota_ledger WHERE created_at >= ? AND (created_at > ? OR id > ?)" +
 		" ORDER BY created_at, id LIMIT ?")
 	at, after := dbTime(since), int64(0)
 	for {
-		rows, err := r.s.db.QueryContext(ctx, q, dbTime(since), at, at, after, booksPage)
+		rows, err := r.s.db.QueryContext(ctx, q, at, at, after, booksPage)
 		if err != nil {
 			return wrap(err, "read ledger")
 		}

@@ -30,15 +30,18 @@ CREATE INDEX usage_logs_channel_created_idx ON usage_logs (channel_id, created_a
 // index in (created_at, id) order, a page at a time after the last row
 // seen.
 func (r booksRepo) EachChannelLog(ctx context.Context, channelID int64, w store.Window, types []string, fn func(store.UsageLog) error) error {
-	where := "channel_id = ? AND created_at >= ? AND created_at < ?"
-	args := []any{channelID, dbTime(w.Since), dbTime(w.Until)}
+	// The page starts at the last row seen, in the index's condition
+	// (created_at >= at), not only in a filter: a filter would make every
+	// page read the window's rows before it again.
+	where := "channel_id = ? AND created_at < ?"
+	args := []any{channelID, dbTime(w.Until)}
 	if len(types) > 0 {
 		where += " AND type IN (?" + strings.Repeat(", ?", len(types)-1) + ")"
 		for _, t := range types {
 			args = append(args, t)
 		}
 	}
-	q := r.s.Rebind(logSelect + " WHERE " + where + " AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?")
+	q := r.s.Rebind(logSelect + " WHERE " + where + " AND created_at >= ? AND (created_at > ? OR id > ?) ORDER BY created_at, id LIMIT ?")
 	at, after := dbTime(w.Since), int64(0)
 	for {
 		rows, err := r.s.db.QueryContext(ctx, q, append(args, at, at, after, booksPage)...)
