@@ -15,31 +15,32 @@ var allMigrations = []Migration{
 	healthMigrations[0], healthMigrations[1], // 40, 41
 	accountsMigrations[0], accountsMigrations[1],
 	accountsMigrations[2], accountsMigrations[3], // 60–63
-	paymentsMigration,        // 64
-	pluginsMigration,         // 100
-	tasksMigration,           // 110
-	responsesMigration,       // 120
-	priceTiersMigration,      // 121
-	priceVersionsMigration,   // 122
-	booksMigration,           // 123
-	tokenRotationMigration,   // 130
-	nodeModeMigration,        // 131
-	priceRoutingMigration,    // 132
-	batchesMigration,         // 133
-	mcpMigration,             // 190
-	guardrailsMigration,      // 134
-	batchLineCostMigration,   // 135
-	taskKeyIndexMigration,    // 136
-	teamsMigration,           // 140
-	taskTeamMigration,        // 141
-	plansMigration,           // 150
-	planJournalMigration,     // 151
-	teamLogIndexMigration,    // 152
-	rollupsMigration,         // 160
-	logListMigration,         // 161
-	logContentsMigration,     // 162
-	dailyRollupsMigration,    // 166
-	tokenCacheMigration,      // 170
+	paymentsMigration,      // 64
+	pluginsMigration,       // 100
+	tasksMigration,         // 110
+	responsesMigration,     // 120
+	priceTiersMigration,    // 121
+	priceVersionsMigration, // 122
+	booksMigration,         // 123
+	tokenRotationMigration, // 130
+	nodeModeMigration,      // 131
+	priceRoutingMigration,  // 132
+	batchesMigration,       // 133
+	mcpMigration,           // 190
+	guardrailsMigration,    // 134
+	batchLineCostMigration, // 135
+	taskKeyIndexMigration,  // 136
+	teamsMigration,         // 140
+	taskTeamMigration,      // 141
+	plansMigration,         // 150
+	planJournalMigration,   // 151
+	teamLogIndexMigration,  // 152
+	rollupsMigration,       // 160
+	logListMigration,       // 161
+	logContentsMigration,   // 162
+	dailyRollupsMigration,  // 166
+	tokenCacheMigration,    // 170
+
 	rollupPendingMigration,   // 200
 	channelLogIndexMigration, // 201
 }
