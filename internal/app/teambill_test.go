@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/books"
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
 )
@@ -110,7 +112,7 @@ func readTeamBooks(t *testing.T, g *testkit.Gateway, team int64) teamBooks {
 		t.Fatal(err)
 	}
 	tb.ledger = ledger[team]
-	usage, err := st.Teams().Usage(ctx, team, later.Add(-48*time.Hour), later, "user")
+	usage, err := books.TeamUsage(ctx, st, team, store.Window{Since: later.Add(-48 * time.Hour), Until: later}, "user")
 	if err != nil {
 		t.Fatal(err)
 	}

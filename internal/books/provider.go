@@ -179,7 +179,7 @@ func CompareProvider(ctx context.Context, st store.Store, channelID int64, their
 	since, _ := time.Parse(time.DateOnly, first)
 	until, _ := time.Parse(time.DateOnly, last)
 	ours := &ourLines{channelID: channelID, usage: map[lineKey]*Usage{}, alias: map[lineKey]lineKey{}}
-	err := st.Books().EachLog(ctx, store.Window{Since: since, Until: until.Add(24 * time.Hour)},
+	err := st.Books().EachChannelLog(ctx, channelID, store.Window{Since: since, Until: until.Add(24 * time.Hour)},
 		[]string{store.LogConsume, store.LogRefund}, ours.add)
 	if err != nil {
 		return nil, err

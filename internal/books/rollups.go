@@ -34,10 +34,10 @@ func (s sums) add(k sumKey, v store.RollupSums, cost *big.Int) {
 }
 
 // SumWindow adds up the usage rows of w by q's dimension, granularity,
-// filters and type, exactly: the whole UTC days inside w from the daily
-// rollups (unless the granularity is hours), the whole hours around them
-// from the hourly rollups, the parts of an hour at w's edges from the rows
-// themselves. Until every row is in the rollups (the backfill after an
+// filters and type, exactly: the whole hours inside w from the rollups in
+// one statement (the daily layer where the granularity allows, see
+// store.RollupQuery.Spans), the parts of an hour at w's edges from the
+// rows themselves. Until every row is in the rollups (the backfill after an
 // upgrade or an import) it reads the rows of the whole window.
 func SumWindow(ctx context.Context, st store.Store, w store.Window, q store.RollupQuery) ([]store.RollupLine, error) {
 	out := sums{}
@@ -49,14 +49,14 @@ func SumWindow(ctx context.Context, st store.Store, w store.Window, q store.Roll
 	edges := []store.Window{w}
 	if ready && from.Before(to) {
 		edges = []store.Window{{Since: w.Since, Until: from}, {Since: to, Until: w.Until}}
-		for _, part := range rollupParts(from, to, q) {
-			lines, err := st.Rollups().Sum(ctx, part)
-			if err != nil {
-				return nil, err
-			}
-			for _, l := range lines {
-				out.add(sumKey{l.Group, l.Period.Unix(), l.Type}, l.RollupSums, l.UpstreamCost)
-			}
+		part := q
+		part.Since, part.Until, part.Days = from, to, q.Granularity != "hour"
+		lines, err := st.Rollups().Sum(ctx, part)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range lines {
+			out.add(sumKey{l.Group, l.Period.Unix(), l.Type}, l.RollupSums, l.UpstreamCost)
 		}
 	}
 	for _, e := range edges {
@@ -79,31 +79,6 @@ func SumWindow(ctx context.Context, st store.Store, w store.Window, q store.Roll
 		lines = append(lines, *l)
 	}
 	return lines, nil
-}
-
-// rollupParts splits the whole hours [from, to) into the queries that read
-// them: the whole UTC days from the daily layer and the hours before and
-// after them from the hourly one (every hour from the hourly layer when
-// the report is per hour).
-func rollupParts(from, to time.Time, q store.RollupQuery) []store.RollupQuery {
-	day := 24 * time.Hour
-	dayFrom, dayTo := ceil(from, day), to.Truncate(day)
-	span := func(since, until time.Time, days bool) store.RollupQuery {
-		p := q
-		p.Since, p.Until, p.Days = since, until, days
-		return p
-	}
-	if q.Granularity == "hour" || !dayFrom.Before(dayTo) {
-		return []store.RollupQuery{span(from, to, false)}
-	}
-	parts := []store.RollupQuery{span(dayFrom, dayTo, true)}
-	if from.Before(dayFrom) {
-		parts = append(parts, span(from, dayFrom, false))
-	}
-	if dayTo.Before(to) {
-		parts = append(parts, span(dayTo, to, false))
-	}
-	return parts
 }
 
 // ceil is t rounded up to a whole multiple of d (UTC hours and days).

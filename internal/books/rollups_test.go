@@ -152,6 +152,9 @@ func TestUsageReportEqualsTheRowsAcrossDayAndHourEdges(t *testing.T) {
 		{"whole hours around one midnight", store.Window{Since: day(1, 20, 0), Until: day(2, 4, 0)}},
 		{"inside one hour", store.Window{Since: day(1, 5, 10), Until: day(1, 5, 50)}},
 		{"one day but a minute", store.Window{Since: day(2, 0, 1), Until: day(3, 0, 0)}},
+		{"a day less its first minutes, then whole days", store.Window{Since: day(1, 0, 17), Until: day(3, 0, 0)}},
+		{"days cut late at the start and early at the end", store.Window{Since: day(1, 2, 20), Until: day(3, 19, 40)}},
+		{"most of one day, cut at both ends", store.Window{Since: day(2, 3, 5), Until: day(2, 22, 30)}},
 		{"given in UTC+5, a UTC day and a half", store.Window{Since: time.Date(2026, 3, 11, 5, 0, 0, 0, plus5), Until: time.Date(2026, 3, 12, 17, 0, 0, 0, plus5)}},
 	}
 	filters := []UsageFilter{{}, {UserID: 2}, {TeamID: 4}}

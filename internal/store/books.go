@@ -30,8 +30,11 @@ type LogTotal struct {
 // holds a connection or the whole window in memory.
 type BooksRepo interface {
 	// EachLog calls fn for every usage row of one of types created in w,
-	// oldest first.
+	// oldest first (by created_at, then id).
 	EachLog(ctx context.Context, w Window, types []string, fn func(UsageLog) error) error
+	// EachChannelLog calls fn for every usage row of one of types that
+	// channelID served, created in w, in creation order.
+	EachChannelLog(ctx context.Context, channelID int64, w Window, types []string, fn func(UsageLog) error) error
 	// LogTotals sums the usage rows created in w per user, key, type and
 	// whether they are a task's.
 	LogTotals(ctx context.Context, w Window) ([]LogTotal, error)

@@ -105,10 +105,10 @@ type RollupQuery struct {
 	// Granularity is "hour", "day" or empty (the whole window).
 	Granularity string
 	Types       []string
-	// Days reads the daily layer, the same buckets summed per UTC day:
-	// Since and Until must then be whole UTC days and Granularity not
-	// "hour". A 30-day window reads 30 buckets of a combination there
-	// instead of 720.
+	// Days lets the query read the daily layer, the same buckets summed
+	// per UTC day (Granularity must then not be "hour"): a 30-day window
+	// reads 30 buckets of a combination there instead of 720. Spans says
+	// which days and hours it reads.
 	Days bool
 	// UserID and TeamID keep the buckets of one user or team (0: all).
 	UserID, TeamID int64

@@ -78,9 +78,6 @@ type TeamRepo interface {
 	SetMembership(ctx context.Context, userID, teamID int64, role string) error
 	// Members lists a team's users.
 	Members(ctx context.Context, teamID int64) ([]User, error)
-	// Usage sums a team's consume rows in [since, until) by user_id,
-	// token_id or model.
-	Usage(ctx context.Context, teamID int64, since, until time.Time, by string) ([]UsageGroup, error)
 }
 
 // TeamPaidMarker is in the other of every usage row that moved a team's

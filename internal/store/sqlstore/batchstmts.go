@@ -87,7 +87,7 @@ func (s *Store) prepareBatch(ctx context.Context, b *batchStmts) error {
 		return prepareSQLiteBatch(prep, b)
 	}
 	for k, n := range chunkSizes {
-		if err := prep(&b.logInsert[k], "INSERT INTO usage_logs ("+logInsertColumns+") VALUES "+rowsSQL(logInsertCols, n)); err != nil {
+		if err := prep(&b.logInsert[k], "INSERT INTO usage_logs ("+logWriteColumns+") VALUES "+logRowsSQL(n)); err != nil {
 			return err
 		}
 		if err := prep(&b.ledgerInsert[k], s.ledgerInsertSQL(n)); err != nil {

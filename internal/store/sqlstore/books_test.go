@@ -22,7 +22,8 @@ func TestBooksReadsEveryRowOnceAcrossPages(t *testing.T) {
 	var entries []store.LedgerEntry
 	for i := range 7 {
 		created := at.Add(time.Duration(i/3) * time.Second) // three rows per timestamp
-		logs = append(logs, store.UsageLog{Type: store.LogConsume, UserID: 1, Model: "m", Quota: int64(i + 1), CreatedAt: created})
+		logs = append(logs, store.UsageLog{Type: store.LogConsume, UserID: 1, ChannelID: 3, Model: "m", Quota: int64(i + 1), CreatedAt: created},
+			store.UsageLog{Type: store.LogConsume, UserID: 1, ChannelID: 4, Model: "m", Quota: 100, CreatedAt: created.Add(2 * time.Hour)})
 		entries = append(entries, store.LedgerEntry{Key: fmt.Sprintf("e%d", i), Kind: store.LedgerTopUp, UserID: 1, Delta: int64(i + 1), CreatedAt: created})
 	}
 	if err := st.Logs().Insert(ctx, logs); err != nil {
@@ -39,6 +40,15 @@ func TestBooksReadsEveryRowOnceAcrossPages(t *testing.T) {
 	})
 	if err != nil || n != 7 || logSum != 28 {
 		t.Fatalf("logs read %d summing %d (err %v), want 7 summing 28", n, logSum, err)
+	}
+	n, logSum = 0, 0
+	err = st.Books().EachChannelLog(ctx, 3, store.Window{Since: at, Until: at.Add(3 * time.Hour)}, []string{store.LogConsume}, func(l store.UsageLog) error {
+		logSum += l.Quota
+		n++
+		return nil
+	})
+	if err != nil || n != 7 || logSum != 28 {
+		t.Fatalf("the channel's logs read %d summing %d (err %v), want 7 summing 28", n, logSum, err)
 	}
 	n = 0
 	err = st.Books().EachEntry(ctx, at, func(e store.LedgerEntry) error {

@@ -18,6 +18,17 @@ const logSelect = "SELECT id, " + logInsertColumns + " FROM usage_logs"
 // logInsertCols is the number of columns in logInsertColumns.
 const logInsertCols = 14
 
+// logWriteColumns are the columns the billing writer writes: it adds its
+// rows to the rollups in the same transaction, so it clears the mark a
+// node without rollups leaves (rollupPendingMigration).
+const logWriteColumns = logInsertColumns + ", rollup_pending"
+
+// logRowsSQL is the VALUES list of n rows of logWriteColumns.
+func logRowsSQL(n int) string {
+	row := "(?" + strings.Repeat(", ?", logInsertCols-1) + ", NULL)"
+	return row + strings.Repeat(", "+row, n-1)
+}
+
 // Insert writes the batch in one transaction with multi-row inserts; a zero
 // CreatedAt is stamped with the current time. IDs are not reported back.
 func (r logRepo) Insert(ctx context.Context, logs []store.UsageLog) error {

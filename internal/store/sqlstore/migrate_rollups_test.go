@@ -80,3 +80,61 @@ func TestUpgradeSumsTheDailyRollupsAndBuildsTheLogIndexesOnline(t *testing.T) {
 		})
 	}
 }
+
+// An upgrade from a database whose rollups missed rows (written by an
+// earlier release while this one's migrations ran): migration 200 moves
+// the backfill back over every row, which rebuilds the rollups exactly, and
+// rows written after it without rollups carry the column's mark.
+func TestUpgradeRebuildsTheRollupsAndMarksRowsWrittenWithoutThem(t *testing.T) {
+	dsns := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "up.db")}
+	if base := os.Getenv("TURNPIKE_TEST_POSTGRES"); base != "" {
+		dsns["postgres"] = testdb.Postgres(t, base)
+	}
+	for name, dsn := range dsns {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := openConcrete(t, dsn)
+			day := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+			var logs []store.UsageLog
+			for i := range 30 {
+				logs = append(logs, store.UsageLog{Type: []string{store.LogConsume, store.LogRefund, store.LogError}[i%3], UserID: 1,
+					Model: []string{"a", "b"}[i%2], Quota: int64(10 + i), PromptTokens: i, CreatedAt: day.Add(time.Duration(i) * 71 * time.Minute)})
+			}
+			if err := s.Logs().Insert(ctx, logs); err != nil {
+				t.Fatal(err)
+			}
+			want := daySums(t, s, day, true)
+			undo := []string{"DROP INDEX usage_logs_rollup_pending_idx", "ALTER TABLE usage_logs DROP COLUMN rollup_pending",
+				"DELETE FROM schema_migrations WHERE version = 200", "DELETE FROM usage_rollups WHERE model = 'a'",
+				"DELETE FROM usage_rollups_daily WHERE model = 'a'"}
+			for _, q := range undo {
+				if _, err := s.DB().ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			s.Close()
+			again := openConcrete(t, dsn)
+			if ready, err := again.Rollups().Ready(ctx); err != nil || ready {
+				t.Fatalf("ready %v (%v) before the rebuild", ready, err)
+			}
+			for more := true; more; {
+				var err error
+				if more, err = again.Rollups().Backfill(ctx, 11); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := daySums(t, again, day, true); got != want {
+				t.Fatalf("rollups rebuilt after the upgrade\n got %s\nwant %s", got, want)
+			}
+			if _, err := again.DB().ExecContext(ctx, again.Rebind("INSERT INTO usage_logs (type, user_id, token_id, channel_id, model, prompt_tokens, "+
+				"completion_tokens, quota, latency_ms, request_id, other, created_at, team_id, org_id) VALUES ('consume', 1, 0, 0, 'a', 1, 1, 5, 0, '', '{}', ?, 0, 0)"),
+				dbTime(day)); err != nil {
+				t.Fatal(err)
+			}
+			var marked, kept int
+			if err := again.DB().QueryRowContext(ctx, "SELECT COUNT(CASE WHEN rollup_pending = 1 THEN 1 END), COUNT(CASE WHEN rollup_pending IS NULL THEN 1 END) FROM usage_logs WHERE id > 30").Scan(&marked, &kept); err != nil || marked != 1 || kept != 0 {
+				t.Fatalf("a row written without rollups: %d marked, %d not (%v)", marked, kept, err)
+			}
+		})
+	}
+}

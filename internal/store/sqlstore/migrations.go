@@ -40,6 +40,9 @@ var allMigrations = []Migration{
 	logContentsMigration,   // 162
 	dailyRollupsMigration,  // 166
 	tokenCacheMigration,    // 170
+
+	rollupPendingMigration,   // 200
+	channelLogIndexMigration, // 201
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row

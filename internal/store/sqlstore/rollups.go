@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"math/big"
 	"sort"
 	"strings"
@@ -159,78 +158,6 @@ func (s *Store) rollupUpsert(n int, daily bool) string {
 // rollupDimCols maps a dimension to its column.
 var rollupDimCols = map[string]string{store.DimUser: "user_id", store.DimToken: "token_id", store.DimModel: "model",
 	store.DimChannel: "channel_id", store.DimTeam: "team_id"}
-
-// Sum is one aggregate over the buckets of the window's hours, or of its
-// days in the daily layer.
-func (r rollupRepo) Sum(ctx context.Context, q store.RollupQuery) ([]store.RollupLine, error) {
-	// Grouped by the columns themselves and cast once per group: hashing
-	// integers is about twice as fast as hashing their text per bucket.
-	group, groupBy := "''", ""
-	if q.GroupBy != "" {
-		col, ok := rollupDimCols[q.GroupBy]
-		if !ok {
-			return nil, fmt.Errorf("rollups have no dimension %q", q.GroupBy)
-		}
-		group, groupBy = col, col+", "
-		if col != "model" {
-			group = r.s.castText(col)
-		}
-	}
-	period := ""
-	switch q.Granularity {
-	case "day", "hour":
-		period = q.Granularity + ", "
-	}
-	table, span := "usage_rollups", "hour"
-	if q.Days {
-		if q.Granularity == "hour" {
-			return nil, fmt.Errorf("the daily rollups have no hours")
-		}
-		table, span = "usage_rollups_daily", "day"
-	}
-	where, args := rollupWhere(span, q)
-	sums := make([]string, 0, 7)
-	for _, c := range strings.Split(rollupSumCols, ", ") {
-		if c != "upstream_cost_pico" {
-			c = r.s.castInt("SUM(" + c + ")")
-		} else {
-			c = "SUM(" + c + ")"
-		}
-		sums = append(sums, c)
-	}
-	stmt := "SELECT " + group + ", " + period + "type, " + strings.Join(sums, ", ") + " FROM " + table + " WHERE " + where +
-		" GROUP BY " + groupBy + period + "type"
-	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(stmt), args...)
-	if err != nil {
-		return nil, wrap(err, "sum rollups")
-	}
-	out, err := collect(rows, func(row interface{ Scan(...any) error }) (store.RollupLine, error) {
-		return scanRollupLine(row, period != "")
-	})
-	return out, wrap(err, "sum rollups")
-}
-
-// rollupWhere is the condition of a rollup query: the range of its hours
-// or days, its types and its filters.
-func rollupWhere(span string, q store.RollupQuery) (string, []any) {
-	where := span + " >= ? AND " + span + " < ?"
-	args := []any{dbTime(q.Since), dbTime(q.Until)}
-	if len(q.Types) > 0 {
-		where += " AND type IN (?" + strings.Repeat(", ?", len(q.Types)-1) + ")"
-		for _, t := range q.Types {
-			args = append(args, t)
-		}
-	}
-	if q.UserID != 0 {
-		where += " AND user_id = ?"
-		args = append(args, q.UserID)
-	}
-	if q.TeamID != 0 {
-		where += " AND team_id = ?"
-		args = append(args, q.TeamID)
-	}
-	return where, args
-}
 
 func scanRollupLine(row interface{ Scan(...any) error }, withPeriod bool) (store.RollupLine, error) {
 	var l store.RollupLine

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"strings"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -17,15 +18,19 @@ func (s *Store) backfillLock() string {
 	return "SELECT next_id, below_id FROM usage_rollup_backfill WHERE id = 1 FOR UPDATE"
 }
 
+// Ready is false while the backfill has rows left or a row written without
+// its rollups (rollupPendingMigration) waits to be folded.
 func (r rollupRepo) Ready(ctx context.Context) (bool, error) {
-	var next, below int64
-	err := r.s.db.QueryRowContext(ctx, "SELECT next_id, below_id FROM usage_rollup_backfill WHERE id = 1").Scan(&next, &below)
-	return next >= below, wrap(err, "rollup watermark")
+	var next, below, pending int64
+	err := r.s.db.QueryRowContext(ctx, readyQuery).Scan(&next, &below, &pending)
+	return next >= below && pending == 0, wrap(err, "rollup watermark")
 }
 
 // Backfill reads the next rows below the watermark's end in id order and
 // adds them to their buckets with the watermark moved past them, in one
-// transaction: a crash between two steps folds nothing twice.
+// transaction: a crash between two steps folds nothing twice. Once those
+// are done it folds the rows above the end that were written without
+// their rollups (catchUp).
 func (r rollupRepo) Backfill(ctx context.Context, limit int) (bool, error) {
 	more := false
 	err := r.s.withTx(ctx, func(tx *sql.Tx) error {
@@ -34,8 +39,9 @@ func (r rollupRepo) Backfill(ctx context.Context, limit int) (bool, error) {
 			return err
 		}
 		if next >= below {
-			more = false
-			return nil
+			var err error
+			more, err = r.catchUp(ctx, tx, below, limit)
+			return err
 		}
 		rows, err := tx.QueryContext(ctx, r.s.Rebind(logSelect+" WHERE id >= ? AND id < ? ORDER BY id LIMIT ?"), next, below, limit)
 		if err != nil {
@@ -66,14 +72,15 @@ func (r rollupRepo) Restart(ctx context.Context) error {
 }
 
 func restartRollups(ctx context.Context, tx *sql.Tx) error {
-	for _, table := range []string{"usage_rollups", "usage_rollups_daily"} {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
+	for _, stmt := range strings.Split(strings.TrimSpace(restartRollupsSQL), ";") {
+		if stmt = strings.TrimSpace(stmt); stmt == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return err
 		}
 	}
-	_, err := tx.ExecContext(ctx, "UPDATE usage_rollup_backfill SET next_id = (SELECT COALESCE(MIN(id), 1) FROM usage_logs), "+
-		"below_id = (SELECT COALESCE(MAX(id), 0) + 1 FROM usage_logs) WHERE id = 1")
-	return err
+	return nil
 }
 
 var _ store.RollupRepo = rollupRepo{}

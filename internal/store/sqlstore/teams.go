@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -170,26 +169,4 @@ func (r teamRepo) Members(ctx context.Context, teamID int64) ([]store.User, erro
 	}
 	out, err := collect(rows, scanUser)
 	return out, wrap(err, "team members")
-}
-
-// usageColumns are the columns a team's usage may be grouped by.
-var usageColumns = map[string]string{"user": "user_id", "key": "token_id", "model": "model"}
-
-func (r teamRepo) Usage(ctx context.Context, teamID int64, since, until time.Time, by string) ([]store.UsageGroup, error) {
-	col, ok := usageColumns[by]
-	if !ok {
-		return nil, fmt.Errorf("team usage: cannot group by %q", by)
-	}
-	q := "SELECT " + col + ", COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), COALESCE(SUM(quota), 0)" +
-		" FROM usage_logs WHERE " + teamCond("team_id") + " AND type = ? AND created_at >= ? AND created_at < ? GROUP BY " + col + " ORDER BY " + col
-	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind(q), teamID, store.LogConsume, dbTime(since), dbTime(until))
-	if err != nil {
-		return nil, wrap(err, "team usage")
-	}
-	out, err := collect(rows, func(row interface{ Scan(...any) error }) (store.UsageGroup, error) {
-		var g store.UsageGroup
-		err := row.Scan(&g.Key, &g.Requests, &g.PromptTokens, &g.CompletionTokens, &g.Quota)
-		return g, err
-	})
-	return out, wrap(err, "team usage")
 }

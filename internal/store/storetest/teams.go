@@ -3,7 +3,6 @@ package storetest
 import (
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -41,32 +40,5 @@ var teamTests = []namedTest{
 			t.Fatalf("a deleted team kept its member: %+v", back)
 		}
 		must(t, r.DeleteOrg(ctx(t), o.ID), "delete empty org")
-	}},
-	{"a team's usage is summed by user, key and model over its window", func(t *testing.T, s store.Store) {
-		base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-		logs := []store.UsageLog{
-			{Type: store.LogConsume, UserID: 1, TokenID: 11, Model: "a", Quota: 10, PromptTokens: 1, TeamID: 5, OrgID: 2, CreatedAt: base},
-			{Type: store.LogConsume, UserID: 1, TokenID: 12, Model: "b", Quota: 20, CompletionTokens: 3, TeamID: 5, OrgID: 2, CreatedAt: base.Add(time.Hour)},
-			{Type: store.LogConsume, UserID: 2, TokenID: 21, Model: "a", Quota: 40, TeamID: 5, OrgID: 2, CreatedAt: base.Add(2 * time.Hour)},
-			{Type: store.LogError, UserID: 2, TokenID: 21, Model: "a", Quota: 0, TeamID: 5, OrgID: 2, CreatedAt: base.Add(2 * time.Hour)},
-			{Type: store.LogConsume, UserID: 3, TokenID: 31, Model: "a", Quota: 80, TeamID: 6, OrgID: 2, CreatedAt: base.Add(time.Hour)},
-			{Type: store.LogConsume, UserID: 1, TokenID: 11, Model: "a", Quota: 160, TeamID: 5, OrgID: 2, CreatedAt: base.Add(48 * time.Hour)},
-		}
-		must(t, s.Logs().Insert(ctx(t), logs), "insert")
-		for _, c := range []struct {
-			by   string
-			want []store.UsageGroup
-		}{
-			{"user", []store.UsageGroup{{Key: "1", Requests: 2, PromptTokens: 1, CompletionTokens: 3, Quota: 30}, {Key: "2", Requests: 1, Quota: 40}}},
-			{"key", []store.UsageGroup{{Key: "11", Requests: 1, PromptTokens: 1, Quota: 10}, {Key: "12", Requests: 1, CompletionTokens: 3, Quota: 20},
-				{Key: "21", Requests: 1, Quota: 40}}},
-			{"model", []store.UsageGroup{{Key: "a", Requests: 2, PromptTokens: 1, Quota: 50}, {Key: "b", Requests: 1, CompletionTokens: 3, Quota: 20}}},
-		} {
-			got, err := s.Teams().Usage(ctx(t), 5, base, base.Add(24*time.Hour), c.by)
-			must(t, err, "usage by "+c.by)
-			if !reflect.DeepEqual(got, c.want) {
-				t.Errorf("by %s: %+v, want %+v", c.by, got, c.want)
-			}
-		}
 	}},
 }
