@@ -36,7 +36,7 @@ func TestATeamsPeriodBudgetReconcilesWithItsRows(t *testing.T) {
 			lim := ratelimit.New(e.st.Traffic(), nil, nil)
 			must(t, lim.Set(ctx, store.SubjectTeam, strconv.FormatInt(tm.ID, 10), ratelimit.Limits{PeriodQuota: 1000, Period: ratelimit.Day}))
 			must(t, lim.Reload(ctx))
-			held, err := lim.For(ratelimit.Subject{UserID: e.user.ID, TeamID: tm.ID, OrgID: o.ID, Model: "m"}).Hold(ctx, 300)
+			held, err := lim.For(ratelimit.Subject{UserID: e.user.ID, TeamID: tm.ID, OrgID: o.ID, Model: "m"}).Hold(ctx, 300, "hold-1")
 			must(t, err)
 			if c.settle {
 				held.Settle(ctx, 200)
