@@ -5,6 +5,7 @@
 package tokenize
 
 import (
+	"io"
 	"strings"
 	"sync"
 
@@ -42,11 +43,7 @@ func (e *encoding) get() *encoder {
 }
 
 func (e *encoding) load() (*encoder, error) {
-	file, err := assets.Assets.ReadFile(e.name + ".tiktoken")
-	if err != nil {
-		return nil, err
-	}
-	table, err := newRankTable(file)
+	table, err := newRankTable(func() (io.ReadCloser, error) { return assets.Assets.Open(e.name + ".tiktoken") })
 	if err != nil {
 		return nil, err
 	}
