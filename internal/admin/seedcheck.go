@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // UserExists answers whether the database holds a user by name; config
@@ -54,7 +55,13 @@ func CheckSeed(ctx context.Context, s config.Seed, lines config.Lines, exists Us
 		}
 	}
 	for i, sc := range s.Channels {
-		if _, err := channelFromSeed(sc); err != nil {
+		c, err := channelFromSeed(sc)
+		if err == nil {
+			// The provider checks need the task plugins serve loads; the
+			// protocol setting does not.
+			err = upstream.ValidateHTTP2(upstream.Target{BaseURL: c.BaseURL, Settings: c.Settings})
+		}
+		if err != nil {
 			out = append(out, lines.At(fmt.Sprintf("channels[%d]", i), fmt.Sprintf("channel %s: %v", sc.Name, err)))
 		}
 	}
