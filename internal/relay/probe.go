@@ -126,8 +126,8 @@ func testEmbeddings(ctx context.Context, rl *Relay, ch *routing.Channel, model s
 	return timeExchange(t.HTTP(), req, a.Codec(t))
 }
 
-// timeExchange sends a test request on the channel's client and turns an error answer into the
-// upstream's own message.
+// timeExchange sends a test request on the channel's client and turns an
+// error answer into the upstream's own message.
 func timeExchange(client *http.Client, req *http.Request, codec protocol.UpstreamCodec) (time.Duration, error) {
 	start := time.Now()
 	resp, err := client.Do(req)

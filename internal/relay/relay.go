@@ -147,7 +147,11 @@ func New(d Deps) *Relay {
 	}
 	d.Client = upstream.NoRedirects(d.Client)
 	if d.H2CClient == nil {
-		d.H2CClient = &http.Client{Transport: upstream.H2CTransport(http.DefaultTransport.(*http.Transport))}
+		base, ok := http.DefaultTransport.(*http.Transport)
+		if !ok {
+			base = &http.Transport{}
+		}
+		d.H2CClient = &http.Client{Transport: upstream.H2CTransport(base)}
 	}
 	d.H2CClient = upstream.NoRedirects(d.H2CClient)
 	if d.Adapters == nil {
