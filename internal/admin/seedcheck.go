@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 // UserExists answers whether the database holds a user by name; config
@@ -53,11 +54,7 @@ func CheckSeed(ctx context.Context, s config.Seed, lines config.Lines, exists Us
 			out = append(out, lines.At(at, fmt.Sprintf("key %s: user %s does not exist (not in the file's users nor in the database)", st.Name, st.User)))
 		}
 	}
-	for i, sc := range s.Channels {
-		if _, err := channelFromSeed(sc); err != nil {
-			out = append(out, lines.At(fmt.Sprintf("channels[%d]", i), fmt.Sprintf("channel %s: %v", sc.Name, err)))
-		}
-	}
+	out = append(out, checkSeedChannels(s.Channels, lines)...)
 	for _, name := range slices.Sorted(maps.Keys(s.Models)) {
 		if _, err := priceFromSeed(name, s.Models[name]); err != nil {
 			out = append(out, lines.At("models."+name, fmt.Sprintf("model %s: %v", name, err)))
@@ -69,6 +66,23 @@ func CheckSeed(ctx context.Context, s config.Seed, lines config.Lines, exists Us
 		}
 		if _, err := seedLogContent(s.GroupContent[name]); err != nil {
 			out = append(out, lines.At("groups."+name+".log_content", fmt.Sprintf("group %s: %v", name, err)))
+		}
+	}
+	return out
+}
+
+// checkSeedChannels lists the seed's channels that serve would refuse. The
+// provider checks need the task plugins serve loads; the protocol setting
+// does not.
+func checkSeedChannels(channels []config.SeedChannel, lines config.Lines) []string {
+	var out []string
+	for i, sc := range channels {
+		c, err := channelFromSeed(sc)
+		if err == nil {
+			err = upstream.ValidateHTTP2(upstream.Target{BaseURL: c.BaseURL, Settings: c.Settings})
+		}
+		if err != nil {
+			out = append(out, lines.At(fmt.Sprintf("channels[%d]", i), fmt.Sprintf("channel %s: %v", sc.Name, err)))
 		}
 	}
 	return out

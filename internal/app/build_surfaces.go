@@ -42,7 +42,7 @@ func (a *App) buildTasks() {
 func (a *App) buildRelay() {
 	cfg := a.Config
 	a.Relay = relay.New(relay.Deps{
-		Keys: a.Keys, Billing: a.Billing, Router: a.Router, Client: newUpstreamClient(), Adapters: providers.For,
+		Keys: a.Keys, Billing: a.Billing, Router: a.Router, Client: newUpstreamClient(), H2CClient: newUpstreamH2CClient(), Adapters: providers.For,
 		Codecs: map[protocol.Format]protocol.Codec{
 			protocol.OpenAI: openai.Chat, protocol.Anthropic: anthropic.Messages, protocol.Gemini: gemini.Generate,
 		},

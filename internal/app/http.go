@@ -19,6 +19,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/relay"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/task/taskhttp"
+	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
 
 func newLogger(level string, out io.Writer) *slog.Logger {
@@ -30,7 +31,17 @@ func newLogger(level string, out io.Writer) *slog.Logger {
 // newUpstreamClient is tuned for many concurrent calls to few hosts: large
 // idle pools so connections are reused instead of redialled.
 func newUpstreamClient() *http.Client {
-	tr := &http.Transport{
+	return &http.Client{Transport: newUpstreamTransport()}
+}
+
+// newUpstreamH2CClient is the relay's client for channels whose http://
+// address speaks HTTP/2 without TLS (settings.http2 prior_knowledge).
+func newUpstreamH2CClient() *http.Client {
+	return &http.Client{Transport: upstream.H2CTransport(newUpstreamTransport())}
+}
+
+func newUpstreamTransport() *http.Transport {
+	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
@@ -40,7 +51,6 @@ func newUpstreamClient() *http.Client {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
-	return &http.Client{Transport: tr}
 }
 
 // accept is the first stage of every request: its request id (the

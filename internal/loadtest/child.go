@@ -81,11 +81,11 @@ func RunChild(role string, args []string, stdin io.Reader, stdout, stderr io.Wri
 	case roleUpstream:
 		up := NewUpstream(*chunks, *delay)
 		up.SlowDelay = *slowDelay
-		err = serveHandler(ctx, up.Handler(), ready)
+		err = serveHandler(ctx, up.Handler(), ready, upstreamH2C())
 	case roleProxy:
 		var u *url.URL
 		if u, err = url.Parse(*upstream); err == nil {
-			err = serveHandler(ctx, NewBaselineProxy(u), ready)
+			err = serveHandler(ctx, NewBaselineProxy(u), ready, false)
 		}
 	case roleGateway:
 		err = serveGateway(ctx, *upstream, *dir, stderr, ready)
@@ -99,12 +99,15 @@ func RunChild(role string, args []string, stdin io.Reader, stdout, stderr io.Wri
 	return 0
 }
 
-func serveHandler(ctx context.Context, h http.Handler, ready func(string)) error {
+func serveHandler(ctx context.Context, h http.Handler, ready func(string), h2cOnly bool) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if h2cOnly {
+		h2cOnlyServer(srv)
+	}
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()

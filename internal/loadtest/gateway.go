@@ -50,7 +50,7 @@ func BareGatewayConfig(dir, upstreamURL string) config.Config {
 		Users:  []config.SeedUser{{Username: benchUser, Password: "bench-password", Role: "user", Group: "default", Quota: 1 << 60}},
 		Tokens: []config.SeedToken{{Name: "bench", User: benchUser, Key: BenchKey, Quota: &unlimited}},
 		Channels: []config.SeedChannel{{Name: "bench-upstream", Type: "openai", BaseURL: upstreamURL, Key: "bench-upstream-key",
-			Models: models, Groups: []string{"default"}, Weight: &weight, Status: "enabled"}},
+			Models: models, Groups: []string{"default"}, Weight: &weight, Status: "enabled", Settings: benchChannelSettings()}},
 		Models: map[string]config.SeedPrice{},
 	}
 	for _, m := range models {

@@ -92,6 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, string, error) {
 	fs.DurationVar(&o.ManyDelay, "many-delay", 50*time.Millisecond, "upstream pause before each chunk in the many-streams mode")
 	fs.IntVar(&o.AbortPercent, "abort-percent", 10, "percent of stream and stream-paced calls the client abandons halfway")
 	fs.BoolVar(&o.LoadTokenizer, "tokenizer", true, "have the gateway count one prompt (/v1/messages/count_tokens) before the phases, so its RSS includes the tokenizer's tables as in any gateway that has counted a token")
+	registerH2CFlag(fs, &o)
 	conns := fs.String("conns", "1,50", "comma-separated connection counts")
 	modes := fs.String("modes", "regular,stream,stream-paced", "comma-separated modes: regular, stream, stream-paced, many-streams, cached (every call after the first a response cache hit), latency, latency-stream (one call at a time through the upstream, the proxy and the gateway in turn), idle (CPU with no calls: background work)")
 	markdown := fs.String("markdown", "", "append the result table to this file")

@@ -24,12 +24,12 @@ import (
 func NewBaselineProxy(upstream *url.URL) http.Handler {
 	p := httputil.NewSingleHostReverseProxy(upstream)
 	p.FlushInterval = -1
-	p.Transport = &http.Transport{
+	p.Transport = baselineTransport(&http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        1024,
 		MaxIdleConnsPerHost: 256,
 		IdleConnTimeout:     90 * time.Second,
-	}
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 32<<20))
 		if err != nil {

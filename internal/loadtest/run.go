@@ -51,6 +51,8 @@ type Options struct {
 	// LoadTokenizer has the gateway count one prompt before the phases,
 	// which loads its tokenizer tables (loadTokenizer).
 	LoadTokenizer bool
+	// UpstreamH2C has proxy and gateway speak h2c to the upstream (h2c.go).
+	UpstreamH2C bool
 	// Log receives the children's diagnostics and progress lines.
 	Log io.Writer
 }
@@ -111,7 +113,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	up, err := startChild(o.Self, roleUpstream, []string{"-chunks", fmt.Sprint(o.Chunks), "-delay", o.ChunkDelay.String(), "-slow-delay", o.ManyDelay.String()}, nil, o.Log)
+	up, err := startChild(o.Self, roleUpstream, []string{"-chunks", fmt.Sprint(o.Chunks), "-delay", o.ChunkDelay.String(), "-slow-delay", o.ManyDelay.String()}, h2cEnv(o), o.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +261,7 @@ func measurePhase(ctx context.Context, o Options, t *child, name string, mode Mo
 // startProxies starts the bare proxy and the gateway in front of the
 // upstream, in that order (the order of the target names).
 func startProxies(o Options, upstreamURL, dir string) ([]*child, error) {
-	var env []string
+	env := h2cEnv(o)
 	if o.ProfileDir != "" {
 		env = append(env, PprofEnv+"=1")
 	}

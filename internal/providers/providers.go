@@ -43,6 +43,9 @@ func Validate(t upstream.Target, claimed bool) error {
 	if err := validateCommon(t.Settings); err != nil {
 		return err
 	}
+	if err := upstream.ValidateHTTP2(t); err != nil {
+		return err
+	}
 	a, ok := For(t.Type)
 	if !ok {
 		if upstream.IsTaskCarrier(t.Type) || claimed {
@@ -57,7 +60,8 @@ func Validate(t upstream.Target, claimed bool) error {
 }
 
 // validateCommon checks the settings every type accepts (CONTRACT §9):
-// path_prefix a string, headers an object of header names to strings.
+// path_prefix a string, headers an object of header names to strings
+// (http2 is checked with the base_url it depends on).
 func validateCommon(settings map[string]any) error {
 	if v, ok := settings["path_prefix"]; ok {
 		if _, isString := v.(string); !isString {

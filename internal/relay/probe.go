@@ -102,7 +102,7 @@ func TestChannel(ctx context.Context, rl *Relay, c *store.Channel) (time.Duratio
 	if err != nil {
 		return 0, err
 	}
-	return timeExchange(rl, req, codec)
+	return timeExchange(t.HTTP(), req, codec)
 }
 
 // testEmbeddings asks a channel to embed one word.
@@ -123,14 +123,14 @@ func testEmbeddings(ctx context.Context, rl *Relay, ch *routing.Channel, model s
 	if err != nil {
 		return 0, err
 	}
-	return timeExchange(rl, req, a.Codec(t))
+	return timeExchange(t.HTTP(), req, a.Codec(t))
 }
 
-// timeExchange sends a test request and turns an error answer into the
-// upstream's own message.
-func timeExchange(rl *Relay, req *http.Request, codec protocol.UpstreamCodec) (time.Duration, error) {
+// timeExchange sends a test request on the channel's client and turns an
+// error answer into the upstream's own message.
+func timeExchange(client *http.Client, req *http.Request, codec protocol.UpstreamCodec) (time.Duration, error) {
 	start := time.Now()
-	resp, err := rl.Client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, errors.New("the upstream could not be reached: " + unreachableCause(err))
 	}

@@ -49,7 +49,10 @@ type Deps struct {
 	Billing *billing.Service
 	Router  *routing.Router
 	Client  *http.Client
-	Codecs  map[protocol.Format]protocol.Codec
+	// H2CClient carries the calls of channels with settings.http2
+	// prior_knowledge; nil derives one from Go's default transport.
+	H2CClient *http.Client
+	Codecs    map[protocol.Format]protocol.Codec
 	// Adapters finds the upstream adapter of a channel type
 	// (providers.For); nil knows the built-in ones (upstream.Builtin).
 	Adapters func(channelType int) (upstream.Adapter, bool)
@@ -143,6 +146,14 @@ func New(d Deps) *Relay {
 		d.Metrics = NewMetrics(nil)
 	}
 	d.Client = upstream.NoRedirects(d.Client)
+	if d.H2CClient == nil {
+		base, ok := http.DefaultTransport.(*http.Transport)
+		if !ok {
+			base = &http.Transport{}
+		}
+		d.H2CClient = &http.Client{Transport: upstream.H2CTransport(base)}
+	}
+	d.H2CClient = upstream.NoRedirects(d.H2CClient)
 	if d.Adapters == nil {
 		d.Adapters = upstream.Builtin
 	}

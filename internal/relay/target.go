@@ -17,7 +17,7 @@ func (rl *Relay) adapters(t int) (upstream.Adapter, bool) { return rl.Adapters(t
 // target is a channel as its adapter sees it for one attempt at model.
 func (rl *Relay) target(ch *routing.Channel, model string) (upstream.Adapter, upstream.Target, error) {
 	t := upstream.Target{Type: ch.Type, BaseURL: ch.BaseURL, Key: ch.Key, Settings: ch.Settings,
-		Model: ch.MapModel(model), Client: rl.Client}
+		Model: ch.MapModel(model), Client: rl.clientFor(ch.Settings)}
 	a, ok := rl.adapters(ch.Type)
 	if !ok {
 		return nil, t, noChatWire(ch)
@@ -26,6 +26,15 @@ func (rl *Relay) target(ch *routing.Channel, model string) (upstream.Adapter, up
 		t.Model = n.UpstreamModel(t)
 	}
 	return a, t, nil
+}
+
+// clientFor is the HTTP client of a channel's calls: the h2c one when the
+// channel says its http:// address speaks HTTP/2 without TLS.
+func (rl *Relay) clientFor(settings map[string]any) *http.Client {
+	if upstream.SpeaksH2C(settings) {
+		return rl.H2CClient
+	}
+	return rl.Client
 }
 
 // noChatWire is a channel of a type the gateway has no adapter for (a task

@@ -83,9 +83,15 @@ func TestRankTableMatchesEveryReferenceToken(t *testing.T) {
 	}
 }
 
-// TestTablesFitTheHeapBudget holds both tables to 5 MB of live heap,
-// measured after a GC the way an operator would see it.
-func TestTablesFitTheHeapBudget(t *testing.T) {
+// TestTablesStayOffTheGoHeap holds both encodings to what they add to the
+// live heap, measured after a GC the way an operator would see it: on Linux
+// the tables live in their own mappings (table_linux.go), so only the
+// encoders and their compiled patterns count; elsewhere the tables too.
+func TestTablesStayOffTheGoHeap(t *testing.T) {
+	budget := int64(512 << 10)
+	if runtime.GOOS != "linux" {
+		budget = 5 << 20
+	}
 	before := liveHeap()
 	a, err := o200k.load()
 	if err != nil {
@@ -99,8 +105,8 @@ func TestTablesFitTheHeapBudget(t *testing.T) {
 	grown := int64(after) - int64(before)
 	t.Logf("o200k+cl100k live heap %.2f MB (tables alone %.2f MB)", float64(grown)/(1<<20),
 		float64(a.table.memory()+b.table.memory())/(1<<20))
-	if grown > 5<<20 {
-		t.Fatalf("tables hold %d bytes of heap, budget 5 MB", grown)
+	if grown > budget {
+		t.Fatalf("the encodings hold %d bytes of heap, budget %d", grown, budget)
 	}
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)

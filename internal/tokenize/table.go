@@ -1,24 +1,35 @@
 package tokenize
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"strconv"
 )
 
 // rankTable holds one encoding's mergeable tokens in about 12 bytes per
-// token: every token's bytes back to back in rank order (the rank files are
-// dense, 0..n-1), the offset where each rank starts, and an open-addressing
-// index from token bytes to rank. A Go map[string]int of the same table costs
-// about eight times as much, which is what made the tokenizer the largest
-// thing in a long-running gateway's heap.
+// token, in one block of memory: the offset where each rank's bytes start
+// (4 bytes a rank, plus one for the end), an open-addressing index from token
+// bytes to rank (4 bytes a slot), then every token's bytes back to back in
+// rank order (the rank files are dense, 0..n-1). A Go map[string]int of the
+// same table costs about eight times as much.
+//
+// The block is allocated outside the Go heap where the platform allows
+// (tableMemory). The o200k table is 3.3 MB that lives as long as the
+// process and holds no pointer; on the heap it was the largest live object
+// of a serving gateway, and with GOGC at 100 every live byte also buys a byte
+// of garbage headroom, so it cost twice its size in resident memory and was
+// marked on every collection.
 type rankTable struct {
-	blob  []byte   // all tokens, rank order
-	start []uint32 // start[r]..start[r+1] is rank r's bytes
-	slots []uint32 // 0 empty; else rank+1 in the low rankBits, a hash tag above
+	mem   []byte // starts, then slots, then blob; read-only once built
+	n     int    // ranks
+	slots int    // offset of the index in mem
+	blob  int    // offset of the token bytes in mem
 	mask  uint64
 	seed  maphash.Seed
 }
@@ -30,62 +41,103 @@ const (
 	rankMask = 1<<rankBits - 1
 )
 
-// newRankTable parses a .tiktoken rank file ("base64 rank" per line).
-func newRankTable(file []byte) (*rankTable, error) {
-	lines := bytes.Count(file, []byte{'\n'}) + 1
-	t := &rankTable{start: make([]uint32, 0, lines+1), seed: maphash.MakeSeed()}
-	t.blob = make([]byte, 0, len(file)/2) // trimmed below
-	for len(file) > 0 {
-		line := file
-		if i := bytes.IndexByte(file, '\n'); i >= 0 {
-			line, file = file[:i], file[i+1:]
-		} else {
-			file = nil
+// newRankTable parses a .tiktoken rank file ("base64 rank" per line), which
+// open yields twice: once to size the table, once to fill it, so the file is
+// never copied whole and the table is written straight into its block.
+func newRankTable(open func() (io.ReadCloser, error)) (*rankTable, error) {
+	n, size := 0, 0
+	err := eachRank(open, func(rank int, b64 []byte) error {
+		if rank != n {
+			return fmt.Errorf("rank %d out of order at token %d", rank, n)
 		}
+		n++
+		size += decodedLen(b64)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if n > rankMask-1 {
+		return nil, errors.New("rank table too large for its index")
+	}
+	slots := 1
+	for slots*4 < n*5 { // a load of at most 0.8
+		slots <<= 1
+	}
+	t := &rankTable{n: n, slots: 4 * (n + 1), mask: uint64(slots - 1), seed: maphash.MakeSeed()}
+	t.blob = t.slots + 4*slots
+	if t.mem, err = tableMemory(t, t.blob+size); err != nil {
+		return nil, err
+	}
+	if err := t.fill(open, size); err != nil {
+		return nil, err
+	}
+	t.index()
+	return t, sealTable(t.mem)
+}
+
+// fill decodes every token into the blob and records where each starts.
+func (t *rankTable) fill(open func() (io.ReadCloser, error), size int) error {
+	at, next := 0, 0
+	err := eachRank(open, func(rank int, b64 []byte) error {
+		if rank != next || rank >= t.n || at+decodedLen(b64) > size {
+			return errChanged
+		}
+		next++
+		binary.LittleEndian.PutUint32(t.mem[4*rank:], uint32(at))
+		m, err := base64.StdEncoding.Decode(t.mem[t.blob+at:t.blob+at+decodedLen(b64)], b64)
+		at += m
+		return err
+	})
+	if err == nil && (at != size || next != t.n) {
+		err = errChanged
+	}
+	binary.LittleEndian.PutUint32(t.mem[4*t.n:], uint32(at))
+	return err
+}
+
+var errChanged = errors.New("rank file changed while read")
+
+// decodedLen is the length of padded base64 b64 once decoded.
+func decodedLen(b64 []byte) int {
+	return base64.StdEncoding.DecodedLen(len(b64)) - bytes.Count(b64[max(0, len(b64)-2):], []byte{'='})
+}
+
+// eachRank calls fn with every line's rank and base64 token.
+func eachRank(open func() (io.ReadCloser, error), fn func(rank int, b64 []byte) error) error {
+	f, err := open()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Bytes()
 		if len(line) == 0 {
 			continue
 		}
 		sp := bytes.IndexByte(line, ' ')
 		if sp < 0 {
-			return nil, errors.New("rank line without a space")
+			return errors.New("rank line without a space")
 		}
 		rank, err := strconv.Atoi(string(line[sp+1:]))
-		if err != nil || rank != len(t.start) {
-			return nil, fmt.Errorf("rank %q out of order at token %d", line[sp+1:], len(t.start))
-		}
-		t.start = append(t.start, uint32(len(t.blob)))
-		n := base64.StdEncoding.DecodedLen(sp)
-		t.blob = append(t.blob, make([]byte, n)...)
-		m, err := base64.StdEncoding.Decode(t.blob[len(t.blob)-n:], line[:sp])
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("rank %q: %w", line[sp+1:], err)
 		}
-		t.blob = t.blob[:len(t.blob)-n+m]
+		if err := fn(rank, line[:sp]); err != nil {
+			return err
+		}
 	}
-	t.start = append(t.start, uint32(len(t.blob)))
-	if len(t.start)-1 > rankMask-1 {
-		return nil, errors.New("rank table too large for its index")
-	}
-	t.blob = append([]byte(nil), t.blob...) // drop the over-estimated capacity
-	t.start = append([]uint32(nil), t.start...)
-	t.index()
-	return t, nil
+	return sc.Err()
 }
 
-// index builds the open-addressing table at a load of at most 0.8.
+// index fills the open-addressing table.
 func (t *rankTable) index() {
-	n := len(t.start) - 1
-	size := 1
-	for size*4 < n*5 {
-		size <<= 1
-	}
-	t.slots = make([]uint32, size)
-	t.mask = uint64(size - 1)
-	for r := 0; r < n; r++ {
-		h := maphash.Bytes(t.seed, t.blob[t.start[r]:t.start[r+1]])
+	for r := 0; r < t.n; r++ {
+		h := maphash.Bytes(t.seed, t.token(r))
 		for i := h & t.mask; ; i = (i + 1) & t.mask {
-			if t.slots[i] == 0 {
-				t.slots[i] = uint32(r+1) | tag(h)
+			if t.slot(i) == 0 {
+				binary.LittleEndian.PutUint32(t.mem[t.slots+4*int(i):], uint32(r+1)|tag(h))
 				break
 			}
 		}
@@ -94,12 +146,22 @@ func (t *rankTable) index() {
 
 func tag(h uint64) uint32 { return uint32(h>>50) << rankBits }
 
+func (t *rankTable) slot(i uint64) uint32 {
+	return binary.LittleEndian.Uint32(t.mem[t.slots+4*int(i):])
+}
+
+func (t *rankTable) token(r int) []byte {
+	from := binary.LittleEndian.Uint32(t.mem[4*r:])
+	to := binary.LittleEndian.Uint32(t.mem[4*r+4:])
+	return t.mem[t.blob+int(from) : t.blob+int(to)]
+}
+
 // rank returns the rank of token s, or -1 when s is not a mergeable token.
 func (t *rankTable) rank(s string) int {
 	h := maphash.String(t.seed, s)
 	want := tag(h)
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
-		v := t.slots[i]
+		v := t.slot(i)
 		if v == 0 {
 			return -1
 		}
@@ -107,13 +169,11 @@ func (t *rankTable) rank(s string) int {
 			continue
 		}
 		r := int(v&rankMask) - 1
-		if string(t.blob[t.start[r]:t.start[r+1]]) == s {
+		if string(t.token(r)) == s {
 			return r
 		}
 	}
 }
 
-// memory is the heap the table holds, for tests and reports.
-func (t *rankTable) memory() int {
-	return cap(t.blob) + 4*cap(t.start) + 4*cap(t.slots)
-}
+// memory is the size of the table's block, for tests and reports.
+func (t *rankTable) memory() int { return len(t.mem) }

@@ -5,11 +5,13 @@
 package tokenize
 
 import (
+	"io"
 	"strings"
 	"sync"
 
 	"github.com/dlclark/regexp2"
 	"github.com/pkoukk/tiktoken-go-loader/assets"
+	"github.com/turnpike-gw/turnpike/internal/exepages"
 )
 
 var perMsgOH = 3 // tokens the chat format adds per message
@@ -37,16 +39,20 @@ var (
 )
 
 func (e *encoding) get() *encoder {
-	e.once.Do(func() { e.enc, _ = e.load() }) // nil: Count falls back to bytes/4
+	e.once.Do(func() {
+		e.enc, _ = e.load() // nil: Count falls back to bytes/4
+		// The rank file (3.6 MB for o200k) was read from the executable once,
+		// to build the table, and is never read again; its pages would stay
+		// resident for the process's life. Giving back the executable's
+		// read-only pages drops them; the code and tables serving uses fault
+		// back in from the page cache.
+		_, _ = exepages.Release()
+	})
 	return e.enc
 }
 
 func (e *encoding) load() (*encoder, error) {
-	file, err := assets.Assets.ReadFile(e.name + ".tiktoken")
-	if err != nil {
-		return nil, err
-	}
-	table, err := newRankTable(file)
+	table, err := newRankTable(func() (io.ReadCloser, error) { return assets.Assets.Open(e.name + ".tiktoken") })
 	if err != nil {
 		return nil, err
 	}
