@@ -26,8 +26,14 @@ var booksPage = 2000
 // the database read and sort the whole window again (at 10 million rows,
 // 1-4 s a page of a 30-day window).
 func (r booksRepo) EachLog(ctx context.Context, w store.Window, types []string, fn func(store.UsageLog) error) error {
-	where := "created_at < ?"
-	args := []any{dbTime(w.Until)}
+	return r.eachLogPage(ctx, "created_at < ?", []any{dbTime(w.Until)}, w, types, "read logs", fn)
+}
+
+// eachLogPage reads the rows of where (with args) in the window, of types
+// when given, in (created_at, id) pages. The page starts at the last row
+// seen in the index's condition (created_at >= at), not only in a filter:
+// a filter would make every page read the window's rows before it again.
+func (r booksRepo) eachLogPage(ctx context.Context, where string, args []any, w store.Window, types []string, what string, fn func(store.UsageLog) error) error {
 	if len(types) > 0 {
 		where += " AND type IN (?" + strings.Repeat(", ?", len(types)-1) + ")"
 		for _, t := range types {
@@ -39,11 +45,11 @@ func (r booksRepo) EachLog(ctx context.Context, w store.Window, types []string, 
 	for {
 		rows, err := r.s.db.QueryContext(ctx, q, append(args, at, at, after, booksPage)...)
 		if err != nil {
-			return wrap(err, "read logs")
+			return wrap(err, what)
 		}
 		page, err := collect(rows, scanLog)
 		if err != nil {
-			return wrap(err, "read logs")
+			return wrap(err, what)
 		}
 		for _, l := range page {
 			if err := fn(l); err != nil {
