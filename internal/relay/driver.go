@@ -154,7 +154,7 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 	})()
 	// When the shutdown grace is over the upstream read ends: the stream
 	// tail then tells the client in its dialect and bills what was sent.
-	defer context.AfterFunc(c.rl.stopped.context(), cancel)()
+	defer context.AfterFunc(c.rl.stopped.watch(), cancel)()
 	req, done, err := h.send(ctx, a, t, ch)
 	if err != nil {
 		return err
