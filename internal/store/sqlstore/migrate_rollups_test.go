@@ -34,23 +34,12 @@ func daySums(t *testing.T, s *Store, since time.Time, daily bool) string {
 // the days so far from them. On PostgreSQL migration 161 is run again too,
 // through its concurrent index builds, and leaves every index valid.
 func TestUpgradeSumsTheDailyRollupsAndBuildsTheLogIndexesOnline(t *testing.T) {
-	dsns := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "up.db")}
-	if base := os.Getenv("TURNPIKE_TEST_POSTGRES"); base != "" {
-		dsns["postgres"] = testdb.Postgres(t, base)
-	}
-	for name, dsn := range dsns {
+	for name, dsn := range upgradeDatabases(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			s := openConcrete(t, dsn)
 			day := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-			var logs []store.UsageLog
-			for i := range 40 {
-				logs = append(logs, store.UsageLog{Type: []string{store.LogConsume, store.LogRefund, store.LogError}[i%3], UserID: 1,
-					Model: []string{"a", "b"}[i%2], Quota: int64(10 + i), PromptTokens: i, CreatedAt: day.Add(time.Duration(i) * 71 * time.Minute)})
-			}
-			if err := s.Logs().Insert(ctx, logs); err != nil {
-				t.Fatal(err)
-			}
+			insertDayRows(t, s, day, 40)
 			want := daySums(t, s, day, false)
 			undo := []string{"DROP TABLE usage_rollups_daily", "DELETE FROM schema_migrations WHERE version = 166"}
 			if s.dialect == Postgres {
@@ -86,23 +75,12 @@ func TestUpgradeSumsTheDailyRollupsAndBuildsTheLogIndexesOnline(t *testing.T) {
 // the backfill back over every row, which rebuilds the rollups exactly, and
 // rows written after it without rollups carry the column's mark.
 func TestUpgradeRebuildsTheRollupsAndMarksRowsWrittenWithoutThem(t *testing.T) {
-	dsns := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "up.db")}
-	if base := os.Getenv("TURNPIKE_TEST_POSTGRES"); base != "" {
-		dsns["postgres"] = testdb.Postgres(t, base)
-	}
-	for name, dsn := range dsns {
+	for name, dsn := range upgradeDatabases(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			s := openConcrete(t, dsn)
 			day := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-			var logs []store.UsageLog
-			for i := range 30 {
-				logs = append(logs, store.UsageLog{Type: []string{store.LogConsume, store.LogRefund, store.LogError}[i%3], UserID: 1,
-					Model: []string{"a", "b"}[i%2], Quota: int64(10 + i), PromptTokens: i, CreatedAt: day.Add(time.Duration(i) * 71 * time.Minute)})
-			}
-			if err := s.Logs().Insert(ctx, logs); err != nil {
-				t.Fatal(err)
-			}
+			insertDayRows(t, s, day, 30)
 			want := daySums(t, s, day, true)
 			undo := []string{"DROP INDEX usage_logs_rollup_pending_idx", "ALTER TABLE usage_logs DROP COLUMN rollup_pending",
 				"DELETE FROM schema_migrations WHERE version = 200", "DELETE FROM usage_rollups WHERE model = 'a'",
@@ -136,5 +114,29 @@ func TestUpgradeRebuildsTheRollupsAndMarksRowsWrittenWithoutThem(t *testing.T) {
 				t.Fatalf("a row written without rollups: %d marked, %d not (%v)", marked, kept, err)
 			}
 		})
+	}
+}
+
+// upgradeDatabases are the databases an upgrade test runs on: a SQLite file
+// and, when TURNPIKE_TEST_POSTGRES is set, a fresh PostgreSQL schema.
+func upgradeDatabases(t *testing.T) map[string]string {
+	dsns := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "up.db")}
+	if base := os.Getenv("TURNPIKE_TEST_POSTGRES"); base != "" {
+		dsns["postgres"] = testdb.Postgres(t, base)
+	}
+	return dsns
+}
+
+// insertDayRows writes n rows of every type and two models, 71 minutes
+// apart from day on, so they span several hours and days.
+func insertDayRows(t *testing.T, s *Store, day time.Time, n int) {
+	t.Helper()
+	var logs []store.UsageLog
+	for i := range n {
+		logs = append(logs, store.UsageLog{Type: []string{store.LogConsume, store.LogRefund, store.LogError}[i%3], UserID: 1,
+			Model: []string{"a", "b"}[i%2], Quota: int64(10 + i), PromptTokens: i, CreatedAt: day.Add(time.Duration(i) * 71 * time.Minute)})
+	}
+	if err := s.Logs().Insert(context.Background(), logs); err != nil {
+		t.Fatal(err)
 	}
 }
