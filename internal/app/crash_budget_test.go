@@ -2,9 +2,7 @@ package app_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"regexp"
 	"testing"
@@ -35,19 +33,13 @@ func withBudgets(t *testing.T, cfgPath string) {
 // periodUsed is what the admin API says a user or key spent in its period.
 func periodUsed(t *testing.T, url, path string) int64 {
 	t.Helper()
-	req, _ := http.NewRequest("GET", url+path, nil)
-	req.Header.Set("Authorization", "Bearer "+crashRoot)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var v struct {
 		PeriodQuota int64 `json:"period_quota"`
 		Used        int64 `json:"period_used_quota"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != 200 || v.PeriodQuota != crashBudget {
-		t.Fatalf("GET %s: %d %v, period_quota %d", path, resp.StatusCode, err, v.PeriodQuota)
+	adminGet(t, url, path, &v)
+	if v.PeriodQuota != crashBudget {
+		t.Fatalf("GET %s: period_quota %d, want %d", path, v.PeriodQuota, crashBudget)
 	}
 	return v.Used
 }

@@ -429,6 +429,17 @@ func totals(t *testing.T, st store.Store, userID, tokenID int64) sums {
 
 func adminQuota(t *testing.T, url, path string) int64 {
 	t.Helper()
+	var v struct {
+		Quota int64 `json:"quota"`
+	}
+	adminGet(t, url, path, &v)
+	return v.Quota
+}
+
+// adminGet reads path of the admin API as root into v, failing the test on
+// anything but a 200 answer.
+func adminGet(t *testing.T, url, path string, v any) {
+	t.Helper()
 	req, _ := http.NewRequest("GET", url+path, nil)
 	req.Header.Set("Authorization", "Bearer "+crashRoot)
 	resp, err := http.DefaultClient.Do(req)
@@ -436,13 +447,9 @@ func adminQuota(t *testing.T, url, path string) int64 {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var v struct {
-		Quota int64 `json:"quota"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != 200 {
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
 	}
-	return v.Quota
 }
 
 // checkBooks asserts the invariants for every user and limited key and
