@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,8 +31,7 @@ const VendorKey = "vendor-secret-key-xyz"
 // read pertask.js too.
 func LoadPlugin(t testing.TB, name string) *plugin.Loaded {
 	t.Helper()
-	_, here, _, _ := runtime.Caller(0)
-	src, err := os.ReadFile(filepath.Join(filepath.Dir(here), "..", "testdata", filepath.FromSlash(name)))
+	src, err := os.ReadFile(filepath.Join(moduleRoot(t), "internal", "task", "testdata", filepath.FromSlash(name)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,4 +176,26 @@ func (w *World) Logs(userID int64, typ string) []store.UsageLog {
 		ls[i], ls[j] = ls[j], ls[i]
 	}
 	return ls
+}
+
+// moduleRoot is the directory of go.mod above the test's working directory
+// (go test runs a test in its package's directory). It is found from there,
+// not from this file's compiled-in path, because CI builds with -trimpath,
+// which leaves no directory in that path.
+func moduleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's working directory")
+		}
+		dir = parent
+	}
 }
