@@ -53,12 +53,26 @@ func BenchmarkBooksAtScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	end := seedScale(b, exec, have, rows, ready)
-	seedLedger(b, exec, func(q string) (n int) {
+	seeded := seedLedger(b, exec, func(q string) (n int) {
 		if err := raw.QueryRow(q).Scan(&n); err != nil {
 			b.Fatal(err)
 		}
 		return n
 	}, end)
+	if seeded || have < rows || !ready {
+		// The seed wrote its rows and entries around the billing writer:
+		// their books buckets are summed from them.
+		start := time.Now()
+		if err := st.RebuildBooksRollups(ctx); err != nil {
+			b.Fatal(err)
+		}
+		for _, q := range []string{`VACUUM ANALYZE quota_ledger`, `VACUUM ANALYZE ledger_rollups_daily`, `VACUUM ANALYZE usage_books_daily`} {
+			if err := exec(q); err != nil {
+				b.Fatal(err)
+			}
+		}
+		fmt.Printf("summed the books rollups in %.0f s\n", time.Since(start).Seconds())
+	}
 	// A database seeded by an earlier build got its daily rollups from
 	// migration 166 just now: give the planner their statistics.
 	if err := exec(`ANALYZE usage_rollups_daily`); err != nil {

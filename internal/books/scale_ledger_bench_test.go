@@ -22,19 +22,22 @@ const scaleTopUp = 1_000_000_000_000
 //   - an error row: the call's reserve of 1000 and its refund;
 //   - a refund row: a task's refund (its key "task-…", booked as it comes).
 //
-// The balances are the ledger's sums, so every account reconciles.
-func seedLedger(b *testing.B, exec func(string, ...any) error, count func(string) int, end time.Time) {
+// The balances are the ledger's sums, so every account reconciles. Its
+// entries are written unmarked, as the billing writer writes them; their
+// books buckets are summed after (RebuildBooksRollups).
+// It reports whether it seeded.
+func seedLedger(b *testing.B, exec func(string, ...any) error, count func(string) int, end time.Time) bool {
 	if count("SELECT COUNT(*) FROM users") > 0 {
-		return
+		return false
 	}
 	start := time.Now()
 	topUp := end.Add(-121 * 24 * time.Hour)
 	maxID := count("SELECT COALESCE(MAX(id), 0) FROM usage_logs")
 	for lo := 0; lo <= maxID; lo += 1_000_000 {
-		err := exec(`INSERT INTO quota_ledger (idem_key, kind, user_id, token_id, delta, token_delta, used, created_at, team_id)
+		err := exec(`INSERT INTO quota_ledger (idem_key, kind, user_id, token_id, delta, token_delta, used, created_at, team_id, rollup_pending)
 		SELECT 'call-' || id || ':reserve', CASE WHEN type = 'consume' AND id % 3 = 0 THEN 'settle' WHEN type = 'refund' THEN 'refund' ELSE 'reserve' END,
 			user_id, token_id, d, d, CASE WHEN type = 'consume' AND id % 3 = 0 THEN quota ELSE 0 END,
-			CASE WHEN type = 'consume' AND id % 3 = 0 THEN created_at ELSE created_at - latency_ms * interval '1 millisecond' END, 0
+			CASE WHEN type = 'consume' AND id % 3 = 0 THEN created_at ELSE created_at - latency_ms * interval '1 millisecond' END, 0, NULL::smallint
 		FROM (SELECT id, type, user_id, token_id, quota, created_at, latency_ms,
 			CASE WHEN type = 'error' THEN -1000 WHEN type = 'refund' THEN quota WHEN id % 3 = 0 THEN -quota ELSE -quota - 500 END AS d
 			FROM usage_logs WHERE id >= $1 AND id < $2 AND type IN ('consume', 'error', 'refund')) r
@@ -44,7 +47,7 @@ func seedLedger(b *testing.B, exec func(string, ...any) error, count func(string
 			CASE WHEN type = 'consume' THEN 'settle' ELSE 'refund' END, user_id, token_id,
 			CASE WHEN type = 'consume' THEN 500 WHEN type = 'error' THEN 1000 ELSE quota END,
 			CASE WHEN type = 'consume' THEN 500 WHEN type = 'error' THEN 1000 ELSE quota END,
-			CASE WHEN type = 'consume' THEN quota ELSE 0 END, created_at, 0
+			CASE WHEN type = 'consume' THEN quota ELSE 0 END, created_at, 0, NULL
 		FROM usage_logs WHERE id >= $1 AND id < $2 AND (type IN ('error', 'refund') OR (type = 'consume' AND id % 3 <> 0))`, lo, lo+1_000_000)
 		if err != nil {
 			b.Fatal(err)
@@ -52,8 +55,8 @@ func seedLedger(b *testing.B, exec func(string, ...any) error, count func(string
 		fmt.Printf("seeded the ledger of the rows below id %d (%.0f s)\n", lo+1_000_000, time.Since(start).Seconds())
 	}
 	for _, q := range []string{
-		`INSERT INTO quota_ledger (idem_key, kind, user_id, token_id, delta, token_delta, used, created_at, team_id)
-		SELECT 'topup-' || u, 'topup', u, 0, $1, 0, 0, $2, 0 FROM generate_series(1, 200) AS u`,
+		`INSERT INTO quota_ledger (idem_key, kind, user_id, token_id, delta, token_delta, used, created_at, team_id, rollup_pending)
+		SELECT 'topup-' || u, 'topup', u, 0, $1, 0, 0, $2, 0, NULL FROM generate_series(1, 200) AS u`,
 		`INSERT INTO usage_logs (type, user_id, token_id, channel_id, model, prompt_tokens, completion_tokens, quota, latency_ms,
 			request_id, other, created_at, team_id, org_id, rollup_pending)
 		SELECT 'topup', u, 0, 0, '', 0, 0, $1, 0, 'topup-' || u, '{}', $2, 0, 0, NULL FROM generate_series(1, 200) AS u`,
@@ -87,4 +90,5 @@ func seedLedger(b *testing.B, exec func(string, ...any) error, count func(string
 		}
 	}
 	fmt.Printf("seeded the ledger, users and keys in %.0f s\n", time.Since(start).Seconds())
+	return true
 }

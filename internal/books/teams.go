@@ -26,14 +26,7 @@ func (lr *ledgerRead) payer(user, team int64) *books {
 // moved or had rows in the window. The ledger alone explains every unit a
 // team ever had (its top-ups are entries), so its balances are the
 // ledger's, and a stored balance that strayed from it shows in the end.
-func reconcileTeams(ctx context.Context, st store.Store, w store.Window, lr *ledgerRead, rep *Report) error {
-	if len(lr.teams) == 0 {
-		return nil
-	}
-	before, err := st.Books().TeamsBefore(ctx, w.Since)
-	if err != nil {
-		return err
-	}
+func reconcileTeams(ctx context.Context, st store.Store, before map[int64]int64, lr *ledgerRead, rep *Report) error {
 	for _, id := range sortedIDs(lr.teams) {
 		b := lr.teams[id]
 		if !b.active {

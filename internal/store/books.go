@@ -54,11 +54,15 @@ type BooksRepo interface {
 	// entries, read in one statement: zero unless the balance was changed
 	// outside the ledger. A missing user is ErrNotFound.
 	UserDrift(ctx context.Context, userID int64) (int64, error)
-	// TokenBalanceAt is the key's stored balance less its ledger
-	// movements from t on, read in one statement: its balance at t.
-	// limited is false for an unlimited key, whose balance means nothing.
-	// A missing key is ErrNotFound.
-	TokenBalanceAt(ctx context.Context, tokenID int64, t time.Time) (balance int64, limited bool, err error)
+	// TokenDrift is UserDrift of a key: its stored balance less the sum
+	// of its ledger movements, read in one statement (a limited key's
+	// balance is set outside the ledger when it is made). limited is false
+	// for an unlimited key, whose balance means nothing. A missing key is
+	// ErrNotFound.
+	TokenDrift(ctx context.Context, tokenID int64) (drift int64, limited bool, err error)
+	// LedgerTotals sums the ledger's entries created in w per account and
+	// class (LedgerClassOf); a zero Since is the ledger's beginning.
+	LedgerTotals(ctx context.Context, w Window) ([]LedgerTotal, error)
 }
 
 // TaskHoldPrefix begins the hold key of every task. A task's hold is kept

@@ -107,7 +107,7 @@ var booksTests = []namedTest{
 			t.Fatalf("balances before = user %d key %d, want 980 and -20", users[u.ID], tokens[tok.ID])
 		}
 	}},
-	{"a user's drift from its ledger and a key's balance at a moment", func(t *testing.T, s store.Store) {
+	{"a user's and a key's drift from their ledger, and a key's balance at a moment", func(t *testing.T, s store.Store) {
 		u := newUser(t, s, "dave", 0)
 		limited := newToken(t, s, u, "limited", 500)
 		unlimited := newToken(t, s, u, "unlimited", -1)
@@ -129,14 +129,18 @@ var booksTests = []namedTest{
 		if _, err := s.Books().UserDrift(ctx(t), 9999); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("drift of a missing user: %v, want ErrNotFound", err)
 		}
-		bal, ok, err := s.Books().TokenBalanceAt(ctx(t), limited.ID, base)
-		if err != nil || !ok || bal != 470 {
-			t.Fatalf("limited key at the moment = %d, %v, %v; want 470 (400 now, 70 spent since)", bal, ok, err)
+		d, ok, err := s.Books().TokenDrift(ctx(t), limited.ID)
+		if err != nil || !ok || d != 500 {
+			t.Fatalf("limited key's drift = %d, %v, %v; want 500 (400 now, 100 spent: the balance it was made with)", d, ok, err)
 		}
-		if _, ok, err := s.Books().TokenBalanceAt(ctx(t), unlimited.ID, base); err != nil || ok {
+		_, tokens, err := s.Books().BalancesBefore(ctx(t), base)
+		if must(t, err, "before"); d+tokens[limited.ID] != 470 {
+			t.Fatalf("limited key at the moment = %d, want 470 (its drift and its movements before)", d+tokens[limited.ID])
+		}
+		if _, ok, err := s.Books().TokenDrift(ctx(t), unlimited.ID); err != nil || ok {
 			t.Fatalf("unlimited key: limited %v, %v; want not limited", ok, err)
 		}
-		if _, _, err := s.Books().TokenBalanceAt(ctx(t), 9999, base); !errors.Is(err, store.ErrNotFound) {
+		if _, _, err := s.Books().TokenDrift(ctx(t), 9999); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("missing key: %v, want ErrNotFound", err)
 		}
 	}},
