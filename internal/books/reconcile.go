@@ -2,7 +2,6 @@ package books
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -122,6 +121,10 @@ func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Tim
 		return nil, err
 	}
 	before := balancesOf(prior)
+	drifts, err := st.Books().Drifts(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rep := &Report{OK: true, Since: w.Since, Until: w.Until, OpenHolds: int(before.holds + lr.holds), Users: []Account{}, Tokens: []Account{},
 		Teams: []Account{}, Differences: []Difference{}, Plans: []plans.WindowBooks{}, Budgets: []BudgetBooks{}}
 	usersBefore, tokensBefore := before.users, before.tokens
@@ -133,11 +136,7 @@ func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Tim
 		// The ledger alone explains every unit a user ever had (its first
 		// balance is a recorded top-up), so the balances are the ledger's,
 		// and a stored balance that strayed from it shows in the end.
-		drift, err := st.Books().UserDrift(ctx, id)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-		a := Account{UserID: id, BalanceStart: usersBefore[id], BalanceEnd: usersBefore[id] + b.raw + drift}
+		a := Account{UserID: id, BalanceStart: usersBefore[id], BalanceEnd: usersBefore[id] + b.raw + drifts.Users[id]}
 		rep.add(a, b, "user")
 	}
 	for _, id := range sortedIDs(lr.tokens) {
@@ -149,19 +148,13 @@ func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Tim
 		// or switched from unlimited, so its start is read back from its
 		// stored balance; an unlimited key's balance is its movements.
 		a := Account{UserID: b.owner, TokenID: id, BalanceStart: tokensBefore[id]}
-		drift, limited, err := st.Books().TokenDrift(ctx, id)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-		if limited {
-			a.BalanceStart += drift
+		if drifts.Limited[id] {
+			a.BalanceStart += drifts.Tokens[id]
 		}
 		a.BalanceEnd = a.BalanceStart + b.raw
 		rep.add(a, b, "token")
 	}
-	if err := reconcileTeams(ctx, st, before.teams, lr, rep); err != nil {
-		return nil, err
-	}
+	reconcileTeams(before.teams, drifts.Teams, lr, rep)
 	return rep, explainRows(ctx, st, w, rep)
 }
 

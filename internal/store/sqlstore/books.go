@@ -156,37 +156,6 @@ func (r booksRepo) TeamsBefore(ctx context.Context, t time.Time) (map[int64]int6
 	return teams, nil
 }
 
-// UserDrift subtracts in the database, so both figures are of one moment.
-// Entries of a team's shared balance name the member but moved the team.
-func (r booksRepo) UserDrift(ctx context.Context, userID int64) (int64, error) {
-	d, _, err := r.drift(ctx, "users", "user_id", "delta", " AND team_id = 0", userID)
-	return d, wrap(err, "user drift")
-}
-
-// TeamDrift is UserDrift of a team's shared balance.
-func (r booksRepo) TeamDrift(ctx context.Context, teamID int64) (int64, error) {
-	d, _, err := r.drift(ctx, "teams", "team_id", "delta", "", teamID)
-	return d, wrap(err, "team drift")
-}
-
-// TokenDrift is UserDrift of a key; an unlimited key's balance means
-// nothing.
-func (r booksRepo) TokenDrift(ctx context.Context, tokenID int64) (int64, bool, error) {
-	d, quota, err := r.drift(ctx, "tokens", "token_id", "token_delta", "", tokenID)
-	return d, quota >= 0, wrap(err, "token drift")
-}
-
-// drift reads an account's stored balance and the sum of all its entries
-// (the buckets, and the entries still marked for the catch-up) in one
-// statement, through the buckets' account index.
-func (r booksRepo) drift(ctx context.Context, table, col, amount, also string, id int64) (drift, quota int64, err error) {
-	q := "SELECT quota, " + r.s.castInt("quota - COALESCE((SELECT SUM("+amount+") FROM ledger_rollups_daily WHERE "+col+" = ?"+also+"), 0)"+
-		" - COALESCE((SELECT SUM("+amount+") FROM quota_ledger WHERE rollup_pending = 1 AND "+col+" = ?"+also+"), 0)") +
-		" FROM " + table + " WHERE id = ?"
-	err = r.s.db.QueryRowContext(ctx, r.s.Rebind(q), id, id, id).Scan(&quota, &drift)
-	return drift, quota, err
-}
-
 // castInt makes an aggregate scan as an integer on every dialect
 // (PostgreSQL sums bigints to numeric, MySQL to decimal).
 func (s *Store) castInt(expr string) string {

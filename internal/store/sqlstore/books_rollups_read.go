@@ -157,3 +157,42 @@ func (r booksRepo) LogTotals(ctx context.Context, w store.Window) ([]store.LogTo
 	})
 	return out, wrap(err, "sum usage books")
 }
+
+// Drifts reads every account's balance beside the sums of its buckets and
+// its entries still marked for the catch-up, one statement for the three
+// kinds of account, each sum one pass over the buckets: per account, the
+// buckets of a user lie on as many pages as it has buckets.
+func (r booksRepo) Drifts(ctx context.Context) (store.Drifts, error) {
+	const entries = "(SELECT user_id, token_id, team_id, delta, token_delta FROM ledger_rollups_daily UNION ALL " +
+		"SELECT user_id, token_id, team_id, delta, token_delta FROM quota_ledger WHERE rollup_pending = 1) e"
+	part := func(kind, table, col, amount, where string) string {
+		return "SELECT '" + kind + "', a.id, a.quota, " + r.s.castInt("a.quota - COALESCE(g.v, 0)") + " FROM " + table +
+			" a LEFT JOIN (SELECT " + col + " AS id, SUM(" + amount + ") AS v FROM " + entries + " WHERE " + where +
+			" GROUP BY " + col + ") g ON g.id = a.id"
+	}
+	q := part("user", "users", "user_id", "delta", "team_id = 0") + " UNION ALL " + part("token", "tokens", "token_id", "token_delta", "token_id <> 0") +
+		" UNION ALL " + part("team", "teams", "team_id", "delta", "team_id <> 0")
+	d := store.Drifts{Users: map[int64]int64{}, Tokens: map[int64]int64{}, Teams: map[int64]int64{}, Limited: map[int64]bool{}}
+	rows, err := r.s.db.QueryContext(ctx, q)
+	if err != nil {
+		return d, wrap(err, "drifts")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind string
+		var id, quota, drift int64
+		if err := rows.Scan(&kind, &id, &quota, &drift); err != nil {
+			return d, wrap(err, "drifts")
+		}
+		switch kind {
+		case "user":
+			d.Users[id] = drift
+		case "team":
+			d.Teams[id] = drift
+		default:
+			d.Tokens[id] = drift
+			d.Limited[id] = quota >= 0
+		}
+	}
+	return d, wrap(rows.Err(), "drifts")
+}

@@ -118,30 +118,24 @@ var booksTests = []namedTest{
 			{Key: "b:reserve", Kind: store.LedgerSettle, UserID: u.ID, TokenID: limited.ID, Delta: -70, TokenDelta: -70, Used: 70, CreatedAt: base.Add(time.Minute)},
 			{Key: "c:reserve", Kind: store.LedgerSettle, UserID: u.ID, TokenID: unlimited.ID, Delta: -5, TokenDelta: -5, Used: 5, CreatedAt: base.Add(time.Minute)},
 		}), "apply")
-		drift, err := s.Books().UserDrift(ctx(t), u.ID)
-		if err != nil || drift != 0 {
-			t.Fatalf("drift of a user moved only by its ledger = %d, %v; want 0", drift, err)
-		}
 		other := newUser(t, s, "erin", 42)
-		if drift, err := s.Books().UserDrift(ctx(t), other.ID); err != nil || drift != 42 {
-			t.Fatalf("drift of a user created with 42 outside the ledger = %d, %v; want 42", drift, err)
+		drifts, err := s.Books().Drifts(ctx(t))
+		must(t, err, "drifts")
+		if d, ok := drifts.Users[u.ID]; !ok || d != 0 {
+			t.Fatalf("drift of a user moved only by its ledger = %d (listed %v); want 0", d, ok)
 		}
-		if _, err := s.Books().UserDrift(ctx(t), 9999); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("drift of a missing user: %v, want ErrNotFound", err)
+		if d := drifts.Users[other.ID]; d != 42 {
+			t.Fatalf("drift of a user created with 42 outside the ledger = %d; want 42", d)
 		}
-		d, ok, err := s.Books().TokenDrift(ctx(t), limited.ID)
-		if err != nil || !ok || d != 500 {
-			t.Fatalf("limited key's drift = %d, %v, %v; want 500 (400 now, 100 spent: the balance it was made with)", d, ok, err)
+		if d := drifts.Tokens[limited.ID]; !drifts.Limited[limited.ID] || d != 500 {
+			t.Fatalf("limited key's drift = %d (limited %v); want 500 (400 now, 100 spent: the balance it was made with)", d, drifts.Limited[limited.ID])
 		}
 		_, tokens, err := s.Books().BalancesBefore(ctx(t), base)
-		if must(t, err, "before"); d+tokens[limited.ID] != 470 {
-			t.Fatalf("limited key at the moment = %d, want 470 (its drift and its movements before)", d+tokens[limited.ID])
+		if must(t, err, "before"); drifts.Tokens[limited.ID]+tokens[limited.ID] != 470 {
+			t.Fatalf("limited key at the moment = %d, want 470 (its drift and its movements before)", drifts.Tokens[limited.ID]+tokens[limited.ID])
 		}
-		if _, ok, err := s.Books().TokenDrift(ctx(t), unlimited.ID); err != nil || ok {
-			t.Fatalf("unlimited key: limited %v, %v; want not limited", ok, err)
-		}
-		if _, _, err := s.Books().TokenDrift(ctx(t), 9999); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("missing key: %v, want ErrNotFound", err)
+		if _, listed := drifts.Tokens[unlimited.ID]; !listed || drifts.Limited[unlimited.ID] {
+			t.Fatalf("unlimited key: listed %v limited %v; want listed, not limited", listed, drifts.Limited[unlimited.ID])
 		}
 	}},
 }
