@@ -61,7 +61,9 @@ func LedgerClassOf(e LedgerEntry) string {
 
 // OpensHold and EndsHold tell the classes whose entries open and end a
 // hold of their own (a paired entry does neither).
-func OpensHold(class string) bool { return class == LedgerClassReserve || class == LedgerClassTaskReserve }
+func OpensHold(class string) bool {
+	return class == LedgerClassReserve || class == LedgerClassTaskReserve
+}
 
 // EndsHold: see OpensHold.
 func EndsHold(class string) bool {
