@@ -62,6 +62,10 @@ type BooksRepo interface {
 	// unless its balance was changed outside the ledger; for a limited
 	// key, the balance it was given when it was made or limited.
 	Drifts(ctx context.Context) (Drifts, error)
+	// Names reads the names of the channels, users (their username) or
+	// keys of ids (by "channel", "user" or "token"), in one statement per
+	// 500; an id of no record is left out.
+	Names(ctx context.Context, by string, ids []int64) (map[int64]string, error)
 	// LedgerTotals sums the ledger's entries created in w per account and
 	// class (LedgerClassOf); a zero Since is the ledger's beginning.
 	LedgerTotals(ctx context.Context, w Window) ([]LedgerTotal, error)

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 
 	"strings"
 	"time"
@@ -154,6 +155,43 @@ func (r booksRepo) TeamsBefore(ctx context.Context, t time.Time) (map[int64]int6
 		}
 	}
 	return teams, nil
+}
+
+// nameColumns are the table and name column of a report's groups.
+var nameColumns = map[string][2]string{"channel": {"channels", "name"}, "user": {"users", "username"}, "token": {"tokens", "name"}}
+
+// Names reads the names of a report's groups 500 ids a statement: one
+// query per group made the margin report by key 400 round trips.
+func (r booksRepo) Names(ctx context.Context, by string, ids []int64) (map[int64]string, error) {
+	tc, ok := nameColumns[by]
+	if !ok {
+		return nil, fmt.Errorf("no names of %q", by)
+	}
+	out := map[int64]string{}
+	for lo := 0; lo < len(ids); lo += 500 {
+		part := ids[lo:min(lo+500, len(ids))]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = id
+		}
+		rows, err := r.s.db.QueryContext(ctx, r.s.Rebind("SELECT id, "+tc[1]+" FROM "+tc[0]+" WHERE id IN (?"+strings.Repeat(", ?", len(part)-1)+")"), args...)
+		if err != nil {
+			return nil, wrap(err, "read names")
+		}
+		for rows.Next() {
+			var id int64
+			var name string
+			if err := rows.Scan(&id, &name); err != nil {
+				rows.Close()
+				return nil, wrap(err, "read names")
+			}
+			out[id] = name
+		}
+		if err := rows.Close(); err != nil {
+			return nil, wrap(err, "read names")
+		}
+	}
+	return out, nil
 }
 
 // castInt makes an aggregate scan as an integer on every dialect

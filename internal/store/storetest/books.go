@@ -13,6 +13,23 @@ import (
 // booksTests cover what the operator's books read: a channel's upstream
 // cost, the ledger and the usage rows over a window.
 var booksTests = []namedTest{
+	{"the names of channels, users and keys are read for many ids at once", func(t *testing.T, s store.Store) {
+		u := newUser(t, s, "frank", 0)
+		k := newToken(t, s, u, "frank-key", 0)
+		c := sampleChannel("named")
+		must(t, s.Channels().Create(ctx(t), c), "create")
+		for _, tc := range []struct {
+			by   string
+			id   int64
+			want string
+		}{{"user", u.ID, "frank"}, {"token", k.ID, "frank-key"}, {"channel", c.ID, "named"}} {
+			names, err := s.Books().Names(ctx(t), tc.by, []int64{tc.id, 99999})
+			must(t, err, "names")
+			if len(names) != 1 || names[tc.id] != tc.want {
+				t.Errorf("%s names = %v, want only %d: %q", tc.by, names, tc.id, tc.want)
+			}
+		}
+	}},
 	{"a channel's cost round-trips and can be removed", func(t *testing.T, s store.Store) {
 		c := sampleChannel("costly")
 		d := 0.8
