@@ -85,7 +85,6 @@ type books struct {
 }
 
 type ledgerRead struct {
-	w                    store.Window
 	users, tokens, teams map[int64]*books
 	// holds is how many holds the window's entries opened, less those
 	// they ended.
@@ -111,7 +110,11 @@ func account(m map[int64]*books, id int64) *books {
 // still open is spending the rows do not show yet (NetSpend counts it). A
 // task's consume row is written with its reservation and corrected when it
 // ends, so its entries are booked as they come.
-func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Time) (*Report, error) {
+//
+// The moment of the reading does not matter (the last argument, kept for
+// the callers): the holds open at Until are the ledger's, however long ago
+// Until was.
+func Reconcile(ctx context.Context, st store.Store, w store.Window, _ time.Time) (*Report, error) {
 	lr, err := readBooks(ctx, st, w)
 	if err != nil {
 		return nil, err
@@ -169,7 +172,7 @@ func readBooks(ctx context.Context, st store.Store, w store.Window) (*ledgerRead
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		lr := &ledgerRead{w: w, users: map[int64]*books{}, tokens: map[int64]*books{}, teams: map[int64]*books{}}
+		lr := &ledgerRead{users: map[int64]*books{}, tokens: map[int64]*books{}, teams: map[int64]*books{}}
 		totals, err := st.Books().LedgerTotals(ctx, w)
 		if err != nil {
 			return nil, err
