@@ -79,8 +79,7 @@ func Margin(ctx context.Context, st store.Store, w store.Window, groupBy string,
 		}
 		return items[i].Key < items[j].Key
 	})
-	nameItems(ctx, st, groupBy, items)
-	return items, nil
+	return items, nameItems(ctx, st, groupBy, items)
 }
 
 // ErrGrouping is a group_by the report does not know.
@@ -90,31 +89,28 @@ func (e ErrGrouping) Error() string {
 	return fmt.Sprintf("group_by must be channel, model, user or token, not %q", string(e))
 }
 
-// nameItems adds the names of the channels, users or keys the items are;
-// a record deleted since keeps only its id.
-func nameItems(ctx context.Context, st store.Store, by string, items []MarginItem) {
-	for i := range items {
-		id, err := strconv.ParseInt(items[i].Key, 10, 64)
-		if err != nil || id == 0 {
-			continue
-		}
-		var name string
-		switch by {
-		case "channel":
-			if c, err := st.Channels().Get(ctx, id); err == nil {
-				name = c.Name
-			}
-		case "user":
-			if u, err := st.Users().Get(ctx, id); err == nil {
-				name = u.Username
-			}
-		case "token":
-			if t, err := st.Tokens().Get(ctx, id); err == nil {
-				name = t.Name
-			}
-		}
-		items[i].Name = name
+// nameItems adds the names of the channels, users or keys the items are,
+// read in one query; a record deleted since keeps only its id.
+func nameItems(ctx context.Context, st store.Store, by string, items []MarginItem) error {
+	if by != "channel" && by != "user" && by != "token" {
+		return nil
 	}
+	ids := make([]int64, 0, len(items))
+	for _, it := range items {
+		if id, err := strconv.ParseInt(it.Key, 10, 64); err == nil && id != 0 {
+			ids = append(ids, id)
+		}
+	}
+	names, err := st.Books().Names(ctx, by, ids)
+	if err != nil {
+		return err
+	}
+	for i := range items {
+		if id, err := strconv.ParseInt(items[i].Key, 10, 64); err == nil {
+			items[i].Name = names[id]
+		}
+	}
+	return nil
 }
 
 // number is an exact dollar amount as a JSON number.

@@ -2,10 +2,8 @@ package books
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/plans"
@@ -87,9 +85,10 @@ type books struct {
 }
 
 type ledgerRead struct {
-	w                    store.Window
 	users, tokens, teams map[int64]*books
-	open, unmatched      map[string]bool
+	// holds is how many holds the window's entries opened, less those
+	// they ended.
+	holds int64
 }
 
 func account(m map[int64]*books, id int64) *books {
@@ -102,31 +101,36 @@ func account(m map[int64]*books, id int64) *books {
 }
 
 // Reconcile proves, per user and per key over w, that the ledger's entries
-// equal the usage rows and that the balance moved by the net spend. For a
-// window ending at now or later, the reservations still open from before
-// it (the open holds) are counted too.
+// equal the usage rows and that the balance moved by the net spend, and
+// counts the holds open at its end. It reads the books rollups: the
+// window's whole days' buckets and its cut days' entries and rows.
 //
 // A call's usage row is written with the end of its reservation, so its
 // reserve and settle are booked together when it ends, and a reservation
 // still open is spending the rows do not show yet (NetSpend counts it). A
 // task's consume row is written with its reservation and corrected when it
 // ends, so its entries are booked as they come.
-func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Time) (*Report, error) {
+//
+// The moment of the reading does not matter (the last argument, kept for
+// the callers): the holds open at Until are the ledger's, however long ago
+// Until was.
+func Reconcile(ctx context.Context, st store.Store, w store.Window, _ time.Time) (*Report, error) {
 	lr, err := readBooks(ctx, st, w)
 	if err != nil {
 		return nil, err
 	}
-	usersBefore, tokensBefore, err := st.Books().BalancesBefore(ctx, w.Since)
+	prior, err := st.Books().LedgerTotals(ctx, store.Window{Until: w.Since})
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{OK: true, Since: w.Since, Until: w.Until, OpenHolds: len(lr.open), Users: []Account{}, Tokens: []Account{},
-		Teams: []Account{}, Differences: []Difference{}, Plans: []plans.WindowBooks{}, Budgets: []BudgetBooks{}}
-	if !w.Until.Before(now) {
-		if err := countHoldsOpenAcross(ctx, st, w, rep); err != nil {
-			return nil, err
-		}
+	before := balancesOf(prior)
+	drifts, err := st.Books().Drifts(ctx)
+	if err != nil {
+		return nil, err
 	}
+	rep := &Report{OK: true, Since: w.Since, Until: w.Until, OpenHolds: int(before.holds + lr.holds), Users: []Account{}, Tokens: []Account{},
+		Teams: []Account{}, Differences: []Difference{}, Plans: []plans.WindowBooks{}, Budgets: []BudgetBooks{}}
+	usersBefore, tokensBefore := before.users, before.tokens
 	for _, id := range sortedIDs(lr.users) {
 		b := lr.users[id]
 		if !b.active {
@@ -135,11 +139,7 @@ func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Tim
 		// The ledger alone explains every unit a user ever had (its first
 		// balance is a recorded top-up), so the balances are the ledger's,
 		// and a stored balance that strayed from it shows in the end.
-		drift, err := st.Books().UserDrift(ctx, id)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-		a := Account{UserID: id, BalanceStart: usersBefore[id], BalanceEnd: usersBefore[id] + b.raw + drift}
+		a := Account{UserID: id, BalanceStart: usersBefore[id], BalanceEnd: usersBefore[id] + b.raw + drifts.Users[id]}
 		rep.add(a, b, "user")
 	}
 	for _, id := range sortedIDs(lr.tokens) {
@@ -151,38 +151,17 @@ func Reconcile(ctx context.Context, st store.Store, w store.Window, now time.Tim
 		// or switched from unlimited, so its start is read back from its
 		// stored balance; an unlimited key's balance is its movements.
 		a := Account{UserID: b.owner, TokenID: id, BalanceStart: tokensBefore[id]}
-		start, limited, err := st.Books().TokenBalanceAt(ctx, id, w.Since)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-		if limited {
-			a.BalanceStart = start
+		if drifts.Limited[id] {
+			a.BalanceStart += drifts.Tokens[id]
 		}
 		a.BalanceEnd = a.BalanceStart + b.raw
 		rep.add(a, b, "token")
 	}
-	if err := reconcileTeams(ctx, st, w, lr, rep); err != nil {
-		return nil, err
-	}
+	reconcileTeams(before.teams, drifts.Teams, lr, rep)
 	return rep, explainRows(ctx, st, w, rep)
 }
 
-// countHoldsOpenAcross adds the holds opened before the window that are
-// still open (a window that reaches now) to its open holds.
-func countHoldsOpenAcross(ctx context.Context, st store.Store, w store.Window, rep *Report) error {
-	holds, err := st.Holds().List(ctx)
-	if err != nil {
-		return err
-	}
-	for _, h := range holds {
-		if h.CreatedAt.Before(w.Since) {
-			rep.OpenHolds++
-		}
-	}
-	return nil
-}
-
-// readBooks reads the window's ledger entries between two readings of its
+// readBooks reads the window's ledger totals between two readings of its
 // usage rows, and again while the two differ: an entry and its row are
 // committed together, so rows that did not change while the ledger was
 // read belong to the entries read (the billing writers of running nodes
@@ -193,10 +172,13 @@ func readBooks(ctx context.Context, st store.Store, w store.Window) (*ledgerRead
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		lr := &ledgerRead{w: w, users: map[int64]*books{}, tokens: map[int64]*books{}, teams: map[int64]*books{},
-			open: map[string]bool{}, unmatched: map[string]bool{}}
-		if err := st.Books().EachEntry(ctx, w.Since, lr.entry); err != nil {
+		lr := &ledgerRead{users: map[int64]*books{}, tokens: map[int64]*books{}, teams: map[int64]*books{}}
+		totals, err := st.Books().LedgerTotals(ctx, w)
+		if err != nil {
 			return nil, err
+		}
+		for _, t := range totals {
+			lr.total(t)
 		}
 		after, err := st.Books().LogTotals(ctx, w)
 		if err != nil {
@@ -228,69 +210,48 @@ func sameTotals(a, b []store.LogTotal) bool {
 	return true
 }
 
-// entry books one ledger entry on its user (or the team whose shared
-// balance it moved) and its key.
-func (lr *ledgerRead) entry(e store.LedgerEntry) error {
-	u := lr.payer(e.UserID, e.TeamID)
-	var t *books
-	if e.TokenID != 0 {
-		t = account(lr.tokens, e.TokenID)
-		t.owner = e.UserID
+// total books one account's entries of one class on its user (or the
+// team whose shared balance they moved) and its key.
+func (lr *ledgerRead) total(t store.LedgerTotal) {
+	bookTotal(lr.payer(t.UserID, t.TeamID), t, t.Delta)
+	if t.TokenID != 0 {
+		k := account(lr.tokens, t.TokenID)
+		k.owner = t.UserID
+		bookTotal(k, t, t.TokenDelta)
 	}
-	if !e.CreatedAt.Before(lr.w.Until) {
-		return nil
-	}
-	// The kind says what an entry did: the billing writer stores a hold
-	// reserved and ended within one batch as one entry, under the
-	// reserve's key with the end's kind.
-	hold, part, isHold := store.HoldOf(e.Key)
-	call := isHold && !strings.HasPrefix(hold, store.TaskHoldPrefix)
-	book(u, e, e.Delta, call)
-	if t != nil {
-		book(t, e, e.TokenDelta, call)
-	}
-	if isHold && (e.Kind == store.LedgerReserve || part != store.LedgerReserve) {
-		lr.track(hold, e.Kind)
-	}
-	return nil
+	lr.holds += holdsOpened(t)
 }
 
-func book(b *books, e store.LedgerEntry, delta int64, call bool) {
+// holdsOpened is how many holds the entries opened, less those they ended.
+func holdsOpened(t store.LedgerTotal) int64 {
+	switch {
+	case store.OpensHold(t.Class):
+		return t.Entries
+	case store.EndsHold(t.Class):
+		return -t.Entries
+	}
+	return 0
+}
+
+// bookTotal books entries by their class: a call's reserve opens a
+// reservation; its end (settle, refund, release; or a hold reserved and
+// ended in one batch) books the charge its row says (Used) and closes the
+// reservation it ends (Used + delta); anything else is booked as it comes.
+func bookTotal(b *books, t store.LedgerTotal, delta int64) {
 	b.active = true
 	b.raw += delta
-	switch {
-	case !call:
+	switch t.Class {
+	case store.LedgerClassPlain, store.LedgerClassTaskReserve, store.LedgerClassTaskEnd:
 		b.booked += delta
-	case e.Kind == store.LedgerReserve:
+	case store.LedgerClassReserve:
 		b.open -= delta
 	default:
-		if e.Kind == store.LedgerSettle {
-			b.settled++
+		if t.Class == store.LedgerClassSettle || t.Class == store.LedgerClassSettlePaired {
+			b.settled += t.Entries
 		}
-		// A call's end: its row says the charge (Used); the reservation
-		// it ends (Used + delta) is no longer open.
-		b.booked -= e.Used
-		b.open -= e.Used + delta
+		b.booked -= t.Used
+		b.open -= t.Used + delta
 	}
-}
-
-// track keeps the holds reserved in the window and not ended in it. Nodes'
-// clocks may put an end before its reserve, so an end of a hold not seen
-// yet waits for it.
-func (lr *ledgerRead) track(hold, kind string) {
-	if kind == store.LedgerReserve {
-		if lr.unmatched[hold] {
-			delete(lr.unmatched, hold)
-			return
-		}
-		lr.open[hold] = true
-		return
-	}
-	if lr.open[hold] {
-		delete(lr.open, hold)
-		return
-	}
-	lr.unmatched[hold] = true
 }
 
 // row books one total of usage rows: what it did to the balance.
@@ -377,4 +338,30 @@ func sortedIDs(m map[int64]*books) []int64 {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids
+}
+
+// balances are the accounts' balances the ledger gives at a moment, and
+// how many holds were open then.
+type balances struct {
+	users, tokens, teams map[int64]int64
+	holds                int64
+}
+
+// balancesOf folds the totals of every entry before a moment: a user's
+// own balance (not its team's), its keys' and its teams' shared ones.
+func balancesOf(totals []store.LedgerTotal) balances {
+	b := balances{users: map[int64]int64{}, tokens: map[int64]int64{}, teams: map[int64]int64{}}
+	for _, t := range totals {
+		switch {
+		case t.TeamID != 0:
+			b.teams[t.TeamID] += t.Delta
+		case t.UserID != 0:
+			b.users[t.UserID] += t.Delta
+		}
+		if t.TokenID != 0 {
+			b.tokens[t.TokenID] += t.TokenDelta
+		}
+		b.holds += holdsOpened(t)
+	}
+	return b
 }

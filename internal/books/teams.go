@@ -1,12 +1,5 @@
 package books
 
-import (
-	"context"
-	"errors"
-
-	"github.com/turnpike-gw/turnpike/internal/store"
-)
-
 // A team with billing shared pays its members' calls from its own balance
 // (CONTRACT §18). Its ledger entries carry the team (and still name the
 // member), its rows the team-paid marker, so its books are kept apart from
@@ -26,24 +19,12 @@ func (lr *ledgerRead) payer(user, team int64) *books {
 // moved or had rows in the window. The ledger alone explains every unit a
 // team ever had (its top-ups are entries), so its balances are the
 // ledger's, and a stored balance that strayed from it shows in the end.
-func reconcileTeams(ctx context.Context, st store.Store, w store.Window, lr *ledgerRead, rep *Report) error {
-	if len(lr.teams) == 0 {
-		return nil
-	}
-	before, err := st.Books().TeamsBefore(ctx, w.Since)
-	if err != nil {
-		return err
-	}
+func reconcileTeams(before, drifts map[int64]int64, lr *ledgerRead, rep *Report) {
 	for _, id := range sortedIDs(lr.teams) {
 		b := lr.teams[id]
 		if !b.active {
 			continue
 		}
-		drift, err := st.Books().TeamDrift(ctx, id)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		rep.add(Account{TeamID: id, BalanceStart: before[id], BalanceEnd: before[id] + b.raw + drift}, b, "team")
+		rep.add(Account{TeamID: id, BalanceStart: before[id], BalanceEnd: before[id] + b.raw + drifts[id]}, b, "team")
 	}
-	return nil
 }

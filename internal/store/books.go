@@ -25,6 +25,15 @@ type LogTotal struct {
 	Team int64
 }
 
+// Drifts are the accounts' stored balances less the sums of their ledger
+// entries (a user's own entries, not those of its teams' shared
+// balances). Limited holds the keys with a limited balance; an unlimited
+// key's drift means nothing.
+type Drifts struct {
+	Users, Tokens, Teams map[int64]int64
+	Limited              map[int64]bool
+}
+
 // BooksRepo reads what the operator's books are made of (margin and
 // reconciliation reports), in bounded pages so that a long window never
 // holds a connection or the whole window in memory.
@@ -48,17 +57,18 @@ type BooksRepo interface {
 	// TeamsBefore is BalancesBefore for teams' shared balances: Delta per
 	// team over the entries with a team created before t.
 	TeamsBefore(ctx context.Context, t time.Time) (map[int64]int64, error)
-	// TeamDrift is UserDrift for a team's shared balance.
-	TeamDrift(ctx context.Context, teamID int64) (int64, error)
-	// UserDrift is the user's stored balance less the sum of its ledger
-	// entries, read in one statement: zero unless the balance was changed
-	// outside the ledger. A missing user is ErrNotFound.
-	UserDrift(ctx context.Context, userID int64) (int64, error)
-	// TokenBalanceAt is the key's stored balance less its ledger
-	// movements from t on, read in one statement: its balance at t.
-	// limited is false for an unlimited key, whose balance means nothing.
-	// A missing key is ErrNotFound.
-	TokenBalanceAt(ctx context.Context, tokenID int64, t time.Time) (balance int64, limited bool, err error)
+	// Drifts are every account's stored balance less the sum of its
+	// ledger entries, read in one statement: zero for a user or a team
+	// unless its balance was changed outside the ledger; for a limited
+	// key, the balance it was given when it was made or limited.
+	Drifts(ctx context.Context) (Drifts, error)
+	// Names reads the names of the channels, users (their username) or
+	// keys of ids (by "channel", "user" or "token"), in one statement per
+	// 500; an id of no record is left out.
+	Names(ctx context.Context, by string, ids []int64) (map[int64]string, error)
+	// LedgerTotals sums the ledger's entries created in w per account and
+	// class (LedgerClassOf); a zero Since is the ledger's beginning.
+	LedgerTotals(ctx context.Context, w Window) ([]LedgerTotal, error)
 }
 
 // TaskHoldPrefix begins the hold key of every task. A task's hold is kept

@@ -121,6 +121,9 @@ func (t *itemTx) run(ctx context.Context) error {
 	if err := moveBalances(ctx, t.tx, t.b, sumBalances(t.fresh, nil)); err != nil {
 		return err
 	}
+	if err := t.s.addLedgerRollups(ctx, t.tx, t.fresh, t.stamp); err != nil {
+		return err
+	}
 	var logs []store.UsageLog
 	for i, it := range t.items {
 		if t.written[i] && it.Log != nil {

@@ -91,6 +91,8 @@ var dumpSkipped = map[string]string{
 	"usage_rollups":         "sums of the usage rows, rebuilt from them after an import (Rollups().Restart)",
 	"usage_rollup_backfill": "the rebuild's watermark, reset by the import",
 	"usage_rollups_daily":   "the rollups summed per day, rebuilt with them",
+	"usage_books_daily":     "the usage rows' books per day, rebuilt with the rollups",
+	"ledger_rollups_daily":  "the ledger's entries per day, summed again by the import",
 }
 
 // redactedUnique stands in for a unique secret column: it keeps the

@@ -69,8 +69,11 @@ func (s *Store) ImportWith(ctx context.Context, r io.Reader, progress func(table
 			return err
 		}
 		// The rollups are not exported: the backfill rebuilds them from
-		// the rows just loaded.
-		return restartRollups(ctx, tx)
+		// the rows just loaded, and the ledger's are summed here.
+		if err := restartRollups(ctx, tx); err != nil {
+			return err
+		}
+		return s.rebuildLedgerRollups(ctx, tx)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)

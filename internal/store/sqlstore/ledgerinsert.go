@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -22,12 +23,18 @@ var errLedgerRace = errors.New("ledger keys were recorded concurrently")
 // CONFLICT nor RETURNING; INSERT IGNORE reports only how many rows it
 // inserted, regardless of the found-rows client flag.
 func (s *Store) ledgerInsertSQL(rows int) string {
-	values := "VALUES " + rowsSQL(ledgerCols, rows)
+	row := "(?" + strings.Repeat(", ?", ledgerCols-1) + ", NULL)"
+	values := "VALUES " + row + strings.Repeat(", "+row, rows-1)
 	if s.dialect == MySQL {
-		return "INSERT IGNORE INTO quota_ledger (" + ledgerColumns + ") " + values
+		return "INSERT IGNORE INTO quota_ledger (" + ledgerWriteColumns + ") " + values
 	}
-	return "INSERT INTO quota_ledger (" + ledgerColumns + ") " + values + " ON CONFLICT (idem_key) DO NOTHING RETURNING idem_key"
+	return "INSERT INTO quota_ledger (" + ledgerWriteColumns + ") " + values + " ON CONFLICT (idem_key) DO NOTHING RETURNING idem_key"
 }
+
+// ledgerWriteColumns are the columns the billing writer writes: it adds
+// its entries to the books rollups in the same transaction, so it clears
+// the mark a node without them leaves (booksRollupsMigration).
+const ledgerWriteColumns = ledgerColumns + ", rollup_pending"
 
 // appendLedgerArgs appends the bind arguments of entries in ledgerColumns
 // order.

@@ -106,7 +106,10 @@ func (s *Store) addRollups(ctx context.Context, tx *sql.Tx, logs []store.UsageLo
 	if err := s.upsertBuckets(ctx, tx, hourly, false); err != nil {
 		return err
 	}
-	return s.upsertBuckets(ctx, tx, dailyBuckets(hourly), true)
+	if err := s.upsertBuckets(ctx, tx, dailyBuckets(hourly), true); err != nil {
+		return err
+	}
+	return s.addRowBooks(ctx, tx, logs, stamp)
 }
 
 func (s *Store) upsertBuckets(ctx context.Context, tx *sql.Tx, buckets []rollupBucket, daily bool) error {

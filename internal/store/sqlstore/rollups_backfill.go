@@ -39,8 +39,12 @@ func (r rollupRepo) Backfill(ctx context.Context, limit int) (bool, error) {
 			return err
 		}
 		if next >= below {
-			var err error
-			more, err = r.catchUp(ctx, tx, below, limit)
+			moreRows, err := r.catchUp(ctx, tx, below, limit)
+			if err != nil {
+				return err
+			}
+			moreEntries, err := r.s.catchUpLedger(ctx, tx, limit)
+			more = moreRows || moreEntries
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, r.s.Rebind(logSelect+" WHERE id >= ? AND id < ? ORDER BY id LIMIT ?"), next, below, limit)
@@ -72,7 +76,7 @@ func (r rollupRepo) Restart(ctx context.Context) error {
 }
 
 func restartRollups(ctx context.Context, tx *sql.Tx) error {
-	for _, stmt := range strings.Split(strings.TrimSpace(restartRollupsSQL), ";") {
+	for _, stmt := range strings.Split(strings.TrimSpace(restartRollupsSQL+"DELETE FROM usage_books_daily;"), ";") {
 		if stmt = strings.TrimSpace(stmt); stmt == "" {
 			continue
 		}

@@ -47,7 +47,7 @@ const sqliteTimeLayout = "2006-01-02 15:04:05.999999999-07:00"
 const (
 	sqliteLogBatch = "INSERT INTO usage_logs (" + logWriteColumns + ") SELECT %s, NULL FROM " + batchTableName +
 		" WHERE batch = ? ORDER BY rowid"
-	sqliteLedgerBatch = "INSERT INTO quota_ledger (" + ledgerColumns + ") SELECT %s FROM " + batchTableName +
+	sqliteLedgerBatch = "INSERT INTO quota_ledger (" + ledgerWriteColumns + ") SELECT %s, NULL FROM " + batchTableName +
 		" WHERE batch = ? ORDER BY rowid ON CONFLICT (idem_key) DO NOTHING RETURNING idem_key"
 	// sqliteMoveBatch moves the balances of a table's accounts, given as
 	// rows (id, delta, used). It is filled with the table, its quota

@@ -13,6 +13,23 @@ import (
 // booksTests cover what the operator's books read: a channel's upstream
 // cost, the ledger and the usage rows over a window.
 var booksTests = []namedTest{
+	{"the names of channels, users and keys are read for many ids at once", func(t *testing.T, s store.Store) {
+		u := newUser(t, s, "frank", 0)
+		k := newToken(t, s, u, "frank-key", 0)
+		c := sampleChannel("named")
+		must(t, s.Channels().Create(ctx(t), c), "create")
+		for _, tc := range []struct {
+			by   string
+			id   int64
+			want string
+		}{{"user", u.ID, "frank"}, {"token", k.ID, "frank-key"}, {"channel", c.ID, "named"}} {
+			names, err := s.Books().Names(ctx(t), tc.by, []int64{tc.id, 99999})
+			must(t, err, "names")
+			if len(names) != 1 || names[tc.id] != tc.want {
+				t.Errorf("%s names = %v, want only %d: %q", tc.by, names, tc.id, tc.want)
+			}
+		}
+	}},
 	{"a channel's cost round-trips and can be removed", func(t *testing.T, s store.Store) {
 		c := sampleChannel("costly")
 		d := 0.8
@@ -107,7 +124,7 @@ var booksTests = []namedTest{
 			t.Fatalf("balances before = user %d key %d, want 980 and -20", users[u.ID], tokens[tok.ID])
 		}
 	}},
-	{"a user's drift from its ledger and a key's balance at a moment", func(t *testing.T, s store.Store) {
+	{"a user's and a key's drift from their ledger, and a key's balance at a moment", func(t *testing.T, s store.Store) {
 		u := newUser(t, s, "dave", 0)
 		limited := newToken(t, s, u, "limited", 500)
 		unlimited := newToken(t, s, u, "unlimited", -1)
@@ -118,26 +135,24 @@ var booksTests = []namedTest{
 			{Key: "b:reserve", Kind: store.LedgerSettle, UserID: u.ID, TokenID: limited.ID, Delta: -70, TokenDelta: -70, Used: 70, CreatedAt: base.Add(time.Minute)},
 			{Key: "c:reserve", Kind: store.LedgerSettle, UserID: u.ID, TokenID: unlimited.ID, Delta: -5, TokenDelta: -5, Used: 5, CreatedAt: base.Add(time.Minute)},
 		}), "apply")
-		drift, err := s.Books().UserDrift(ctx(t), u.ID)
-		if err != nil || drift != 0 {
-			t.Fatalf("drift of a user moved only by its ledger = %d, %v; want 0", drift, err)
-		}
 		other := newUser(t, s, "erin", 42)
-		if drift, err := s.Books().UserDrift(ctx(t), other.ID); err != nil || drift != 42 {
-			t.Fatalf("drift of a user created with 42 outside the ledger = %d, %v; want 42", drift, err)
+		drifts, err := s.Books().Drifts(ctx(t))
+		must(t, err, "drifts")
+		if d, ok := drifts.Users[u.ID]; !ok || d != 0 {
+			t.Fatalf("drift of a user moved only by its ledger = %d (listed %v); want 0", d, ok)
 		}
-		if _, err := s.Books().UserDrift(ctx(t), 9999); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("drift of a missing user: %v, want ErrNotFound", err)
+		if d := drifts.Users[other.ID]; d != 42 {
+			t.Fatalf("drift of a user created with 42 outside the ledger = %d; want 42", d)
 		}
-		bal, ok, err := s.Books().TokenBalanceAt(ctx(t), limited.ID, base)
-		if err != nil || !ok || bal != 470 {
-			t.Fatalf("limited key at the moment = %d, %v, %v; want 470 (400 now, 70 spent since)", bal, ok, err)
+		if d := drifts.Tokens[limited.ID]; !drifts.Limited[limited.ID] || d != 500 {
+			t.Fatalf("limited key's drift = %d (limited %v); want 500 (400 now, 100 spent: the balance it was made with)", d, drifts.Limited[limited.ID])
 		}
-		if _, ok, err := s.Books().TokenBalanceAt(ctx(t), unlimited.ID, base); err != nil || ok {
-			t.Fatalf("unlimited key: limited %v, %v; want not limited", ok, err)
+		_, tokens, err := s.Books().BalancesBefore(ctx(t), base)
+		if must(t, err, "before"); drifts.Tokens[limited.ID]+tokens[limited.ID] != 470 {
+			t.Fatalf("limited key at the moment = %d, want 470 (its drift and its movements before)", drifts.Tokens[limited.ID]+tokens[limited.ID])
 		}
-		if _, _, err := s.Books().TokenBalanceAt(ctx(t), 9999, base); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("missing key: %v, want ErrNotFound", err)
+		if _, listed := drifts.Tokens[unlimited.ID]; !listed || drifts.Limited[unlimited.ID] {
+			t.Fatalf("unlimited key: listed %v limited %v; want listed, not limited", listed, drifts.Limited[unlimited.ID])
 		}
 	}},
 }

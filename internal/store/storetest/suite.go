@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Audit", auditTests},
 		{"Books", booksTests},
 		{"Rollups", rollupTests},
+		{"BooksRollups", booksRollupTests},
 		{"FilesAndBatches", fileBatchTests},
 		{"MCP", mcpTests},
 		{"Guardrails", guardrailTests},
