@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 	"time"
@@ -86,7 +87,13 @@ func Row(acct billing.Account, model, requestID string, u ir.Usage, start time.T
 // struct keeps the common case free of map sorting. A detail key never
 // replaces one of o's.
 func MarshalOther(o *Other, detail map[string]any) json.RawMessage {
-	b, _ := json.Marshal(o)
+	var stack [512]byte // a plain call's other is about 300 bytes
+	var b []byte
+	if fast, ok := appendOther(stack[:0], o); ok {
+		b = bytes.Clone(fast)
+	} else {
+		b, _ = json.Marshal(o)
+	}
 	if len(detail) == 0 {
 		return b
 	}

@@ -29,15 +29,23 @@ type target struct {
 // statement journals off disk (every multi-row INSERT of the billing writer
 // opens one, and on a temp file each journaled page cost a write system
 // call); cache_size(-512) gives each of the pool's connections 512 KiB of
-// page cache instead of 2 MiB: the billing writer's hot pages (the right
-// edges of the ledger and usage-log indexes, the balance rows) fit many
-// times over, the operating system caches the file anyway, and at the
-// default the caches of eight connections grew to 12 MB of the gateway's
-// memory under load (BenchmarkBillingWriteCalls: about 10 % more writer
-// time, which is 0.25 % of the gateway's); the sqlite time format writes
-// sortable UTC text that the driver parses back into time.Time.
+// page cache at rest instead of 2 MiB: the operating system caches the
+// file anyway, and at the default the caches of eight connections grew to
+// 12 MB of the gateway's memory under load. cache_spill(1024) lets one
+// transaction's dirty pages grow that cache to 1,024 pages (4 MiB) before
+// any is written to the WAL ahead of the commit: a billing batch of a few
+// hundred calls over many keys dirties more pages than 512 KiB holds (an
+// index leaf per user and key in each of the log's indexes), and a
+// spilled page went to the WAL before the commit, often again at it, and
+// was read back when touched again, a third of the writer's CPU in
+// BenchmarkBillingWriteCalls. The cache shrinks back once the commit has
+// cleaned its pages, one transaction writes at a time, a larger one (an
+// index build, an import) still spills past 4 MiB, and the commit writes
+// and syncs as before. The sqlite time format writes sortable UTC text
+// that the driver parses back into time.Time.
 const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)" +
 	"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-512)" +
+	"&_pragma=cache_spill(1024)" +
 	"&_txlock=immediate&_time_format=sqlite"
 
 // parseDSN understands the three address forms of the TURNPIKE_DATABASE
