@@ -92,9 +92,21 @@ func exactly(f func(*billing.Price) charge) estimator {
 	return func(p *billing.Price, _ bool) charge { return f(p) }
 }
 
-func newCore(rl *Relay, w http.ResponseWriter, r *http.Request, name string, dialect protocol.Format) callCore {
-	return callCore{rl: rl, w: w, r: r, name: name, dialect: dialect, start: time.Now(), status: http.StatusOK,
-		bg: context.WithoutCancel(r.Context()), line: lineOf(r.Context())}
+// newCore starts the core of a call. It fills the core where it lives
+// (begin) rather than returning one by value: a returned callCore (1.4 KB) is
+// built in the handler's frame and copied, and that frame stays on the
+// handler goroutine's stack for as long as a streamed answer is open.
+func newCore(rl *Relay, w http.ResponseWriter, r *http.Request, name string, dialect protocol.Format) *callCore {
+	c := new(callCore)
+	c.begin(rl, w, r, name, dialect)
+	return c
+}
+
+// begin fills a zero core in place for a call that starts now.
+func (c *callCore) begin(rl *Relay, w http.ResponseWriter, r *http.Request, name string, dialect protocol.Format) {
+	c.rl, c.w, c.r, c.name, c.dialect = rl, w, r, name, dialect
+	c.start, c.status = time.Now(), http.StatusOK
+	c.bg, c.line = context.WithoutCancel(r.Context()), lineOf(r.Context())
 }
 
 // charge is what a call costs: tokens at the model's token price plus a
