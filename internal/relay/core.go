@@ -279,24 +279,30 @@ func (c *callCore) tryPlan(plan []*routing.Channel, pin *routing.Channel, attemp
 		ch.Begin()
 		err := attempt(ch)
 		ch.End()
-		c.inflight = nil
-		took := time.Since(began)
-		rec := attemptRecord{ChannelID: ch.ID, KeyIndex: ch.KeyIndex, Status: http.StatusOK, LatencyMS: took.Milliseconds()}
-		if err != nil {
-			e := ir.As(err)
-			rec.Status, rec.ErrorCode = e.Status, e.Code
-			if rec.ErrorCode == "" {
-				rec.ErrorCode = "upstream_error" // the upstream named none
-			}
-		}
-		c.attempts = append(c.attempts, rec)
-		c.rl.Metrics.upstreamDone(ch.Name, took.Seconds())
-		if c.span != nil {
-			endAttemptSpan(c.span, rec)
-			c.span, c.r = nil, orig
-		}
+		c.endAttempt(ch, began, orig, err)
 		return err
 	})
+}
+
+// endAttempt records an attempt that is over. It is not inlined in
+// tryPlan's closure, whose frame lies under the whole stream.
+func (c *callCore) endAttempt(ch *routing.Channel, began time.Time, orig *http.Request, err error) {
+	c.inflight = nil
+	took := time.Since(began)
+	rec := attemptRecord{ChannelID: ch.ID, KeyIndex: ch.KeyIndex, Status: http.StatusOK, LatencyMS: took.Milliseconds()}
+	if err != nil {
+		e := ir.As(err)
+		rec.Status, rec.ErrorCode = e.Status, e.Code
+		if rec.ErrorCode == "" {
+			rec.ErrorCode = "upstream_error" // the upstream named none
+		}
+	}
+	c.attempts = append(c.attempts, rec)
+	c.rl.Metrics.upstreamDone(ch.Name, took.Seconds())
+	if c.span != nil {
+		endAttemptSpan(c.span, rec)
+		c.span, c.r = nil, orig
+	}
 }
 
 // fallbackPlan plans a fallback model on the pinned snapshot, under the same
