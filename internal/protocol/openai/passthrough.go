@@ -44,13 +44,15 @@ var deltaTextMembers = [...]string{"content", "reasoning_content"}
 // path step has a 1 KB frame, and this runs on the goroutine of an open
 // stream, whose stack stays at the deepest it ever was.
 func (ChatCodec) AppendStreamText(dst []byte, _ string, data []byte) []byte {
-	var delta gjson.Result
+	var first gjson.Result
 	if choices := gjson.GetBytes(data, "choices"); choices.IsArray() {
 		choices.ForEach(func(_, choice gjson.Result) bool {
-			delta = choice.Get("delta")
+			first = choice
 			return false
 		})
 	}
+	// Looked up after ForEach returned, so its frame is not under Get's.
+	delta := first.Get("delta")
 	for _, m := range deltaTextMembers {
 		dst = append(dst, delta.Get(m).String()...)
 	}
