@@ -236,6 +236,14 @@ func (c *callCore) attemptAll(plan []*routing.Channel, attempt func(*routing.Cha
 	if !exhausted || c.price == nil || len(c.price.Raw.Fallbacks) == 0 {
 		return err
 	}
+	return c.tryFallbacks(err, attempt)
+}
+
+// tryFallbacks tries the model's fallbacks in order once every planned
+// channel failed before the first byte. It is a function of its own so that
+// attemptAll's frame, which lies under every exchange and every open
+// stream, holds none of it.
+func (c *callCore) tryFallbacks(err error, attempt func(*routing.Channel) error) error {
 	requested, price := c.model, c.price
 	for _, fb := range price.Raw.Fallbacks {
 		if c.r.Context().Err() != nil {
