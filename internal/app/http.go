@@ -61,39 +61,60 @@ func newUpstreamTransport() *http.Transport {
 // a stack trace); and a debug access log.
 func accept(log *slog.Logger, tracer *obs.Tracer, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		id := obs.RequestIDFrom(r.Header.Get(obs.HeaderRequestID))
-		w.Header().Set(obs.HeaderRequestID, id)
-		r = r.WithContext(obs.WithRequestID(r.Context(), id))
-		var span trace.Span
-		if tracer.On() {
-			var ctx context.Context
-			ctx, span = tracer.StartServer(r)
-			r = r.WithContext(ctx)
-		}
-		rec := &statusRecorder{ResponseWriter: w, status: 200}
-		defer func() {
-			if v := recover(); v != nil {
-				if v == http.ErrAbortHandler {
-					if span != nil {
-						obs.EndServer(span, r.Pattern, 499, id)
-					}
-					panic(v)
-				}
-				log.ErrorContext(r.Context(), "handler panicked", "path", r.URL.Path, "panic", v)
-				if !rec.wrote {
-					panicAnswer(rec, r)
-				}
-			}
-			if span != nil {
-				obs.EndServer(span, r.Pattern, rec.status, id)
-			}
-			if log.Enabled(r.Context(), slog.LevelDebug) {
-				log.DebugContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "ms", time.Since(start).Milliseconds(), "client", r.RemoteAddr)
-			}
-		}()
-		next.ServeHTTP(rec, r)
+		a := startAccepted(log, tracer, w, r)
+		defer a.end()
+		next.ServeHTTP(a, a.r)
 	})
+}
+
+// accepted is a request accept passed on, and what its end needs. It is
+// kept on the heap (the recorder it wraps is there anyway) rather than in
+// a closure in accept's frame: that frame lies under every call, and under
+// a streamed answer for as long as it is open.
+type accepted struct {
+	statusRecorder
+	log   *slog.Logger
+	r     *http.Request
+	span  trace.Span
+	id    string
+	start time.Time
+}
+
+func startAccepted(log *slog.Logger, tracer *obs.Tracer, w http.ResponseWriter, r *http.Request) *accepted {
+	start := time.Now()
+	id := obs.RequestIDFrom(r.Header.Get(obs.HeaderRequestID))
+	w.Header().Set(obs.HeaderRequestID, id)
+	a := &accepted{statusRecorder: statusRecorder{ResponseWriter: w, status: 200}, log: log, id: id, start: start}
+	a.r = r.WithContext(obs.WithRequestID(r.Context(), id))
+	if tracer.On() {
+		var ctx context.Context
+		ctx, a.span = tracer.StartServer(a.r)
+		a.r = a.r.WithContext(ctx)
+	}
+	return a
+}
+
+// end is deferred by accept, so its recover sees the handler's panic.
+func (a *accepted) end() {
+	r, log := a.r, a.log
+	if v := recover(); v != nil {
+		if v == http.ErrAbortHandler {
+			if a.span != nil {
+				obs.EndServer(a.span, r.Pattern, 499, a.id)
+			}
+			panic(v)
+		}
+		log.ErrorContext(r.Context(), "handler panicked", "path", r.URL.Path, "panic", v)
+		if !a.wrote {
+			panicAnswer(&a.statusRecorder, r)
+		}
+	}
+	if a.span != nil {
+		obs.EndServer(a.span, r.Pattern, a.status, a.id)
+	}
+	if log.Enabled(r.Context(), slog.LevelDebug) {
+		log.DebugContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", a.status, "ms", time.Since(a.start).Milliseconds(), "client", r.RemoteAddr)
+	}
 }
 
 // panicAnswer is the 500 of a handler that panicked, as JSON in the

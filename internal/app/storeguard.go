@@ -75,35 +75,42 @@ func storeGuard(timeout time.Duration, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), timeout)
-		defer cancel()
-		bw := &bufferedWriter{header: http.Header{}, status: http.StatusOK}
-		done := make(chan struct{})
-		panicked := make(chan any, 1)
-		go func() {
-			defer func() {
-				if v := recover(); v != nil {
-					panicked <- v
-				}
-			}()
-			next.ServeHTTP(bw, r.WithContext(ctx))
-			close(done)
-		}()
-		select {
-		case v := <-panicked:
-			// Raised again here, where the server's recovery sees it.
-			panic(v)
-		case <-done:
-			bw.copyTo(w)
-		case <-ctx.Done():
-			bw.abandon()
-			if r.Context().Err() != nil {
-				return // the client went away
-			}
-			apijson.WriteError(w, http.StatusServiceUnavailable, apijson.Error{Code: "store_unavailable",
-				Message: "the database did not answer in time; try again shortly"})
-		}
+		guardStore(timeout, next, w, r)
 	})
+}
+
+// guardStore is storeGuard for a call it guards. It is a function of its
+// own so that a /v1 call, which passes straight through, does not carry
+// this frame on its stack for as long as its stream is open.
+func guardStore(timeout time.Duration, next http.Handler, w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	bw := &bufferedWriter{header: http.Header{}, status: http.StatusOK}
+	done := make(chan struct{})
+	panicked := make(chan any, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				panicked <- v
+			}
+		}()
+		next.ServeHTTP(bw, r.WithContext(ctx))
+		close(done)
+	}()
+	select {
+	case v := <-panicked:
+		// Raised again here, where the server's recovery sees it.
+		panic(v)
+	case <-done:
+		bw.copyTo(w)
+	case <-ctx.Done():
+		bw.abandon()
+		if r.Context().Err() != nil {
+			return // the client went away
+		}
+		apijson.WriteError(w, http.StatusServiceUnavailable, apijson.Error{Code: "store_unavailable",
+			Message: "the database did not answer in time; try again shortly"})
+	}
 }
 
 // bufferedWriter holds a handler's answer until it is complete.

@@ -133,7 +133,7 @@ func (k *Keys) Authenticate(ctx context.Context, key string) (*Principal, error)
 		}
 	}
 	gen := k.gen.Load()
-	c, err := k.load(ctx, h, now)
+	c, err := k.loadAside(ctx, h, now)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +157,33 @@ func (c *cached) result(now time.Time) (*Principal, error) {
 		return nil, &ir.Error{Status: 403, Kind: ir.KindPermission, Code: "token_expired", Message: "the API key has expired"}
 	}
 	return c.p, nil
+}
+
+// loadAside is load on a goroutine of its own, which the caller waits for.
+// A miss reads the store, and SQLite's driver (C translated to Go, frames
+// of kilobytes) would grow the calling handler's stack to 32 KB; a call that
+// then streams keeps that stack for as long as it is open. A panic is
+// raised again in the caller, where the server's recovery sees it.
+func (k *Keys) loadAside(ctx context.Context, hash string, now time.Time) (*cached, error) {
+	type loaded struct {
+		c     *cached
+		err   error
+		panic any
+	}
+	out := make(chan loaded, 1)
+	go func() {
+		var r loaded
+		defer func() {
+			r.panic = recover()
+			out <- r
+		}()
+		r.c, r.err = k.load(ctx, hash, now)
+	}()
+	r := <-out
+	if r.panic != nil {
+		panic(r.panic)
+	}
+	return r.c, r.err
 }
 
 func (k *Keys) load(ctx context.Context, hash string, now time.Time) (*cached, error) {

@@ -133,14 +133,21 @@ func (rl *Relay) exchange(clientCtx context.Context, req *http.Request, ch *rout
 		}
 		return resp, nil
 	}
+	return nil, exchangeFailed(clientCtx, err, timedOut.Load() && !stopped, timeout)
+}
+
+// exchangeFailed is the error of an exchange that got no answer. It is a
+// function of its own so that exchange's frame, which lies under every
+// call's wait for its upstream, holds none of it.
+func exchangeFailed(clientCtx context.Context, err error, timedOut bool, timeout time.Duration) error {
 	if clientCtx.Err() != nil {
-		return nil, &ir.Error{Status: 499, Kind: ir.KindInvalidRequest, Code: "client_closed", Message: "the client closed the request", Cause: err}
+		return &ir.Error{Status: 499, Kind: ir.KindInvalidRequest, Code: "client_closed", Message: "the client closed the request", Cause: err}
 	}
-	if timedOut.Load() && !stopped {
-		return nil, &ir.Error{Status: 504, Kind: ir.KindTimeout, Code: "upstream_timeout",
+	if timedOut {
+		return &ir.Error{Status: 504, Kind: ir.KindTimeout, Code: "upstream_timeout",
 			Message: fmt.Sprintf("the upstream sent nothing within %s", timeout), Retry: ir.RetryNext, Cause: err}
 	}
-	return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
+	return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
 		Message: "the upstream could not be reached: " + unreachableCause(err), Retry: ir.RetryNext, Cause: classifyNetErr(err)}
 }
 

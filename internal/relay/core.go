@@ -92,9 +92,21 @@ func exactly(f func(*billing.Price) charge) estimator {
 	return func(p *billing.Price, _ bool) charge { return f(p) }
 }
 
-func newCore(rl *Relay, w http.ResponseWriter, r *http.Request, name string, dialect protocol.Format) callCore {
-	return callCore{rl: rl, w: w, r: r, name: name, dialect: dialect, start: time.Now(), status: http.StatusOK,
-		bg: context.WithoutCancel(r.Context()), line: lineOf(r.Context())}
+// newCore starts the core of a call. It fills the core where it lives
+// (begin) rather than returning one by value: a returned callCore (1.4 KB) is
+// built in the handler's frame and copied, and that frame stays on the
+// handler goroutine's stack for as long as a streamed answer is open.
+func newCore(rl *Relay, w http.ResponseWriter, r *http.Request, name string, dialect protocol.Format) *callCore {
+	c := new(callCore)
+	c.begin(rl, w, r, name, dialect)
+	return c
+}
+
+// begin fills a zero core in place for a call that starts now.
+func (c *callCore) begin(rl *Relay, w http.ResponseWriter, r *http.Request, name string, dialect protocol.Format) {
+	c.rl, c.w, c.r, c.name, c.dialect = rl, w, r, name, dialect
+	c.start, c.status = time.Now(), http.StatusOK
+	c.bg, c.line = context.WithoutCancel(r.Context()), lineOf(r.Context())
 }
 
 // charge is what a call costs: tokens at the model's token price plus a
@@ -224,6 +236,14 @@ func (c *callCore) attemptAll(plan []*routing.Channel, attempt func(*routing.Cha
 	if !exhausted || c.price == nil || len(c.price.Raw.Fallbacks) == 0 {
 		return err
 	}
+	return c.tryFallbacks(err, attempt)
+}
+
+// tryFallbacks tries the model's fallbacks in order once every planned
+// channel failed before the first byte. It is a function of its own so that
+// attemptAll's frame, which lies under every exchange and every open
+// stream, holds none of it.
+func (c *callCore) tryFallbacks(err error, attempt func(*routing.Channel) error) error {
 	requested, price := c.model, c.price
 	for _, fb := range price.Raw.Fallbacks {
 		if c.r.Context().Err() != nil {
@@ -267,24 +287,30 @@ func (c *callCore) tryPlan(plan []*routing.Channel, pin *routing.Channel, attemp
 		ch.Begin()
 		err := attempt(ch)
 		ch.End()
-		c.inflight = nil
-		took := time.Since(began)
-		rec := attemptRecord{ChannelID: ch.ID, KeyIndex: ch.KeyIndex, Status: http.StatusOK, LatencyMS: took.Milliseconds()}
-		if err != nil {
-			e := ir.As(err)
-			rec.Status, rec.ErrorCode = e.Status, e.Code
-			if rec.ErrorCode == "" {
-				rec.ErrorCode = "upstream_error" // the upstream named none
-			}
-		}
-		c.attempts = append(c.attempts, rec)
-		c.rl.Metrics.upstreamDone(ch.Name, took.Seconds())
-		if c.span != nil {
-			endAttemptSpan(c.span, rec)
-			c.span, c.r = nil, orig
-		}
+		c.endAttempt(ch, began, orig, err)
 		return err
 	})
+}
+
+// endAttempt records an attempt that is over. It is not inlined in
+// tryPlan's closure, whose frame lies under the whole stream.
+func (c *callCore) endAttempt(ch *routing.Channel, began time.Time, orig *http.Request, err error) {
+	c.inflight = nil
+	took := time.Since(began)
+	rec := attemptRecord{ChannelID: ch.ID, KeyIndex: ch.KeyIndex, Status: http.StatusOK, LatencyMS: took.Milliseconds()}
+	if err != nil {
+		e := ir.As(err)
+		rec.Status, rec.ErrorCode = e.Status, e.Code
+		if rec.ErrorCode == "" {
+			rec.ErrorCode = "upstream_error" // the upstream named none
+		}
+	}
+	c.attempts = append(c.attempts, rec)
+	c.rl.Metrics.upstreamDone(ch.Name, took.Seconds())
+	if c.span != nil {
+		endAttemptSpan(c.span, rec)
+		c.span, c.r = nil, orig
+	}
 }
 
 // fallbackPlan plans a fallback model on the pinned snapshot, under the same

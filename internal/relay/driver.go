@@ -137,25 +137,9 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.r.Context()), c.rl.Options.UpstreamTimeout)
-	defer cancel()
-	c.cancelUpstream = cancel
-	defer func() { c.cancelUpstream = nil }()
-	// A client that leaves a stream ends the upstream call at once (the
-	// stream tail does so once the answer streams); any other call is
-	// awaited clientLeftGrace more, so an answer being made is billed.
-	stream := c.stream
-	defer context.AfterFunc(c.r.Context(), func() {
-		if stream {
-			cancel()
-			return
-		}
-		time.AfterFunc(clientLeftGrace, cancel)
-	})()
-	// When the shutdown grace is over the upstream read ends: the stream
-	// tail then tells the client in its dialect and bills what was sent.
-	defer context.AfterFunc(c.rl.stopped.watch(), cancel)()
-	req, done, err := h.send(ctx, a, t, ch)
+	s := c.openAttempt()
+	defer s.close(c)
+	req, done, err := h.send(s.ctx, a, t, ch)
 	if err != nil {
 		return err
 	}
@@ -165,7 +149,7 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 	if c.content != nil {
 		c.contentSent(req, ch)
 	}
-	resp, err := c.rl.exchange(c.r.Context(), req, ch, cancel)
+	resp, err := c.rl.exchange(c.r.Context(), req, ch, s.cancel)
 	if err != nil {
 		return err
 	}
@@ -176,6 +160,46 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 	c.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
 	c.servedBy(ch)
 	return h.relay(a, t, ch, resp)
+}
+
+// attemptScope is the upstream request's context of one attempt and the
+// watches that end it. It is set up and closed by functions of their own,
+// not by closures deferred in attempt: attempt's frame lies under the
+// exchange and under the whole stream, so what it holds is paid on every
+// open stream's stack.
+type attemptScope struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	// unwatch stops the client and shutdown watches.
+	unwatch [2]func() bool
+}
+
+func (c *callCore) openAttempt() attemptScope {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.r.Context()), c.rl.Options.UpstreamTimeout)
+	c.cancelUpstream = cancel
+	// A client that leaves a stream ends the upstream call at once (the
+	// stream tail does so once the answer streams); any other call is
+	// awaited clientLeftGrace more, so an answer being made is billed.
+	stream := c.stream
+	left := context.AfterFunc(c.r.Context(), func() {
+		if stream {
+			cancel()
+			return
+		}
+		time.AfterFunc(clientLeftGrace, cancel)
+	})
+	// When the shutdown grace is over the upstream read ends: the stream
+	// tail then tells the client in its dialect and bills what was sent.
+	stopped := context.AfterFunc(c.rl.stopped.watch(), cancel)
+	return attemptScope{ctx: ctx, cancel: cancel, unwatch: [2]func() bool{left, stopped}}
+}
+
+// close undoes openAttempt in the reverse order.
+func (s *attemptScope) close(c *callCore) {
+	s.unwatch[1]()
+	s.unwatch[0]()
+	c.cancelUpstream = nil
+	s.cancel()
 }
 
 // keyAuth authenticates with the API key key finds in the request.

@@ -98,7 +98,9 @@ type epCall struct {
 }
 
 func (rl *Relay) newEpCall(ep *endpoint, w http.ResponseWriter, r *http.Request) *epCall {
-	return &epCall{callCore: newCore(rl, w, r, ep.name, ep.dialect), ep: ep}
+	c := &epCall{ep: ep}
+	c.begin(rl, w, r, ep.name, ep.dialect)
+	return c
 }
 
 func (rl *Relay) endpointHandler(ep *endpoint, pathModel func(*http.Request) string) http.HandlerFunc {

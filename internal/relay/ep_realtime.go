@@ -65,7 +65,8 @@ const realtimeInputEstimate = 1000
 // still an HTTP error in the OpenAI dialect), then upgrades the client and
 // relays frames both ways.
 func (rl *Relay) serveRealtime(w http.ResponseWriter, r *http.Request) {
-	s := &rtSession{callCore: newCore(rl, w, r, "realtime", protocol.OpenAI)}
+	s := &rtSession{}
+	s.begin(rl, w, r, "realtime", protocol.OpenAI)
 	s.stream = true
 	if err := s.open(); err != nil {
 		s.fail(err)

@@ -96,7 +96,7 @@ func (rl *Relay) relayStoredStream(w http.ResponseWriter, r *http.Request, ch *r
 	c := newCore(rl, w, r, "responses_retrieve", protocol.OpenAI)
 	c.channel = ch
 	api := rl.ResponsesAPI
-	s := newSink(w, &c, false)
+	s := newSink(w, c, false)
 	step := &passStep{sp: api, sink: s, tally: &streamTally{}, noText: true, ends: responseEnds, note: func(_ string, data []byte) {
 		if final := terminalResponse(data); final != nil {
 			rl.observeResponse(id, final)

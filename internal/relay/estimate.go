@@ -85,7 +85,8 @@ func (rl *Relay) estimate(w http.ResponseWriter, r *http.Request) (*Estimate, er
 	if req.Model == "" {
 		return nil, &ir.Error{Status: 400, Kind: ir.KindInvalidRequest, Code: "missing_model", Param: "model", Message: "model is required"}
 	}
-	c := &call{callCore: newCore(rl, w, r, "estimate", format), req: req}
+	c := &call{req: req}
+	c.begin(rl, w, r, "estimate", format)
 	c.principal, c.model = p, req.Model
 	price, err := rl.priceOn(rl.Router.Table(), p, c.model)
 	if err != nil {

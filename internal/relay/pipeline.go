@@ -45,7 +45,8 @@ func (c *call) answerStarted() {
 
 func (rl *Relay) chatHandler(sf surface) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &call{callCore: newCore(rl, w, r, string(sf.codec.Format()), sf.codec.Format()), sf: sf}
+		c := &call{sf: sf}
+		c.begin(rl, w, r, string(sf.codec.Format()), sf.codec.Format())
 		c.rowOther = c.chatOther
 		c.cache = responseCache{core: &c.callCore, surface: c}
 		c.serve(&hooks{

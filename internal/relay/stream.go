@@ -16,12 +16,27 @@ import (
 func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) protocol.EventReader, resp *http.Response) error {
 	s := newSink(c.w, c, c.sf.jsonArrayStream)
 	tally := &streamTally{answer: keptAnswer{sp: c.sf.codec}}
+	step, fo, bill := c.streamStep(up, s, tally)
+	if rec := c.cache.recorder(); rec != nil {
+		step = &recordStep{eventStep: step, dec: up.NewStreamDecoder(), rec: rec}
+	}
+	t := streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: failEvent(s, c.sf.codec)}
+	if fo != nil {
+		c.resume = c.newResumer(c.req, c.promptTokens, fo, s, tally)
+		t.resume, bill = c.resume.resume, c.resume.bill(bill)
+	}
+	return c.relayEvents(t, c.promptTokens, bill)
+}
+
+// streamStep is how a chat stream's events reach the client: passed through
+// when the formats match, else decoded and encoded again (fo is the
+// failover encoder when the model fails over mid-stream). It is built in a
+// function of its own so that its frame is gone before the pump runs.
+func (c *call) streamStep(up protocol.UpstreamCodec, s *sink, tally *streamTally) (step eventStep, fo *failoverEncoder, bill func(ir.Usage) charge) {
 	// A guardrail on answers needs the text of each event, so the stream
 	// is decoded and re-encoded even when the formats match.
 	guarded := c.rl.guardSet().Applies(c.guardCall(), guardrail.StageResponse)
-	bill := c.chatCharge
-	var step eventStep
-	var fo *failoverEncoder
+	bill = c.chatCharge
 	if up.Format() == c.sf.codec.Format() && !guarded && !c.price.Raw.StreamFailover {
 		ends, _ := c.sf.codec.(protocol.StreamEndSniffer)
 		step = &passStep{sp: c.sf.codec, sink: s, tally: tally, dropUsageOnly: !c.req.IncludeUsage, ends: ends}
@@ -38,15 +53,7 @@ func (c *call) relayStream(up protocol.UpstreamCodec, events func(io.Reader) pro
 		cs.out = s
 		step = cs
 	}
-	if rec := c.cache.recorder(); rec != nil {
-		step = &recordStep{eventStep: step, dec: up.NewStreamDecoder(), rec: rec}
-	}
-	t := streamTail{body: resp.Body, frames: events, sink: s, step: step, tally: tally, broken: failEvent(s, c.sf.codec)}
-	if fo != nil {
-		c.resume = c.newResumer(c.req, c.promptTokens, fo, s, tally)
-		t.resume, bill = c.resume.resume, c.resume.bill(bill)
-	}
-	return c.relayEvents(t, c.promptTokens, bill)
+	return step, fo, bill
 }
 
 // failEvent ends a stream the upstream broke off with the client dialect's

@@ -50,6 +50,15 @@ func (c *callCore) relayEvents(t streamTail, input func() int, bill func(ir.Usag
 	} else {
 		err = pumpFrames(t.body, t.frames, t.sink, t.step)
 	}
+	return c.streamEnded(&t, err, input, bill)
+}
+
+// streamEnded closes a stream whose pump returned and settles it. It is a
+// function of its own, called once the pump is done, so that its frame (log
+// arguments, charges) is not under the pump for as long as the stream is
+// open.
+func (c *callCore) streamEnded(tp *streamTail, err error, input func() int, bill func(ir.Usage) charge) error {
+	t := *tp
 	if c.content != nil {
 		c.contentStream(t.tally)
 	}

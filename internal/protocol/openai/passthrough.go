@@ -35,13 +35,26 @@ func notAnObject() *ir.Error {
 // DecodeRequest already.
 func (ChatCodec) CheckConvertible([]byte) error { return nil }
 
-// streamTextPaths are where a chunk carries answer text.
-var streamTextPaths = [...]string{"choices.0.delta.content", "choices.0.delta.reasoning_content"}
+// deltaTextMembers are where a chunk's first choice's delta carries text.
+var deltaTextMembers = [...]string{"content", "reasoning_content"}
 
-// AppendStreamText appends a chunk's content and reasoning text.
+// AppendStreamText appends a chunk's content and reasoning text: those of
+// choices.0.delta. The delta is found once, and the first choice by
+// iterating the array rather than by the path "choices.0": gjson's array
+// path step has a 1 KB frame, and this runs on the goroutine of an open
+// stream, whose stack stays at the deepest it ever was.
 func (ChatCodec) AppendStreamText(dst []byte, _ string, data []byte) []byte {
-	for _, p := range streamTextPaths {
-		dst = append(dst, gjson.GetBytes(data, p).String()...)
+	var first gjson.Result
+	if choices := gjson.GetBytes(data, "choices"); choices.IsArray() {
+		choices.ForEach(func(_, choice gjson.Result) bool {
+			first = choice
+			return false
+		})
+	}
+	// Looked up after ForEach returned, so its frame is not under Get's.
+	delta := first.Get("delta")
+	for _, m := range deltaTextMembers {
+		dst = append(dst, delta.Get(m).String()...)
 	}
 	return dst
 }
