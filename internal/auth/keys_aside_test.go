@@ -37,14 +37,7 @@ func TestAKeyReadAsideStillCachesWhatItRead(t *testing.T) {
 	ctx := context.Background()
 	k, st := keysOverSQLite(t)
 	const key = "sk-read-aside"
-	u := &store.User{Username: "u", PasswordHash: "h", Role: store.RoleUser, Group: "default", Status: store.StatusEnabled}
-	if err := st.Users().Create(ctx, u); err != nil {
-		t.Fatal(err)
-	}
-	tok := &store.Token{UserID: u.ID, Name: "k", KeyHash: HashKey(key), KeyMasked: MaskKey(key), Quota: -1, Models: []string{}, Status: store.StatusEnabled}
-	if err := st.Tokens().Create(ctx, tok); err != nil {
-		t.Fatal(err)
-	}
+	u := createUserWithKey(t, st, key)
 	p, err := k.Authenticate(ctx, key)
 	if err != nil || p.UserID != u.ID {
 		t.Fatalf("principal %+v, %v; want user %d", p, err, u.ID)

@@ -21,6 +21,22 @@ func keysOverSQLite(t *testing.T) (*Keys, store.Store) {
 	return NewKeys(st, time.Minute), st
 }
 
+// createUserWithKey stores a user and an unlimited key of theirs whose
+// secret is key, straight in the store (as another node would).
+func createUserWithKey(t *testing.T, st store.Store, key string) *store.User {
+	t.Helper()
+	ctx := context.Background()
+	u := &store.User{Username: "u", PasswordHash: "h", Role: store.RoleUser, Group: "default", Status: store.StatusEnabled}
+	if err := st.Users().Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	tok := &store.Token{UserID: u.ID, Name: "k", KeyHash: HashKey(key), KeyMasked: MaskKey(key), Quota: -1, Models: []string{}, Status: store.StatusEnabled}
+	if err := st.Tokens().Create(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
 func TestAnUnknownKeyIsForgottenSoonerThanAKnownOne(t *testing.T) {
 	ctx := context.Background()
 	k, st := keysOverSQLite(t)
@@ -31,14 +47,7 @@ func TestAnUnknownKeyIsForgottenSoonerThanAKnownOne(t *testing.T) {
 		t.Fatal("a key that does not exist was accepted")
 	}
 	// Another node creates the key; this node's cache does not hear of it.
-	u := &store.User{Username: "u", PasswordHash: "h", Role: store.RoleUser, Group: "default", Status: store.StatusEnabled}
-	if err := st.Users().Create(ctx, u); err != nil {
-		t.Fatal(err)
-	}
-	tok := &store.Token{UserID: u.ID, Name: "k", KeyHash: HashKey(key), KeyMasked: MaskKey(key), Quota: -1, Models: []string{}, Status: store.StatusEnabled}
-	if err := st.Tokens().Create(ctx, tok); err != nil {
-		t.Fatal(err)
-	}
+	createUserWithKey(t, st, key)
 	now = now.Add(unknownKeyTTL)
 	if _, err := k.Authenticate(ctx, key); err != nil {
 		t.Fatalf("the new key is still refused after %v: %v", unknownKeyTTL, err)

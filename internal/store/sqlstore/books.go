@@ -75,6 +75,17 @@ const teamPaid = "CASE WHEN other LIKE ? THEN team_id ELSE 0 END"
 
 // logTotalsRaw is one aggregate over the window's rows, for the time
 // the backfill has not yet folded them all into their books buckets.
+// scanLogTotal reads one line of the usage totals, from the raw rows or
+// from the books buckets alike: user, key, type, task flag, rows, quota,
+// paying team.
+func scanLogTotal(row interface{ Scan(...any) error }) (store.LogTotal, error) {
+	var t store.LogTotal
+	var task int
+	err := row.Scan(&t.UserID, &t.TokenID, &t.Type, &task, &t.Rows, &t.Quota, &t.Team)
+	t.Task = task == 1
+	return t, err
+}
+
 func (r booksRepo) logTotalsRaw(ctx context.Context, w store.Window) ([]store.LogTotal, error) {
 	q := "SELECT user_id, token_id, type, " + taskRow + ", " + r.s.castInt("COUNT(*)") + ", " + r.s.castInt("COALESCE(SUM(CASE WHEN other LIKE ? THEN 0 ELSE quota END), 0)") +
 		", " + teamPaid + " FROM usage_logs WHERE created_at >= ? AND created_at < ? GROUP BY 1, 2, 3, 4, 7"
@@ -84,13 +95,7 @@ func (r booksRepo) logTotalsRaw(ctx context.Context, w store.Window) ([]store.Lo
 	if err != nil {
 		return nil, wrap(err, "sum logs")
 	}
-	out, err := collect(rows, func(row interface{ Scan(...any) error }) (store.LogTotal, error) {
-		var t store.LogTotal
-		var task int
-		err := row.Scan(&t.UserID, &t.TokenID, &t.Type, &task, &t.Rows, &t.Quota, &t.Team)
-		t.Task = task == 1
-		return t, err
-	})
+	out, err := collect(rows, scanLogTotal)
 	return out, wrap(err, "sum logs")
 }
 

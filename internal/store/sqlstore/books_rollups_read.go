@@ -148,13 +148,7 @@ func (r booksRepo) LogTotals(ctx context.Context, w store.Window) ([]store.LogTo
 	if err != nil {
 		return nil, wrap(err, "sum usage books")
 	}
-	out, err := collect(rows, func(row interface{ Scan(...any) error }) (store.LogTotal, error) {
-		var t store.LogTotal
-		var task int
-		err := row.Scan(&t.UserID, &t.TokenID, &t.Type, &task, &t.Rows, &t.Quota, &t.Team)
-		t.Task = task == 1
-		return t, err
-	})
+	out, err := collect(rows, scanLogTotal)
 	return out, wrap(err, "sum usage books")
 }
 
