@@ -113,20 +113,7 @@ func (s *Store) upsertDaily(ctx context.Context, tx *sql.Tx, table, keys, sums s
 	n := len(args) / cols
 	for lo := 0; lo < n; lo += rollupChunk {
 		hi := min(lo+rollupChunk, n)
-		q := "INSERT INTO " + table + " (" + keys + ", " + sums + ") VALUES " + rowsSQL(cols, hi-lo)
-		sets := strings.Split(sums, ", ")
-		for i, c := range sets {
-			if s.dialect == MySQL {
-				sets[i] = c + " = " + c + " + VALUES(" + c + ")"
-			} else {
-				sets[i] = c + " = " + table + "." + c + " + excluded." + c
-			}
-		}
-		if s.dialect == MySQL {
-			q += " ON DUPLICATE KEY UPDATE " + strings.Join(sets, ", ")
-		} else {
-			q = s.Rebind(q + " ON CONFLICT (" + keys + ") DO UPDATE SET " + strings.Join(sets, ", "))
-		}
+		q := s.addingOnConflict("INSERT INTO "+table+" ("+keys+", "+sums+") VALUES "+rowsSQL(cols, hi-lo), table, keys, sums)
 		if _, err := tx.ExecContext(ctx, q, args[lo*cols:hi*cols]...); err != nil {
 			return err
 		}

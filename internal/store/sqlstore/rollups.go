@@ -143,9 +143,15 @@ func (s *Store) rollupUpsert(n int, daily bool) string {
 	if !daily {
 		q = "INSERT INTO " + table + " (day, " + keys + ", " + rollupSumCols + ") VALUES " + rowsSQL(cols, n)
 	}
-	sums := strings.Split(rollupSumCols, ", ")
-	sets := make([]string, len(sums))
-	for i, c := range sums {
+	return s.addingOnConflict(q, table, keys, rollupSumCols)
+}
+
+// addingOnConflict ends the INSERT q into table so that a bucket already
+// there (the same keys) gets the new sums added to its own, in the
+// dialect's words, and rebinds it.
+func (s *Store) addingOnConflict(q, table, keys, sums string) string {
+	sets := strings.Split(sums, ", ")
+	for i, c := range sets {
 		if s.dialect == MySQL {
 			sets[i] = c + " = " + c + " + VALUES(" + c + ")"
 		} else {
