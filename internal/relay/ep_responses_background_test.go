@@ -11,7 +11,10 @@ import (
 
 func TestBackgroundResponseKeepsItsHoldAndIsBilledOnTheFinalUsage(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.BackgroundPoll = 10 * time.Millisecond })
-	f := &fakeResponsesAPI{}
+	// The upstream keeps the response in progress until the queued state
+	// is checked: the poller asks every 10 ms, faster than a slow machine
+	// runs the checks below.
+	f := &fakeResponsesAPI{bgPolls: -1 << 30}
 	e.responsesChannel("native", f)
 	before := e.balance()
 	resp := e.post("/v1/responses", testKey, `{"model":"gpt-4o-mini","input":"Hi","background":true,"max_output_tokens":1000}`)
@@ -25,6 +28,9 @@ func TestBackgroundResponseKeepsItsHoldAndIsBilledOnTheFinalUsage(t *testing.T) 
 	if rows := e.rows(store.LogConsume); len(rows) != 0 {
 		t.Fatalf("settled before the response finished: %+v", rows)
 	}
+	f.mu.Lock()
+	f.bgPolls = 1 // the next poll finishes it
+	f.mu.Unlock()
 	waitFor(t, func() bool { return len(e.rows(store.LogConsume)) == 1 })
 	if charged := before - e.balance(); charged != chargeFor1000x500 {
 		t.Fatalf("charged %d, want %d from the final usage", charged, chargeFor1000x500)
