@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -93,27 +94,62 @@ func (s *Service) moveFor(ctx context.Context, acct Account, entryKey string, de
 }
 
 // written is the writer's hook after a stored batch: the batch's entries
-// leave this node's journal.
-func (s *Service) written(batch []store.BillingItem) {
-	j, ok := s.balances.(Journal)
-	if !ok {
+// leave this node's journal. An end the database refused (ok false: its
+// hold had ended already) is settled against the journal instead, see
+// takeBackRefused. ok nil means every item was taken.
+func (s *Service) written(batch []store.BillingItem, ok []bool) {
+	j, isJournal := s.balances.(Journal)
+	if !isJournal {
 		return
 	}
 	keys := make([]string, 0, len(batch))
-	for _, it := range batch {
-		if it.Entry != nil {
+	var refused []string
+	for i, it := range batch {
+		switch {
+		case it.Entry == nil:
+		case ok != nil && !ok[i] && it.Close != "":
+			refused = append(refused, it.Entry.Key)
+		default:
 			keys = append(keys, it.Entry.Key)
 		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if len(refused) > 0 {
+		s.takeBackRefused(ctx, refused)
 	}
 	if len(keys) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	if err := j.Written(ctx, s.node, keys); err != nil {
 		// Harmless for the books: a record left behind is found stored
 		// and dropped when this node's journal is reconciled.
 		s.writer.log.Warn("billing journal not trimmed", "entries", len(keys), "err", err)
+	}
+}
+
+// takeBackRefused handles ends the database refused because their hold
+// had ended before them: another node took this one for dead (its lease
+// lapsed while it stalled) and its sweep released the hold, moving the
+// live balance back itself. The end's own live move, made when the call
+// ended, then counts the hold twice, so it is undone — unless the entry is
+// stored after all (a sweep wrote this very settle from the journal, or an
+// earlier attempt at the batch did), in which case the move stands.
+func (s *Service) takeBackRefused(ctx context.Context, keys []string) {
+	r, ok := s.balances.(*redisBalances)
+	lk, ok2 := s.writer.st.(LedgerKinds)
+	if !ok || !ok2 {
+		return
+	}
+	stored := func(ctx context.Context, keys []string) (map[string]bool, error) { return storedEntries(ctx, lk, keys) }
+	n, err := r.settleOwn(ctx, s.node, keys, stored)
+	if n > 0 {
+		s.writer.log.Warn("billing took back the live moves of ends refused because another node had released their holds",
+			"moves", n, "node", s.node)
+	}
+	if err != nil && !errors.Is(err, errStaleEpoch) { // a stale epoch is being rebuilt from the ledger already
+		s.writer.log.Warn("billing could not settle refused ends against the journal; a rebuild will", "err", err)
+		r.dirty.Store(true)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -18,11 +19,11 @@ import (
 // owners whose lease ended, and (with Redis balances) reconciles their
 // journals (see Journal). Lease times come from the database's clock.
 //
-// A node whose lease lapses while it still runs (the database was away
-// for longer than the lease) may see its holds released by another node;
-// its own late ends then find the hold no longer open and write nothing,
-// so the database stays exact, but with Redis balances the live balance
-// keeps that call's settle difference: fencing such a node is not done.
+// A node whose lease lapses while it still runs (it stalled, or the
+// database was away for longer than the lease) may see its holds released
+// and its journal reconciled by another node; its own late ends then find
+// the hold no longer open and write nothing, so the database stays exact,
+// and the live balances are brought back to it (see redis_fence.go).
 
 // DefaultLease is the lease period when none is configured.
 const DefaultLease = 30 * time.Second
@@ -52,15 +53,34 @@ func (s *Service) TakeLease(ctx context.Context, lease time.Duration) error {
 }
 
 // RunLeases renews this node's lease every third of lease and sweeps every
-// half lease (and once at once) until ctx ends. Failures are logged and
-// retried on the next tick: a database outage must not stop the process.
+// half lease (and once at once) until ctx ends, and returns when both have
+// stopped (a renewal after the shutdown's last write would revive the
+// lease). Failures are logged and retried on the next tick: a database
+// outage must not stop the process.
 func (s *Service) RunLeases(ctx context.Context, lease time.Duration) {
-	renew := time.NewTicker(max(lease/3, time.Millisecond))
-	defer renew.Stop()
+	go s.watchEpoch(ctx)
+	var renewing sync.WaitGroup
+	renewing.Go(func() { s.renewLeases(ctx, lease) })
+	defer renewing.Wait()
 	sweep := time.NewTicker(max(lease/2, time.Millisecond))
 	defer sweep.Stop()
-	go s.watchEpoch(ctx)
 	s.sweepLogged(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sweep.C:
+			s.sweepLogged(ctx)
+		}
+	}
+}
+
+// renewLeases runs on a goroutine of its own: a sweep slowed by a busy
+// database must not hold the renewal back past the lease, or the other
+// nodes take this live node for dead (see redis_fence.go).
+func (s *Service) renewLeases(ctx context.Context, lease time.Duration) {
+	renew := time.NewTicker(max(lease/3, time.Millisecond))
+	defer renew.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -68,9 +88,9 @@ func (s *Service) RunLeases(ctx context.Context, lease time.Duration) {
 		case <-renew.C:
 			if err := s.TakeLease(ctx, lease); err != nil && ctx.Err() == nil {
 				s.writer.log.Warn("billing lease not renewed", "node", s.node, "err", err)
+				continue
 			}
-		case <-sweep.C:
-			s.sweepLogged(ctx)
+			s.checkFence(ctx)
 		}
 	}
 }

@@ -209,6 +209,29 @@ func (r *redisBalances) reconcileJournal(ctx context.Context, e, node string, j 
 			return 0, err
 		}
 	}
+	if anyToUndo(recs, have) {
+		// Before undoing: the node may be alive, with these entries about
+		// to be written (see redis_fence.go).
+		if err := r.fence(ctx, node); err != nil {
+			return 0, err
+		}
+	}
+	return r.settleRecords(ctx, e, jk, recs, have)
+}
+
+func anyToUndo(recs map[string]journalRecord, have map[string]bool) bool {
+	for k, jr := range recs {
+		if !have[k] && jr.ok {
+			return true
+		}
+	}
+	return false
+}
+
+// settleRecords removes the records recs of the journal jk and, for each
+// whose entry have does not hold, undoes its move; each record at most
+// once, also against concurrent callers. It reports how many it undid.
+func (r *redisBalances) settleRecords(ctx context.Context, e, jk string, recs map[string]journalRecord, have map[string]bool) (int, error) {
 	undone := 0
 	for k, jr := range recs {
 		undo := !have[k] && jr.ok

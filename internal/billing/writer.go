@@ -51,8 +51,8 @@ type Writer struct {
 	abortOnce sync.Once
 	result    error
 
-	onWritten   func([]store.BillingItem) // after each stored batch; see Journal
-	lastWritten time.Time                 // when a batch was last stored or none waited; see Overloaded
+	onWritten   func([]store.BillingItem, []bool) // after each stored batch, with which items it took; see Journal
+	lastWritten time.Time                         // when a batch was last stored or none waited; see Overloaded
 
 	// Parking (see SetPairWindow): items that open a hold wait here, by
 	// hold key, for the item that ends it. Guarded by mu; only the loop
@@ -71,7 +71,7 @@ type parkedItem struct {
 
 // setOnWritten sets what runs after each batch is stored (before flush
 // waiters are released). It is meant to be called before the writer is used.
-func (w *Writer) setOnWritten(f func([]store.BillingItem)) {
+func (w *Writer) setOnWritten(f func([]store.BillingItem, []bool)) {
 	w.mu.Lock()
 	w.onWritten = f
 	w.mu.Unlock()
@@ -359,7 +359,7 @@ func (w *Writer) writeBatch(batch []store.BillingItem) bool {
 			f := w.onWritten
 			w.mu.Unlock()
 			if f != nil {
-				f(batch)
+				f(batch, written)
 			}
 			return true
 		}
