@@ -18,20 +18,9 @@ import (
 func TestANodeTakenForDeadWhileItRunsBringsTheLiveBalancesBackToTheLedger(t *testing.T) {
 	bal, st, uid, limited := redisJournalFixture(t, 1000, 500)
 	ctx := context.Background()
-	wA := NewWriter(st, quietLog(), time.Hour, 1<<20) // writes only when flushed
-	t.Cleanup(func() { _ = wA.Close(context.Background()) })
-	a := NewService(bal, wA, 500000)
-	if err := a.TakeLease(ctx, time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	a, wA := leasedNode(t, bal, st, time.Hour) // writes only when flushed
 	acct := Account{UserID: uid, TokenID: limited}
-	released, err := a.Reserve(ctx, acct, "call-released", 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := wA.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
+	released := reserveStored(t, a, wA, acct, "call-released", 100)
 	queued, err := a.Reserve(ctx, acct, "call-queued", 300)
 	if err != nil {
 		t.Fatal(err)
@@ -40,15 +29,7 @@ func TestANodeTakenForDeadWhileItRunsBringsTheLiveBalancesBackToTheLedger(t *tes
 	if err := a.TakeLease(ctx, -time.Second); err != nil {
 		t.Fatal(err)
 	}
-	wB := NewWriter(st, quietLog(), time.Millisecond, 256)
-	t.Cleanup(func() { _ = wB.Close(context.Background()) })
-	b := NewService(bal, wB, 500000)
-	if err := b.TakeLease(ctx, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := b.Sweep(ctx); err != nil || n != 1 {
-		t.Fatalf("sweep released %d holds (%v), want the one A had stored", n, err)
-	}
+	sweepFromAnotherNode(t, bal, st, 1)
 	// A goes on: both calls end, and its queue reaches the database.
 	released.Settle(ctx, 40, store.UsageLog{UserID: uid, TokenID: limited, Model: "m"})
 	queued.Settle(ctx, 120, store.UsageLog{UserID: uid, TokenID: limited, Model: "m"})
@@ -76,30 +57,12 @@ func TestANodeTakenForDeadWhileItRunsBringsTheLiveBalancesBackToTheLedger(t *tes
 func TestAnEndRefusedBecauseItsHoldWasReleasedTakesBackItsLiveMove(t *testing.T) {
 	bal, st, uid, limited := redisJournalFixture(t, 1000, 500)
 	ctx := context.Background()
-	wA := NewWriter(st, quietLog(), time.Hour, 1<<20)
-	t.Cleanup(func() { _ = wA.Close(context.Background()) })
-	a := NewService(bal, wA, 500000)
-	if err := a.TakeLease(ctx, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	acct := Account{UserID: uid, TokenID: limited}
-	h, err := a.Reserve(ctx, acct, "call", 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := wA.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a, wA := leasedNode(t, bal, st, time.Hour)
+	h := reserveStored(t, a, wA, Account{UserID: uid, TokenID: limited}, "call", 100)
 	if err := a.TakeLease(ctx, -time.Second); err != nil {
 		t.Fatal(err)
 	}
-	b := NewService(bal, NewWriter(st, quietLog(), time.Millisecond, 256), 500000)
-	if err := b.TakeLease(ctx, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := b.Sweep(ctx); err != nil || n != 1 {
-		t.Fatalf("sweep released %d holds (%v)", n, err)
-	}
+	sweepFromAnotherNode(t, bal, st, 1)
 	h.Settle(ctx, 40, store.UsageLog{UserID: uid, TokenID: limited, Model: "m"})
 	if err := wA.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -108,6 +71,42 @@ func TestAnEndRefusedBecauseItsHoldWasReleasedTakesBackItsLiveMove(t *testing.T)
 		t.Fatal("a refused end should not need a rebuild")
 	}
 	assertLiveEqualsDatabase(t, ctx, bal, st, uid, limited, 1000, 500)
+}
+
+// leasedNode is a node with a lease of a minute whose writer flushes
+// every interval (time.Hour: only when told).
+func leasedNode(t *testing.T, bal Balances, st store.Store, interval time.Duration) (*Service, *Writer) {
+	t.Helper()
+	w := NewWriter(st, quietLog(), interval, 1<<20)
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
+	s := NewService(bal, w, 500000)
+	if err := s.TakeLease(context.Background(), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	return s, w
+}
+
+// reserveStored reserves amount and writes the reserve to the database.
+func reserveStored(t *testing.T, s *Service, w *Writer, acct Account, key string, amount int64) *Hold {
+	t.Helper()
+	h, err := s.Reserve(context.Background(), acct, key, amount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// sweepFromAnotherNode sweeps once from a new live node and wants it to
+// release released holds.
+func sweepFromAnotherNode(t *testing.T, bal Balances, st store.Store, released int) {
+	t.Helper()
+	b, _ := leasedNode(t, bal, st, time.Millisecond)
+	if n, err := b.Sweep(context.Background()); err != nil || n != released {
+		t.Fatalf("the sweep released %d holds (%v), want %d", n, err, released)
+	}
 }
 
 func redisJournalFixture(t *testing.T, userQuota, tokenQuota int64) (Balances, store.Store, int64, int64) {
