@@ -51,6 +51,7 @@ func pumpSSE(body io.Reader, s *sink, step eventStep) error {
 			if !ok {
 				break
 			}
+			s.foldText = d.Buffered() <= foldTextBelow
 			if err := step.event(eventName(name), data); err != nil {
 				return clientGone(s, err)
 			}
@@ -95,6 +96,7 @@ func pumpFrames(body io.Reader, frames func(io.Reader) protocol.EventReader, s *
 			}
 			return clientGone(s, err)
 		}
+		s.foldText = rd.Buffered() <= foldTextBelow
 		if err := step.event(eventName(name), data); err != nil {
 			return clientGone(s, err)
 		}
