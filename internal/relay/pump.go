@@ -51,7 +51,6 @@ func pumpSSE(body io.Reader, s *sink, step eventStep) error {
 			if !ok {
 				break
 			}
-			s.foldText = d.Buffered() <= foldTextBelow
 			if err := step.event(eventName(name), data); err != nil {
 				return clientGone(s, err)
 			}
@@ -96,7 +95,6 @@ func pumpFrames(body io.Reader, frames func(io.Reader) protocol.EventReader, s *
 			}
 			return clientGone(s, err)
 		}
-		s.foldText = rd.Buffered() <= foldTextBelow
 		if err := step.event(eventName(name), data); err != nil {
 			return clientGone(s, err)
 		}

@@ -40,11 +40,8 @@ type sink struct {
 	started                  bool
 	// pending is true when events were written since the last flush.
 	pending bool
-	// textSent is set once an event carrying answer text was written.
+	// textSent is set once an event carrying answer text was flushed.
 	textSent bool
-	// foldText, set by the pump before each event, says that little of
-	// the upstream's read is left after it (see textOut).
-	foldText bool
 	n        int
 	// err is the first write error: the client went away.
 	err error
@@ -176,22 +173,13 @@ func (s *sink) flush() {
 // after the rest of its upstream read: a client's first token then waits
 // for the gateway's first event, not for a whole batch of them (a bare
 // proxy copies a read out in one go; the pump handles each of its events).
-// When at most foldTextBelow bytes of the read are left (foldText), it
-// goes out with them in the pump's flush instead: handling them delays it
-// by a few microseconds, while a flush of its own is one more write system
-// call. Later events wait for the pump's next flush, as before.
+// Later events wait for the pump's next flush, as before.
 func (s *sink) textOut() {
 	if !s.textSent {
 		s.textSent = true
-		if !s.foldText {
-			s.flush()
-		}
+		s.flush()
 	}
 }
-
-// foldTextBelow is the most of an upstream read the first text waits for:
-// two or three chunks of a chat stream, about 2 µs of the pump's work.
-const foldTextBelow = 512
 
 // end ends the answer as close does, but leaves what is still buffered to
 // net/http: the handler returns right after, and the server then sends it

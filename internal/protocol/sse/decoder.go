@@ -93,10 +93,6 @@ func (d *Decoder) Next() (name, data []byte, ok bool, err error) {
 	}
 }
 
-// Buffered is the number of bytes read and not yet taken out as events:
-// what the relay has still to handle of its last read.
-func (d *Decoder) Buffered() int { return len(d.buf) - d.off }
-
 // End is what the stream's end means after the last complete event: a
 // line cut off by it is an unexpected end, as for Reader; an event whose
 // blank line never came is dropped, as browsers do.
