@@ -37,6 +37,7 @@ type Writer struct {
 	written uint64 // items ever taken off the queue by a stored batch
 	waiters []flushWaiter
 	failing bool // the last batch failed: the database is away
+	idle    bool // the loop waits for an item without ticking (waitIdle)
 	stopped bool // the loop has ended; nothing queued now would be written
 
 	conflicts atomic.Uint64 // idempotency keys found taken; see checkConflicts
@@ -139,8 +140,9 @@ func (w *Writer) Item(it store.BillingItem) {
 	w.queue = append(w.queue, it)
 	w.queued++
 	full := len(w.queue) >= w.maxSize
+	idle := w.wokenBy()
 	w.mu.Unlock()
-	if full {
+	if full || idle {
 		w.poke()
 	}
 }
@@ -254,6 +256,9 @@ func (w *Writer) loop() {
 		}
 		if closing {
 			return
+		}
+		if w.goIdle() {
+			w.waitIdle(tick)
 		}
 	}
 }

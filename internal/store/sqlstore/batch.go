@@ -121,7 +121,7 @@ func (t *itemTx) run(ctx context.Context) error {
 	if err := moveBalances(ctx, t.tx, t.b, sumBalances(t.fresh, nil)); err != nil {
 		return err
 	}
-	if err := t.s.addLedgerRollups(ctx, t.tx, t.fresh, t.stamp); err != nil {
+	if err := t.s.addLedgerRollups(ctx, t.tx, t.b, t.fresh, t.stamp); err != nil {
 		return err
 	}
 	var logs []store.UsageLog
@@ -133,7 +133,7 @@ func (t *itemTx) run(ctx context.Context) error {
 	if err := insertLogs(ctx, t.tx, t.b, logs, t.stamp); err != nil {
 		return err
 	}
-	return t.s.addRollups(ctx, t.tx, logs, t.stamp)
+	return t.s.addRollups(ctx, t.tx, t.b, logs, t.stamp)
 }
 
 // insertEntries records the entries of the items at idx and marks as

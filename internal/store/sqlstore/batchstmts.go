@@ -53,6 +53,10 @@ type batchStmts struct {
 	// The batch statements read a whole batch from the batch table; SQLite
 	// only, which has them instead of all the others (see sqlitebatch.go).
 	logBatch, ledgerBatch, userMoveBatch, tokenMoveBatch, teamMoveBatch *sql.Stmt
+	// The bucket upserts (upserts.go): upsert by chunk size, or on SQLite
+	// upsertBatch reading the batch table.
+	upsert      [nBucketTables][nChunkSizes]*sql.Stmt
+	upsertBatch [nBucketTables]*sql.Stmt
 }
 
 // batch returns the prepared billing statements, preparing them on first
@@ -81,6 +85,9 @@ func (s *Store) prepareBatch(ctx context.Context, b *batchStmts) error {
 	prep := func(dst **sql.Stmt, query string) error {
 		st, err := s.db.PrepareContext(ctx, s.Rebind(query))
 		*dst = st
+		return err
+	}
+	if err := s.prepareUpserts(prep, b); err != nil {
 		return err
 	}
 	if s.dialect == SQLite {
@@ -139,6 +146,10 @@ func tokenQuotaSQL(delta string) string {
 func (b *batchStmts) close() error {
 	var errs []error
 	all := append(append(append([]*sql.Stmt{b.userMove, b.tokenMove, b.teamMove, b.logBatch, b.ledgerBatch, b.userMoveBatch, b.tokenMoveBatch, b.teamMoveBatch}, b.logInsert[:]...), b.ledgerInsert[:]...), b.ledgerKnown[:]...)
+	all = append(all, b.upsertBatch[:]...)
+	for t := range b.upsert {
+		all = append(all, b.upsert[t][:]...)
+	}
 	for _, st := range all {
 		if st != nil {
 			errs = append(errs, st.Close())

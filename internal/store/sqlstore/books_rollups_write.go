@@ -29,7 +29,7 @@ type rowBooksKey struct {
 // addLedgerRollups adds the entries a batch recorded to their daily
 // buckets in the batch's transaction; entries with no time take the
 // batch's stamp, as their rows do.
-func (s *Store) addLedgerRollups(ctx context.Context, tx *sql.Tx, entries []store.LedgerEntry, stamp time.Time) error {
+func (s *Store) addLedgerRollups(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, stamp time.Time) error {
 	sums := map[ledgerBucketKey]*[4]int64{}
 	for _, e := range entries {
 		at := stamp
@@ -55,11 +55,11 @@ func (s *Store) addLedgerRollups(ctx context.Context, tx *sql.Tx, entries []stor
 		v := sums[k]
 		args = append(args, dbTime(k.day), k.userID, k.tokenID, k.teamID, k.class, v[0], v[1], v[2], v[3])
 	}
-	return s.upsertDaily(ctx, tx, "ledger_rollups_daily", "day, user_id, token_id, team_id, class", "entries, delta, token_delta, used", 9, args)
+	return upsert(ctx, tx, b, ledgerBooks, args)
 }
 
 // addRowBooks adds usage rows to their books buckets (store.RowBooksOf).
-func (s *Store) addRowBooks(ctx context.Context, tx *sql.Tx, logs []store.UsageLog, stamp time.Time) error {
+func (s *Store) addRowBooks(ctx context.Context, tx *sql.Tx, b *batchStmts, logs []store.UsageLog, stamp time.Time) error {
 	sums := map[rowBooksKey]*[2]int64{}
 	for _, l := range logs {
 		at := stamp
@@ -87,7 +87,7 @@ func (s *Store) addRowBooks(ctx context.Context, tx *sql.Tx, logs []store.UsageL
 		v := sums[k]
 		args = append(args, dbTime(k.day), k.userID, k.tokenID, k.teamID, k.typ, k.task, v[0], v[1])
 	}
-	return s.upsertDaily(ctx, tx, "usage_books_daily", "day, user_id, token_id, team_id, type, task", "row_count, quota", 8, args)
+	return upsert(ctx, tx, b, rowBooks, args)
 }
 
 // compareKeys orders buckets by day, ids and name, so two writers lock
@@ -107,25 +107,11 @@ func compareKeys(da, db time.Time, ia, ib []int64, na, nb string) int {
 	return strings.Compare(na, nb)
 }
 
-// upsertDaily adds the buckets in args (cols values each, the key's then
-// the sums') to table, rollupChunk buckets a statement.
-func (s *Store) upsertDaily(ctx context.Context, tx *sql.Tx, table, keys, sums string, cols int, args []any) error {
-	n := len(args) / cols
-	for lo := 0; lo < n; lo += rollupChunk {
-		hi := min(lo+rollupChunk, n)
-		q := s.addingOnConflict("INSERT INTO "+table+" ("+keys+", "+sums+") VALUES "+rowsSQL(cols, hi-lo), table, keys, sums)
-		if _, err := tx.ExecContext(ctx, q, args[lo*cols:hi*cols]...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // catchUpLedger folds up to limit marked entries (written by a node of a
 // release before the books rollups) into their buckets and clears their
 // marks, within tx, which holds the backfill watermark's lock: two nodes
 // never fold an entry twice.
-func (s *Store) catchUpLedger(ctx context.Context, tx *sql.Tx, limit int) (more bool, err error) {
+func (s *Store) catchUpLedger(ctx context.Context, tx *sql.Tx, b *batchStmts, limit int) (more bool, err error) {
 	q := "SELECT id, " + ledgerColumns + " FROM quota_ledger WHERE rollup_pending = 1 ORDER BY id LIMIT ?"
 	if s.dialect != SQLite {
 		q += " FOR UPDATE"
@@ -138,7 +124,7 @@ func (s *Store) catchUpLedger(ctx context.Context, tx *sql.Tx, limit int) (more 
 	if err != nil || len(entries) == 0 {
 		return false, err
 	}
-	if err := s.addLedgerRollups(ctx, tx, entries, now()); err != nil {
+	if err := s.addLedgerRollups(ctx, tx, b, entries, now()); err != nil {
 		return false, err
 	}
 	ids := make([]any, len(entries))

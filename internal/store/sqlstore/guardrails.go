@@ -38,7 +38,7 @@ func scanGuardrail(row interface{ Scan(...any) error }) (store.Guardrail, error)
 }
 
 func (r guardrailRepo) List(ctx context.Context) ([]store.Guardrail, error) {
-	rows, err := r.s.db.QueryContext(ctx, "SELECT "+guardrailCols+" FROM guardrails ORDER BY id")
+	rows, err := r.s.pollQuery(ctx, "SELECT "+guardrailCols+" FROM guardrails ORDER BY id")
 	if err != nil {
 		return nil, wrap(err, "list guardrails")
 	}

@@ -56,7 +56,7 @@ func fromMS(v int64) time.Time {
 }
 
 func (r healthRepo) All(ctx context.Context) ([]store.ChannelHealth, error) {
-	rows, err := r.s.db.QueryContext(ctx, "SELECT channel_id, key_index, state, reason, since_ms, until_ms, cooldown_ms, next_probe_ms, version FROM channel_health")
+	rows, err := r.s.pollQuery(ctx, "SELECT channel_id, key_index, state, reason, since_ms, until_ms, cooldown_ms, next_probe_ms, version FROM channel_health")
 	if err != nil {
 		return nil, wrap(err, "list channel health")
 	}

@@ -48,7 +48,7 @@ type legacyPrice struct {
 // version. Nodes may race to adopt the same row: the version number is
 // unique per model, so the loser's insert fails and is ignored.
 func (r priceRepo) adoptLegacyPrices(ctx context.Context) error {
-	rows, err := r.s.db.QueryContext(ctx, legacyPriceDiff)
+	rows, err := r.s.pollQuery(ctx, legacyPriceDiff)
 	if err != nil {
 		return wrap(err, "adopt older prices")
 	}

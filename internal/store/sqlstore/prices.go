@@ -256,7 +256,7 @@ func (r priceRepo) Revision(ctx context.Context) (store.PriceRevision, error) {
 		return store.PriceRevision{}, err
 	}
 	var rev store.PriceRevision
-	err := r.s.db.QueryRowContext(ctx, "SELECT (SELECT COALESCE(MAX(id), 0) FROM model_price_versions), (SELECT COUNT(*) FROM model_prices)").
+	err := r.s.pollQueryRow(ctx, "SELECT (SELECT COALESCE(MAX(id), 0) FROM model_price_versions), (SELECT COUNT(*) FROM model_prices)").
 		Scan(&rev.LastVersion, &rev.Models)
 	return rev, wrap(err, "price revision")
 }

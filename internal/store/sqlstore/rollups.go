@@ -27,9 +27,6 @@ const rollupSumCols = "requests, input_tokens, output_tokens, cache_read_tokens,
 // key and the sums; a daily bucket writes one fewer (no hour).
 const rollupCols = 1 + 7 + 7
 
-// rollupChunk bounds the buckets of one upsert statement.
-const rollupChunk = 200
-
 type rollupBucket struct {
 	k store.RollupKey
 	s store.RollupSums
@@ -98,52 +95,18 @@ func rollupLess(a, b store.RollupKey) bool {
 }
 
 // addRollups adds the rows of one billing batch to their hourly and daily
-// buckets within the batch's transaction: one multi-row upsert per
-// rollupChunk buckets. Every writer locks all its hourly buckets before its
-// daily ones, each layer in key order, so writers never deadlock.
-func (s *Store) addRollups(ctx context.Context, tx *sql.Tx, logs []store.UsageLog, stamp time.Time) error {
+// buckets within the batch's transaction, through the prepared upserts.
+// Every writer locks all its hourly buckets before its daily ones, each
+// layer in key order, so writers never deadlock.
+func (s *Store) addRollups(ctx context.Context, tx *sql.Tx, b *batchStmts, logs []store.UsageLog, stamp time.Time) error {
 	hourly := foldRollups(logs, stamp)
-	if err := s.upsertBuckets(ctx, tx, hourly, false); err != nil {
+	if err := upsert(ctx, tx, b, hourlyRollups, bucketArgs(hourly, false)); err != nil {
 		return err
 	}
-	if err := s.upsertBuckets(ctx, tx, dailyBuckets(hourly), true); err != nil {
+	if err := upsert(ctx, tx, b, dailyRollups, bucketArgs(dailyBuckets(hourly), true)); err != nil {
 		return err
 	}
-	return s.addRowBooks(ctx, tx, logs, stamp)
-}
-
-func (s *Store) upsertBuckets(ctx context.Context, tx *sql.Tx, buckets []rollupBucket, daily bool) error {
-	for lo := 0; lo < len(buckets); lo += rollupChunk {
-		part := buckets[lo:min(lo+rollupChunk, len(buckets))]
-		args := make([]any, 0, len(part)*rollupCols)
-		for _, b := range part {
-			k, v := b.k, b.s
-			args = append(args, dbTime(k.Hour.Truncate(24*time.Hour)))
-			if !daily {
-				args = append(args, dbTime(k.Hour))
-			}
-			args = append(args, k.UserID, k.TokenID, k.Model, k.ChannelID, k.TeamID, k.Type,
-				v.Requests, v.InputTokens, v.OutputTokens, v.CacheReadTokens, v.Quota, v.UpstreamCostPico, v.Errors)
-		}
-		if _, err := tx.ExecContext(ctx, s.rollupUpsert(len(part), daily), args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// rollupUpsert is the statement that adds n buckets to the hourly or the
-// daily table.
-func (s *Store) rollupUpsert(n int, daily bool) string {
-	table, keys, cols := "usage_rollups", rollupKeyCols, rollupCols
-	if daily {
-		table, keys, cols = "usage_rollups_daily", dailyKeyCols, rollupCols-1
-	}
-	q := "INSERT INTO " + table + " (" + keys + ", " + rollupSumCols + ") VALUES " + rowsSQL(cols, n)
-	if !daily {
-		q = "INSERT INTO " + table + " (day, " + keys + ", " + rollupSumCols + ") VALUES " + rowsSQL(cols, n)
-	}
-	return s.addingOnConflict(q, table, keys, rollupSumCols)
+	return s.addRowBooks(ctx, tx, b, logs, stamp)
 }
 
 // addingOnConflict ends the INSERT q into table so that a bucket already

@@ -32,18 +32,24 @@ func (r rollupRepo) Ready(ctx context.Context) (bool, error) {
 // are done it folds the rows above the end that were written without
 // their rollups (catchUp).
 func (r rollupRepo) Backfill(ctx context.Context, limit int) (bool, error) {
+	// Prepared before the transaction: an in-memory pool's one
+	// connection is the transaction's once it begins.
+	b, err := r.s.batch(ctx)
+	if err != nil {
+		return false, wrap(err, "backfill rollups")
+	}
 	more := false
-	err := r.s.withTx(ctx, func(tx *sql.Tx) error {
+	err = r.s.withTx(ctx, func(tx *sql.Tx) error {
 		var next, below int64
 		if err := tx.QueryRowContext(ctx, r.s.backfillLock()).Scan(&next, &below); err != nil {
 			return err
 		}
 		if next >= below {
-			moreRows, err := r.catchUp(ctx, tx, below, limit)
+			moreRows, err := r.catchUp(ctx, tx, b, below, limit)
 			if err != nil {
 				return err
 			}
-			moreEntries, err := r.s.catchUpLedger(ctx, tx, limit)
+			moreEntries, err := r.s.catchUpLedger(ctx, tx, b, limit)
 			more = moreRows || moreEntries
 			return err
 		}
@@ -59,7 +65,7 @@ func (r rollupRepo) Backfill(ctx context.Context, limit int) (bool, error) {
 		if len(logs) == limit {
 			to = logs[len(logs)-1].ID + 1
 		}
-		if err := r.s.addRollups(ctx, tx, logs, now()); err != nil {
+		if err := r.s.addRollups(ctx, tx, b, logs, now()); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, r.s.Rebind("UPDATE usage_rollup_backfill SET next_id = ? WHERE id = 1"), to)

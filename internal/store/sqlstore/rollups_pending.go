@@ -65,7 +65,7 @@ func (s *Store) pendingLogs() string {
 // catchUp folds up to limit marked rows into the rollups and clears their
 // marks, within tx, which holds the watermark's lock: two nodes never fold
 // a row twice, and a crash folds nothing without clearing its mark.
-func (r rollupRepo) catchUp(ctx context.Context, tx *sql.Tx, below int64, limit int) (more bool, err error) {
+func (r rollupRepo) catchUp(ctx context.Context, tx *sql.Tx, b *batchStmts, below int64, limit int) (more bool, err error) {
 	rows, err := tx.QueryContext(ctx, r.s.pendingLogs(), below, limit)
 	if err != nil {
 		return false, err
@@ -74,7 +74,7 @@ func (r rollupRepo) catchUp(ctx context.Context, tx *sql.Tx, below int64, limit 
 	if err != nil || len(logs) == 0 {
 		return false, err
 	}
-	if err := r.s.addRollups(ctx, tx, logs, now()); err != nil {
+	if err := r.s.addRollups(ctx, tx, b, logs, now()); err != nil {
 		return false, err
 	}
 	ids := make([]any, len(logs))

@@ -30,9 +30,9 @@ import (
 const (
 	batchModuleName = "turnpike_batch"
 	batchTableName  = "temp.billing_batch"
-	// batchCols is the widest row a batch holds (a usage log); the column
-	// after them is the hidden handle.
-	batchCols = logInsertCols
+	// batchCols is the widest row a batch holds (an hourly rollup
+	// bucket); the column after them is the hidden handle.
+	batchCols = rollupCols
 )
 
 // sqliteTimeLayout is how the driver writes time.Time values with the

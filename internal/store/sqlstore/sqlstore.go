@@ -28,6 +28,7 @@ type Store struct {
 
 	prepMu sync.Mutex                 // serialises the first preparation of stmts
 	stmts  atomic.Pointer[batchStmts] // nil until the first billing write
+	polls  polledStmts                // the change-following loops' queries
 
 	applied []Migration // what opening the store applied
 }
@@ -129,6 +130,7 @@ func (s *Store) Close() error {
 	if b := s.stmts.Swap(nil); b != nil {
 		errs = append(errs, b.close())
 	}
+	errs = append(errs, s.polls.close())
 	return errors.Join(append(errs, s.db.Close())...)
 }
 

@@ -48,7 +48,7 @@ var _ store.TrafficRepo = trafficRepo{}
 type trafficRepo struct{ s *Store }
 
 func (r trafficRepo) Limits(ctx context.Context) ([]store.LimitRow, error) {
-	rows, err := r.s.db.QueryContext(ctx, "SELECT kind, subject, spec FROM traffic_limits")
+	rows, err := r.s.pollQuery(ctx, "SELECT kind, subject, spec FROM traffic_limits")
 	if err != nil {
 		return nil, wrap(err, "list limits")
 	}
@@ -125,7 +125,7 @@ func (r trafficRepo) ClaimNotice(ctx context.Context, key string) (bool, error) 
 
 func (r trafficRepo) Setting(ctx context.Context, name string) (string, bool, error) {
 	var v string
-	err := r.s.db.QueryRowContext(ctx, r.s.Rebind("SELECT value FROM gateway_settings WHERE name = ?"), name).Scan(&v)
+	err := r.s.pollQueryRow(ctx, "SELECT value FROM gateway_settings WHERE name = ?", name).Scan(&v)
 	if err != nil {
 		if err = wrap(err, "get setting"); errors.Is(err, store.ErrNotFound) {
 			return "", false, nil
