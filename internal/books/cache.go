@@ -63,9 +63,6 @@ func Cache(ctx context.Context, st store.Store, w store.Window, groupBy string) 
 	}
 	items := make([]CacheItem, 0, len(sums))
 	for _, it := range sums {
-		if it.Requests == 0 && it.Input == 0 && it.CacheRead == 0 {
-			continue // a cut day's bucket less its hours outside the window: no call in it
-		}
 		if it.Input > 0 {
 			it.HitRatio = float64(it.CacheRead) / float64(it.Input)
 		}

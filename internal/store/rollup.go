@@ -131,9 +131,17 @@ type RollupLine struct {
 	UpstreamCost *big.Int
 }
 
+// Empty reports whether every sum of l is zero: no row of the window is
+// in it (a row adds a request or an error, or moves quota or cost).
+func (l RollupLine) Empty() bool {
+	return l.RollupSums == (RollupSums{}) && (l.UpstreamCost == nil || l.UpstreamCost.Sign() == 0)
+}
+
 // RollupRepo reads the hourly rollups and folds into them the rows written
 // before they existed.
 type RollupRepo interface {
+	// Sum answers no line that is Empty: a cut day read as the day less
+	// its hours outside q nets a group with no call inside to zeros.
 	Sum(ctx context.Context, q RollupQuery) ([]RollupLine, error)
 	// Ready reports whether every row in the database is in the rollups
 	// (the backfill of older rows is done).

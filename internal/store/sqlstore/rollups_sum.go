@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,7 +14,9 @@ import (
 // Spans): the buckets of each span, negated for a span taken away, summed
 // per group, period and type. One statement reads one snapshot on every
 // dialect, so a day's bucket and the hours taken from it agree even while
-// the billing writer adds to both.
+// the billing writer adds to both. A line whose sums are all zero is left
+// out: it is a group whose calls of the cut day all fell in the hours
+// taken away, which has nothing in the window.
 func (r rollupRepo) Sum(ctx context.Context, q store.RollupQuery) ([]store.RollupLine, error) {
 	// Grouped by the columns themselves and cast once per group: hashing
 	// integers is about twice as fast as hashing their text per bucket.
@@ -57,7 +60,7 @@ func (r rollupRepo) Sum(ctx context.Context, q store.RollupQuery) ([]store.Rollu
 	out, err := collect(rows, func(row interface{ Scan(...any) error }) (store.RollupLine, error) {
 		return scanRollupLine(row, period != "")
 	})
-	return out, wrap(err, "sum rollups")
+	return slices.DeleteFunc(out, store.RollupLine.Empty), wrap(err, "sum rollups")
 }
 
 // spansFrom is what Sum reads: the one table and condition of a single
