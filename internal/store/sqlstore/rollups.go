@@ -37,17 +37,26 @@ type rollupBucket struct {
 
 // foldRollups sums rows into their buckets, in key order so that two
 // writers' transactions lock shared buckets in the same order and never
-// deadlock each other.
-func foldRollups(logs []store.UsageLog, stamp time.Time) []rollupBucket {
+// deadlock each other; with channels, their channel buckets too (each
+// row's other read once for both).
+func foldRollups(logs []store.UsageLog, stamp time.Time, channels bool) ([]rollupBucket, []channelBucket) {
 	keys := make([]store.RollupKey, len(logs))
 	sums := make([]store.RollupSums, len(logs))
+	var ckeys []store.ChannelKey
+	var csums []store.ChannelSums
 	for i, l := range logs {
 		if l.CreatedAt.IsZero() {
 			l.CreatedAt = stamp
 		}
-		keys[i], sums[i] = store.RollupOf(l)
+		var ck store.ChannelKey
+		var cs store.ChannelSums
+		var ok bool
+		keys[i], sums[i], ck, cs, ok = store.Rollups(l)
+		if channels && ok {
+			ckeys, csums = append(ckeys, ck), append(csums, cs)
+		}
 	}
-	return foldBuckets(keys, sums)
+	return foldBuckets(keys, sums), foldChannelBuckets(ckeys, csums)
 }
 
 // foldBuckets adds up the sums of equal keys, in key order.
@@ -100,13 +109,19 @@ func rollupLess(a, b store.RollupKey) bool {
 // addRollups adds the rows of one billing batch to their hourly and daily
 // buckets within the batch's transaction: one multi-row upsert per
 // rollupChunk buckets. Every writer locks all its hourly buckets before its
-// daily ones, each layer in key order, so writers never deadlock.
-func (s *Store) addRollups(ctx context.Context, tx *sql.Tx, logs []store.UsageLog, stamp time.Time) error {
-	hourly := foldRollups(logs, stamp)
+// daily ones, each layer in key order, so writers never deadlock. The
+// billing writer adds them to the channel rollups too (channels); the
+// backfill of the usage rollups does not, since the channel rollups have a
+// backfill of their own (channelRollupsMigration).
+func (s *Store) addRollups(ctx context.Context, tx *sql.Tx, logs []store.UsageLog, stamp time.Time, channels bool) error {
+	hourly, perChannel := foldRollups(logs, stamp, channels)
 	if err := s.upsertBuckets(ctx, tx, hourly, false); err != nil {
 		return err
 	}
 	if err := s.upsertBuckets(ctx, tx, dailyBuckets(hourly), true); err != nil {
+		return err
+	}
+	if err := s.addChannelRollups(ctx, tx, perChannel); err != nil {
 		return err
 	}
 	return s.addRowBooks(ctx, tx, logs, stamp)
