@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,8 +43,7 @@ type rollupBucket struct {
 func foldRollups(logs []store.UsageLog, stamp time.Time, channels bool) ([]rollupBucket, []channelBucket) {
 	keys := make([]store.RollupKey, len(logs))
 	sums := make([]store.RollupSums, len(logs))
-	var ckeys []store.ChannelKey
-	var csums []store.ChannelSums
+	var perChannel channelFold
 	for i, l := range logs {
 		if l.CreatedAt.IsZero() {
 			l.CreatedAt = stamp
@@ -53,10 +53,10 @@ func foldRollups(logs []store.UsageLog, stamp time.Time, channels bool) ([]rollu
 		var ok bool
 		keys[i], sums[i], ck, cs, ok = store.Rollups(l)
 		if channels && ok {
-			ckeys, csums = append(ckeys, ck), append(csums, cs)
+			perChannel.add(ck, cs)
 		}
 	}
-	return foldBuckets(keys, sums), foldChannelBuckets(ckeys, csums)
+	return foldBuckets(keys, sums), perChannel.buckets()
 }
 
 // foldBuckets adds up the sums of equal keys, in key order.
@@ -186,19 +186,34 @@ var rollupDimCols = map[string]string{store.DimUser: "user_id", store.DimToken: 
 func scanRollupLine(row interface{ Scan(...any) error }, withPeriod bool) (store.RollupLine, error) {
 	var l store.RollupLine
 	var cost sql.NullString
-	dst := []any{&l.Group}
+	var at [11]any // one array a line, not a slice grown per line
+	dst := append(at[:0], &l.Group)
 	if withPeriod {
 		dst = append(dst, &l.Period)
 	}
 	dst = append(dst, &l.Type, &l.Requests, &l.InputTokens, &l.OutputTokens, &l.CacheReadTokens, &l.Quota, &cost, &l.Errors)
 	err := row.Scan(dst...)
 	l.Period = l.Period.UTC()
-	l.UpstreamCost = new(big.Int)
-	if cost.Valid {
-		// PostgreSQL and MySQL sum to a decimal; its digits are an integer.
-		l.UpstreamCost.SetString(strings.SplitN(cost.String, ".", 2)[0], 10)
-	}
+	l.UpstreamCost = sumDigits(cost)
 	return l, err
+}
+
+// sumDigits reads a SUM of picodollars: PostgreSQL and MySQL sum to a
+// decimal, whose digits are an integer; most fit an int64, which is read
+// without math/big's parser.
+func sumDigits(cost sql.NullString) *big.Int {
+	if !cost.Valid {
+		return new(big.Int)
+	}
+	digits, _, _ := strings.Cut(cost.String, ".")
+	if n, err := strconv.ParseInt(digits, 10, 64); err == nil {
+		return big.NewInt(n)
+	}
+	n, _ := new(big.Int).SetString(digits, 10)
+	if n == nil {
+		return new(big.Int)
+	}
+	return n
 }
 
 // castText makes an integer column group as text on every dialect.

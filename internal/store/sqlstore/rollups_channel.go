@@ -1,10 +1,10 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
-	"math/big"
 	"slices"
 	"strings"
 	"time"
@@ -24,41 +24,50 @@ type channelBucket struct {
 	s store.ChannelSums
 }
 
-// foldChannelBuckets adds up the sums of equal keys, in key order so that
-// two writers lock shared buckets in the same order.
-func foldChannelBuckets(keys []store.ChannelKey, sums []store.ChannelSums) []channelBucket {
-	at := make(map[store.ChannelKey]int, len(keys))
-	var out []channelBucket
-	for i, k := range keys {
-		j, ok := at[k]
-		if !ok {
-			j = len(out)
-			at[k] = j
-			out = append(out, channelBucket{k: k})
-		}
-		out[j].s.Add(sums[i])
+// channelFold adds up the sums of equal channel keys as rows come: a
+// batch's rows fall in a few buckets (its channels' keys and models), so
+// they are added in place rather than listed first.
+type channelFold struct {
+	at  map[store.ChannelKey]int
+	out []channelBucket
+}
+
+func (f *channelFold) add(k store.ChannelKey, s store.ChannelSums) {
+	if f.at == nil {
+		f.at = map[store.ChannelKey]int{}
 	}
-	slices.SortFunc(out, func(a, b channelBucket) int {
-		return compareKeys(a.k.Hour, b.k.Hour, []int64{a.k.ChannelID, a.k.KeyIndex}, []int64{b.k.ChannelID, b.k.KeyIndex},
-			a.k.Model+"\x00"+a.k.UpstreamModel, b.k.Model+"\x00"+b.k.UpstreamModel)
+	j, ok := f.at[k]
+	if !ok {
+		j = len(f.out)
+		f.at[k] = j
+		f.out = append(f.out, channelBucket{k: k})
+	}
+	f.out[j].s.Add(s)
+}
+
+// buckets are the sums in key order, so that two writers lock shared
+// buckets in the same order.
+func (f *channelFold) buckets() []channelBucket {
+	slices.SortFunc(f.out, func(a, b channelBucket) int {
+		return cmp.Or(a.k.Hour.Compare(b.k.Hour), cmp.Compare(a.k.ChannelID, b.k.ChannelID), cmp.Compare(a.k.KeyIndex, b.k.KeyIndex),
+			strings.Compare(a.k.Model, b.k.Model), strings.Compare(a.k.UpstreamModel, b.k.UpstreamModel))
 	})
-	return out
+	return f.out
 }
 
 // foldChannels is the channel buckets of rows (for the backfill, which
 // folds rows into the channel rollups alone).
 func foldChannels(logs []store.UsageLog, stamp time.Time) []channelBucket {
-	var keys []store.ChannelKey
-	var sums []store.ChannelSums
+	var f channelFold
 	for _, l := range logs {
 		if l.CreatedAt.IsZero() {
 			l.CreatedAt = stamp
 		}
 		if k, s, ok := store.ChannelRollupOf(l); ok {
-			keys, sums = append(keys, k), append(sums, s)
+			f.add(k, s)
 		}
 	}
-	return foldChannelBuckets(keys, sums)
+	return f.buckets()
 }
 
 // addChannelRollups adds hourly buckets to both layers, all the hourly
@@ -70,13 +79,13 @@ func (s *Store) addChannelRollups(ctx context.Context, tx *sql.Tx, hourly []chan
 	if err := s.upsertChannelBuckets(ctx, tx, hourly, false); err != nil {
 		return err
 	}
-	keys := make([]store.ChannelKey, len(hourly))
-	sums := make([]store.ChannelSums, len(hourly))
-	for i, b := range hourly {
-		keys[i], sums[i] = b.k, b.s
-		keys[i].Hour = b.k.Hour.Truncate(24 * time.Hour)
+	var daily channelFold
+	for _, b := range hourly {
+		k := b.k
+		k.Hour = k.Hour.Truncate(24 * time.Hour)
+		daily.add(k, b.s)
 	}
-	return s.upsertChannelBuckets(ctx, tx, foldChannelBuckets(keys, sums), true)
+	return s.upsertChannelBuckets(ctx, tx, daily.buckets(), true)
 }
 
 func (s *Store) upsertChannelBuckets(ctx context.Context, tx *sql.Tx, buckets []channelBucket, daily bool) error {
@@ -152,11 +161,7 @@ func scanChannelLine(row interface{ Scan(...any) error }, withPeriod bool) (stor
 	dst = append(dst, &l.Consumes, &l.Refunds, &l.Requests, &l.InputTokens, &l.OutputTokens, &l.CacheReadTokens, &cost, &l.CostRows)
 	err := row.Scan(dst...)
 	l.Hour = l.Hour.UTC()
-	l.UpstreamCost = new(big.Int)
-	if cost.Valid {
-		// PostgreSQL and MySQL sum to a decimal; its digits are an integer.
-		l.UpstreamCost.SetString(strings.SplitN(cost.String, ".", 2)[0], 10)
-	}
+	l.UpstreamCost = sumDigits(cost)
 	return l, err
 }
 
