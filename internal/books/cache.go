@@ -2,9 +2,9 @@ package books
 
 import (
 	"context"
-	"encoding/json"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -21,15 +21,6 @@ type CacheItem struct {
 	Input     int64   `json:"input_tokens"`
 	CacheRead int64   `json:"cache_read_tokens"`
 	HitRatio  float64 `json:"hit_ratio"`
-}
-
-// cacheRowOther is what the cache report reads of a consume row's other.
-type cacheRowOther struct {
-	CacheRead  int64 `json:"cache_read_tokens"`
-	Adjustment bool  `json:"adjustment"`
-	Attempts   []struct {
-		KeyIndex int `json:"key_index"`
-	} `json:"attempts"`
 }
 
 // Cache sums the window's consume rows per channel (its name), key
@@ -63,9 +54,6 @@ func Cache(ctx context.Context, st store.Store, w store.Window, groupBy string) 
 	}
 	items := make([]CacheItem, 0, len(sums))
 	for _, it := range sums {
-		if it.Requests == 0 && it.Input == 0 && it.CacheRead == 0 {
-			continue // a cut day's bucket less its hours outside the window: no call in it
-		}
 		if it.Input > 0 {
 			it.HitRatio = float64(it.CacheRead) / float64(it.Input)
 		}
@@ -115,31 +103,56 @@ func cacheFromRollups(ctx context.Context, st store.Store, w store.Window, group
 	return sums, nil
 }
 
-// cacheByKey sums by a channel's key, which only a row's attempts name.
+// cacheByKey sums by a channel's key, which only a row's attempts and the
+// channel rollups name: the whole hours of w from the rollups (the daily
+// layer where it can), the parts of an hour at w's edges from the rows;
+// until the channel rollups hold every row (their fill after an upgrade),
+// every row of w.
 func cacheByKey(ctx context.Context, st store.Store, w store.Window, names map[int64]string) (map[string]*CacheItem, error) {
 	sums := map[string]*CacheItem{}
-	err := st.Books().EachLog(ctx, w, []string{store.LogConsume}, func(l store.UsageLog) error {
-		var o cacheRowOther
-		_ = json.Unmarshal(l.Other, &o) // a row without the members read nothing from a cache
-		if l.ChannelID == 0 {
-			return nil
+	add := func(k store.ChannelKey, s store.ChannelSums) {
+		if s.Consumes == 0 {
+			return // refunds, or a cut day's bucket less the hours outside w
 		}
-		index := 0
-		if n := len(o.Attempts); n > 0 {
-			index = o.Attempts[n-1].KeyIndex
-		}
-		key := channelName(names, l.ChannelID) + "#" + strconv.Itoa(index)
+		key := channelName(names, k.ChannelID) + "#" + strconv.FormatInt(k.KeyIndex, 10)
 		it := sums[key]
 		if it == nil {
 			it = &CacheItem{Key: key}
 			sums[key] = it
 		}
-		if !o.Adjustment {
-			it.Requests++
+		it.Requests += s.Requests
+		it.Input += s.InputTokens
+		it.CacheRead += s.CacheReadTokens
+	}
+	ready, err := st.Rollups().ChannelsReady(ctx)
+	if err != nil {
+		return nil, err
+	}
+	from, to := ceil(w.Since, time.Hour), w.Until.Truncate(time.Hour)
+	edges := []store.Window{w}
+	if ready && from.Before(to) {
+		edges = []store.Window{{Since: w.Since, Until: from}, {Since: to, Until: w.Until}}
+		lines, err := st.Rollups().SumChannels(ctx, store.ChannelQuery{Since: from, Until: to, Days: true})
+		if err != nil {
+			return nil, err
 		}
-		it.Input += int64(l.PromptTokens)
-		it.CacheRead += o.CacheRead
-		return nil
-	})
-	return sums, err
+		for _, l := range lines {
+			add(l.ChannelKey, l.ChannelSums)
+		}
+	}
+	for _, e := range edges {
+		if !e.Since.Before(e.Until) {
+			continue
+		}
+		err := st.Books().EachLog(ctx, e, []string{store.LogConsume}, func(l store.UsageLog) error {
+			if k, s, ok := store.ChannelRollupOf(l); ok {
+				add(k, s)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return sums, nil
 }

@@ -173,14 +173,28 @@ type providerRow struct {
 // CompareProvider sets theirs (ParseProviderCSV) beside the consume and
 // refund rows routed to channelID on the export's days. Ours are named by
 // the model the provider was asked for (other.upstream_model); a line of
-// theirs under the gateway's own name of a model is matched too.
+// theirs under the gateway's own name of a model is matched too. The
+// export's days are whole UTC days, read from the channel's daily rollups;
+// until those hold every row (their fill after an upgrade), from its rows.
 func CompareProvider(ctx context.Context, st store.Store, channelID int64, theirs map[lineKey]*Usage) (*ProviderReport, error) {
 	first, last := dateSpan(theirs)
 	since, _ := time.Parse(time.DateOnly, first)
 	until, _ := time.Parse(time.DateOnly, last)
 	ours := &ourLines{channelID: channelID, usage: map[lineKey]*Usage{}, alias: map[lineKey]lineKey{}}
-	err := st.Books().EachChannelLog(ctx, channelID, store.Window{Since: since, Until: until.Add(24 * time.Hour)},
-		[]string{store.LogConsume, store.LogRefund}, ours.add)
+	w := store.Window{Since: since, Until: until.Add(24 * time.Hour)}
+	ready, err := st.Rollups().ChannelsReady(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ready {
+		var lines []store.ChannelLine
+		lines, err = st.Rollups().SumChannels(ctx, store.ChannelQuery{Since: w.Since, Until: w.Until, ChannelID: channelID, Granularity: "day", Days: true})
+		for _, l := range lines {
+			ours.addLine(l)
+		}
+	} else {
+		err = st.Books().EachChannelLog(ctx, channelID, w, []string{store.LogConsume, store.LogRefund}, ours.add)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -255,6 +269,29 @@ func (o *ourLines) add(l store.UsageLog) error {
 		u.cost.Add(u.cost, cost)
 	}
 	return nil
+}
+
+// addLine adds a day's channel bucket (store.ChannelLine), as add adds
+// its rows.
+func (o *ourLines) addLine(l store.ChannelLine) {
+	k := lineKey{l.Hour.Format(time.DateOnly), l.UpstreamModel}
+	if l.UpstreamModel != l.Model {
+		o.alias[lineKey{k.date, l.Model}] = k
+	}
+	u := o.usage[k]
+	if u == nil {
+		u = &Usage{}
+		o.usage[k] = u
+	}
+	if l.CostRows > 0 && u.cost == nil {
+		u.cost = new(big.Rat)
+	}
+	if u.cost != nil {
+		u.cost.Add(u.cost, picoUSD(l.UpstreamCost))
+	}
+	u.Requests += l.Requests
+	u.InputTokens += l.InputTokens
+	u.OutputTokens += l.OutputTokens
 }
 
 // match pairs every provider line with the gateway's (under the model's

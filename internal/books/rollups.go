@@ -40,25 +40,22 @@ func (s sums) add(k sumKey, v store.RollupSums, cost *big.Int) {
 // rows themselves. Until every row is in the rollups (the backfill after an
 // upgrade or an import) it reads the rows of the whole window.
 func SumWindow(ctx context.Context, st store.Store, w store.Window, q store.RollupQuery) ([]store.RollupLine, error) {
-	out := sums{}
 	ready, err := st.Rollups().Ready(ctx)
 	if err != nil {
 		return nil, err
 	}
 	from, to := ceil(w.Since, time.Hour), w.Until.Truncate(time.Hour)
 	edges := []store.Window{w}
+	var lines []store.RollupLine
 	if ready && from.Before(to) {
 		edges = []store.Window{{Since: w.Since, Until: from}, {Since: to, Until: w.Until}}
 		part := q
 		part.Since, part.Until, part.Days = from, to, q.Granularity != "hour"
-		lines, err := st.Rollups().Sum(ctx, part)
-		if err != nil {
+		if lines, err = st.Rollups().Sum(ctx, part); err != nil {
 			return nil, err
 		}
-		for _, l := range lines {
-			out.add(sumKey{l.Group, l.Period.Unix(), l.Type}, l.RollupSums, l.UpstreamCost)
-		}
 	}
+	raw := sums{}
 	for _, e := range edges {
 		if !e.Since.Before(e.Until) {
 			continue
@@ -66,7 +63,7 @@ func SumWindow(ctx context.Context, st store.Store, w store.Window, q store.Roll
 		err := st.Books().EachLog(ctx, e, q.Types, func(l store.UsageLog) error {
 			k, v := store.RollupOf(l)
 			if q.Keeps(k) {
-				out.add(sumKey{dimValue(k, q.GroupBy), periodOf(k.Hour, q.Granularity).Unix(), k.Type}, v, big.NewInt(v.UpstreamCostPico))
+				raw.add(sumKey{dimValue(k, q.GroupBy), periodOf(k.Hour, q.Granularity).Unix(), k.Type}, v, big.NewInt(v.UpstreamCostPico))
 			}
 			return nil
 		})
@@ -74,11 +71,30 @@ func SumWindow(ctx context.Context, st store.Store, w store.Window, q store.Roll
 			return nil, err
 		}
 	}
-	lines := make([]store.RollupLine, 0, len(out))
-	for _, l := range out {
-		lines = append(lines, *l)
+	return raw.into(lines), nil
+}
+
+// into adds the edges' sums to the rollups' lines, which have one line per
+// key already: the edges are a few hundred keys where a window's lines are
+// up to tens of thousands (the usage report by key), so each line is looked
+// up, not copied into a map of its own.
+func (s sums) into(lines []store.RollupLine) []store.RollupLine {
+	if len(s) == 0 {
+		return lines
 	}
-	return lines, nil
+	for i := range lines {
+		l := &lines[i]
+		k := sumKey{l.Group, l.Period.Unix(), l.Type}
+		if e := s[k]; e != nil {
+			l.RollupSums.Add(e.RollupSums)
+			l.UpstreamCost.Add(l.UpstreamCost, e.UpstreamCost)
+			delete(s, k)
+		}
+	}
+	for _, e := range s {
+		lines = append(lines, *e)
+	}
+	return lines
 }
 
 // ceil is t rounded up to a whole multiple of d (UTC hours and days).

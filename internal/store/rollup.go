@@ -41,9 +41,11 @@ func (s *RollupSums) Add(o RollupSums) {
 
 // rollupOther is what a bucket reads of a row's other.
 type rollupOther struct {
-	CacheRead       int64  `json:"cache_read_tokens"`
-	UpstreamCostUSD string `json:"upstream_cost_usd"`
-	Adjustment      bool   `json:"adjustment"`
+	CacheRead       int64       `json:"cache_read_tokens"`
+	UpstreamCostUSD string      `json:"upstream_cost_usd"`
+	Adjustment      bool        `json:"adjustment"`
+	UpstreamModel   string      `json:"upstream_model"`
+	Attempts        lastAttempt `json:"attempts"`
 }
 
 var picoPerUSD = big.NewRat(1_000_000_000_000, 1)
@@ -52,9 +54,12 @@ var picoPerUSD = big.NewRat(1_000_000_000_000, 1)
 // that corrects a task's charge (other.adjustment) moves money but is no
 // request of its own, as in the margin report.
 func RollupOf(l UsageLog) (RollupKey, RollupSums) {
+	return rollupOf(l, readRollupOther(l.Other)) // a row without these members adds none of them
+}
+
+func rollupOf(l UsageLog, o rollupOther) (RollupKey, RollupSums) {
 	k := RollupKey{Hour: l.CreatedAt.UTC().Truncate(time.Hour), UserID: l.UserID, TokenID: l.TokenID,
 		ChannelID: l.ChannelID, TeamID: teamOf(l), Model: l.Model, Type: l.Type}
-	o := readRollupOther(l.Other) // a row without these members adds none of them
 	s := RollupSums{InputTokens: int64(l.PromptTokens), OutputTokens: int64(l.CompletionTokens),
 		CacheReadTokens: o.CacheRead, Quota: l.Quota, UpstreamCostPico: pico(o.UpstreamCostUSD)}
 	if !o.Adjustment {
@@ -69,22 +74,28 @@ func RollupOf(l UsageLog) (RollupKey, RollupSums) {
 // pico reads a decimal dollar string as 10⁻¹² dollars (rounded, should a
 // writer ever have kept more digits).
 func pico(usd string) int64 {
+	n, _ := picoOK(usd)
+	return n
+}
+
+// picoOK is pico and whether usd is a number at all (math/big's reading).
+func picoOK(usd string) (int64, bool) {
 	if usd == "" {
-		return 0
+		return 0, false
 	}
 	if n, ok := picoFast(usd); ok {
-		return n
+		return n, true
 	}
 	r, ok := new(big.Rat).SetString(usd)
 	if !ok {
-		return 0
+		return 0, false
 	}
 	r.Mul(r, picoPerUSD)
 	n := new(big.Int).Quo(r.Num(), r.Denom())
 	if !n.IsInt64() {
-		return 0
+		return 0, true
 	}
-	return n.Int64()
+	return n.Int64(), true
 }
 
 // RollupDims are the dimensions a rollup query groups by.
@@ -131,9 +142,17 @@ type RollupLine struct {
 	UpstreamCost *big.Int
 }
 
+// Empty reports whether every sum of l is zero: no row of the window is
+// in it (a row adds a request or an error, or moves quota or cost).
+func (l RollupLine) Empty() bool {
+	return l.RollupSums == (RollupSums{}) && (l.UpstreamCost == nil || l.UpstreamCost.Sign() == 0)
+}
+
 // RollupRepo reads the hourly rollups and folds into them the rows written
 // before they existed.
 type RollupRepo interface {
+	// Sum answers no line that is Empty: a cut day read as the day less
+	// its hours outside q nets a group with no call inside to zeros.
 	Sum(ctx context.Context, q RollupQuery) ([]RollupLine, error)
 	// Ready reports whether every row in the database is in the rollups
 	// (the backfill of older rows is done).
@@ -142,6 +161,13 @@ type RollupRepo interface {
 	// in one transaction with its watermark, and reports whether rows
 	// remain.
 	Backfill(ctx context.Context, limit int) (more bool, err error)
+	// SumChannels sums the channel rollups (ChannelQuery), leaving out
+	// the lines that are Empty.
+	SumChannels(ctx context.Context, q ChannelQuery) ([]ChannelLine, error)
+	// ChannelsReady reports whether every row in the database is in the
+	// channel rollups (their fill after the upgrade that added them is
+	// done, and no row of an earlier release waits).
+	ChannelsReady(ctx context.Context) (bool, error)
 	// Restart marks every row in the database as not yet in the rollups
 	// and empties them, so Backfill rebuilds them from the rows (after an
 	// import).

@@ -40,10 +40,43 @@ func readRollupOther(raw []byte) rollupOther {
 			if v.Type == gjson.True || v.Type == gjson.False {
 				o.Adjustment = v.Type == gjson.True
 			}
+		case strings.EqualFold(k.Str, "upstream_model"):
+			if v.Type == gjson.String {
+				o.UpstreamModel = v.Str
+			}
+		case strings.EqualFold(k.Str, "attempts"):
+			if v.IsArray() {
+				o.Attempts = lastAttempt{KeyIndex: lastKeyIndex(v)}
+			}
 		}
 		return true
 	})
 	return o
+}
+
+// lastKeyIndex is the key_index of the last element of attempts, as
+// lastAttempt.UnmarshalJSON reads it: an element that is no object, or
+// whose member is no integer, reads as 0.
+func lastKeyIndex(attempts gjson.Result) int64 {
+	var last gjson.Result
+	n := 0
+	attempts.ForEach(func(_, v gjson.Result) bool {
+		last, n = v, n+1
+		return true
+	})
+	var index int64
+	if n == 0 || !last.IsObject() {
+		return 0
+	}
+	last.ForEach(func(k, v gjson.Result) bool {
+		if strings.EqualFold(k.Str, "key_index") && v.Type == gjson.Number {
+			if i, err := strconv.ParseInt(v.Raw, 10, 64); err == nil {
+				index = i
+			}
+		}
+		return true
+	})
+	return index
 }
 
 // picoFast reads a plain decimal of at most twelve fractional digits

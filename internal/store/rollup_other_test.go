@@ -44,6 +44,11 @@ func TestRollupOtherReadsWhatJSONUnmarshalReads(t *testing.T) {
 		`{"adjustment":"true"}`, `{"adjustment":1}`, `{"adjustment":true,"adjustment":false}`,
 		`{"a\u0064justment":true}`, `{"nested":{"adjustment":true}}`, `{"ſadjustment":true}`,
 		`{"cache_read_tokens":7,"bad":tru}`,
+		`{"upstream_model":"m","Upstream_Model":"n"}`, `{"upstream_model":3}`, `{"upstream_model":"m","upstream_model":null}`,
+		`{"attempts":[{"key_index":1},{"key_index":4}]}`, `{"attempts":[]}`, `{"attempts":[{"key_index":2}],"attempts":[]}`,
+		`{"attempts":[{"key_index":2}],"attempts":"x"}`, `{"attempts":[{"key_index":2}],"attempts":null}`,
+		`{"attempts":[{"key_index":2},7]}`, `{"attempts":[{"Key_Index":2,"key_index":"3"}]}`, `{"attempts":[{"key_index":1.5}]}`,
+		`{"attempts":{"key_index":2}}`, `{"attempts":[{"key_index":2,"key_index":5}]}`,
 	} {
 		t.Run(raw, func(t *testing.T) {
 			if got, want := readRollupOther([]byte(raw)), referenceOther([]byte(raw)); got != want {
@@ -66,12 +71,14 @@ func TestPicoReadsEveryDecimalAsMathBigDoes(t *testing.T) {
 func FuzzRollupOtherMatchesJSON(f *testing.F) {
 	f.Add(benchOther)
 	f.Add([]byte(`{"Adjustment":true,"cache_read_tokens":3,"upstream_cost_usd":"0.25"}`))
+	f.Add([]byte(`{"attempts":[{"key_index":1},{"key_index":4}],"upstream_model":"m"}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		got, want := readRollupOther(raw), referenceOther(raw)
 		// The cost is compared as what it adds up to: json.Unmarshal and
 		// gjson may spell invalid UTF-8 in a string differently, which no
 		// decimal has.
-		if got.CacheRead != want.CacheRead || got.Adjustment != want.Adjustment || pico(got.UpstreamCostUSD) != pico(want.UpstreamCostUSD) {
+		if got.CacheRead != want.CacheRead || got.Adjustment != want.Adjustment || pico(got.UpstreamCostUSD) != pico(want.UpstreamCostUSD) ||
+			got.Attempts != want.Attempts {
 			t.Fatalf("%q: read %+v, json.Unmarshal reads %+v", raw, got, want)
 		}
 	})

@@ -133,7 +133,7 @@ func (t *itemTx) run(ctx context.Context) error {
 	if err := insertLogs(ctx, t.tx, t.b, logs, t.stamp); err != nil {
 		return err
 	}
-	return t.s.addRollups(ctx, t.tx, t.b, logs, t.stamp)
+	return t.s.addRollups(ctx, t.tx, t.b, logs, t.stamp, true)
 }
 
 // insertEntries records the entries of the items at idx and marks as

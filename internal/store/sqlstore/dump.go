@@ -83,16 +83,18 @@ var dumpTables = []dumpTable{
 }
 
 var dumpSkipped = map[string]string{
-	"schema_migrations":     "the target database is migrated by the binary that imports",
-	"sessions":              "console sign-ins end with a move, and their ids are secrets",
-	"billing_nodes":         "leases of processes on the old database; without them any node releases their open holds",
-	"channel_health":        "cool-downs and probes are learned again from traffic",
-	"plugin_runtime":        "a change counter each migrated database starts itself",
-	"usage_rollups":         "sums of the usage rows, rebuilt from them after an import (Rollups().Restart)",
-	"usage_rollup_backfill": "the rebuild's watermark, reset by the import",
-	"usage_rollups_daily":   "the rollups summed per day, rebuilt with them",
-	"usage_books_daily":     "the usage rows' books per day, rebuilt with the rollups",
-	"ledger_rollups_daily":  "the ledger's entries per day, summed again by the import",
+	"schema_migrations":           "the target database is migrated by the binary that imports",
+	"sessions":                    "console sign-ins end with a move, and their ids are secrets",
+	"billing_nodes":               "leases of processes on the old database; without them any node releases their open holds",
+	"channel_health":              "cool-downs and probes are learned again from traffic",
+	"plugin_runtime":              "a change counter each migrated database starts itself",
+	"usage_rollups":               "sums of the usage rows, rebuilt from them after an import (Rollups().Restart)",
+	"usage_rollup_backfill":       "the rebuild's watermark, reset by the import",
+	"usage_rollups_daily":         "the rollups summed per day, rebuilt with them",
+	"usage_books_daily":           "the usage rows' books per day, rebuilt with the rollups",
+	"usage_channel_rollups":       "the usage rows per channel key, rebuilt with the rollups",
+	"usage_channel_rollups_daily": "the same per day, rebuilt with them",
+	"ledger_rollups_daily":        "the ledger's entries per day, summed again by the import",
 }
 
 // redactedUnique stands in for a unique secret column: it keeps the

@@ -44,6 +44,7 @@ var allMigrations = []Migration{
 	rollupPendingMigration,   // 200
 	channelLogIndexMigration, // 201
 	booksRollupsMigration,    // 210
+	channelRollupsMigration,  // 220
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row

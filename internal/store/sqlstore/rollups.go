@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,17 +35,25 @@ type rollupBucket struct {
 
 // foldRollups sums rows into their buckets, in key order so that two
 // writers' transactions lock shared buckets in the same order and never
-// deadlock each other.
-func foldRollups(logs []store.UsageLog, stamp time.Time) []rollupBucket {
+// deadlock each other; with channels, their channel buckets too (each
+// row's other read once for both).
+func foldRollups(logs []store.UsageLog, stamp time.Time, channels bool) ([]rollupBucket, []channelBucket) {
 	keys := make([]store.RollupKey, len(logs))
 	sums := make([]store.RollupSums, len(logs))
+	var perChannel channelFold
 	for i, l := range logs {
 		if l.CreatedAt.IsZero() {
 			l.CreatedAt = stamp
 		}
-		keys[i], sums[i] = store.RollupOf(l)
+		var ck store.ChannelKey
+		var cs store.ChannelSums
+		var ok bool
+		keys[i], sums[i], ck, cs, ok = store.Rollups(l)
+		if channels && ok {
+			perChannel.add(ck, cs)
+		}
 	}
-	return foldBuckets(keys, sums)
+	return foldBuckets(keys, sums), perChannel.buckets()
 }
 
 // foldBuckets adds up the sums of equal keys, in key order.
@@ -97,13 +106,19 @@ func rollupLess(a, b store.RollupKey) bool {
 // addRollups adds the rows of one billing batch to their hourly and daily
 // buckets within the batch's transaction, through the prepared upserts.
 // Every writer locks all its hourly buckets before its daily ones, each
-// layer in key order, so writers never deadlock.
-func (s *Store) addRollups(ctx context.Context, tx *sql.Tx, b *batchStmts, logs []store.UsageLog, stamp time.Time) error {
-	hourly := foldRollups(logs, stamp)
+// layer in key order, so writers never deadlock. The billing writer adds
+// them to the channel rollups too (channels); the backfill of the usage
+// rollups does not, since the channel rollups have a backfill of their own
+// (channelRollupsMigration).
+func (s *Store) addRollups(ctx context.Context, tx *sql.Tx, b *batchStmts, logs []store.UsageLog, stamp time.Time, channels bool) error {
+	hourly, perChannel := foldRollups(logs, stamp, channels)
 	if err := upsert(ctx, tx, b, hourlyRollups, bucketArgs(hourly, false)); err != nil {
 		return err
 	}
 	if err := upsert(ctx, tx, b, dailyRollups, bucketArgs(dailyBuckets(hourly), true)); err != nil {
+		return err
+	}
+	if err := s.addChannelRollups(ctx, tx, b, perChannel); err != nil {
 		return err
 	}
 	return s.addRowBooks(ctx, tx, b, logs, stamp)
@@ -134,19 +149,34 @@ var rollupDimCols = map[string]string{store.DimUser: "user_id", store.DimToken: 
 func scanRollupLine(row interface{ Scan(...any) error }, withPeriod bool) (store.RollupLine, error) {
 	var l store.RollupLine
 	var cost sql.NullString
-	dst := []any{&l.Group}
+	var at [11]any // one array a line, not a slice grown per line
+	dst := append(at[:0], &l.Group)
 	if withPeriod {
 		dst = append(dst, &l.Period)
 	}
 	dst = append(dst, &l.Type, &l.Requests, &l.InputTokens, &l.OutputTokens, &l.CacheReadTokens, &l.Quota, &cost, &l.Errors)
 	err := row.Scan(dst...)
 	l.Period = l.Period.UTC()
-	l.UpstreamCost = new(big.Int)
-	if cost.Valid {
-		// PostgreSQL and MySQL sum to a decimal; its digits are an integer.
-		l.UpstreamCost.SetString(strings.SplitN(cost.String, ".", 2)[0], 10)
-	}
+	l.UpstreamCost = sumDigits(cost)
 	return l, err
+}
+
+// sumDigits reads a SUM of picodollars: PostgreSQL and MySQL sum to a
+// decimal, whose digits are an integer; most fit an int64, which is read
+// without math/big's parser.
+func sumDigits(cost sql.NullString) *big.Int {
+	if !cost.Valid {
+		return new(big.Int)
+	}
+	digits, _, _ := strings.Cut(cost.String, ".")
+	if n, err := strconv.ParseInt(digits, 10, 64); err == nil {
+		return big.NewInt(n)
+	}
+	n, _ := new(big.Int).SetString(digits, 10)
+	if n == nil {
+		return new(big.Int)
+	}
+	return n
 }
 
 // castText makes an integer column group as text on every dialect.

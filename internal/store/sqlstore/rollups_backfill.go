@@ -50,7 +50,11 @@ func (r rollupRepo) Backfill(ctx context.Context, limit int) (bool, error) {
 				return err
 			}
 			moreEntries, err := r.s.catchUpLedger(ctx, tx, b, limit)
-			more = moreRows || moreEntries
+			if err != nil {
+				return err
+			}
+			moreChannels, err := r.channelBackfill(ctx, tx, b, limit)
+			more = moreRows || moreEntries || moreChannels
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, r.s.Rebind(logSelect+" WHERE id >= ? AND id < ? ORDER BY id LIMIT ?"), next, below, limit)
@@ -65,7 +69,7 @@ func (r rollupRepo) Backfill(ctx context.Context, limit int) (bool, error) {
 		if len(logs) == limit {
 			to = logs[len(logs)-1].ID + 1
 		}
-		if err := r.s.addRollups(ctx, tx, b, logs, now()); err != nil {
+		if err := r.s.addRollups(ctx, tx, b, logs, now(), false); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, r.s.Rebind("UPDATE usage_rollup_backfill SET next_id = ? WHERE id = 1"), to)
@@ -76,13 +80,13 @@ func (r rollupRepo) Backfill(ctx context.Context, limit int) (bool, error) {
 }
 
 // Restart empties the rollups and moves the watermark back over every row
-// in the database.
+// in the database, the channel rollups' too.
 func (r rollupRepo) Restart(ctx context.Context) error {
 	return wrap(r.s.withTx(ctx, func(tx *sql.Tx) error { return restartRollups(ctx, tx) }), "restart rollups")
 }
 
 func restartRollups(ctx context.Context, tx *sql.Tx) error {
-	for _, stmt := range strings.Split(strings.TrimSpace(restartRollupsSQL+"DELETE FROM usage_books_daily;"), ";") {
+	for _, stmt := range strings.Split(strings.TrimSpace(restartRollupsSQL+"DELETE FROM usage_books_daily;"+channelRestartSQL), ";") {
 		if stmt = strings.TrimSpace(stmt); stmt == "" {
 			continue
 		}

@@ -74,7 +74,7 @@ func (r rollupRepo) catchUp(ctx context.Context, tx *sql.Tx, b *batchStmts, belo
 	if err != nil || len(logs) == 0 {
 		return false, err
 	}
-	if err := r.s.addRollups(ctx, tx, b, logs, now()); err != nil {
+	if err := r.s.addRollups(ctx, tx, b, logs, now(), false); err != nil {
 		return false, err
 	}
 	ids := make([]any, len(logs))

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,7 +14,9 @@ import (
 // Spans): the buckets of each span, negated for a span taken away, summed
 // per group, period and type. One statement reads one snapshot on every
 // dialect, so a day's bucket and the hours taken from it agree even while
-// the billing writer adds to both.
+// the billing writer adds to both. A line whose sums are all zero is left
+// out: it is a group whose calls of the cut day all fell in the hours
+// taken away, which has nothing in the window.
 func (r rollupRepo) Sum(ctx context.Context, q store.RollupQuery) ([]store.RollupLine, error) {
 	// Grouped by the columns themselves and cast once per group: hashing
 	// integers is about twice as fast as hashing their text per bucket.
@@ -57,43 +60,54 @@ func (r rollupRepo) Sum(ctx context.Context, q store.RollupQuery) ([]store.Rollu
 	out, err := collect(rows, func(row interface{ Scan(...any) error }) (store.RollupLine, error) {
 		return scanRollupLine(row, period != "")
 	})
-	return out, wrap(err, "sum rollups")
+	return slices.DeleteFunc(out, store.RollupLine.Empty), wrap(err, "sum rollups")
 }
+
+// usageLayers are the hourly and the daily table of the usage rollups.
+var usageLayers = [2]string{"usage_rollups", "usage_rollups_daily"}
 
 // spansFrom is what Sum reads: the one table and condition of a single
 // span, or the union of every span's buckets (negated where taken away).
 func (r rollupRepo) spansFrom(q store.RollupQuery, col, period string, sums []string) (string, []any) {
-	spans := q.Spans()
-	if len(spans) == 1 {
-		table, at := spanTable(spans[0])
-		where, args := rollupWhere(at, spans[0].Since, spans[0].Until, q)
-		return table + " WHERE " + where, args
-	}
 	keep := period + "type, "
 	if col != "''" {
 		keep = col + ", " + keep
 	}
+	return unionSpans(q.Spans(), usageLayers, keep, sums, func(at string, sp store.RollupSpan) (string, []any) {
+		return rollupWhere(at, sp.Since, sp.Until, q)
+	})
+}
+
+// unionSpans is the FROM of a query over spans of the hourly and daily
+// tables of layers: the one table and condition (where) of a single span,
+// or the union of every span's keep columns and sums, negated where the
+// span is taken away.
+func unionSpans(spans []store.RollupSpan, layers [2]string, keep string, sums []string,
+	where func(at string, sp store.RollupSpan) (string, []any)) (string, []any) {
+	table := func(sp store.RollupSpan) (string, string) {
+		if sp.Daily {
+			return layers[1], "day"
+		}
+		return layers[0], "hour"
+	}
+	if len(spans) == 1 {
+		t, at := table(spans[0])
+		w, args := where(at, spans[0])
+		return t + " WHERE " + w, args
+	}
 	var parts []string
 	var args []any
 	for _, sp := range spans {
-		table, at := spanTable(sp)
-		where, a := rollupWhere(at, sp.Since, sp.Until, q)
+		t, at := table(sp)
+		w, a := where(at, sp)
 		vals := strings.Join(sums, ", ")
 		if sp.Less {
 			vals = "-" + strings.Join(sums, ", -")
 		}
-		parts = append(parts, "SELECT "+keep+vals+" FROM "+table+" WHERE "+where)
+		parts = append(parts, "SELECT "+keep+vals+" FROM "+t+" WHERE "+w)
 		args = append(args, a...)
 	}
 	return "(" + strings.Join(parts, " UNION ALL ") + ") spans", args
-}
-
-// spanTable is the table of a span and its time column.
-func spanTable(sp store.RollupSpan) (table, at string) {
-	if sp.Daily {
-		return "usage_rollups_daily", "day"
-	}
-	return "usage_rollups", "hour"
 }
 
 // rollupWhere is the condition of a rollup query's span: the range of its

@@ -18,6 +18,8 @@ const (
 	dailyRollups
 	ledgerBooks
 	rowBooks
+	hourlyChannels
+	dailyChannels
 	nBucketTables
 )
 
@@ -37,6 +39,8 @@ var bucketUpserts = [nBucketTables]bucketUpsert{
 		"day, user_id, token_id, team_id, class", "entries, delta, token_delta, used", 9},
 	rowBooks: {"usage_books_daily", "day, user_id, token_id, team_id, type, task, row_count, quota",
 		"day, user_id, token_id, team_id, type, task", "row_count, quota", 8},
+	hourlyChannels: {"usage_channel_rollups", "hour, day, " + channelKeyCols + ", " + channelSumCols, "hour, " + channelKeyCols, channelSumCols, 14},
+	dailyChannels:  {"usage_channel_rollups_daily", "day, " + channelKeyCols + ", " + channelSumCols, "day, " + channelKeyCols, channelSumCols, 13},
 }
 
 // bucketUpsertSQL adds rows rows of u given as bound arguments.
