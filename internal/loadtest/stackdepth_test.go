@@ -9,13 +9,15 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 )
 
 // How deep a call's handler goroutine goes decides its stack: 8 KB while
 // every moment of the call stays within 8 KB less the runtime's guard, 16 KB
 // once one moment passes it, and a stream holds that stack for as long as it
-// is open (the collector halves a stack only when a quarter of it is in use).
+// is open (the collector halves a stack only when less than a quarter of it
+// is in use).
 // These tests measure the depth at the three places an open call waits or
 // works: inside the upstream exchange, reading the upstream's answer and
 // writing the client's. The depth is the distance between a local of the
@@ -27,6 +29,9 @@ import (
 // first frame, and the deepest the call's stack was written at all.
 type stackDepths struct {
 	exchange, read, write, deepest atomic.Int64
+	// served hears each call's end once its deepest is recorded: a client
+	// can have read a whole answer before the handler has settled it.
+	served chan struct{}
 }
 
 type stackTopKey struct{}
@@ -45,6 +50,10 @@ func deepened(h http.Handler, depths *stackDepths) http.Handler {
 		h.ServeHTTP(w, r.WithContext(ctx))
 		if d := int64(markedBelow(unsafe.Pointer(&top))); d > depths.deepest.Load() {
 			depths.deepest.Store(d)
+		}
+		select {
+		case depths.served <- struct{}{}:
+		default: // a call the test no longer waits for
 		}
 	})
 }
@@ -191,7 +200,7 @@ func stackProbedGateway(t *testing.T, h2c bool) func(mode Mode) depthsSeen {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { CloseGateway(a) })
-	depths := &stackDepths{}
+	depths := &stackDepths{served: make(chan struct{}, 1)}
 	for _, c := range []*http.Client{a.Relay.Client, a.Relay.H2CClient} {
 		c.Transport = probeTransport{rt: c.Transport, depths: depths}
 	}
@@ -215,6 +224,11 @@ func stackProbedGateway(t *testing.T, h2c bool) func(mode Mode) depthsSeen {
 		_ = resp.Body.Close()
 		if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(answer, []byte("choices")) {
 			t.Fatalf("status %d, %v: %.300s", resp.StatusCode, err, answer)
+		}
+		select {
+		case <-depths.served:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the handler did not return within 30 s of its answer")
 		}
 		return depths.take()
 	}
