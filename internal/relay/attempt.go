@@ -121,7 +121,7 @@ func (rl *Relay) exchange(clientCtx context.Context, req *http.Request, ch *rout
 	rl.Tracer.Inject(req.Context(), req.Header)
 	sent := time.Now()
 	timer := time.AfterFunc(timeout, func() { timedOut.Store(true); cancel() })
-	resp, err := rl.clientFor(ch.Settings).Do(req)
+	resp, err := upstream.Do(rl.clientFor(ch.Settings), req)
 	stopped := timer.Stop()
 	if err == nil {
 		took := time.Since(sent)
