@@ -3,11 +3,11 @@ package accounts
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlitetest"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 )
@@ -16,7 +16,7 @@ import (
 // PostgreSQL and MySQL when TURNPIKE_TEST_POSTGRES / TURNPIKE_TEST_MYSQL
 // name a server (each run gets a fresh schema or database).
 func TestStoreOnEveryDialect(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { exercise(t, openDialect(t, "sqlite:"+filepath.Join(t.TempDir(), "a.db"))) })
+	t.Run("sqlite", func(t *testing.T) { exercise(t, openDialect(t, sqlitetest.DSN(t))) })
 	t.Run("postgres", func(t *testing.T) {
 		base := os.Getenv("TURNPIKE_TEST_POSTGRES")
 		if base == "" {

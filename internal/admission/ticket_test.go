@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlitetest"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
@@ -29,7 +29,7 @@ type ticketEnv struct {
 func newTicketEnv(t *testing.T) *ticketEnv {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlstore.OpenStore(ctx, "sqlite:"+filepath.Join(t.TempDir(), "t.db"))
+	st, err := sqlstore.OpenStore(ctx, sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/archive/s3bucket"
 	"github.com/turnpike-gw/turnpike/internal/archive/s3fake"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlitetest"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
@@ -49,7 +49,7 @@ func job(t *testing.T, st store.Store, url string) *archive.Job {
 }
 
 func open(t *testing.T) store.Store {
-	st, err := sqlstore.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "a.db"))
+	st, err := sqlstore.Open(context.Background(), sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

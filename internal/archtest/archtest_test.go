@@ -87,6 +87,7 @@ func TestForbiddenImportsAreCaught(t *testing.T) {
 		{"the binary wires the app itself", Package{Path: "cmd/turnpike", Imports: []string{"internal/cli", "internal/app"}}, "the binary only hands"},
 		{"task core imports its HTTP surface", Package{Path: "internal/task/egress", Imports: []string{"internal/task/taskhttp"}}, "the task core never imports"},
 		{"task test kit in production code", Package{Path: "internal/task", Imports: []string{"internal/task/tasktest"}}, "the task test kit"},
+		{"migrated SQLite copies in production code", Package{Path: "internal/accounts", Imports: []string{"internal/store/sqlitetest"}}, "the migrated SQLite copies serve tests only"},
 		{"jsrt imported outside plugin", Package{Path: "internal/task", Imports: []string{"internal/plugin/jsrt"}}, "only plugin runs JavaScript"},
 		{"jsrt imported by another package's tests", Package{Path: "internal/task", TestImports: []string{"internal/plugin/jsrt"}}, "only plugin runs JavaScript"},
 		{"database/sql outside the store, in tests", Package{Path: "internal/accounts", TestImports: []string{"database/sql"}}, "only the store speaks SQL"},

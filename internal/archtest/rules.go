@@ -85,10 +85,11 @@ var internalRules = []Rule{
 	{Name: "the task test kit serves tests only", Subject: "internal/task/tasktest", ImportedOnlyBy: []string{}, TestsMayImport: true},
 	{Name: "only app wires files and batches", Subject: "internal/batch/...", ImportedOnlyBy: []string{"internal/app"}},
 	{Name: "only app and the command line know which store", Subject: "internal/store/sqlstore",
-		ImportedOnlyBy: []string{"internal/app", "internal/cli", "internal/store/storetest", "internal/task/tasktest"}, TestsMayImport: true},
+		ImportedOnlyBy: []string{"internal/app", "internal/cli", "internal/store/storetest", "internal/store/sqlitetest", "internal/task/tasktest"}, TestsMayImport: true},
 	{Name: "only app wires the MCP gateway", Subject: "internal/mcpgw", ImportedOnlyBy: []string{"internal/app"}},
 	{Name: "only plugin runs JavaScript", Subject: "internal/plugin/jsrt", ImportedOnlyBy: []string{"internal/plugin"}},
 	{Name: "the binary only hands its arguments to the command line", Subject: "cmd/turnpike", MayImport: []string{"internal/cli"}},
 	{Name: "the test databases serve tests only", Subject: "internal/store/testdb", ImportedOnlyBy: []string{}, TestsMayImport: true},
+	{Name: "the migrated SQLite copies serve tests only", Subject: "internal/store/sqlitetest", ImportedOnlyBy: []string{}, TestsMayImport: true},
 	{Name: "the S3 fake serves tests only", Subject: "internal/archive/s3fake", ImportedOnlyBy: []string{}, TestsMayImport: true},
 }

@@ -3,17 +3,17 @@ package auth
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlitetest"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
 func keysOverSQLite(t *testing.T) (*Keys, store.Store) {
 	t.Helper()
-	st, err := sqlstore.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "keys.db"))
+	st, err := sqlstore.Open(context.Background(), sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

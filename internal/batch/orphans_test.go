@@ -3,12 +3,12 @@ package batch
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlitetest"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
@@ -19,7 +19,7 @@ import (
 // another node) and holds that are not a batch's.
 func TestTheHoldsOfACreateThatDiedBeforeItsBatchWasRecordedAreRefunded(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlstore.OpenStore(ctx, "sqlite:"+filepath.Join(t.TempDir(), "t.db"))
+	st, err := sqlstore.OpenStore(ctx, sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

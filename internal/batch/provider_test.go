@@ -2,7 +2,6 @@ package batch
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlitetest"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 	"github.com/turnpike-gw/turnpike/internal/upstream"
 )
@@ -20,7 +20,7 @@ import (
 // list) serving model m, priced with strategy, on a real SQLite store.
 func providerWorld(t *testing.T, strategy string, keys ...string) (*Service, *routing.Router, []int64) {
 	ctx := context.Background()
-	st, err := sqlstore.OpenStore(ctx, "sqlite:"+filepath.Join(t.TempDir(), "batch.db"))
+	st, err := sqlstore.OpenStore(ctx, sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,20 +3,20 @@ package billing
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlitetest"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
 func seedAccounts(t *testing.T, userQuota, tokenQuota int64) (store.Store, int64, int64, int64) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "b.db"))
+	st, err := sqlstore.Open(ctx, sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +16,13 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/archive/s3fake"
 	"github.com/turnpike-gw/turnpike/internal/contentlog"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlitetest"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
 func open(t *testing.T) store.Store {
 	t.Helper()
-	st, err := sqlstore.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "c.db"))
+	st, err := sqlstore.Open(context.Background(), sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

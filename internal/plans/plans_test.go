@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlitetest"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 )
@@ -31,7 +31,7 @@ type env struct {
 const user = 7
 
 func newEnv(t *testing.T, withRedis bool) *env {
-	return newEnvOn(t, "sqlite:"+filepath.Join(t.TempDir(), "plans.db"), withRedis)
+	return newEnvOn(t, sqlitetest.DSN(t), withRedis)
 }
 
 func newEnvOn(t *testing.T, dsn string, withRedis bool) *env {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/store/sqlitetest"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
@@ -25,7 +26,7 @@ func openStore(t *testing.T, path string) *sqlstore.Store {
 // newTestRegistry returns a loaded registry over a fresh database.
 func newTestRegistry(t *testing.T) (*Registry, *sqlstore.Store) {
 	t.Helper()
-	st := openStore(t, filepath.Join(t.TempDir(), "plugins.db"))
+	st := openStore(t, sqlitetest.Path(t))
 	r := NewRegistry(Options{Store: st, Node: "node-a", PoolSize: 2, HookTimeout: time.Second})
 	t.Cleanup(r.Close)
 	if err := r.Load(context.Background()); err != nil {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlitetest"
 	"github.com/turnpike-gw/turnpike/internal/task/tasktest"
 )
 
@@ -33,7 +33,7 @@ func guardEnv(t *testing.T, spec guardrail.Spec) (*coreEnv, func() []string) {
 	}
 	e := &coreEnv{t: t, plugin: tasktest.LoadPlugin(t, "pertask.js")}
 	e.gens = tasktest.NewGenerations([]*plugin.Loaded{e.plugin})
-	e.World = tasktest.Open(t, filepath.Join(t.TempDir(), "tasks.db"))
+	e.World = tasktest.Open(t, sqlitetest.Path(t))
 	t.Cleanup(e.Close)
 	e.svc = New(Deps{Store: e.Store, Billing: e.Billing, Router: e.Router, Generations: e.gens, Client: &http.Client{}, Logger: e.Log,
 		Guardrails: fixedGuards{set},

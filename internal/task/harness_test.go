@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlitetest"
 	"github.com/turnpike-gw/turnpike/internal/task/tasktest"
 )
 
@@ -32,7 +32,7 @@ func newCoreEnv(t *testing.T) *coreEnv {
 	t.Helper()
 	e := &coreEnv{t: t, plugin: tasktest.LoadPlugin(t, "pertask.js")}
 	e.gens = tasktest.NewGenerations([]*plugin.Loaded{e.plugin})
-	e.World = tasktest.Open(t, filepath.Join(t.TempDir(), "tasks.db"))
+	e.World = tasktest.Open(t, sqlitetest.Path(t))
 	t.Cleanup(e.Close)
 	e.svc = New(Deps{Store: e.Store, Billing: e.Billing, Router: e.Router, Generations: e.gens, Client: &http.Client{}, Logger: e.Log,
 		Options: Options{PollInterval: time.Millisecond, MaxFailures: 3, Timeout: time.Hour, RetryCount: 2, UpstreamTimeout: 5 * time.Second, Node: "node-a"}})

@@ -16,10 +16,18 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/store/storetest"
 )
 
-func TestConformanceSQLite(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		return openTest(t, "sqlite:"+filepath.Join(t.TempDir(), "nested", "dir", "test.db"))
-	})
+// The SQLite conformance suite runs on migrated copies, in
+// conformance_sqlite_test.go; opening a new file, directories and all, is
+// checked here once.
+func TestOpenMigratesANewSQLiteFileInDirectoriesItCreates(t *testing.T) {
+	s := openTest(t, "sqlite:"+filepath.Join(t.TempDir(), "nested", "dir", "test.db")).(*Store)
+	v, err := s.SchemaVersion(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != KnownSchemaVersion() || len(s.Applied()) != len(migrations()) {
+		t.Fatalf("schema version %d with %d migrations applied, want %d with all %d", v, len(s.Applied()), KnownSchemaVersion(), len(migrations()))
+	}
 }
 
 func TestConformancePostgres(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/plugin"
 	"github.com/turnpike-gw/turnpike/internal/routing"
 	"github.com/turnpike-gw/turnpike/internal/store"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlitetest"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 	"github.com/turnpike-gw/turnpike/internal/task"
 	"github.com/turnpike-gw/turnpike/internal/task/tasktest"
@@ -53,7 +53,7 @@ type env struct {
 
 func newEnv(t *testing.T, plugins ...string) *env {
 	t.Helper()
-	e := &env{t: t, dbPath: filepath.Join(t.TempDir(), "tasks.db"), client: &http.Client{},
+	e := &env{t: t, dbPath: sqlitetest.Path(t), client: &http.Client{},
 		opts: task.Options{PollInterval: time.Millisecond, MaxFailures: 3, Timeout: time.Hour, RetryCount: 2, UpstreamTimeout: 5 * time.Second, Node: "node-a"}}
 	for _, p := range plugins {
 		e.plugins = append(e.plugins, tasktest.LoadPlugin(t, p))
