@@ -350,12 +350,29 @@ func (p *page) text(selector string) string {
 
 var errWaitTimeout = errors.New("timed out")
 
-// poll evaluates cond until it is true or timeout passes.
+// navigatedAway reports an evaluation that ended because its page's
+// document went away under it (Chrome DevTools Protocol's wording).
+func navigatedAway(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "Inspected target navigated or closed") ||
+		strings.Contains(msg, "Execution context was destroyed") ||
+		strings.Contains(msg, "Cannot find context with specified id")
+}
+
+// poll evaluates cond until it is true or timeout passes. An evaluation
+// that a navigation cut short (the page was leaving, as after a sign-out)
+// is asked again on the next page: it says nothing about cond.
 func (p *page) poll(cond string, timeout time.Duration) error {
 	var err error
 	ok := testkit.WaitFor(timeout, 25*time.Millisecond, func() bool {
 		var ok bool
 		err = p.eval("!!("+cond+")", &ok)
+		if navigatedAway(err) {
+			return false
+		}
 		return err != nil || ok
 	})
 	switch {
