@@ -41,19 +41,11 @@ type target struct {
 // BenchmarkBillingWriteCalls. The cache shrinks back once the commit has
 // cleaned its pages, one transaction writes at a time, a larger one (an
 // index build, an import) still spills past 4 MiB, and the commit writes
-// and syncs as before. wal_autocheckpoint(4000) lets the WAL reach 4,000
-// pages (16 MiB) before the committing connection copies it into the
-// database file, instead of SQLite's 1,000: every batch rewrites the same
-// few hot pages (the last leaf of each of the usage log's and the ledger's
-// indexes), and a checkpoint copies each page once however many frames it
-// has, so a quarter as many checkpoints copy those pages a quarter as often
-// (the checkpoint was a seventh of BenchmarkBillingWriteCalls' CPU). A
-// commit is as durable as before; recovery after a crash reads at most
-// 16 MiB of WAL. The sqlite time format writes sortable UTC text
+// and syncs as before. The sqlite time format writes sortable UTC text
 // that the driver parses back into time.Time.
 const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)" +
 	"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-512)" +
-	"&_pragma=cache_spill(1024)&_pragma=wal_autocheckpoint(4000)" +
+	"&_pragma=cache_spill(1024)" +
 	"&_txlock=immediate&_time_format=sqlite"
 
 // parseDSN understands the three address forms of the TURNPIKE_DATABASE
