@@ -20,7 +20,9 @@ func decodeRequest(body []byte) (*ir.Request, error) {
 	if !root.IsObject() {
 		return nil, invalidCode("", "", "the request body must be a JSON object")
 	}
-	return decodeMembers(indexMembers(root))
+	m := indexMembers(root)
+	defer m.release()
+	return decodeMembers(m)
 }
 
 // decodeMembers runs every step over the request's members.

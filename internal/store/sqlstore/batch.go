@@ -166,7 +166,7 @@ func (t *itemTx) insertEntries(ctx context.Context, idx []int) error {
 	if t.s.dialect == MySQL {
 		fresh, err = insertLedgerIgnore(ctx, t.tx, t.b, entries, pos, t.stamp, t.careful)
 	} else {
-		fresh, err = insertLedgerReturning(ctx, t.tx, t.b, entries, pos, t.stamp)
+		fresh, err = insertLedgerReturning(ctx, t.tx, t.b, entries, pos, t.stamp, t.careful)
 	}
 	if err != nil {
 		return err

@@ -53,6 +53,8 @@ type batchStmts struct {
 	// The batch statements read a whole batch from the batch table; SQLite
 	// only, which has them instead of all the others (see sqlitebatch.go).
 	logBatch, ledgerBatch, userMoveBatch, tokenMoveBatch, teamMoveBatch *sql.Stmt
+	// ledgerReturning is ledgerBatch reporting the keys it inserted.
+	ledgerReturning *sql.Stmt
 	// The bucket upserts (upserts.go): upsert by chunk size, or on SQLite
 	// upsertBatch reading the batch table.
 	upsert      [nBucketTables][nChunkSizes]*sql.Stmt
@@ -124,6 +126,9 @@ func prepareSQLiteBatch(prep func(**sql.Stmt, string) error, b *batchStmts) erro
 	if err := prep(&b.ledgerBatch, fmt.Sprintf(sqliteLedgerBatch, batchColumns(ledgerCols))); err != nil {
 		return err
 	}
+	if err := prep(&b.ledgerReturning, fmt.Sprintf(sqliteLedgerReturning, batchColumns(ledgerCols))); err != nil {
+		return err
+	}
 	if err := prep(&b.userMoveBatch, fmt.Sprintf(sqliteMoveBatch, "users", userQuotaSQL("m.c1"), "users")); err != nil {
 		return err
 	}
@@ -145,7 +150,7 @@ func tokenQuotaSQL(delta string) string {
 // close closes every prepared statement; nil ones were never prepared.
 func (b *batchStmts) close() error {
 	var errs []error
-	all := append(append(append([]*sql.Stmt{b.userMove, b.tokenMove, b.teamMove, b.logBatch, b.ledgerBatch, b.userMoveBatch, b.tokenMoveBatch, b.teamMoveBatch}, b.logInsert[:]...), b.ledgerInsert[:]...), b.ledgerKnown[:]...)
+	all := append(append(append([]*sql.Stmt{b.userMove, b.tokenMove, b.teamMove, b.logBatch, b.ledgerBatch, b.ledgerReturning, b.userMoveBatch, b.tokenMoveBatch, b.teamMoveBatch}, b.logInsert[:]...), b.ledgerInsert[:]...), b.ledgerKnown[:]...)
 	all = append(all, b.upsertBatch[:]...)
 	for t := range b.upsert {
 		all = append(all, b.upsert[t][:]...)

@@ -13,9 +13,9 @@ import (
 // This file inserts ledger rows and finds out which of them were new, the
 // part of Apply that differs between the dialects.
 
-// errLedgerRace means MySQL skipped some but not all rows of a chunk, so
-// which of its entries are new is unknown. classify makes it retryable, and
-// the rerun looks the keys up before inserting.
+// errLedgerRace means MySQL (in a chunk) or SQLite (in a batch) skipped some
+// but not all rows, so which of its entries are new is unknown. classify
+// makes it retryable, and the rerun asks which keys are new.
 var errLedgerRace = errors.New("ledger keys were recorded concurrently")
 
 // ledgerInsertSQL inserts rows ledger rows, skipping keys already recorded.
@@ -55,11 +55,14 @@ func appendLedgerArgs(args []any, entries []store.LedgerEntry, stamp time.Time) 
 // concurrent transaction inserting the same key makes the database wait for
 // it, so the report is exact.
 func insertLedgerReturning(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, pos map[string]int,
-	stamp time.Time) ([]bool, error) {
+	stamp time.Time, careful bool) ([]bool, error) {
 	fresh := make([]bool, len(entries))
 	if b.ledgerBatch != nil {
 		return fresh, withBatch(ledgerRows{entries, stamp}, func(h int64) error {
-			rows, err := tx.StmtContext(ctx, b.ledgerBatch).QueryContext(ctx, h)
+			if !careful {
+				return insertLedgerCounted(ctx, tx, b, h, fresh)
+			}
+			rows, err := tx.StmtContext(ctx, b.ledgerReturning).QueryContext(ctx, h)
 			if err != nil {
 				return err
 			}
@@ -76,6 +79,32 @@ func insertLedgerReturning(ctx context.Context, tx *sql.Tx, b *batchStmts, entri
 		return markKeys(rows, pos, fresh)
 	})
 	return fresh, err
+}
+
+// insertLedgerCounted is SQLite's first try at a batch: nearly every batch
+// records only new keys, and then the count of inserted rows says which
+// are new without SQLite returning each key and Go reading it back. A
+// count between none and all means the batch replays some keys; as on
+// MySQL the transaction is then rerun with careful set, which asks for the
+// inserted keys. The transaction holds SQLite's only write lock, so no key
+// is recorded by anyone else between the two.
+func insertLedgerCounted(ctx context.Context, tx *sql.Tx, b *batchStmts, h int64, fresh []bool) error {
+	res, err := tx.StmtContext(ctx, b.ledgerBatch).ExecContext(ctx, h)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	switch {
+	case err != nil:
+		return err
+	case n == int64(len(fresh)):
+		for i := range fresh {
+			fresh[i] = true
+		}
+	case n != 0:
+		return errLedgerRace
+	}
+	return nil
 }
 
 // markKeys sets mark[pos[key]] for every key in rows and closes rows.

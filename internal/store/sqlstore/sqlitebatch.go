@@ -48,7 +48,11 @@ const (
 	sqliteLogBatch = "INSERT INTO usage_logs (" + logWriteColumns + ") SELECT %s, NULL, NULL FROM " + batchTableName +
 		" WHERE batch = ? ORDER BY rowid"
 	sqliteLedgerBatch = "INSERT INTO quota_ledger (" + ledgerWriteColumns + ") SELECT %s, NULL FROM " + batchTableName +
-		" WHERE batch = ? ORDER BY rowid ON CONFLICT (idem_key) DO NOTHING RETURNING idem_key"
+		" WHERE batch = ? ORDER BY rowid ON CONFLICT (idem_key) DO NOTHING"
+	// sqliteLedgerReturning is sqliteLedgerBatch naming the keys it
+	// inserted, for a batch known to hold recorded keys (see
+	// insertLedgerReturning).
+	sqliteLedgerReturning = sqliteLedgerBatch + " RETURNING idem_key"
 	// sqliteMoveBatch moves the balances of a table's accounts, given as
 	// rows (id, delta, used). It is filled with the table, its quota
 	// expression and the table again.
