@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -11,49 +10,33 @@ import (
 // The books are read as spans of the window: its whole UTC days from the
 // daily buckets (and the entries and rows of those days still marked for
 // the catch-up, which no bucket holds yet), its cut days from the entries
-// and rows themselves, or, for a cut day the window holds more than half
-// of, as a whole day less the entries and rows of its part outside. The
-// spans are one statement, so one snapshot: the buckets and the raw parts
-// agree while the billing writer adds to both.
+// and rows themselves. The spans are one statement, so one snapshot: the
+// buckets and the raw parts agree while the billing writer adds to both.
 
-// daySpan splits [since, until) into the days [from, to) read from the
-// buckets, the raw parts inside the window before and after them, and the
-// parts outside it (less) to take away from the days: a window that cuts
-// 17 minutes off a day reads that day's bucket less 17 minutes of entries,
-// not 23 hours 43 minutes of them. A zero since or until is unbounded;
+// daySpan splits [since, until) into its whole days [from, to) and the
+// raw parts before and after them. A zero since or until is unbounded;
 // whole is false when no whole day fits (then raw is the window).
-func daySpan(since, until time.Time) (from, to time.Time, whole bool, raw, less []store.Window) {
-	const day = 24 * time.Hour
+func daySpan(since, until time.Time) (from, to time.Time, whole bool, raw []store.Window) {
 	from, to = since, until
 	if !since.IsZero() {
-		from = since.Truncate(day)
+		from = since.Truncate(24 * time.Hour)
 		if from.Before(since) {
-			from = from.Add(day)
+			from = from.Add(24 * time.Hour)
 		}
 	}
 	if !until.IsZero() {
-		to = until.Truncate(day)
+		to = until.Truncate(24 * time.Hour)
 	}
-	if !since.IsZero() && !until.IsZero() && to.Before(from) {
-		return from, to, false, []store.Window{{Since: since, Until: until}}, nil // inside one day
+	if !since.IsZero() && !until.IsZero() && !from.Before(to) {
+		return from, to, false, []store.Window{{Since: since, Until: until}}
 	}
 	if !since.IsZero() && since.Before(from) {
-		if from.Sub(since) > day/2 {
-			from = from.Add(-day)
-			less = append(less, store.Window{Since: from, Until: since})
-		} else {
-			raw = append(raw, store.Window{Since: since, Until: from})
-		}
+		raw = append(raw, store.Window{Since: since, Until: from})
 	}
 	if !until.IsZero() && to.Before(until) {
-		if until.Sub(to) > day/2 {
-			less = append(less, store.Window{Since: until, Until: to.Add(day)})
-			to = to.Add(day)
-		} else {
-			raw = append(raw, store.Window{Since: to, Until: until})
-		}
+		raw = append(raw, store.Window{Since: to, Until: until})
 	}
-	return from, to, since.IsZero() || until.IsZero() || from.Before(to), raw, less
+	return from, to, true, raw
 }
 
 // rangeWhere is col's condition for [since, until), either end unbounded
@@ -74,7 +57,7 @@ func rangeWhere(col string, since, until time.Time) (string, []any) {
 // once.
 func ledgerSpans(since, until time.Time) (string, []any) {
 	const cols = "user_id, token_id, team_id, "
-	from, to, whole, raw, less := daySpan(since, until)
+	from, to, whole, raw := daySpan(since, until)
 	var parts []string
 	var args []any
 	add := func(q, where string, a []any) {
@@ -92,10 +75,6 @@ func ledgerSpans(since, until time.Time) (string, []any) {
 		where, a := rangeWhere("created_at", w.Since, w.Until)
 		add(entry, where, a)
 	}
-	for _, w := range less {
-		where, a := rangeWhere("created_at", w.Since, w.Until)
-		add("SELECT "+cols+ledgerClassSQL+" AS class, -1 AS entries, -delta, -token_delta, -used FROM quota_ledger", where, a)
-	}
 	return "(" + joinUnion(parts) + ") spans", args
 }
 
@@ -106,7 +85,7 @@ func ledgerSpans(since, until time.Time) (string, []any) {
 func rowSpans(since, until time.Time) (string, []any) {
 	const row = "SELECT user_id, token_id, " + rowTeamSQL + " AS team_id, type, " + rowTaskSQL + " AS task, 1 AS row_count, " +
 		rowQuotaSQL + " AS quota FROM usage_logs"
-	from, to, whole, raw, less := daySpan(since, until)
+	from, to, whole, raw := daySpan(since, until)
 	var parts []string
 	var args []any
 	if whole {
@@ -120,11 +99,6 @@ func rowSpans(since, until time.Time) (string, []any) {
 	for _, w := range raw {
 		where, a := rangeWhere("created_at", w.Since, w.Until)
 		parts = append(parts, row+" WHERE "+where)
-		args = append(args, a...)
-	}
-	for _, w := range less {
-		where, a := rangeWhere("created_at", w.Since, w.Until)
-		parts = append(parts, "SELECT user_id, token_id, "+rowTeamSQL+", type, "+rowTaskSQL+", -1, -("+rowQuotaSQL+") FROM usage_logs WHERE "+where)
 		args = append(args, a...)
 	}
 	return "(" + joinUnion(parts) + ") spans", args
@@ -153,9 +127,7 @@ func (r booksRepo) LedgerTotals(ctx context.Context, w store.Window) ([]store.Le
 		err := row.Scan(&t.UserID, &t.TokenID, &t.TeamID, &t.Class, &t.Entries, &t.Delta, &t.TokenDelta, &t.Used)
 		return t, err
 	})
-	// A day read less its part outside nets an account whose entries of
-	// that day all fell outside to a line of no entries: it has none here.
-	return slices.DeleteFunc(out, func(t store.LedgerTotal) bool { return t.Entries == 0 }), wrap(err, "sum ledger rollups")
+	return out, wrap(err, "sum ledger rollups")
 }
 
 // LogTotals sums the window's rows from their books buckets once the
@@ -177,7 +149,7 @@ func (r booksRepo) LogTotals(ctx context.Context, w store.Window) ([]store.LogTo
 		return nil, wrap(err, "sum usage books")
 	}
 	out, err := collect(rows, scanLogTotal)
-	return slices.DeleteFunc(out, func(t store.LogTotal) bool { return t.Rows == 0 }), wrap(err, "sum usage books")
+	return out, wrap(err, "sum usage books")
 }
 
 // Drifts reads every account's balance beside the sums of its buckets and
