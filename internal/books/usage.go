@@ -1,12 +1,13 @@
 package books
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,44 +69,38 @@ func FilteredUsageReport(ctx context.Context, st store.Store, w store.Window, gr
 		return nil, err
 	}
 	items := usageItems(lines)
-	sort.Slice(items, func(i, j int) bool {
-		pi, pj := periodKey(items[i]), periodKey(items[j])
-		if pi != pj {
-			return pi < pj
-		}
-		if items[i].Quota != items[j].Quota {
-			return items[i].Quota > items[j].Quota
-		}
-		return items[i].Key < items[j].Key
-	})
+	sortItems(items)
 	return items, nil
 }
 
 // usageItems folds the lines of each group and period (one per row type)
 // into its item: calls and tokens from consume lines, less the refunds,
-// errors from error lines.
+// errors from error lines. The report by key folds 12,000 lines: items
+// are kept in one slice the map indexes (no allocation per item) and a
+// cost is summed as an int64 until it outgrows one.
 func usageItems(lines []store.RollupLine) []UsageItem {
-	type acc struct {
-		item UsageItem
-		cost big.Int
-	}
-	byKey := map[sumKey]*acc{}
+	byKey := make(map[sumKey]int, len(lines))
+	items := make([]UsageItem, 0, len(lines))
+	costs := make([]picoSum, 0, len(lines))
 	for _, l := range lines {
 		k := sumKey{group: l.Group, period: l.Period.Unix()}
-		a := byKey[k]
-		if a == nil {
-			a = &acc{item: UsageItem{Key: l.Group}}
+		i, ok := byKey[k]
+		if !ok {
+			i = len(items)
+			byKey[k] = i
+			it := UsageItem{Key: l.Group}
 			if !l.Period.IsZero() {
 				p := l.Period
-				a.item.Period = &p
+				it.Period = &p
 			}
-			byKey[k] = a
+			items = append(items, it)
+			costs = append(costs, picoSum{})
 		}
-		it := &a.item
+		it := &items[i]
 		switch l.Type {
 		case store.LogRefund:
 			it.Quota -= l.Quota
-			a.cost.Sub(&a.cost, l.UpstreamCost)
+			costs[i].add(l.UpstreamCost, true)
 		case store.LogError:
 			it.Errors += l.Errors
 		default:
@@ -114,18 +109,79 @@ func usageItems(lines []store.RollupLine) []UsageItem {
 			it.OutputTokens += l.OutputTokens
 			it.CacheReadTokens += l.CacheReadTokens
 			it.Quota += l.Quota
-			a.cost.Add(&a.cost, l.UpstreamCost)
+			costs[i].add(l.UpstreamCost, false)
 		}
 	}
-	items := make([]UsageItem, 0, len(byKey))
-	for _, a := range byKey {
-		if a.item.InputTokens > 0 {
-			a.item.CacheHitRatio = float64(a.item.CacheReadTokens) / float64(a.item.InputTokens)
+	for i := range items {
+		it := &items[i]
+		if it.InputTokens > 0 {
+			it.CacheHitRatio = float64(it.CacheReadTokens) / float64(it.InputTokens)
 		}
-		a.item.UpstreamCostUSD = picoNumber(&a.cost)
-		items = append(items, a.item)
+		it.UpstreamCostUSD = costs[i].number()
 	}
 	return items
+}
+
+// sortItems orders the report by period, then quota (largest first), then
+// key. The items are large: their order is found on their indexes and
+// each is moved once.
+func sortItems(items []UsageItem) {
+	order := make([]int32, len(items))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	periods := make([]int64, len(items))
+	for i := range items {
+		periods[i] = periodKey(items[i])
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		x, y := &items[a], &items[b]
+		return cmp.Or(cmp.Compare(periods[a], periods[b]), cmp.Compare(y.Quota, x.Quota), strings.Compare(x.Key, y.Key))
+	})
+	sorted := make([]UsageItem, len(items))
+	for i, j := range order {
+		sorted[i] = items[j]
+	}
+	copy(items, sorted)
+}
+
+// picoSum adds picodollars as an int64 and moves to a big.Int only when a
+// sum outgrows it.
+type picoSum struct {
+	n   int64
+	big *big.Int
+}
+
+func (p *picoSum) add(v *big.Int, neg bool) {
+	if v == nil {
+		return
+	}
+	if p.big == nil && v.IsInt64() && v.Int64() != math.MinInt64 {
+		x := v.Int64()
+		if neg {
+			x = -x
+		}
+		// A sum moved against x's sign wrapped around.
+		if s := p.n + x; (x >= 0) == (s >= p.n) {
+			p.n = s
+			return
+		}
+	}
+	if p.big == nil {
+		p.big = big.NewInt(p.n)
+	}
+	if neg {
+		p.big.Sub(p.big, v)
+	} else {
+		p.big.Add(p.big, v)
+	}
+}
+
+func (p *picoSum) number() json.Number {
+	if p.big != nil {
+		return picoNumber(p.big)
+	}
+	return picoNumber(big.NewInt(p.n))
 }
 
 // picoNumber is number(picoUSD(n)) without math/big's division for an

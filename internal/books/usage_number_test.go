@@ -21,3 +21,42 @@ func TestPicoNumberWritesWhatTheExactDivisionWrites(t *testing.T) {
 		}
 	}
 }
+
+func TestPicoSumAddsAsExactlyAsABigInt(t *testing.T) {
+	huge := new(big.Int).Lsh(big.NewInt(1), 70)
+	cases := []struct {
+		name string
+		adds []int64 // a negative entry is that amount taken away (a refund)
+		big  []*big.Int
+	}{
+		{name: "small amounts", adds: []int64{5, 12, -3, 0}},
+		{name: "up to the largest int64", adds: []int64{math.MaxInt64 - 10, 10}},
+		{name: "past the largest int64", adds: []int64{math.MaxInt64 - 10, 11, 7}},
+		{name: "below the smallest int64", adds: []int64{-math.MaxInt64, -5, 3}},
+		{name: "back into an int64 after outgrowing it", adds: []int64{math.MaxInt64, math.MaxInt64, -math.MaxInt64}},
+		{name: "a line beyond an int64", adds: []int64{7}, big: []*big.Int{huge, new(big.Int).Neg(huge)}},
+		{name: "the smallest int64 taken away", big: []*big.Int{big.NewInt(math.MinInt64)}},
+	}
+	for _, c := range cases {
+		var p picoSum
+		want := new(big.Int)
+		for _, a := range c.adds {
+			v := big.NewInt(a)
+			neg := a < 0
+			if neg {
+				v.Neg(v)
+				want.Sub(want, v)
+			} else {
+				want.Add(want, v)
+			}
+			p.add(v, neg)
+		}
+		for _, v := range c.big {
+			p.add(v, true)
+			want.Sub(want, v)
+		}
+		if got := p.number(); got != picoNumber(want) {
+			t.Errorf("%s: %s, want %s", c.name, got, picoNumber(want))
+		}
+	}
+}

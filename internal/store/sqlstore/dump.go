@@ -94,6 +94,7 @@ var dumpSkipped = map[string]string{
 	"usage_books_daily":           "the usage rows' books per day, rebuilt with the rollups",
 	"usage_channel_rollups":       "the usage rows per channel key, rebuilt with the rollups",
 	"usage_channel_rollups_daily": "the same per day, rebuilt with them",
+	"usage_report_daily":          "the daily rollups summed per dimension, rebuilt with them",
 	"ledger_rollups_daily":        "the ledger's entries per day, summed again by the import",
 }
 

@@ -21,12 +21,13 @@ const logInsertCols = 14
 // logWriteColumns are the columns the billing writer writes: it adds its
 // rows to the rollups in the same transaction, so it clears the mark a
 // node without rollups leaves (rollupPendingMigration), and the one a node
-// without the channel rollups leaves (channelRollupsMigration).
-const logWriteColumns = logInsertColumns + ", rollup_pending, channel_pending"
+// without the channel rollups leaves (channelRollupsMigration), and the
+// one a node without the report rollups leaves (reportRollupsMigration).
+const logWriteColumns = logInsertColumns + ", rollup_pending, channel_pending, report_pending"
 
 // logRowsSQL is the VALUES list of n rows of logWriteColumns.
 func logRowsSQL(n int) string {
-	row := "(?" + strings.Repeat(", ?", logInsertCols-1) + ", NULL, NULL)"
+	row := "(?" + strings.Repeat(", ?", logInsertCols-1) + ", NULL, NULL, NULL)"
 	return row + strings.Repeat(", "+row, n-1)
 }
 

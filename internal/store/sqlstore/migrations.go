@@ -45,6 +45,7 @@ var allMigrations = []Migration{
 	channelLogIndexMigration, // 201
 	booksRollupsMigration,    // 210
 	channelRollupsMigration,  // 220
+	reportRollupsMigration,   // 230
 }
 
 // pluginsMigration adds the task plugin tables. plugin_runtime holds one row

@@ -107,16 +107,22 @@ func rollupLess(a, b store.RollupKey) bool {
 // buckets within the batch's transaction, through the prepared upserts.
 // Every writer locks all its hourly buckets before its daily ones, each
 // layer in key order, so writers never deadlock. The billing writer adds
-// them to the channel rollups too (channels); the backfill of the usage
-// rollups does not, since the channel rollups have a backfill of their own
-// (channelRollupsMigration).
+// them to the report and the channel rollups too (channels); the backfill
+// of the usage rollups does not, since those have a backfill of their own
+// (reportRollupsMigration, channelRollupsMigration).
 func (s *Store) addRollups(ctx context.Context, tx *sql.Tx, b *batchStmts, logs []store.UsageLog, stamp time.Time, channels bool) error {
 	hourly, perChannel := foldRollups(logs, stamp, channels)
 	if err := upsert(ctx, tx, b, hourlyRollups, bucketArgs(hourly, false)); err != nil {
 		return err
 	}
-	if err := upsert(ctx, tx, b, dailyRollups, bucketArgs(dailyBuckets(hourly), true)); err != nil {
+	daily := dailyBuckets(hourly)
+	if err := upsert(ctx, tx, b, dailyRollups, bucketArgs(daily, true)); err != nil {
 		return err
+	}
+	if channels {
+		if err := addReportRollups(ctx, tx, b, daily); err != nil {
+			return err
+		}
 	}
 	if err := s.addChannelRollups(ctx, tx, b, perChannel); err != nil {
 		return err

@@ -54,7 +54,11 @@ func (r rollupRepo) Backfill(ctx context.Context, limit int) (bool, error) {
 				return err
 			}
 			moreChannels, err := r.channelBackfill(ctx, tx, b, limit)
-			more = moreRows || moreEntries || moreChannels
+			if err != nil {
+				return err
+			}
+			moreReports, err := r.reportBackfill(ctx, tx, b, limit)
+			more = moreRows || moreEntries || moreChannels || moreReports
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, r.s.Rebind(logSelect+" WHERE id >= ? AND id < ? ORDER BY id LIMIT ?"), next, below, limit)
@@ -86,7 +90,7 @@ func (r rollupRepo) Restart(ctx context.Context) error {
 }
 
 func restartRollups(ctx context.Context, tx *sql.Tx) error {
-	for _, stmt := range strings.Split(strings.TrimSpace(restartRollupsSQL+"DELETE FROM usage_books_daily;"+channelRestartSQL), ";") {
+	for _, stmt := range strings.Split(strings.TrimSpace(restartRollupsSQL+"DELETE FROM usage_books_daily;"+channelRestartSQL+reportRestartSQL), ";") {
 		if stmt = strings.TrimSpace(stmt); stmt == "" {
 			continue
 		}

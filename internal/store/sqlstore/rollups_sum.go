@@ -34,6 +34,15 @@ func (r rollupRepo) Sum(ctx context.Context, q store.RollupQuery) ([]store.Rollu
 	if q.Days && q.Granularity == "hour" {
 		return nil, fmt.Errorf("the daily rollups have no hours")
 	}
+	if q.Days && q.Granularity == "day" && q.GroupBy != "" && q.UserID == 0 && q.TeamID == 0 {
+		ready, err := r.reportsReady(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if ready {
+			return r.sumReports(ctx, q, col)
+		}
+	}
 	period := ""
 	switch q.Granularity {
 	case "day", "hour":

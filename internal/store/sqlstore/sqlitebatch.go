@@ -45,7 +45,7 @@ const sqliteTimeLayout = "2006-01-02 15:04:05.999999999-07:00"
 // order and so the order of the usage log ids; the table reports that
 // order as given, so SQLite does not sort.
 const (
-	sqliteLogBatch = "INSERT INTO usage_logs (" + logWriteColumns + ") SELECT %s, NULL, NULL FROM " + batchTableName +
+	sqliteLogBatch = "INSERT INTO usage_logs (" + logWriteColumns + ") SELECT %s, NULL, NULL, NULL FROM " + batchTableName +
 		" WHERE batch = ? ORDER BY rowid"
 	sqliteLedgerBatch = "INSERT INTO quota_ledger (" + ledgerWriteColumns + ") SELECT %s, NULL FROM " + batchTableName +
 		" WHERE batch = ? ORDER BY rowid ON CONFLICT (idem_key) DO NOTHING"

@@ -20,6 +20,7 @@ const (
 	rowBooks
 	hourlyChannels
 	dailyChannels
+	reportRollups
 	nBucketTables
 )
 
@@ -41,6 +42,7 @@ var bucketUpserts = [nBucketTables]bucketUpsert{
 		"day, user_id, token_id, team_id, type, task", "row_count, quota", 8},
 	hourlyChannels: {"usage_channel_rollups", "hour, day, " + channelKeyCols + ", " + channelSumCols, "hour, " + channelKeyCols, channelSumCols, 14},
 	dailyChannels:  {"usage_channel_rollups_daily", "day, " + channelKeyCols + ", " + channelSumCols, "day, " + channelKeyCols, channelSumCols, 13},
+	reportRollups:  {"usage_report_daily", reportKeyCols + ", " + rollupSumCols, reportKeyCols, rollupSumCols, 11},
 }
 
 // bucketUpsertSQL adds rows rows of u given as bound arguments.
