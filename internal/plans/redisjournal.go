@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -86,17 +87,25 @@ func (b *redisBackend) journal(ctx context.Context, owner string) ([]store.PlanD
 }
 
 // parseJournal reads one record; a malformed one is skipped (and stays,
-// for an operator to see).
+// for an operator to see). A late record (state 2) has a sixth field, the
+// end's time in Unix ms, so that releases before late records skip it
+// instead of taking it for a reserved draw.
 func parseJournal(owner, hold, rec string) (store.PlanDraw, bool) {
 	f := strings.Split(rec, " ")
-	if len(f) != 5 {
+	late := len(f) == 6 && f[3] == "2"
+	if len(f) != 5 && !late {
 		return store.PlanDraw{}, false
 	}
-	d := store.PlanDraw{HoldKey: hold, Owner: owner, Settled: f[3] == "1"}
-	var e [3]error
+	d := store.PlanDraw{HoldKey: hold, Owner: owner, Settled: f[3] == "1", Late: late}
+	var e [4]error
 	d.GrantID, e[0] = strconv.ParseInt(f[0], 10, 64)
 	d.PlanID, e[1] = strconv.ParseInt(f[1], 10, 64)
 	d.Amount, e[2] = strconv.ParseInt(f[2], 10, 64)
+	if late {
+		var ms int64
+		ms, e[3] = strconv.ParseInt(f[5], 10, 64)
+		d.EndedAt = time.UnixMilli(ms)
+	}
 	for _, err := range e {
 		if err != nil {
 			return d, false

@@ -2,6 +2,9 @@ package plans
 
 import (
 	"context"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 // Ended is what the sweep asks of the books about the calls behind the
@@ -13,7 +16,16 @@ type Ended interface {
 	Abandoned(ctx context.Context, node string) (bool, error)
 	// Settled reports which of the holds have their settle stored.
 	Settled(ctx context.Context, holds []string) (map[string]bool, error)
+	// HoldEnds says how each of the holds ended as far as the ledger
+	// knows: asked only of late draws (see store.PlanDraw.Late).
+	HoldEnds(ctx context.Context, holds []string) (map[string]store.HoldEnd, error)
 }
+
+// lateGrace is how long a late draw of a node taken for dead again waits
+// for its row before the sweep drops it unstored: longer than the moment
+// between the node's late end and its settle reaching the balance
+// journal, during which the books may still call the node abandoned.
+const lateGrace = 2 * time.Minute
 
 // Sweep keeps the journal of live draws (see Draw) to what may still be
 // lost, and ends the draws of nodes that died mid-call, so that a window
@@ -25,8 +37,11 @@ type Ended interface {
 // same way). Of a dead node, a draw still reserved is taken back whole
 // (its call never settled), and a settled one whose settle was not stored
 // is taken back too: its row died with the node, as its balance move did.
-// Each record is ended once, also by nodes sweeping together. It answers
-// how many draws it took back.
+// A late draw (its node ended it after a sweep took it back) is counted
+// at its charge once its settle is stored, and dropped when its hold was
+// released (the settle was refused) or its node is gone without it. Each
+// record is ended once, also by nodes sweeping together and against the
+// node's own late end. It answers how many draws it took back.
 func (s *Service) Sweep(ctx context.Context, books Ended) (int, error) {
 	owners, err := s.be.owners(ctx)
 	if err != nil {
@@ -49,8 +64,8 @@ func (s *Service) Sweep(ctx context.Context, books Ended) (int, error) {
 	return undone, nil
 }
 
-// sweepOwner ends owner's records: the stored settles always, everything
-// else only when the owner is gone.
+// sweepOwner ends owner's records: the stored settles and the decided
+// late ends always, everything else only when the owner is gone.
 func (s *Service) sweepOwner(ctx context.Context, owner string, gone bool, books Ended) (int, error) {
 	draws, err := s.be.journal(ctx, owner)
 	if err != nil {
@@ -59,21 +74,17 @@ func (s *Service) sweepOwner(ctx context.Context, owner string, gone bool, books
 	if len(draws) == 0 && gone {
 		return 0, s.be.forgetOwner(ctx, owner)
 	}
-	var settledKeys []string
-	for _, d := range draws {
-		if d.Settled {
-			settledKeys = append(settledKeys, d.HoldKey)
-		}
+	stored, ends, err := s.askBooks(ctx, draws, books)
+	if err != nil {
+		return 0, err
 	}
-	stored := map[string]bool{}
-	if len(settledKeys) > 0 {
-		if stored, err = books.Settled(ctx, settledKeys); err != nil {
-			return 0, err
-		}
-	}
-	undone := 0
+	undone, counted := 0, 0
 	for _, d := range draws {
 		switch {
+		case d.Late:
+			if !s.lateDecided(&d, ends[d.HoldKey], gone) {
+				continue
+			}
 		case d.Settled && stored[d.HoldKey]:
 			d.Amount = 0 // the row counts it: only the record goes
 		case !gone:
@@ -83,12 +94,59 @@ func (s *Service) sweepOwner(ctx context.Context, owner string, gone bool, books
 		if err != nil {
 			return undone, err
 		}
-		if did && d.Amount != 0 {
+		switch {
+		case did && d.Amount < 0:
+			counted++
+		case did && d.Amount != 0:
 			undone++
 		}
 	}
 	if undone > 0 {
 		s.log.Info("plan sweep took back the draws of calls a stopped node never ended", "node", owner, "draws", undone)
 	}
+	if counted > 0 {
+		s.log.Warn("plan sweep counted the late ends of a node taken for dead while it ran, their rows being stored",
+			"node", owner, "draws", counted)
+	}
 	return undone, nil
+}
+
+// askBooks asks the books about the settled draws (is the settle stored)
+// and the late ones (how did the hold end), each only when there are any.
+func (s *Service) askBooks(ctx context.Context, draws []store.PlanDraw, books Ended) (map[string]bool, map[string]store.HoldEnd, error) {
+	var settled, late []string
+	for _, d := range draws {
+		switch {
+		case d.Late:
+			late = append(late, d.HoldKey)
+		case d.Settled:
+			settled = append(settled, d.HoldKey)
+		}
+	}
+	stored, ends := map[string]bool{}, map[string]store.HoldEnd{}
+	var err error
+	if len(settled) > 0 {
+		if stored, err = books.Settled(ctx, settled); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(late) > 0 {
+		ends, err = books.HoldEnds(ctx, late)
+	}
+	return stored, ends, err
+}
+
+// lateDecided says whether the late draw d is decided, and sets what its
+// undo moves: minus its charge (the windows take the charge its stored row
+// counts) or nothing (no row will count it).
+func (s *Service) lateDecided(d *store.PlanDraw, end store.HoldEnd, gone bool) bool {
+	switch {
+	case end.Settled:
+		d.Amount = -d.Amount
+	case end.Released, gone && s.now().Sub(d.EndedAt) > lateGrace:
+		d.Amount = 0
+	default:
+		return false
+	}
+	return true
 }

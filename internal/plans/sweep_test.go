@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
 // books is the billing side as the sweep sees it: the nodes that are gone
@@ -13,6 +15,17 @@ type books struct {
 	gone    map[string]bool
 	settled map[string]bool
 	asked   []string
+}
+
+// HoldEnds answers a hold the settled map names as settled; the sweep
+// asks it of late draws only.
+func (b *books) HoldEnds(_ context.Context, holds []string) (map[string]store.HoldEnd, error) {
+	b.asked = append(b.asked, holds...)
+	out := map[string]store.HoldEnd{}
+	for _, h := range holds {
+		out[h] = store.HoldEnd{Settled: b.settled[h]}
+	}
+	return out, nil
 }
 
 func (b *books) Abandoned(_ context.Context, node string) (bool, error) { return b.gone[node], nil }
@@ -28,7 +41,7 @@ func (b *books) Settled(_ context.Context, holds []string) (map[string]bool, err
 
 // nodeNamed is e.node journaling its live draws under name; every node of
 // a test shares the first one's Redis keys.
-func (e *env) nodeNamed(t *testing.T, name string, peer *Service) *Service {
+func (e *env) nodeNamed(t testing.TB, name string, peer *Service) *Service {
 	t.Helper()
 	o := Options{Store: e.st.Plans(), Now: func() time.Time { return e.now }, Node: name}
 	if e.rdb != nil {
