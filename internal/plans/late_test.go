@@ -95,6 +95,49 @@ func TestALateEndOfADrawASweepTookBackCountsWhatItsRowSays(t *testing.T) {
 	}
 }
 
+// A node stalls past its lease; another node's billing sweep releases its
+// stored hold before any plan sweep runs. The node wakes, renews its lease
+// and settles the call: its draw is still journaled, so the window counts
+// the charge, but the database refuses the settle. The node is alive, yet
+// the sweep takes the charge back, since the released hold says no row
+// will ever count it.
+func TestASettledDrawWhoseHoldWasReleasedIsTakenBackFromALiveNode(t *testing.T) {
+	backends(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		billA, wA := e.billingNode(t)
+		billB, _ := e.billingNode(t)
+		planA := e.nodeNamed(t, billA.Node(), nil)
+		planB := e.nodeNamed(t, billB.Node(), planA)
+		hold, err := billA.Reserve(ctx, billing.Account{UserID: user, Group: "default"}, "call-1", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		must(t, wA.Flush(ctx))
+		d, err := planA.Take(ctx, planA.Covering(user, "default", "m1"), user, 30, "call-1")
+		if err != nil || d == nil {
+			t.Fatalf("draw: %v %v", d, err)
+		}
+		must(t, billA.TakeLease(ctx, -time.Second))
+		if n, err := billB.Sweep(ctx); err != nil || n != 1 {
+			t.Fatalf("the billing sweep released %d holds (%v), want 1", n, err)
+		}
+		must(t, billA.TakeLease(ctx, time.Minute))
+		d.Settle(ctx, 25)
+		row := store.UsageLog{Type: store.LogConsume, UserID: user, Model: "m1", Quota: 25, Other: d.Mark(nil)}
+		hold.SettleWith(ctx, 0, &row)
+		must(t, wA.Flush(ctx))
+		for _, sweep := range []struct {
+			s    *Service
+			bill *billing.Service
+		}{{planB, billB}, {planA, billA}, {planB, billB}} {
+			if _, err := sweep.s.Sweep(ctx, sweep.bill); err != nil {
+				t.Fatal(err)
+			}
+			assertWindowIsItsRows(t, planB, 0, 0)
+		}
+	})
+}
+
 // assertWindowIsItsRows wants the first window to count exactly its rows'
 // sum, rows, with nothing open or settling and late owed by late draws.
 func assertWindowIsItsRows(t *testing.T, s *Service, rows, late int64) {

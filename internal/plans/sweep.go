@@ -14,10 +14,8 @@ type Ended interface {
 	// are final: its lease lapsed, and whatever the books kept of its
 	// unwritten ends (the Redis balance journal) is written or undone.
 	Abandoned(ctx context.Context, node string) (bool, error)
-	// Settled reports which of the holds have their settle stored.
-	Settled(ctx context.Context, holds []string) (map[string]bool, error)
 	// HoldEnds says how each of the holds ended as far as the ledger
-	// knows: asked only of late draws (see store.PlanDraw.Late).
+	// knows: settled (its settle stored), released by a sweep, or neither.
 	HoldEnds(ctx context.Context, holds []string) (map[string]store.HoldEnd, error)
 }
 
@@ -34,7 +32,9 @@ const lateGrace = 2 * time.Minute
 //
 // A settled draw whose hold's settle the books stored has its row: its
 // record goes and the window keeps the charge (this node's records go the
-// same way). Of a dead node, a draw still reserved is taken back whole
+// same way); one whose hold a sweep released has none (its settle was
+// refused): the charge goes with the record, whoever's it is. Of a dead
+// node, a draw still reserved is taken back whole
 // (its call never settled), and a settled one whose settle was not stored
 // is taken back too: its row died with the node, as its balance move did.
 // A late draw (its node ended it after a sweep took it back) is counted
@@ -74,19 +74,22 @@ func (s *Service) sweepOwner(ctx context.Context, owner string, gone bool, books
 	if len(draws) == 0 && gone {
 		return 0, s.be.forgetOwner(ctx, owner)
 	}
-	stored, ends, err := s.askBooks(ctx, draws, books)
+	ends, err := askBooks(ctx, draws, books)
 	if err != nil {
 		return 0, err
 	}
 	undone, counted := 0, 0
 	for _, d := range draws {
+		end := ends[d.HoldKey]
 		switch {
 		case d.Late:
-			if !s.lateDecided(&d, ends[d.HoldKey], gone) {
+			if !s.lateDecided(&d, end, gone) {
 				continue
 			}
-		case d.Settled && stored[d.HoldKey]:
+		case d.Settled && end.Settled:
 			d.Amount = 0 // the row counts it: only the record goes
+		case d.Settled && end.Released:
+			// its settle was refused: no row counts it
 		case !gone:
 			continue // a live node's call, or its row still on the way
 		}
@@ -111,29 +114,19 @@ func (s *Service) sweepOwner(ctx context.Context, owner string, gone bool, books
 	return undone, nil
 }
 
-// askBooks asks the books about the settled draws (is the settle stored)
-// and the late ones (how did the hold end), each only when there are any.
-func (s *Service) askBooks(ctx context.Context, draws []store.PlanDraw, books Ended) (map[string]bool, map[string]store.HoldEnd, error) {
-	var settled, late []string
+// askBooks asks the books how the holds of the settled and the late draws
+// ended (the reserved ones wait for their node), when there are any.
+func askBooks(ctx context.Context, draws []store.PlanDraw, books Ended) (map[string]store.HoldEnd, error) {
+	var holds []string
 	for _, d := range draws {
-		switch {
-		case d.Late:
-			late = append(late, d.HoldKey)
-		case d.Settled:
-			settled = append(settled, d.HoldKey)
+		if d.Late || d.Settled {
+			holds = append(holds, d.HoldKey)
 		}
 	}
-	stored, ends := map[string]bool{}, map[string]store.HoldEnd{}
-	var err error
-	if len(settled) > 0 {
-		if stored, err = books.Settled(ctx, settled); err != nil {
-			return nil, nil, err
-		}
+	if len(holds) == 0 {
+		return map[string]store.HoldEnd{}, nil
 	}
-	if len(late) > 0 {
-		ends, err = books.HoldEnds(ctx, late)
-	}
-	return stored, ends, err
+	return books.HoldEnds(ctx, holds)
 }
 
 // lateDecided says whether the late draw d is decided, and sets what its

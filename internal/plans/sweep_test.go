@@ -12,32 +12,24 @@ import (
 // books is the billing side as the sweep sees it: the nodes that are gone
 // and the holds whose settle was stored. It records what it was asked.
 type books struct {
-	gone    map[string]bool
-	settled map[string]bool
-	asked   []string
+	gone     map[string]bool
+	settled  map[string]bool
+	released map[string]bool
+	asked    []string
 }
 
-// HoldEnds answers a hold the settled map names as settled; the sweep
-// asks it of late draws only.
+// HoldEnds answers the holds the settled map names as settled, the
+// released map's as released.
 func (b *books) HoldEnds(_ context.Context, holds []string) (map[string]store.HoldEnd, error) {
 	b.asked = append(b.asked, holds...)
 	out := map[string]store.HoldEnd{}
 	for _, h := range holds {
-		out[h] = store.HoldEnd{Settled: b.settled[h]}
+		out[h] = store.HoldEnd{Settled: b.settled[h], Released: b.released[h]}
 	}
 	return out, nil
 }
 
 func (b *books) Abandoned(_ context.Context, node string) (bool, error) { return b.gone[node], nil }
-
-func (b *books) Settled(_ context.Context, holds []string) (map[string]bool, error) {
-	b.asked = append(b.asked, holds...)
-	out := map[string]bool{}
-	for _, h := range holds {
-		out[h] = b.settled[h]
-	}
-	return out, nil
-}
 
 // nodeNamed is e.node journaling its live draws under name; every node of
 // a test shares the first one's Redis keys.
