@@ -74,10 +74,11 @@ return out
 // applies a mark to the draw's journal record: KEYS the grant's hash, the
 // owner's journal and the set of owners; ARGV delta, the hold key (empty:
 // none), the mark ('drop' or 'settle'), the count a settled record keeps,
-// the owner, the plan and the end's time (ms), then the starts. A marked record that is gone was taken back by a sweep
-// (its owner was taken for dead while it ran): no window moves, and a
-// settle leaves a late record (state 2, with the end's time) that the
-// sweep counts once the call's row is stored.
+// the owner, the plan and the end's time (ms), then the starts. A marked
+// record that is gone was taken back by a sweep (its owner was taken for
+// dead while it ran): no window moves, and a settle leaves a late record
+// (state 2, with the end's time) that the sweep counts once the call's
+// row is stored.
 var addScript = redis.NewScript(`
 if ARGV[2] ~= '' and redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0 then
   if ARGV[3] == 'settle' then
