@@ -138,6 +138,48 @@ func TestASettledDrawWhoseHoldWasReleasedIsTakenBackFromALiveNode(t *testing.T) 
 	})
 }
 
+// A node settles a plan-paid call and stalls past its lease before its
+// writer writes the row (its hold never reached the database either).
+// Another node's sweep finds the node abandoned and the settle unstored,
+// so it takes the charge back, but keeps it owed as a late draw: when the
+// stalled node goes on and writes the row, the next sweep counts it.
+func TestASettledDrawTakenBackFromAStalledNodeIsCountedWhenItsRowComes(t *testing.T) {
+	backends(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		billA, wA := e.billingNode(t)
+		billB, _ := e.billingNode(t)
+		planA := e.nodeNamed(t, billA.Node(), nil)
+		planB := e.nodeNamed(t, billB.Node(), planA)
+		hold, err := billA.Reserve(ctx, billing.Account{UserID: user, Group: "default"}, "call-1", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := planA.Take(ctx, planA.Covering(user, "default", "m1"), user, 30, "call-1")
+		if err != nil || d == nil {
+			t.Fatalf("draw: %v %v", d, err)
+		}
+		d.Settle(ctx, 25)
+		row := store.UsageLog{Type: store.LogConsume, UserID: user, Model: "m1", Quota: 25, Other: d.Mark(nil)}
+		hold.SettleWith(ctx, 0, &row)
+		must(t, billA.TakeLease(ctx, -time.Second)) // stalls before its writer writes
+		if _, err := billB.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := planB.Sweep(ctx, billB); err != nil || n != 1 {
+			t.Fatalf("the sweep took back %d draws (%v), want 1", n, err)
+		}
+		assertWindowIsItsRows(t, planB, 0, 25)
+		must(t, wA.Flush(ctx)) // A goes on
+		must(t, billA.TakeLease(ctx, time.Minute))
+		for range 2 {
+			if _, err := planB.Sweep(ctx, billB); err != nil {
+				t.Fatal(err)
+			}
+			assertWindowIsItsRows(t, planB, 25, 0)
+		}
+	})
+}
+
 // assertWindowIsItsRows wants the first window to count exactly its rows'
 // sum, rows, with nothing open or settling and late owed by late draws.
 func assertWindowIsItsRows(t *testing.T, s *Service, rows, late int64) {

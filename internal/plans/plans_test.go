@@ -298,6 +298,9 @@ func (f failingBackend) journal(context.Context, string) ([]store.PlanDraw, erro
 }
 func (f failingBackend) undo(context.Context, store.PlanDraw) (bool, error) { return false, nil }
 func (f failingBackend) forgetOwner(context.Context, string) error          { return nil }
+func (f failingBackend) makeLate(context.Context, store.PlanDraw, time.Time) (bool, error) {
+	return false, nil
+}
 func (f failingBackend) live(context.Context, int64, int) ([]store.PlanWindowState, error) {
 	f.t.Error("a read reached the windows")
 	return nil, nil

@@ -54,6 +54,33 @@ func (b *redisBackend) undo(ctx context.Context, d store.PlanDraw) (bool, error)
 	return n == 1, err
 }
 
+// makeLateScript: KEYS the grant's hash and the owner's journal; ARGV the
+// hold key, the move that takes the charge back, the time (ms), then the
+// starts. Only a record still settled turns late, so a draw is made late
+// once, whoever sweeps, and its charge taken back with it.
+var makeLateScript = redis.NewScript(`
+local rec = redis.call('HGET', KEYS[2], ARGV[1])
+if not rec then return 0 end
+local g, p, c, st = string.match(rec, '^(%S+) (%S+) (%S+) 1 (%S*)$')
+if not g then return 0 end
+for i = 4, #ARGV do
+  if redis.call('HGET', KEYS[1], 's' .. (i - 3)) == ARGV[i] then
+    redis.call('HINCRBY', KEYS[1], 'u' .. (i - 3), ARGV[2])
+  end
+end
+redis.call('HSET', KEYS[2], ARGV[1], g .. ' ' .. p .. ' ' .. c .. ' 2 ' .. st .. ' ' .. ARGV[3])
+return 1
+`)
+
+func (b *redisBackend) makeLate(ctx context.Context, d store.PlanDraw, at time.Time) (bool, error) {
+	args := []any{d.HoldKey, -d.Amount, at.UnixMilli()}
+	for _, s := range d.Starts {
+		args = append(args, strconv.FormatInt(s, 10))
+	}
+	n, err := makeLateScript.Run(ctx, b.rdb, []string{b.key(d.GrantID), b.journalKey(d.Owner)}, args...).Int()
+	return n == 1, err
+}
+
 // handOver stores the draw as the durable ticket's record, then drops its
 // journal record. A crash in between leaves both; undo then finds the
 // durable record and leaves the windows to it.

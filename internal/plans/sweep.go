@@ -34,14 +34,16 @@ const lateGrace = 2 * time.Minute
 // record goes and the window keeps the charge (this node's records go the
 // same way); one whose hold a sweep released has none (its settle was
 // refused): the charge goes with the record, whoever's it is. Of a dead
-// node, a draw still reserved is taken back whole
-// (its call never settled), and a settled one whose settle was not stored
-// is taken back too: its row died with the node, as its balance move did.
-// A late draw (its node ended it after a sweep took it back) is counted
-// at its charge once its settle is stored, and dropped when its hold was
-// released (the settle was refused) or its node is gone without it. Each
-// record is ended once, also by nodes sweeping together and against the
-// node's own late end. It answers how many draws it took back.
+// node, a draw still reserved is taken back whole (its call never
+// settled), and a settled one whose settle was neither stored nor refused
+// has its charge taken back too, its row having died with the node — but
+// kept as a late draw, since the node may only have stalled and write the
+// row yet. A late draw (its node ended it after a sweep took it back) is
+// counted at its charge once its settle is stored, and dropped when its
+// hold was released (the settle was refused) or its node stayed gone past
+// lateGrace without it. Each record is ended once, also by nodes sweeping
+// together and against the node's own late end. It answers how many draws
+// it took back.
 func (s *Service) Sweep(ctx context.Context, books Ended) (int, error) {
 	owners, err := s.be.owners(ctx)
 	if err != nil {
@@ -92,6 +94,17 @@ func (s *Service) sweepOwner(ctx context.Context, owner string, gone bool, books
 			// its settle was refused: no row counts it
 		case !gone:
 			continue // a live node's call, or its row still on the way
+		case d.Settled:
+			// Its row died with the node, unless the node only stalled and
+			// writes it yet: the charge goes, owed back as a late draw.
+			made, err := s.be.makeLate(ctx, d, s.now())
+			if err != nil {
+				return undone, err
+			}
+			if made {
+				undone++
+			}
+			continue
 		}
 		did, err := s.be.undo(ctx, d)
 		if err != nil {

@@ -186,6 +186,11 @@ type PlanRepo interface {
 	// still have its starts, in one transaction. It reports whether it
 	// dropped it.
 	Undo(ctx context.Context, d PlanDraw) (bool, error)
+	// MakeLate turns the settled journaled draw d into a late one ended at
+	// at, taking d.Amount back from the windows that still have its
+	// starts, in one transaction; it reports whether d was still settled
+	// there (see PlanDraw.Late).
+	MakeLate(ctx context.Context, d PlanDraw, at time.Time) (bool, error)
 
 	// Rows are the usage rows that drew from a grant since a time.
 	Rows(ctx context.Context, grantID int64, since time.Time) ([]PlanRow, error)

@@ -125,3 +125,21 @@ func (r planRepo) Undo(ctx context.Context, d store.PlanDraw) (bool, error) {
 	})
 	return dropped, wrap(err, "undo plan draw")
 }
+
+func (r planRepo) MakeLate(ctx context.Context, d store.PlanDraw, at time.Time) (bool, error) {
+	var made bool
+	err := r.s.withTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, r.s.Rebind("UPDATE plan_draws SET settled = 2, created_at = ? WHERE hold_key = ? AND owner = ? AND settled = 1"),
+			dbTime(at), d.HoldKey, d.Owner)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n != 1 {
+			return err
+		}
+		made = true
+		return r.addWindows(ctx, tx, d.GrantID, d.Starts, -d.Amount)
+	})
+	return made, wrap(err, "make plan draw late")
+}
