@@ -2,7 +2,6 @@ package archive
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
@@ -77,12 +76,7 @@ func (b *archivedBooks) archivedTotals(ctx context.Context, w store.Window) ([]s
 			if l.CreatedAt.Before(w.Since) || !l.CreatedAt.Before(w.Until) {
 				return nil
 			}
-			k := store.LogTotal{UserID: l.UserID, TokenID: l.TokenID, Type: l.Type, Task: strings.Contains(string(l.Other), `"surface":"task"`)}
-			t := sums[k]
-			t.UserID, t.TokenID, t.Type, t.Task = k.UserID, k.TokenID, k.Type, k.Task
-			t.Rows++
-			t.Quota += l.Quota
-			sums[k] = t
+			addArchived(sums, l)
 			return nil
 		})
 		if err != nil {
@@ -95,6 +89,20 @@ func (b *archivedBooks) archivedTotals(ctx context.Context, w store.Window) ([]s
 	}
 	b.cache[w], b.ends[w] = out, day
 	return out, day, nil
+}
+
+// addArchived books an archived row as the live LogTotals does: by
+// store.RowBooksOf, the one reading of a row's markers, so a team-paid row
+// counts on its team and a plan-drawn row moves no balance, whether the
+// row is read from the database, its rollups or the archive.
+func addArchived(sums map[store.LogTotal]store.LogTotal, l store.UsageLog) {
+	task, team, quota := store.RowBooksOf(l)
+	k := store.LogTotal{UserID: l.UserID, TokenID: l.TokenID, Type: l.Type, Task: task, Team: team}
+	t := sums[k]
+	t.UserID, t.TokenID, t.Type, t.Task, t.Team = k.UserID, k.TokenID, k.Type, k.Task, k.Team
+	t.Rows++
+	t.Quota += quota
+	sums[k] = t
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -7,9 +7,9 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
 
-// What other books that ride on a hold (the plans' windows) ask before
-// they end the records a dead node left: whether the node is gone and its
-// rows final, and which of its holds were settled.
+// What other books that ride on a hold (the plans' windows, the period
+// budgets) ask before they end the records a dead node left: whether the
+// node is gone and its rows final, and how its holds ended.
 
 // Abandoned reports whether node's lease lapsed and, with Redis balances,
 // its balance journal is empty: every settle it journaled but never wrote
@@ -40,36 +40,15 @@ func (s *Service) Abandoned(ctx context.Context, node string) (bool, error) {
 	return n == 0, err
 }
 
-// Settled reports which of holds have their settle stored in the ledger
-// (alone, or netted with the hold's reserve in one entry).
-func (s *Service) Settled(ctx context.Context, holds []string) (map[string]bool, error) {
-	lk, ok := s.writer.st.(LedgerKinds)
-	if !ok {
-		return map[string]bool{}, nil
-	}
-	keys := make([]string, len(holds))
-	for i, h := range holds {
-		keys[i] = h + ":" + store.LedgerSettle
-	}
-	stored, err := storedEntries(ctx, lk, keys)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]bool, len(holds))
-	for i, h := range holds {
-		out[h] = stored[keys[i]]
-	}
-	return out, nil
-}
-
 // HoldFacts is implemented by stores that can say how holds ended.
 type HoldFacts interface {
 	HoldEnds(ctx context.Context, holds []string) (map[string]store.HoldEnd, error)
 }
 
 // HoldEnds says how each of holds ended as far as the ledger knows
-// (settled and at what charge, or kept by a durable record): what the
-// period budgets' sweep asks before it ends the shares a dead node left.
+// (settled and at what charge, released by a sweep, or kept by a durable
+// record): what the plan and budget sweeps ask before they end the draws
+// and shares a node left.
 func (s *Service) HoldEnds(ctx context.Context, holds []string) (map[string]store.HoldEnd, error) {
 	hf, ok := s.writer.st.(HoldFacts)
 	if !ok {

@@ -2,6 +2,7 @@ package plans
 
 import (
 	"context"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -14,7 +15,8 @@ import (
 // It also keeps the journal of live draws (see Service.Sweep), in the same
 // atomic step as the window moves: take records j (nil: none), add applies
 // mark, undo drops an entry and takes its count back from its windows,
-// once. handOver gives a journaled draw to a durable ticket's record.
+// once; makeLate takes a settled draw's charge back and keeps it as a late
+// draw, once. handOver gives a journaled draw to a durable ticket's record.
 type backend interface {
 	take(ctx context.Context, grant int64, wins []store.PlanTake, nowMS, amount int64, j *store.PlanDraw) (store.PlanTaken, error)
 	add(ctx context.Context, grant int64, starts []int64, delta int64, mark store.PlanMark) error
@@ -23,6 +25,7 @@ type backend interface {
 	owners(ctx context.Context) ([]string, error)
 	journal(ctx context.Context, owner string) ([]store.PlanDraw, error)
 	undo(ctx context.Context, d store.PlanDraw) (bool, error)
+	makeLate(ctx context.Context, d store.PlanDraw, at time.Time) (bool, error)
 	forgetOwner(ctx context.Context, owner string) error
 }
 
@@ -69,6 +72,10 @@ func (b sqlBackend) journal(ctx context.Context, owner string) ([]store.PlanDraw
 
 func (b sqlBackend) undo(ctx context.Context, d store.PlanDraw) (bool, error) {
 	return b.st.Undo(ctx, d)
+}
+
+func (b sqlBackend) makeLate(ctx context.Context, d store.PlanDraw, at time.Time) (bool, error) {
+	return b.st.MakeLate(ctx, d, at)
 }
 
 // forgetOwner has nothing to do: an owner without rows is listed by none.

@@ -63,9 +63,11 @@ func drawn(rows []store.PlanRow, grant int64, n int) []map[int64]int64 {
 
 // WindowBooks is one open window's books: what its live count says, what
 // the rows drawn in it sum to, what the draws still open in it hold (live
-// calls journaled by their nodes, durable tickets), and what the settled
+// calls journaled by their nodes, durable tickets), what the settled
 // draws whose settle the sweep has not yet seen stored count (their rows
-// may or may not be written yet).
+// may or may not be written yet), and what the late draws owe it (ended
+// by a node after a sweep took them back: their rows may count them
+// before the sweep does).
 type WindowBooks struct {
 	UserID   int64     `json:"user_id"`
 	PlanID   int64     `json:"plan_id"`
@@ -76,6 +78,7 @@ type WindowBooks struct {
 	RowsSum  int64     `json:"rows_sum"`
 	Open     int64     `json:"open_draws"`
 	Settling int64     `json:"settling_draws"`
+	Late     int64     `json:"late_draws,omitempty"`
 	OK       bool      `json:"ok"`
 	Message  string    `json:"message,omitempty"`
 }
@@ -84,7 +87,8 @@ type WindowBooks struct {
 // count equals the sum of the plan-drawn rows in it plus the draws still
 // open in it (a dead node's among them until the sweep ends them), plus
 // at most what settled draws not yet trimmed count (their rows may still
-// be queued). Calls moving while it reads may put a window ahead of that
+// be queued), less at most what late draws owe it (their rows may be
+// stored before the sweep counts them). Calls moving while it reads may put a window ahead of that
 // while its user has billing holds open (open says so; nil: never).
 func (s *Service) Reconcile(ctx context.Context, open func(user int64) bool) ([]WindowBooks, error) {
 	grants, err := s.st.Grants(ctx, 0, s.now())
@@ -120,8 +124,9 @@ func (s *Service) Reconcile(ctx context.Context, open func(user int64) bool) ([]
 }
 
 // drawSums are the open draws' counts per grant, window and start:
-// reserved ones (open) and settled ones still journaled (settling).
-type drawSums struct{ open, settling map[int64][]map[int64]int64 }
+// reserved ones (open), settled ones still journaled (settling) and late
+// ones (what they owe).
+type drawSums struct{ open, settling, late map[int64][]map[int64]int64 }
 
 func (d drawSums) at(m map[int64][]map[int64]int64, grant int64, i int, start int64) int64 {
 	if i < len(m[grant]) {
@@ -133,7 +138,7 @@ func (d drawSums) at(m map[int64][]map[int64]int64, grant int64, i int, start in
 // openDraws sums the draws still open: every node's journal and the
 // durable tickets' records.
 func (s *Service) openDraws(ctx context.Context) (drawSums, error) {
-	out := drawSums{open: map[int64][]map[int64]int64{}, settling: map[int64][]map[int64]int64{}}
+	out := drawSums{open: map[int64][]map[int64]int64{}, settling: map[int64][]map[int64]int64{}, late: map[int64][]map[int64]int64{}}
 	all, err := s.st.Journal(ctx, "")
 	if err != nil {
 		return out, err
@@ -151,7 +156,10 @@ func (s *Service) openDraws(ctx context.Context) (drawSums, error) {
 	}
 	for _, d := range all {
 		m := out.open
-		if d.Settled {
+		switch {
+		case d.Late:
+			m = out.late
+		case d.Settled:
 			m = out.settling
 		}
 		for len(m[d.GrantID]) < len(d.Starts) {
@@ -183,7 +191,8 @@ func (s *Service) grantBooks(ctx context.Context, g store.PlanGrant, p *store.Pl
 		b := WindowBooks{UserID: g.UserID, PlanID: p.ID, GrantID: g.ID, Window: i, Start: time.UnixMilli(w.StartMS).UTC(),
 			Live: w.Used, RowsSum: sums[i][w.StartMS], OK: true}
 		b.Open, b.Settling = draws.at(draws.open, g.ID, i, w.StartMS), draws.at(draws.settling, g.ID, i, w.StartMS)
-		if want := b.RowsSum + b.Open; b.Live != want && !(b.Live > want && (b.Live <= want+b.Settling || inFlight)) {
+		b.Late = draws.at(draws.late, g.ID, i, w.StartMS)
+		if want := b.RowsSum + b.Open; !windowAgrees(b.Live, want, b, inFlight) {
 			b.OK = false
 			b.Message = fmt.Sprintf("user %d, plan %d, window %d opened %s: the window counts %d drawn but its usage rows sum to %d and its open draws to %d",
 				g.UserID, p.ID, i+1, b.Start.Format(time.RFC3339), b.Live, b.RowsSum, b.Open)
@@ -191,6 +200,19 @@ func (s *Service) grantBooks(ctx context.Context, g store.PlanGrant, p *store.Pl
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// windowAgrees: the live count is the rows and open draws (want), up to
+// the settling draws above it (or anything above while calls move), down
+// to the late draws below it.
+func windowAgrees(live, want int64, b WindowBooks, inFlight bool) bool {
+	switch {
+	case live > want:
+		return live <= want+b.Settling || inFlight
+	case live < want:
+		return live >= want-b.Late
+	}
+	return true
 }
 
 // WindowUse is one window of a held plan as its holder sees it.

@@ -95,12 +95,17 @@ func (d *Draw) Amount() int64 { return d.amount }
 // stays journaled, as settled at the charge, until the sweep finds its
 // hold's settle stored: until then its row may die in the billing
 // writer's queue with this process.
+//
+// A draw a sweep took back meanwhile (this node was taken for dead while
+// it ran) moves no window here: it is journaled late, at the charge, and
+// the sweep adds the charge once the row is stored, or drops it when the
+// row was refused (see Sweep). Its Refund moves nothing either.
 func (d *Draw) Settle(ctx context.Context, charge int64) {
 	if d == nil || !d.ended.CompareAndSwap(false, true) {
 		return
 	}
 	charge = max(charge, 0)
-	d.add(ctx, charge-d.amount, d.mark(store.PlanMark{Counted: charge}))
+	d.add(ctx, charge-d.amount, d.mark(store.PlanMark{Counted: charge, PlanID: d.plan, At: d.s.now()}))
 }
 
 // Refund gives the held amount back (the call failed), and drops the

@@ -30,11 +30,11 @@ type env struct {
 
 const user = 7
 
-func newEnv(t *testing.T, withRedis bool) *env {
+func newEnv(t testing.TB, withRedis bool) *env {
 	return newEnvOn(t, sqlitetest.DSN(t), withRedis)
 }
 
-func newEnvOn(t *testing.T, dsn string, withRedis bool) *env {
+func newEnvOn(t testing.TB, dsn string, withRedis bool) *env {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlstore.Open(ctx, dsn)
@@ -74,7 +74,7 @@ func (e *env) node(t *testing.T) *Service {
 
 // testRedis is the Redis of TURNPIKE_TEST_REDIS with this run's keys
 // under a prefix of their own; it skips when the variable is unset.
-func testRedis(t *testing.T) Redis {
+func testRedis(t testing.TB) Redis {
 	addr := os.Getenv("TURNPIKE_TEST_REDIS")
 	if addr == "" {
 		t.Skip("set TURNPIKE_TEST_REDIS to run the Redis plan window tests")
@@ -298,6 +298,9 @@ func (f failingBackend) journal(context.Context, string) ([]store.PlanDraw, erro
 }
 func (f failingBackend) undo(context.Context, store.PlanDraw) (bool, error) { return false, nil }
 func (f failingBackend) forgetOwner(context.Context, string) error          { return nil }
+func (f failingBackend) makeLate(context.Context, store.PlanDraw, time.Time) (bool, error) {
+	return false, nil
+}
 func (f failingBackend) live(context.Context, int64, int) ([]store.PlanWindowState, error) {
 	f.t.Error("a read reached the windows")
 	return nil, nil

@@ -71,13 +71,26 @@ return out
 `)
 
 // addScript corrects the windows whose start is still the given one and
-// applies a mark to the draw's journal record: KEYS the grant's hash and
-// the owner's journal; ARGV delta, the hold key (empty: none), the mark
-// ('drop' or 'settle'), the count a settled record keeps, then the starts.
+// applies a mark to the draw's journal record: KEYS the grant's hash, the
+// owner's journal and the set of owners; ARGV delta, the hold key (empty:
+// none), the mark ('drop' or 'settle'), the count a settled record keeps,
+// the owner, the plan and the end's time (ms), then the starts. A marked
+// record that is gone was taken back by a sweep (its owner was taken for
+// dead while it ran): no window moves, and a settle leaves a late record
+// (state 2, with the end's time) that the sweep counts once the call's
+// row is stored.
 var addScript = redis.NewScript(`
-for i = 5, #ARGV do
-  if redis.call('HGET', KEYS[1], 's' .. (i - 4)) == ARGV[i] then
-    redis.call('HINCRBY', KEYS[1], 'u' .. (i - 4), ARGV[1])
+if ARGV[2] ~= '' and redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0 then
+  if ARGV[3] == 'settle' then
+    local g = string.match(KEYS[1], ':(%d+)$')
+    redis.call('HSET', KEYS[2], ARGV[2], g .. ' ' .. ARGV[6] .. ' ' .. ARGV[4] .. ' 2 ' .. table.concat(ARGV, ',', 8) .. ' ' .. ARGV[7])
+    redis.call('SADD', KEYS[3], ARGV[5])
+  end
+  return 2
+end
+for i = 8, #ARGV do
+  if redis.call('HGET', KEYS[1], 's' .. (i - 7)) == ARGV[i] then
+    redis.call('HINCRBY', KEYS[1], 'u' .. (i - 7), ARGV[1])
   end
 end
 if ARGV[2] == '' then return 1 end
@@ -86,10 +99,8 @@ if ARGV[3] == 'drop' then
   return 1
 end
 local rec = redis.call('HGET', KEYS[2], ARGV[2])
-if rec then
-  local g, p, _, _, st = string.match(rec, '^(%S+) (%S+) (%S+) (%S+) (%S*)$')
-  if g then redis.call('HSET', KEYS[2], ARGV[2], g .. ' ' .. p .. ' ' .. ARGV[4] .. ' 1 ' .. st) end
-end
+local g, p, _, _, st = string.match(rec, '^(%S+) (%S+) (%S+) (%S+) (%S*)$')
+if g then redis.call('HSET', KEYS[2], ARGV[2], g .. ' ' .. p .. ' ' .. ARGV[4] .. ' 1 ' .. st) end
 return 1
 `)
 
@@ -169,11 +180,12 @@ func (b *redisBackend) add(ctx context.Context, grant int64, starts []int64, del
 	if mark.Drop {
 		op = "drop"
 	}
-	args := []any{delta, mark.HoldKey, op, mark.Counted}
+	args := make([]any, 0, 7+len(starts))
+	args = append(args, delta, mark.HoldKey, op, mark.Counted, mark.Owner, mark.PlanID, mark.At.UnixMilli())
 	for _, s := range starts {
 		args = append(args, strconv.FormatInt(s, 10))
 	}
-	return addScript.Run(ctx, b.rdb, []string{b.key(grant), b.journalKey(mark.Owner)}, args...).Err()
+	return addScript.Run(ctx, b.rdb, []string{b.key(grant), b.journalKey(mark.Owner), b.ownersKey()}, args...).Err()
 }
 
 func (b *redisBackend) live(ctx context.Context, grant int64, n int) ([]store.PlanWindowState, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -53,6 +54,33 @@ func (b *redisBackend) undo(ctx context.Context, d store.PlanDraw) (bool, error)
 	return n == 1, err
 }
 
+// makeLateScript: KEYS the grant's hash and the owner's journal; ARGV the
+// hold key, the move that takes the charge back, the time (ms), then the
+// starts. Only a record still settled turns late, so a draw is made late
+// once, whoever sweeps, and its charge taken back with it.
+var makeLateScript = redis.NewScript(`
+local rec = redis.call('HGET', KEYS[2], ARGV[1])
+if not rec then return 0 end
+local g, p, c, st = string.match(rec, '^(%S+) (%S+) (%S+) 1 (%S*)$')
+if not g then return 0 end
+for i = 4, #ARGV do
+  if redis.call('HGET', KEYS[1], 's' .. (i - 3)) == ARGV[i] then
+    redis.call('HINCRBY', KEYS[1], 'u' .. (i - 3), ARGV[2])
+  end
+end
+redis.call('HSET', KEYS[2], ARGV[1], g .. ' ' .. p .. ' ' .. c .. ' 2 ' .. st .. ' ' .. ARGV[3])
+return 1
+`)
+
+func (b *redisBackend) makeLate(ctx context.Context, d store.PlanDraw, at time.Time) (bool, error) {
+	args := []any{d.HoldKey, -d.Amount, at.UnixMilli()}
+	for _, s := range d.Starts {
+		args = append(args, strconv.FormatInt(s, 10))
+	}
+	n, err := makeLateScript.Run(ctx, b.rdb, []string{b.key(d.GrantID), b.journalKey(d.Owner)}, args...).Int()
+	return n == 1, err
+}
+
 // handOver stores the draw as the durable ticket's record, then drops its
 // journal record. A crash in between leaves both; undo then finds the
 // durable record and leaves the windows to it.
@@ -86,17 +114,25 @@ func (b *redisBackend) journal(ctx context.Context, owner string) ([]store.PlanD
 }
 
 // parseJournal reads one record; a malformed one is skipped (and stays,
-// for an operator to see).
+// for an operator to see). A late record (state 2) has a sixth field, the
+// end's time in Unix ms, so that releases before late records skip it
+// instead of taking it for a reserved draw.
 func parseJournal(owner, hold, rec string) (store.PlanDraw, bool) {
 	f := strings.Split(rec, " ")
-	if len(f) != 5 {
+	late := len(f) == 6 && f[3] == "2"
+	if len(f) != 5 && !late {
 		return store.PlanDraw{}, false
 	}
-	d := store.PlanDraw{HoldKey: hold, Owner: owner, Settled: f[3] == "1"}
-	var e [3]error
+	d := store.PlanDraw{HoldKey: hold, Owner: owner, Settled: f[3] == "1", Late: late}
+	var e [4]error
 	d.GrantID, e[0] = strconv.ParseInt(f[0], 10, 64)
 	d.PlanID, e[1] = strconv.ParseInt(f[1], 10, 64)
 	d.Amount, e[2] = strconv.ParseInt(f[2], 10, 64)
+	if late {
+		var ms int64
+		ms, e[3] = strconv.ParseInt(f[5], 10, 64)
+		d.EndedAt = time.UnixMilli(ms)
+	}
 	for _, err := range e {
 		if err != nil {
 			return d, false

@@ -74,7 +74,7 @@ func (h *BudgetHold) Settle(ctx context.Context, charge int64) {
 	if h == nil || !h.ended.CompareAndSwap(false, true) {
 		return
 	}
-	used := h.correct(ctx, charge-h.amount, "period budget could not be corrected")
+	used := h.correct(ctx, charge-h.amount, charge, "period budget could not be corrected")
 	for i := range used {
 		if f := h.p.s.onBudget.Load(); f != nil && charge > 0 && h.keys[i] != "" && alerted(h.p.budget[i].kind) {
 			b := h.p.budget[i]
@@ -88,17 +88,19 @@ func (h *BudgetHold) Refund(ctx context.Context) {
 	if h == nil || !h.ended.CompareAndSwap(false, true) {
 		return
 	}
-	h.correct(ctx, -h.amount, "period budget could not be refunded")
+	h.correct(ctx, -h.amount, 0, "period budget could not be refunded")
 }
 
 // correct moves every counter of the share by delta and answers each
 // one's spending after it (nil when nothing moved). A journaled share is
 // corrected in one step with the end of its record, and not at all when a
-// sweep ended the record first (this process was taken for dead).
-func (h *BudgetHold) correct(ctx context.Context, delta int64, failed string) []int64 {
+// sweep ended the record first (this process was taken for dead): its
+// charge (0 for a refund) is then owed by a late record that the sweep
+// counts once the call's row is stored (see sweepLate).
+func (h *BudgetHold) correct(ctx context.Context, delta, charge int64, failed string) []int64 {
 	if h.jr != nil {
 		if rb, ok := h.p.s.be.(*redisBackend); ok {
-			used, _, err := rb.budgetEnd(ctx, h.jr, h.keys[:h.p.nb], delta)
+			used, _, err := rb.budgetEnd(ctx, h.jr, h.keys[:h.p.nb], delta, charge, h.p.s.Now())
 			if err != nil {
 				h.p.s.log.Warn(failed, "err", err)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -75,23 +76,34 @@ func parseBudgetRecord(rec string) (amount int64, keys []string, kept, ok bool) 
 func (b *redisBackend) budgetJournalKey(owner string) string { return b.prefix + "bj:" + owner }
 func (b *redisBackend) budgetOwnersKey() string              { return b.prefix + "bj-owners" }
 
-// budgetEndScript: KEYS the owner's journal, then the counters; ARGV the
-// hold key, the correction, and whether to correct without a record. It
-// drops the record and, if it was there (or always, for a kept share,
-// whose end is decided by the durable record and the database alone),
-// corrects every counter that still exists (a counter whose period ended
-// is left to expire; none goes below zero). Returns {1, used…} when it
-// corrected, {0} when it did not.
+// budgetEndScript: KEYS the owner's journal, the late records, then the
+// counters; ARGV the hold key, the correction, whether to correct without
+// a record, and for a settle the charge, the owner and the end's time (ms)
+// (charge 0: a refund). It drops the record and, if it was there (or
+// always, for a kept share, whose end is decided by the durable record and
+// the database alone), corrects every counter that still exists (a
+// counter whose period ended is left to expire; none goes below zero).
+// Returns {1, used…} when it corrected, {0} when it did not. A settle
+// whose record a sweep ended (its owner was taken for dead while it ran)
+// leaves a late record instead, "owner charge ms counter…", for the sweep
+// to count once the call's row is stored (see sweepLate).
 var budgetEndScript = redis.NewScript(`
-if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 and ARGV[3] ~= '1' then return {0} end
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 and ARGV[3] ~= '1' then
+  if ARGV[4] ~= '0' then
+    local rec = ARGV[5] .. ' ' .. ARGV[4] .. ' ' .. ARGV[6]
+    for i = 3, #KEYS do rec = rec .. ' ' .. KEYS[i] end
+    redis.call('HSET', KEYS[2], ARGV[1], rec)
+  end
+  return {0}
+end
 local out = {1}
-for i = 2, #KEYS do
+for i = 3, #KEYS do
   local v = 0
   if redis.call('EXISTS', KEYS[i]) == 1 then
     v = redis.call('INCRBY', KEYS[i], ARGV[2])
     if v < 0 then redis.call('SET', KEYS[i], 0, 'KEEPTTL') v = 0 end
   end
-  out[i] = v
+  out[i - 1] = v
 end
 return out
 `)
@@ -99,30 +111,33 @@ return out
 // budgetEnd ends the journaled share jr by correcting keys (empty ones
 // skipped) by delta, once: ended is false when the record was already
 // gone (a sweep ended it) and the share is not kept, and then nothing
-// moved. used is each key's spending after the correction.
-func (b *redisBackend) budgetEnd(ctx context.Context, jr *journalTag, keys []string, delta int64) (used []int64, ended bool, err error) {
-	var kb [1 + maxBudgets]string
-	ks := append(kb[:0], b.budgetJournalKey(jr.owner))
-	var at [maxBudgets]int
-	idx := at[:0]
+// moved; a settle's charge (late, 0 for a refund or a sweep's end) is then
+// owed by a late record made at at. used is each key's spending after the
+// correction.
+func (b *redisBackend) budgetEnd(ctx context.Context, jr *journalTag, keys []string, delta, late int64, at time.Time) (used []int64, ended bool, err error) {
+	var kb [2 + maxBudgets]string
+	ks := append(kb[:0], b.budgetJournalKey(jr.owner), b.budgetLateKey())
+	var idx [maxBudgets]int
+	n := 0
 	for i, k := range keys {
 		if k != "" {
 			ks = append(ks, b.prefix+k)
-			idx = append(idx, i)
+			idx[n] = i
+			n++
 		}
 	}
-	res, err := budgetEndScript.Run(ctx, b.rdb, ks, jr.hold, delta, b2s(jr.kept)).Int64Slice()
+	res, err := budgetEndScript.Run(ctx, b.rdb, ks, jr.hold, delta, b2s(jr.kept), late, jr.owner, at.UnixMilli()).Int64Slice()
 	if err != nil {
 		return nil, false, err
 	}
-	if len(res) < 1 || (res[0] == 1 && len(res) != len(ks)) {
+	if len(res) < 1 || (res[0] == 1 && len(res) != len(ks)-1) {
 		return nil, false, errors.New("ratelimit: unexpected answer from the Redis budget end script")
 	}
 	if res[0] == 0 {
 		return nil, false, nil
 	}
 	used = make([]int64, len(keys))
-	for j, i := range idx {
+	for j, i := range idx[:n] {
 		used[i] = res[1+j]
 	}
 	return used, true, nil

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -22,17 +23,21 @@ type BudgetBooks interface {
 // becomes the charge, any other is given back; a share handed to a
 // durable record (a task, a batch) is left to it unless the sweep released
 // its hold. Each share is ended once, also by nodes sweeping together and
-// against a late end of its owner. It answers how many shares it ended.
+// against a late end of its owner, whose charge is counted once its row is
+// stored (see budgetlate.go). It answers how many shares it ended.
 func (s *Service) SweepBudgets(ctx context.Context, books BudgetBooks) (int, error) {
 	rb, ok := s.be.(*redisBackend)
 	if !ok {
 		return 0, nil // counters in memory die with their process
 	}
+	ended, err := s.sweepLate(ctx, rb, books)
+	if err != nil {
+		return ended, err
+	}
 	owners, err := rb.budgetOwners(ctx)
 	if err != nil {
-		return 0, err
+		return ended, err
 	}
-	ended := 0
 	for _, owner := range owners {
 		if owner == s.owner {
 			continue
@@ -88,7 +93,7 @@ func (s *Service) sweepOwner(ctx context.Context, rb *redisBackend, owner string
 		case end.Settled:
 			delta = end.Charge - amount
 		}
-		_, did, err := rb.budgetEnd(ctx, &journalTag{owner: owner, hold: hold}, keys, delta)
+		_, did, err := rb.budgetEnd(ctx, &journalTag{owner: owner, hold: hold}, keys, delta, 0, time.Time{})
 		if err != nil {
 			return ended, err
 		}

@@ -19,7 +19,7 @@ import (
 
 // redisService is a Service counting in the Redis of TURNPIKE_TEST_REDIS,
 // under ids no other run uses; it skips when the variable is unset.
-func redisService(t *testing.T, now *time.Time) (*Service, int64) {
+func redisService(t testing.TB, now *time.Time) (*Service, int64) {
 	addr := os.Getenv("TURNPIKE_TEST_REDIS")
 	if addr == "" {
 		t.Skip("set TURNPIKE_TEST_REDIS (redis://127.0.0.1:6379/0) to run the Redis limiter tests")

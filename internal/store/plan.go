@@ -96,6 +96,11 @@ type PlanRow struct {
 // leaves a record another node ends exactly (see plans.Service.Sweep); a
 // durable ticket's draw has no owner. Settled says the windows count the
 // charge (Amount) rather than the reservation.
+//
+// Late is a draw its owner ended after a sweep had taken it back (the
+// owner was taken for dead while it ran): the windows count none of it,
+// and they owe it the charge (Amount) once its row is stored; EndedAt is
+// when the owner ended it.
 type PlanDraw struct {
 	HoldKey string
 	GrantID int64
@@ -104,17 +109,25 @@ type PlanDraw struct {
 	Amount  int64
 	Owner   string
 	Settled bool
+	Late    bool
+	EndedAt time.Time
 }
 
 // PlanMark is what a window correction does to the journal entry of its
 // draw in the same step: nothing (HoldKey empty), drop it, or mark it
 // settled at Counted. Owner names the journal where it is kept per node
 // (Redis); the database finds the entry by its hold key alone.
+//
+// When the entry is gone (a sweep took the draw back) the correction moves
+// no window: a drop is done, and a settle leaves a late entry (see
+// PlanDraw.Late) of plan PlanID at Counted, ended at At.
 type PlanMark struct {
 	HoldKey string
 	Owner   string
 	Counted int64
 	Drop    bool
+	PlanID  int64
+	At      time.Time
 }
 
 // PlanSubscription is a Stripe event's effect on a subscription grant.
@@ -152,7 +165,9 @@ type PlanRepo interface {
 	// the starts and amount filled in.
 	Take(ctx context.Context, grantID int64, wins []PlanTake, nowMS, amount int64, journal *PlanDraw) (PlanTaken, error)
 	// Add moves the windows that still have the given starts by delta and
-	// applies mark to the draw's journal entry, in one transaction.
+	// applies mark to the draw's journal entry, in one transaction; when
+	// the mark's entry is gone it moves nothing and leaves a late entry
+	// for a settle (see PlanMark).
 	Add(ctx context.Context, grantID int64, starts []int64, delta int64, mark PlanMark) error
 	Windows(ctx context.Context, grantID int64) ([]PlanWindowState, error)
 
@@ -171,6 +186,11 @@ type PlanRepo interface {
 	// still have its starts, in one transaction. It reports whether it
 	// dropped it.
 	Undo(ctx context.Context, d PlanDraw) (bool, error)
+	// MakeLate turns the settled journaled draw d into a late one ended at
+	// at, taking d.Amount back from the windows that still have its
+	// starts, in one transaction; it reports whether d was still settled
+	// there (see PlanDraw.Late).
+	MakeLate(ctx context.Context, d PlanDraw, at time.Time) (bool, error)
 
 	// Rows are the usage rows that drew from a grant since a time.
 	Rows(ctx context.Context, grantID int64, since time.Time) ([]PlanRow, error)

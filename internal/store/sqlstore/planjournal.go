@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/store"
 )
@@ -32,16 +33,42 @@ func (r planRepo) journalDraw(ctx context.Context, tx *sql.Tx, d *store.PlanDraw
 	return err
 }
 
-// markDraw applies m to its journal entry in tx.
-func (r planRepo) markDraw(ctx context.Context, tx *sql.Tx, m store.PlanMark) error {
-	var err error
+// markDraw applies m to its journal entry in tx. found is false when the
+// entry is gone because a sweep took the draw back: the windows do not
+// count it any more, so they are not corrected, and a settle leaves a late
+// entry (settled = 2) at the charge for the sweep to count once its row is
+// stored.
+func (r planRepo) markDraw(ctx context.Context, tx *sql.Tx, grantID int64, starts []int64, m store.PlanMark) (found bool, err error) {
+	var res sql.Result
 	switch {
 	case m.HoldKey == "":
+		return true, nil
 	case m.Drop:
-		_, err = tx.ExecContext(ctx, r.s.Rebind("DELETE FROM plan_draws WHERE hold_key = ?"), m.HoldKey)
+		res, err = tx.ExecContext(ctx, r.s.Rebind("DELETE FROM plan_draws WHERE hold_key = ?"), m.HoldKey)
 	default:
-		_, err = tx.ExecContext(ctx, r.s.Rebind("UPDATE plan_draws SET amount = ?, settled = 1 WHERE hold_key = ?"), m.Counted, m.HoldKey)
+		res, err = tx.ExecContext(ctx, r.s.Rebind("UPDATE plan_draws SET amount = ?, settled = 1 WHERE hold_key = ? AND settled = 0"), m.Counted, m.HoldKey)
 	}
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		return true, err
+	}
+	if m.Drop {
+		return false, nil
+	}
+	return false, r.journalLate(ctx, tx, grantID, starts, m)
+}
+
+// journalLate records the late end m of a draw of grantID taken in the
+// windows of starts (see store.PlanDraw.Late).
+func (r planRepo) journalLate(ctx context.Context, tx *sql.Tx, grantID int64, starts []int64, m store.PlanMark) error {
+	text, err := jsonText(starts)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, r.s.Rebind("INSERT INTO plan_draws (hold_key, grant_id, plan_id, starts, amount, created_at, owner, settled) VALUES (?, ?, ?, ?, ?, ?, ?, 2)"),
+		m.HoldKey, grantID, m.PlanID, text, m.Counted, dbTime(m.At), m.Owner)
 	return err
 }
 
@@ -58,7 +85,7 @@ func (r planRepo) Owners(ctx context.Context) ([]string, error) {
 }
 
 func (r planRepo) Journal(ctx context.Context, owner string) ([]store.PlanDraw, error) {
-	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind("SELECT hold_key, grant_id, plan_id, starts, amount, settled FROM plan_draws WHERE owner = ? ORDER BY hold_key"), owner)
+	rows, err := r.s.db.QueryContext(ctx, r.s.Rebind("SELECT hold_key, grant_id, plan_id, starts, amount, settled, created_at FROM plan_draws WHERE owner = ? ORDER BY hold_key"), owner)
 	if err != nil {
 		return nil, wrap(err, "plan draw journal")
 	}
@@ -66,10 +93,14 @@ func (r planRepo) Journal(ctx context.Context, owner string) ([]store.PlanDraw, 
 		d := store.PlanDraw{Owner: owner}
 		var starts string
 		var settled int
-		if err := row.Scan(&d.HoldKey, &d.GrantID, &d.PlanID, &starts, &d.Amount, &settled); err != nil {
+		var at time.Time
+		if err := row.Scan(&d.HoldKey, &d.GrantID, &d.PlanID, &starts, &d.Amount, &settled, &at); err != nil {
 			return d, err
 		}
-		d.Settled = settled == 1
+		d.Settled, d.Late = settled == 1, settled == 2
+		if d.Late {
+			d.EndedAt = at
+		}
 		if err := json.Unmarshal([]byte(starts), &d.Starts); err != nil {
 			return d, fmt.Errorf("decode plan draw %s: %w", d.HoldKey, err)
 		}
@@ -93,4 +124,22 @@ func (r planRepo) Undo(ctx context.Context, d store.PlanDraw) (bool, error) {
 		return r.addWindows(ctx, tx, d.GrantID, d.Starts, -d.Amount)
 	})
 	return dropped, wrap(err, "undo plan draw")
+}
+
+func (r planRepo) MakeLate(ctx context.Context, d store.PlanDraw, at time.Time) (bool, error) {
+	var made bool
+	err := r.s.withTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, r.s.Rebind("UPDATE plan_draws SET settled = 2, created_at = ? WHERE hold_key = ? AND owner = ? AND settled = 1"),
+			dbTime(at), d.HoldKey, d.Owner)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n != 1 {
+			return err
+		}
+		made = true
+		return r.addWindows(ctx, tx, d.GrantID, d.Starts, -d.Amount)
+	})
+	return made, wrap(err, "make plan draw late")
 }

@@ -115,10 +115,11 @@ func (r planRepo) Add(ctx context.Context, grantID int64, starts []int64, delta 
 		return nil
 	}
 	err := r.s.withTx(ctx, func(tx *sql.Tx) error {
-		if err := r.addWindows(ctx, tx, grantID, starts, delta); err != nil {
+		found, err := r.markDraw(ctx, tx, grantID, starts, mark)
+		if err != nil || !found {
 			return err
 		}
-		return r.markDraw(ctx, tx, mark)
+		return r.addWindows(ctx, tx, grantID, starts, delta)
 	})
 	return wrap(err, "correct plan window")
 }
