@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/turnpike-gw/turnpike/internal/protocol/openai"
@@ -37,8 +39,40 @@ func TestAsideRunsOnAnotherGoroutineAndWaitsForIt(t *testing.T) {
 	if !done {
 		t.Fatal("aside returned before its function ran")
 	}
-	if strings.Contains(stack, "testing.tRunner") || !strings.Contains(stack, "runAside") {
+	if strings.Contains(stack, "testing.tRunner") || !strings.Contains(stack, "asideCall).run") {
 		t.Errorf("the function ran on the caller's stack:\n%s", stack)
+	}
+}
+
+func TestAsideServesManyCallsAtOnce(t *testing.T) {
+	const n = 3 * maxAsideWorkers // past the kept goroutines
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	var ran atomic.Int32
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			aside(func() {
+				ran.Add(1)
+				<-release // every call waits until all are under way
+			})
+		}()
+	}
+	for ran.Load() < n {
+		runtime.Gosched()
+	}
+	close(release)
+	wg.Wait()
+	if got := asideWorkers.Load(); got > maxAsideWorkers {
+		t.Errorf("%d goroutines kept, past the %d allowed", got, maxAsideWorkers)
+	}
+	for i := range 10 {
+		got := 0
+		aside(func() { got = i })
+		if got != i {
+			t.Fatalf("a kept goroutine ran call %d as %d", i, got)
+		}
 	}
 }
 
