@@ -160,17 +160,20 @@ func TestRecordStepRecordsWhatDecodingEachEventAtOnceRecords(t *testing.T) {
 				for i := range buf {
 					buf[i] = 'x' // the pump's reader reuses its buffer
 				}
+				if len(s.recordBufs.held) >= recordBatch {
+					t.Fatalf("%d event bytes held undecoded, past the batch of %d", len(s.held), recordBatch)
+				}
 			}
 			if tc.ended {
 				if err := s.end(); err != nil || !inner.ended {
 					t.Fatalf("end: %v, relaying step ended: %v", err, inner.ended)
 				}
 			}
-			if len(s.held) > recordBatch {
-				t.Errorf("%d event bytes held undecoded, past the batch of %d", len(s.held), recordBatch)
-			}
 			if w, g := want.response(), got.response(); !reflect.DeepEqual(w, g) {
 				t.Errorf("recorded\n%+v\nwant\n%+v", g, w)
+			}
+			if s.recordBufs != nil || got.step != nil {
+				t.Error("the event buffers were not given back once the answer was recorded")
 			}
 			if tc.limit >= 1<<20 && tc.ended && got.response() == nil {
 				t.Error("a whole answer within the bound was not recorded")

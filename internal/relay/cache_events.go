@@ -1,6 +1,8 @@
 package relay
 
 import (
+	"sync"
+
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
@@ -125,9 +127,10 @@ func (r *answerRecorder) delta(ev ir.Event) {
 // response is the recorded answer, nil unless the stream ended whole and
 // within the bound.
 func (r *answerRecorder) response() *ir.Response {
-	if r.step != nil && len(r.step.events) > 0 {
+	if s := r.step; s != nil {
 		// A stream that broke after its last event: end never ran.
-		aside(r.step.decodeHeld)
+		aside(s.decodeHeld)
+		s.release()
 	}
 	if r.over || !r.done {
 		return nil
@@ -146,11 +149,21 @@ type recordStep struct {
 	eventStep
 	dec protocol.StreamDecoder
 	rec *answerRecorder
-	// held are the events not decoded yet: their data one after another,
-	// each ending at its heldEvent's end.
+	*recordBufs
+}
+
+// recordBufs are the events a recordStep has not decoded yet: their data
+// one after another, each ending at its heldEvent's end. They are lent from
+// the first event to the end, and sized for a batch, so a stream does not
+// grow them from nothing.
+type recordBufs struct {
 	held   []byte
 	events []heldEvent
 }
+
+var recordPool = sync.Pool{New: func() any {
+	return &recordBufs{held: make([]byte, 0, recordBatch+recordBatch/2), events: make([]heldEvent, 0, 32)}
+}}
 
 type heldEvent struct {
 	name string
@@ -167,7 +180,10 @@ func (s *recordStep) event(name string, data []byte) error {
 	if s.rec.over {
 		return nil // nothing more is kept; decoding would add nothing
 	}
-	s.rec.step = s
+	if s.recordBufs == nil {
+		s.recordBufs = recordPool.Get().(*recordBufs)
+		s.rec.step = s
+	}
 	s.held = append(s.held, data...)
 	s.events = append(s.events, heldEvent{name: name, end: len(s.held)})
 	if len(s.held) >= recordBatch {
@@ -178,6 +194,9 @@ func (s *recordStep) event(name string, data []byte) error {
 
 // decodeHeld decodes the held events into the recorder and empties them.
 func (s *recordStep) decodeHeld() {
+	if s.recordBufs == nil {
+		return
+	}
 	start := 0
 	for _, ev := range s.events {
 		if err := s.dec.Decode(ev.name, s.held[start:ev.end], s.rec.add); err != nil {
@@ -198,5 +217,19 @@ func (s *recordStep) end() error {
 			s.rec.over = true
 		}
 	})
+	s.release()
 	return nil
+}
+
+// release gives the buffers back; a buffer one large event grew past twice
+// the batch goes to the collector.
+func (s *recordStep) release() {
+	if s.recordBufs == nil {
+		return
+	}
+	if cap(s.held) <= 3*recordBatch {
+		recordPool.Put(s.recordBufs)
+	}
+	s.recordBufs = nil
+	s.rec.step = nil
 }
