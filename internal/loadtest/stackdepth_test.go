@@ -112,6 +112,9 @@ func note(ctx context.Context, deepest *atomic.Int64) {
 	}
 	var here byte
 	d := int64(top - uintptr(unsafe.Pointer(&here)))
+	if d <= 0 || d >= markTo {
+		return // the caller runs aside, on a stack of its own
+	}
 	for {
 		old := deepest.Load()
 		if d <= old || deepest.CompareAndSwap(old, d) {
@@ -242,6 +245,14 @@ func stackProbedGateway(t *testing.T, h2c bool) func(mode Mode) depthsSeen {
 // 8 KB stack allows before it is doubled.
 const exchangeDepthBudget = 3 << 10
 
+// deepestDepthBudget is how deep below the handler's first frame any moment
+// of a call may write, so that its handler goroutine keeps the 8 KB stack
+// it starts with: 8,192 bytes less the runtime's 928-byte guard less
+// net/http's frames above the handler (conn.serve and serverHandler, about
+// 1.2 KB). The first call of a process goes deeper (one-time set-up) and is
+// not held to it.
+const deepestDepthBudget = 6000
+
 func TestStackDepthOfACall(t *testing.T) {
 	cases := []struct {
 		name string
@@ -260,6 +271,9 @@ func TestStackDepthOfACall(t *testing.T) {
 				t.Logf("call %d, bytes below the handler's first frame: exchange %d, reading the answer %d, writing it %d, deepest written %d",
 					i+1, d.exchange, d.read, d.write, d.deepest)
 				for name, got := range map[string]int64{"exchange": d.exchange, "read": d.read, "write": d.write, "deepest": d.deepest} {
+					if name == "write" && tc.mode == Regular && got == 0 {
+						continue // a regular answer is written aside
+					}
 					if got <= 0 || got > 32<<10 {
 						t.Errorf("%s: depth %d bytes; the probe did not run on the handler's stack", name, got)
 					}
@@ -267,6 +281,10 @@ func TestStackDepthOfACall(t *testing.T) {
 				if d.exchange > exchangeDepthBudget && !raceDetector {
 					t.Errorf("the upstream exchange starts %d bytes below the handler's first frame, past its budget of %d: "+
 						"a frame on the way to the transport grew (build with -gcflags=-S to see the frame sizes)", d.exchange, exchangeDepthBudget)
+				}
+				if i > 0 && d.deepest > deepestDepthBudget && !raceDetector {
+					t.Errorf("the call wrote its handler's stack %d bytes below the first frame, past the %d that keep it in 8 KB: "+
+						"a deep moment (the answer's first write, settlement) runs on the handler's stack", d.deepest, deepestDepthBudget)
 				}
 			}
 		})

@@ -1,6 +1,8 @@
 package relay
 
 import (
+	"sync"
+
 	"github.com/turnpike-gw/turnpike/internal/ir"
 	"github.com/turnpike-gw/turnpike/internal/protocol"
 )
@@ -55,6 +57,8 @@ type answerRecorder struct {
 	res   ir.Response
 	// at maps a stream block index to its part in res.Content.
 	at map[int]int
+	// step holds the events not decoded into it yet (nil when none).
+	step *recordStep
 }
 
 func (r *answerRecorder) add(ev ir.Event) error {
@@ -123,6 +127,11 @@ func (r *answerRecorder) delta(ev ir.Event) {
 // response is the recorded answer, nil unless the stream ended whole and
 // within the bound.
 func (r *answerRecorder) response() *ir.Response {
+	if s := r.step; s != nil {
+		// A stream that broke after its last event: end never ran.
+		aside(s.decodeHeld)
+		s.release()
+	}
 	if r.over || !r.done {
 		return nil
 	}
@@ -131,29 +140,96 @@ func (r *answerRecorder) response() *ir.Response {
 
 // recordStep decodes every upstream event a second time, into the
 // recorder, beside the step that relays it: only calls that may fill the
-// cache pay for it.
+// cache pay for it. Decoding an event goes about 3 KB below the pump, which
+// on the handler's stack would double it for as long as the stream is open,
+// so the events are copied as they pass and decoded aside, in batches of
+// recordBatch bytes and at the end: one goroutine for a short answer, in
+// the same order, through the same decoder.
 type recordStep struct {
 	eventStep
 	dec protocol.StreamDecoder
 	rec *answerRecorder
+	*recordBufs
 }
+
+// recordBufs are the events a recordStep has not decoded yet: their data
+// one after another, each ending at its heldEvent's end. They are lent from
+// the first event to the end, and sized for a batch, so a stream does not
+// grow them from nothing.
+type recordBufs struct {
+	held   []byte
+	events []heldEvent
+}
+
+var recordPool = sync.Pool{New: func() any {
+	return &recordBufs{held: make([]byte, 0, recordBatch+recordBatch/2), events: make([]heldEvent, 0, 32)}
+}}
+
+type heldEvent struct {
+	name string
+	end  int
+}
+
+// recordBatch bounds the event bytes a recording stream holds undecoded.
+const recordBatch = 4 << 10
 
 func (s *recordStep) event(name string, data []byte) error {
 	if err := s.eventStep.event(name, data); err != nil {
 		return err
 	}
-	if err := s.dec.Decode(name, data, s.rec.add); err != nil {
-		s.rec.over = true
+	if s.rec.over {
+		return nil // nothing more is kept; decoding would add nothing
+	}
+	if s.recordBufs == nil {
+		s.recordBufs = recordPool.Get().(*recordBufs)
+		s.rec.step = s
+	}
+	s.held = append(s.held, data...)
+	s.events = append(s.events, heldEvent{name: name, end: len(s.held)})
+	if len(s.held) >= recordBatch {
+		aside(s.decodeHeld)
 	}
 	return nil
+}
+
+// decodeHeld decodes the held events into the recorder and empties them.
+func (s *recordStep) decodeHeld() {
+	if s.recordBufs == nil {
+		return
+	}
+	start := 0
+	for _, ev := range s.events {
+		if err := s.dec.Decode(ev.name, s.held[start:ev.end], s.rec.add); err != nil {
+			s.rec.over = true
+		}
+		start = ev.end
+	}
+	s.held, s.events = s.held[:0], s.events[:0]
 }
 
 func (s *recordStep) end() error {
 	if err := s.eventStep.end(); err != nil {
 		return err
 	}
-	if err := s.dec.Finish(s.rec.add); err != nil {
-		s.rec.over = true
-	}
+	aside(func() {
+		s.decodeHeld()
+		if err := s.dec.Finish(s.rec.add); err != nil {
+			s.rec.over = true
+		}
+	})
+	s.release()
 	return nil
+}
+
+// release gives the buffers back; a buffer one large event grew past twice
+// the batch goes to the collector.
+func (s *recordStep) release() {
+	if s.recordBufs == nil {
+		return
+	}
+	if cap(s.held) <= 3*recordBatch {
+		recordPool.Put(s.recordBufs)
+	}
+	s.recordBufs = nil
+	s.rec.step = nil
 }

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"time"
@@ -186,14 +187,31 @@ func (p *passStep) event(name string, data []byte) error {
 		p.note(name, data)
 	}
 	if p.ends != nil && !p.whole {
-		p.whole = p.ends.StreamEnds(name, data)
+		if namesNonNull(data, finishName) {
+			// A chat chunk with a finish reason is read with a JSON
+			// path lookup through the choices, 3 KB deep: aside.
+			aside(func() { p.whole = p.ends.StreamEnds(name, data) })
+		} else {
+			p.whole = p.ends.StreamEnds(name, data)
+		}
 	}
 	usageOnly := false
-	if u, ok := p.sp.SniffStreamUsage(name, data); ok {
-		p.tally.usage.Merge(u)
-		usageOnly = p.sp.UsageOnlyEvent(name, data)
-		if usageOnly && p.dropUsageOnly {
-			return nil
+	if namesNonNull(data, usageName) {
+		var u ir.Usage
+		var ok bool
+		// The dialects read usage with a JSON path lookup 3 KB deep,
+		// under the pump's own 3.7 KB: aside, the few events that carry
+		// usage (one or two a stream) do not double the handler's stack.
+		aside(func() {
+			if u, ok = p.sp.SniffStreamUsage(name, data); ok {
+				usageOnly = p.sp.UsageOnlyEvent(name, data)
+			}
+		})
+		if ok {
+			p.tally.usage.Merge(u)
+			if usageOnly && p.dropUsageOnly {
+				return nil
+			}
 		}
 	}
 	if err := p.sink.Event(name, data); err != nil {
@@ -201,8 +219,15 @@ func (p *passStep) event(name string, data []byte) error {
 	}
 	if !usageOnly && !p.noText {
 		p.tally.answer.keepEvent(name, data) // delivered
-		if !p.sink.textSent && len(p.sp.AppendStreamText(nil, name, data)) > 0 {
-			p.sink.textOut()
+		if !p.sink.textSent {
+			// Reading an event's text is a JSON path lookup as deep as
+			// the usage's; until the first text is sent, aside too, with
+			// the first flush it makes.
+			aside(func() {
+				if len(p.sp.AppendStreamText(nil, name, data)) > 0 {
+					p.sink.textOutHere()
+				}
+			})
 		}
 	}
 	return nil
@@ -298,3 +323,28 @@ func (c *convertStep) encodeInput(u ir.Usage) error {
 	u.InputTokens = c.prompt
 	return c.enc.Encode(ir.Event{Type: ir.EventUsage, Usage: &u})
 }
+
+// namesNonNull reports whether data names a member starting with name
+// whose value is not null: with usageName, a usage member ("usage",
+// "usageMetadata"); every dialect reads usage only from such a member
+// holding an object, so an event without one carries none (OpenAI's chunks
+// name "usage":null on every chunk but the last).
+func namesNonNull(data, name []byte) bool {
+	for off := 0; off < len(data); {
+		i := bytes.Index(data[off:], name)
+		if i < 0 {
+			return false
+		}
+		off += i + len(name)
+		if !bytes.HasPrefix(data[off:], nullValue) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	usageName  = []byte(`"usage`)
+	finishName = []byte(`"finish_reason`)
+	nullValue  = []byte(`":null`)
+)

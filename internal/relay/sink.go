@@ -38,6 +38,9 @@ type sink struct {
 	// (written with Raw), with the upstream's Content-Disposition.
 	contentType, disposition string
 	started                  bool
+	// flushed is set once a flush reached the ResponseWriter: the
+	// headers are out, and writing no longer goes aside.
+	flushed bool
 	// pending is true when events were written since the last flush.
 	pending bool
 	// textSent is set once an event carrying answer text was flushed.
@@ -108,7 +111,7 @@ func (s *sink) writeHeld() {
 		return
 	}
 	if s.buf.Len() > 0 && s.err == nil {
-		_, s.err = s.w.Write(s.buf.Bytes())
+		s.write(s.buf.Bytes())
 	}
 	if s.buf.Cap() <= 2*maxHeld {
 		s.buf.Reset()
@@ -128,7 +131,7 @@ func (s *sink) Raw(data []byte) error {
 	if s.err != nil {
 		return s.err
 	}
-	_, s.err = s.w.Write(data)
+	s.write(data)
 	s.n++
 	s.pending = true
 	return s.err
@@ -159,10 +162,38 @@ func (s *sink) start() {
 	s.w.WriteHeader(http.StatusOK)
 }
 
-// flush sends what was written since the last flush.
+// write hands b to the ResponseWriter. Until the first flush it does so
+// aside: net/http writes the headers at the first write that fills its
+// buffer or at the first flush, 3.9 KB below the call, which on the
+// handler's stack would double it for as long as the stream is open.
+func (s *sink) write(b []byte) {
+	if s.flushed {
+		_, s.err = s.w.Write(b)
+		return
+	}
+	aside(func() { _, s.err = s.w.Write(b) })
+}
+
+// flush sends what was written since the last flush. The first one runs
+// aside as a whole (the held events' write and the flush that sends the
+// headers with them), so it costs one goroutine, not two.
 func (s *sink) flush() {
+	if !s.pending {
+		s.writeHeld()
+		return
+	}
+	if !s.flushed {
+		aside(s.flushNow)
+		return
+	}
+	s.flushNow()
+}
+
+// flushNow is flush, with something pending, on the goroutine it runs on.
+func (s *sink) flushNow() {
+	s.flushed = true
 	s.writeHeld()
-	if s.pending && s.fl != nil {
+	if s.fl != nil {
 		s.fl.Flush()
 	}
 	s.pending = false
@@ -178,6 +209,19 @@ func (s *sink) textOut() {
 	if !s.textSent {
 		s.textSent = true
 		s.flush()
+	}
+}
+
+// textOutHere is textOut for a caller already aside: the flush does not go
+// aside again.
+func (s *sink) textOutHere() {
+	if !s.textSent {
+		s.textSent = true
+		if s.pending {
+			s.flushNow()
+		} else {
+			s.writeHeld()
+		}
 	}
 }
 

@@ -50,7 +50,11 @@ func (c *callCore) relayEvents(t streamTail, input func() int, bill func(ir.Usag
 	} else {
 		err = pumpFrames(t.body, t.frames, t.sink, t.step)
 	}
-	return c.streamEnded(&t, err, input, bill)
+	// Settlement (billing, the usage row) and counting an answer the
+	// upstream reported no usage for reach 7.7 KB below the handler:
+	// aside, they leave the handler's stack at the pump's size.
+	aside(func() { err = c.streamEnded(&t, err, input, bill) })
+	return err
 }
 
 // streamEnded closes a stream whose pump returned and settles it. It is a
