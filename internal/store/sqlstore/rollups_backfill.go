@@ -53,11 +53,11 @@ func (r rollupRepo) Backfill(ctx context.Context, limit int) (bool, error) {
 			if err != nil {
 				return err
 			}
-			moreChannels, err := r.channelBackfill(ctx, tx, b, limit)
+			moreChannels, err := r.markedBackfill(ctx, tx, b, channelFamily, limit)
 			if err != nil {
 				return err
 			}
-			moreReports, err := r.reportBackfill(ctx, tx, b, limit)
+			moreReports, err := r.markedBackfill(ctx, tx, b, reportFamily, limit)
 			more = moreRows || moreEntries || moreChannels || moreReports
 			return err
 		}

@@ -157,59 +157,8 @@ func scanChannelLine(row interface{ Scan(...any) error }, withPeriod bool) (stor
 	return l, err
 }
 
-// channelsReadyQuery reads the channel range and whether a marked row
-// waits above it.
-const channelsReadyQuery = "SELECT channel_next_id, channel_below_id, CASE WHEN EXISTS (SELECT 1 FROM usage_logs " +
-	"WHERE channel_pending = 1 AND id >= b.channel_below_id) THEN 1 ELSE 0 END FROM usage_rollup_backfill b WHERE b.id = 1"
-
 // ChannelsReady is false while the channel range has rows left or a row of
 // an earlier release waits to be folded.
 func (r rollupRepo) ChannelsReady(ctx context.Context) (bool, error) {
-	var next, below, pending int64
-	err := r.s.db.QueryRowContext(ctx, channelsReadyQuery).Scan(&next, &below, &pending)
-	return next >= below && pending == 0, wrap(err, "channel rollup watermark")
-}
-
-// channelBackfill folds up to limit rows into the channel rollups within
-// tx, which holds the watermark's lock: first the range of rows there were
-// when they were added (moving its start past them), then the rows marked
-// since (clearing their marks).
-func (r rollupRepo) channelBackfill(ctx context.Context, tx *sql.Tx, b *batchStmts, limit int) (more bool, err error) {
-	var next, below int64
-	if err := tx.QueryRowContext(ctx, "SELECT channel_next_id, channel_below_id FROM usage_rollup_backfill WHERE id = 1").Scan(&next, &below); err != nil {
-		return false, err
-	}
-	q, args := logSelect+" WHERE id >= ? AND id < ? ORDER BY id LIMIT ?", []any{next, below, limit}
-	if next >= below {
-		q, args = logSelect+" WHERE channel_pending = 1 AND id >= ? ORDER BY id LIMIT ?", []any{below, limit}
-		if r.s.dialect != SQLite {
-			q += " FOR UPDATE"
-		}
-	}
-	rows, err := tx.QueryContext(ctx, r.s.Rebind(q), args...)
-	if err != nil {
-		return false, err
-	}
-	logs, err := collect(rows, scanLog)
-	if err != nil || len(logs) == 0 && next >= below {
-		return false, err
-	}
-	if err := r.s.addChannelRollups(ctx, tx, b, foldChannels(logs, now())); err != nil {
-		return false, err
-	}
-	if next < below {
-		to := below
-		if len(logs) == limit {
-			to = logs[len(logs)-1].ID + 1
-		}
-		_, err = tx.ExecContext(ctx, r.s.Rebind("UPDATE usage_rollup_backfill SET channel_next_id = ? WHERE id = 1"), to)
-		return to < below, err
-	}
-	ids := make([]any, len(logs))
-	for i, l := range logs {
-		ids[i] = l.ID
-	}
-	_, err = tx.ExecContext(ctx, r.s.Rebind("UPDATE usage_logs SET channel_pending = NULL WHERE id IN (?"+
-		strings.Repeat(", ?", len(ids)-1)+")"), ids...)
-	return len(logs) == limit, err
+	return r.markedReady(ctx, channelFamily)
 }
