@@ -23,6 +23,40 @@ func (e *env) billingNode(t *testing.T) (*billing.Service, *billing.Writer) {
 	return s, w
 }
 
+// twoNodes is a plan-paid call under way on node A ("call-1": its hold and
+// a draw of 30 on user's plan), with node B beside it to sweep.
+type twoNodes struct {
+	billA, billB *billing.Service
+	wA           *billing.Writer
+	planA, planB *Service
+	hold         *billing.Hold
+	d            *Draw
+}
+
+// callOnA starts the call on A; storeHold writes its hold to the database
+// before the draw is taken.
+func (e *env) callOnA(t *testing.T, storeHold bool) twoNodes {
+	t.Helper()
+	ctx := context.Background()
+	var n twoNodes
+	n.billA, n.wA = e.billingNode(t)
+	n.billB, _ = e.billingNode(t)
+	n.planA = e.nodeNamed(t, n.billA.Node(), nil)
+	n.planB = e.nodeNamed(t, n.billB.Node(), n.planA)
+	var err error
+	if n.hold, err = n.billA.Reserve(ctx, billing.Account{UserID: user, Group: "default"}, "call-1", 0); err != nil {
+		t.Fatal(err)
+	}
+	if storeHold {
+		must(t, n.wA.Flush(ctx))
+	}
+	n.d, err = n.planA.Take(ctx, n.planA.Covering(user, "default", "m1"), user, 30, "call-1")
+	if err != nil || n.d == nil {
+		t.Fatalf("draw: %v %v", n.d, err)
+	}
+	return n
+}
+
 // A node stalls past its lease in the middle of a plan-paid call; another
 // node's sweeps take it for dead, release its hold if the hold was stored,
 // and take its draw back. The stalled node then goes on and ends the call.
@@ -46,21 +80,8 @@ func TestALateEndOfADrawASweepTookBackCountsWhatItsRowSays(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			backends(t, func(t *testing.T, e *env) {
 				ctx := context.Background()
-				billA, wA := e.billingNode(t)
-				billB, _ := e.billingNode(t)
-				planA := e.nodeNamed(t, billA.Node(), nil)
-				planB := e.nodeNamed(t, billB.Node(), planA)
-				hold, err := billA.Reserve(ctx, billing.Account{UserID: user, Group: "default"}, "call-1", 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if c.holdStored {
-					must(t, wA.Flush(ctx))
-				}
-				d, err := planA.Take(ctx, planA.Covering(user, "default", "m1"), user, 30, "call-1")
-				if err != nil || d == nil {
-					t.Fatalf("draw: %v %v", d, err)
-				}
+				n := e.callOnA(t, c.holdStored)
+				billA, wA, billB, planA, planB, hold, d := n.billA, n.wA, n.billB, n.planA, n.planB, n.hold, n.d
 				// A stalls past its lease; B sweeps the books, then the plans.
 				must(t, billA.TakeLease(ctx, -time.Second))
 				if _, err := billB.Sweep(ctx); err != nil {
@@ -104,19 +125,8 @@ func TestALateEndOfADrawASweepTookBackCountsWhatItsRowSays(t *testing.T) {
 func TestASettledDrawWhoseHoldWasReleasedIsTakenBackFromALiveNode(t *testing.T) {
 	backends(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		billA, wA := e.billingNode(t)
-		billB, _ := e.billingNode(t)
-		planA := e.nodeNamed(t, billA.Node(), nil)
-		planB := e.nodeNamed(t, billB.Node(), planA)
-		hold, err := billA.Reserve(ctx, billing.Account{UserID: user, Group: "default"}, "call-1", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		must(t, wA.Flush(ctx))
-		d, err := planA.Take(ctx, planA.Covering(user, "default", "m1"), user, 30, "call-1")
-		if err != nil || d == nil {
-			t.Fatalf("draw: %v %v", d, err)
-		}
+		n := e.callOnA(t, true)
+		billA, wA, billB, planA, planB, hold, d := n.billA, n.wA, n.billB, n.planA, n.planB, n.hold, n.d
 		must(t, billA.TakeLease(ctx, -time.Second))
 		if n, err := billB.Sweep(ctx); err != nil || n != 1 {
 			t.Fatalf("the billing sweep released %d holds (%v), want 1", n, err)
@@ -146,18 +156,8 @@ func TestASettledDrawWhoseHoldWasReleasedIsTakenBackFromALiveNode(t *testing.T) 
 func TestASettledDrawTakenBackFromAStalledNodeIsCountedWhenItsRowComes(t *testing.T) {
 	backends(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		billA, wA := e.billingNode(t)
-		billB, _ := e.billingNode(t)
-		planA := e.nodeNamed(t, billA.Node(), nil)
-		planB := e.nodeNamed(t, billB.Node(), planA)
-		hold, err := billA.Reserve(ctx, billing.Account{UserID: user, Group: "default"}, "call-1", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := planA.Take(ctx, planA.Covering(user, "default", "m1"), user, 30, "call-1")
-		if err != nil || d == nil {
-			t.Fatalf("draw: %v %v", d, err)
-		}
+		n := e.callOnA(t, false)
+		billA, wA, billB, planB, hold, d := n.billA, n.wA, n.billB, n.planB, n.hold, n.d
 		d.Settle(ctx, 25)
 		row := store.UsageLog{Type: store.LogConsume, UserID: user, Model: "m1", Quota: 25, Other: d.Mark(nil)}
 		hold.SettleWith(ctx, 0, &row)
@@ -208,17 +208,8 @@ func must(t *testing.T, err error) {
 func TestALateDrawOfANodeThatThenDiesIsDroppedAfterTheGrace(t *testing.T) {
 	backends(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		billA, _ := e.billingNode(t)
-		billB, _ := e.billingNode(t)
-		planA := e.nodeNamed(t, billA.Node(), nil)
-		planB := e.nodeNamed(t, billB.Node(), planA)
-		if _, err := billA.Reserve(ctx, billing.Account{UserID: user, Group: "default"}, "call-1", 0); err != nil {
-			t.Fatal(err)
-		}
-		d, err := planA.Take(ctx, planA.Covering(user, "default", "m1"), user, 30, "call-1")
-		if err != nil || d == nil {
-			t.Fatalf("draw: %v %v", d, err)
-		}
+		n := e.callOnA(t, false)
+		billA, billB, planB, d := n.billA, n.billB, n.planB, n.d
 		must(t, billA.TakeLease(ctx, -time.Second))
 		if n, err := planB.Sweep(ctx, billB); err != nil || n != 1 {
 			t.Fatalf("the sweep took back %d draws (%v), want 1", n, err)
