@@ -228,6 +228,7 @@ func startGateway(t *testing.T, bin, cfgPath string, env ...string) *gateway {
 		t.Fatal(err)
 	}
 	cmd.Stderr = logs
+	t.Cleanup(func() { logGatewayWarnings(t, logs.Name()) })
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -489,4 +490,25 @@ func checkBooks(t *testing.T, st store.Store, url string) int64 {
 		}
 	}
 	return released
+}
+
+// logGatewayWarnings shows a failed test the warnings and errors a gateway
+// process logged (its stderr file goes with the test's temporary
+// directory): a crash or cluster test that fails in CI under load is
+// otherwise left without what the nodes said.
+func logGatewayWarnings(t *testing.T, path string) {
+	if !t.Failed() {
+		return
+	}
+	out, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	shown := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if shown < 40 && (strings.Contains(line, "WARN") || strings.Contains(line, "ERROR")) {
+			t.Logf("gateway %s: %s", filepath.Base(filepath.Dir(path)), line)
+			shown++
+		}
+	}
 }
