@@ -218,7 +218,12 @@ func startGateway(t *testing.T, bin, cfgPath string, env ...string) *gateway {
 	addr := ln.Addr().String()
 	ln.Close()
 	cmd := exec.Command(bin, "serve", "--config", cfgPath)
-	cmd.Env = append(append(os.Environ(), "TURNPIKE_LISTEN="+addr, "TURNPIKE_BILLING_LEASE_SECONDS=1", "CRYPTO_SECRET=crash-test-secret"), env...)
+	// A lease of 3 s, not the default 30, so a killed process's holds are
+	// released within seconds. Not 1 s: under CI's load a live node's
+	// renewal was late by more than that, and these tests, which are about
+	// a process that really died, then ran the taken-for-dead path (tested
+	// on its own in internal/billing, fence_test.go) instead.
+	cmd.Env = append(append(os.Environ(), "TURNPIKE_LISTEN="+addr, "TURNPIKE_BILLING_LEASE_SECONDS=3", "CRYPTO_SECRET=crash-test-secret"), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
