@@ -69,12 +69,7 @@ func TestUpgradeSumsTheBooksRollupsAndCatchesUpEntriesWrittenWithoutThem(t *test
 			if s.dialect == MySQL {
 				undo[2] = "DROP INDEX quota_ledger_rollup_pending_idx ON quota_ledger"
 			}
-			for _, q := range undo {
-				if _, err := s.DB().ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			s.Close()
+			undoMigration(t, s, undo)
 			again := openConcrete(t, dsn)
 			if got := booksSums(t, again, whole); got != wantWhole || len(got) < 100 {
 				t.Fatalf("books over whole days after the upgrade\n got %s\nwant %s", got, wantWhole)

@@ -84,12 +84,7 @@ func TestUpgradeFoldsTheRowsThereAreIntoTheChannelRollupsAndCatchesUpRowsWritten
 			if s.dialect == MySQL {
 				undo[2] = "DROP INDEX usage_logs_channel_pending_idx ON usage_logs"
 			}
-			for _, q := range undo {
-				if _, err := s.DB().ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			s.Close()
+			undoMigration(t, s, undo)
 			again := openConcrete(t, dsn)
 			catchUp := func(what string) {
 				t.Helper()

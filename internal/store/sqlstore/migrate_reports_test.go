@@ -87,12 +87,7 @@ func TestUpgradeFoldsTheRowsThereAreIntoTheReportRollupsAndCatchesUpRowsWrittenW
 			if s.dialect == MySQL {
 				undo[1] = "DROP INDEX usage_logs_report_pending_idx ON usage_logs"
 			}
-			for _, q := range undo {
-				if _, err := s.DB().ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			s.Close()
+			undoMigration(t, s, undo)
 			again := openConcrete(t, dsn)
 			agree := func(when string, want []string) {
 				t.Helper()

@@ -46,12 +46,7 @@ func TestUpgradeSumsTheDailyRollupsAndBuildsTheLogIndexesOnline(t *testing.T) {
 				undo = append(undo, "DROP INDEX usage_logs_model_id_idx", "DELETE FROM schema_migrations WHERE version = 161",
 					"CREATE INDEX usage_logs_model_idx ON usage_logs (model)")
 			}
-			for _, q := range undo {
-				if _, err := s.DB().ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			s.Close()
+			undoMigration(t, s, undo)
 			again := openConcrete(t, dsn)
 			if got := daySums(t, again, day, true); got != want || len(got) < 10 {
 				t.Fatalf("daily rollups after the upgrade\n got %s\nwant %s", got, want)
@@ -85,12 +80,7 @@ func TestUpgradeRebuildsTheRollupsAndMarksRowsWrittenWithoutThem(t *testing.T) {
 			undo := []string{"DROP INDEX usage_logs_rollup_pending_idx", "ALTER TABLE usage_logs DROP COLUMN rollup_pending",
 				"DELETE FROM schema_migrations WHERE version = 200", "DELETE FROM usage_rollups WHERE model = 'a'",
 				"DELETE FROM usage_rollups_daily WHERE model = 'a'"}
-			for _, q := range undo {
-				if _, err := s.DB().ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			s.Close()
+			undoMigration(t, s, undo)
 			again := openConcrete(t, dsn)
 			if ready, err := again.Rollups().Ready(ctx); err != nil || ready {
 				t.Fatalf("ready %v (%v) before the rebuild", ready, err)
@@ -139,4 +129,16 @@ func insertDayRows(t *testing.T, s *Store, day time.Time, n int) {
 	if err := s.Logs().Insert(context.Background(), logs); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// undoMigration runs undo on s and closes it: the database is then as an
+// earlier release left it, for the next open to migrate again.
+func undoMigration(t *testing.T, s *Store, undo []string) {
+	t.Helper()
+	for _, q := range undo {
+		if _, err := s.DB().ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s.Close()
 }
