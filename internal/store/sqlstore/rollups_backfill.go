@@ -32,6 +32,9 @@ func (r rollupRepo) Ready(ctx context.Context) (bool, error) {
 // are done it folds the rows above the end that were written without
 // their rollups (catchUp).
 func (r rollupRepo) Backfill(ctx context.Context, limit int) (bool, error) {
+	if idle, err := r.nothingToFold(ctx); err != nil || idle {
+		return false, err
+	}
 	// Prepared before the transaction: an in-memory pool's one
 	// connection is the transaction's once it begins.
 	b, err := r.s.batch(ctx)
@@ -82,6 +85,29 @@ func (r rollupRepo) Backfill(ctx context.Context, limit int) (bool, error) {
 	})
 	return more, wrap(err, "backfill rollups")
 }
+
+// nothingToFold reads, outside any write transaction, whether every
+// range is folded and no marked row or entry waits. The backfill runs on
+// every node every few seconds for the life of the process; once it is
+// done, this keeps it from taking the write lock (SQLite's only one, which
+// the billing writer needs) just to find nothing.
+func (r rollupRepo) nothingToFold(ctx context.Context) (bool, error) {
+	ready, err := r.Ready(ctx)
+	for _, f := range []markedFamily{channelFamily, reportFamily} {
+		if !ready || err != nil {
+			return false, err
+		}
+		ready, err = r.markedReady(ctx, f)
+	}
+	if !ready || err != nil {
+		return false, err
+	}
+	var waiting int
+	err = r.s.db.QueryRowContext(ctx, ledgerWaitingQuery).Scan(&waiting)
+	return waiting == 0, wrap(err, "ledger rollup marks")
+}
+
+const ledgerWaitingQuery = "SELECT CASE WHEN EXISTS (SELECT 1 FROM quota_ledger WHERE rollup_pending = 1) THEN 1 ELSE 0 END"
 
 // Restart empties the rollups and moves the watermark back over every row
 // in the database, the channel rollups' too.
