@@ -86,7 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, string, error) {
 	fs.IntVar(&o.Chunks, "chunks", 20, "content chunks per streamed answer")
 	fs.DurationVar(&o.ChunkDelay, "chunk-delay", 5*time.Millisecond, "upstream pause before each chunk in the stream-paced mode")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the gateway process to this file")
-	fs.StringVar(&o.ProfileDir, "profile-dir", "", "save heap, allocs and goroutine profiles of both proxies, taken halfway through each phase, in this directory")
+	fs.StringVar(&o.ProfileDir, "profile-dir", "", "save heap, allocs and goroutine profiles and the memory map (smaps) of both proxies, taken halfway through each phase, in this directory")
 	fs.IntVar(&o.Rounds, "rounds", 1, "measure each baseline-then-gateway pair this many times and report the medians")
 	fs.IntVar(&o.ManyConns, "many-conns", 1000, "concurrent streams of the many-streams mode")
 	fs.DurationVar(&o.ManyDelay, "many-delay", 50*time.Millisecond, "upstream pause before each chunk in the many-streams mode")

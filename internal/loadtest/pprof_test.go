@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -27,6 +28,9 @@ func TestTakeProfilesSavesEveryProfileOfAChildThatServesThem(t *testing.T) {
 		}
 		if p.file == "memstats.txt" && !strings.Contains(string(raw), "# Stack = ") {
 			t.Errorf("memstats.txt holds no runtime.MemStats: %.200q", raw)
+		}
+		if p.file == "smaps.txt" && runtime.GOOS == "linux" && !strings.Contains(string(raw), "\nRss: ") {
+			t.Errorf("smaps.txt holds no mapping's resident size: %.200q", raw)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package tokenize
 
 import (
+	"encoding/base64"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -50,6 +52,7 @@ func TestRankTableRefusesMalformedFiles(t *testing.T) {
 		{"bad base64", []string{"YQ== 0\n!!!! 1\n", "YQ== 0\n!!!! 1\n"}},
 		{"a file that grows between the reads", []string{"YQ== 0\n", "YQ== 0\nYg== 1\n"}},
 		{"a file whose token changes length between the reads", []string{"YQ== 0\n", "YWI= 0\n"}},
+		{"a token longer than a length byte holds", []string{base64.StdEncoding.EncodeToString(make([]byte, 256)) + " 0\n"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,6 +79,57 @@ func TestRankTableFindsItsTokens(t *testing.T) {
 	for tok, want := range map[string]int{"a": 0, "b": 1, "ab": 2, "ba": -1, "": -1} {
 		if got := table.rank(tok); got != want {
 			t.Errorf("rank(%q) = %d, want %d", tok, got, want)
+		}
+	}
+}
+
+// TestRankTableKeepsTokensAcrossGroups builds a table of more ranks than
+// one group of recorded starts, of lengths from 1 to 255 bytes, and finds
+// every token at its rank: a start summed from the lengths before it in its
+// group must land exactly on the token.
+func TestRankTableKeepsTokensAcrossGroups(t *testing.T) {
+	var file strings.Builder
+	var toks []string
+	for r := 0; r < 3*16+5; r++ {
+		tok := strings.Repeat(string(rune('a'+r%26)), 1+(r*37)%255) + string(rune('0'+r/26))
+		if len(tok) > 255 {
+			tok = tok[:255]
+		}
+		toks = append(toks, tok)
+		fmt.Fprintf(&file, "%s %d\n", base64.StdEncoding.EncodeToString([]byte(tok)), r)
+	}
+	table, err := newRankTable(func() (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader(file.String())), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, tok := range toks {
+		if got := table.rank(tok); got != r {
+			t.Errorf("rank of token %d (%d bytes) = %d", r, len(tok), got)
+		}
+		if got := string(table.token(r)); got != tok {
+			t.Errorf("token(%d) = %d bytes, want %d", r, len(got), len(tok))
+		}
+	}
+}
+
+// TestRankTablesTakeTheirSize holds each encoding's table to its size: one
+// start per group of sixteen ranks and a length byte per rank, not a 4-byte
+// start per rank (3.25 and 1.57 MB before).
+func TestRankTablesTakeTheirSize(t *testing.T) {
+	for _, tc := range []struct {
+		enc    *encoding
+		budget int
+	}{{o200k, 2_700_000}, {cl100k, 1_300_000}} {
+		enc := tc.enc.get()
+		if enc == nil {
+			t.Fatalf("%s did not load", tc.enc.name)
+		}
+		got := enc.table.memory()
+		t.Logf("%s: %d ranks, %d bytes, %.2f a rank", tc.enc.name, enc.table.n, got, float64(got)/float64(enc.table.n))
+		if got > tc.budget {
+			t.Errorf("%s table takes %d bytes, budget %d", tc.enc.name, got, tc.budget)
 		}
 	}
 }
