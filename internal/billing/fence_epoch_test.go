@@ -2,10 +2,13 @@ package billing
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/sqlitetest"
+	"github.com/turnpike-gw/turnpike/internal/store/sqlstore"
 )
 
 // The causes of the residue TestALiveNodeTakenForDeadWhileOthersServe-
@@ -58,4 +61,54 @@ func TestANodeLeftOutOfARebuildWhileItsLeaseLapsedHasItRebuiltAgain(t *testing.T
 	lapsed.svc.rbMu.Unlock()
 	c.adopt(lapsed)
 	c.checkCluster(b, lapsed)
+}
+
+// hookedStore runs afterWrite once after the next batch it stores.
+type hookedStore struct {
+	*sqlstore.Store
+	afterWrite atomic.Pointer[func()]
+}
+
+func (h *hookedStore) WriteItems(ctx context.Context, items []store.BillingItem) ([]bool, error) {
+	written, err := h.Store.WriteItems(ctx, items)
+	if f := h.afterWrite.Swap(nil); f != nil && err == nil {
+		(*f)()
+	}
+	return written, err
+}
+
+// A move committed to the database first (a sweep's release) and to the
+// live balance after is counted once also when another node loads that
+// balance in between, as every balance is loaded right after a rebuild.
+func TestACommittedMoveIsCountedOnceWhenItsBalanceLoadsInBetween(t *testing.T) {
+	c := newCluster(t, sqlitetest.DSN(t), 1)
+	hooked := &hookedStore{Store: c.st}
+	sweeper := c.nodeOn(hooked, time.Hour)
+	other := c.node(time.Hour)
+	c.adopt(sweeper)
+	c.adopt(other)
+	// A hold of a process that died before the live balances were rebuilt:
+	// stored, and in no balance Redis holds.
+	a := c.accts[0]
+	reserve := store.BillingItem{
+		Entry: &store.LedgerEntry{Key: "dead-call:reserve", Kind: store.LedgerReserve, UserID: a.user, TokenID: a.token,
+			Delta: -400, TokenDelta: -400, CreatedAt: time.Now().UTC()},
+		Open: &store.Hold{Key: "dead-call", Owner: "node-dead", UserID: a.user, TokenID: a.token, Amount: 400, CreatedAt: time.Now().UTC()},
+	}
+	if _, err := c.st.WriteItems(context.Background(), []store.BillingItem{reserve}); err != nil {
+		t.Fatal(err)
+	}
+	load := func() {
+		if _, err := other.bal.User(context.Background(), a.user); err != nil {
+			t.Error(err)
+		}
+		if _, _, err := other.bal.Token(context.Background(), a.token); err != nil {
+			t.Error(err)
+		}
+	}
+	hooked.afterWrite.Store(&load)
+	if n, err := sweeper.svc.Sweep(context.Background()); err != nil || n != 1 {
+		t.Fatalf("the sweep released %d holds (%v), want 1", n, err)
+	}
+	c.checkCluster(sweeper, other)
 }
