@@ -115,9 +115,10 @@ func (c *cluster) seedAccount(i int) *faultAccount {
 // clusterNode is one gateway node's billing: its own balances object (as
 // its own process would have) over the shared Redis keys.
 type clusterNode struct {
-	svc *Service
-	w   *Writer
-	bal *redisBalances
+	svc  *Service
+	w    *Writer
+	bal  *redisBalances
+	stop context.CancelFunc // ends its epoch watcher: the process died
 }
 
 // node starts a node with a lease of a minute whose writer stores every
@@ -134,7 +135,8 @@ func (c *cluster) nodeOn(st store.Store, interval time.Duration) *clusterNode {
 	c.t.Cleanup(func() { _ = w.Close(context.Background()) })
 	bal := &redisBalances{rdb: c.rdb, st: c.st, prefix: c.prefix}
 	bal.epoch.Store(new(string))
-	n := &clusterNode{svc: NewService(bal, w, 500000), w: w, bal: bal}
+	ctx, stop := context.WithCancel(c.ctx)
+	n := &clusterNode{svc: NewService(bal, w, 500000), w: w, bal: bal, stop: stop}
 	if err := n.svc.TakeLease(context.Background(), time.Minute); err != nil {
 		c.t.Fatal(err)
 	}
@@ -143,7 +145,7 @@ func (c *cluster) nodeOn(st store.Store, interval time.Duration) *clusterNode {
 	if err := c.st.MarkNodeRedis(context.Background(), n.svc.Node(), true); err != nil {
 		c.t.Fatal(err)
 	}
-	c.loop(func(ctx context.Context) { n.svc.watchEpoch(ctx) })
+	c.bg.Go(func() { n.svc.watchEpoch(ctx) })
 	return n
 }
 

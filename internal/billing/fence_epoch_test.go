@@ -63,10 +63,19 @@ func TestANodeLeftOutOfARebuildWhileItsLeaseLapsedHasItRebuiltAgain(t *testing.T
 	c.checkCluster(b, lapsed)
 }
 
-// hookedStore runs afterWrite once after the next batch it stores.
+// hookedStore runs afterWrite once after the next batch it stores, and
+// beforeKinds once before it next says which entries are stored.
 type hookedStore struct {
 	*sqlstore.Store
-	afterWrite atomic.Pointer[func()]
+	afterWrite  atomic.Pointer[func()]
+	beforeKinds atomic.Pointer[func()]
+}
+
+func (h *hookedStore) EntryKinds(ctx context.Context, keys []string) (map[string]string, error) {
+	if f := h.beforeKinds.Swap(nil); f != nil {
+		(*f)()
+	}
+	return h.Store.EntryKinds(ctx, keys)
 }
 
 func (h *hookedStore) WriteItems(ctx context.Context, items []store.BillingItem) ([]bool, error) {
@@ -109,6 +118,44 @@ func TestACommittedMoveIsCountedOnceWhenItsBalanceLoadsInBetween(t *testing.T) {
 	hooked.afterWrite.Store(&load)
 	if n, err := sweeper.svc.Sweep(context.Background()); err != nil || n != 1 {
 		t.Fatalf("the sweep released %d holds (%v), want 1", n, err)
+	}
+	c.checkCluster(sweeper, other)
+}
+
+// A sweeper that stores a dead node's answered settle from the journal of
+// an epoch it has left meanwhile (the live balances were rebuilt while it
+// swept) moves the balances of the epoch in force with it: they were
+// loaded from a database without it.
+func TestAnAnsweredSettleStoredAfterARebuildCountsInTheNewBalances(t *testing.T) {
+	c := newCluster(t, sqlitetest.DSN(t), 1)
+	ctx := context.Background()
+	hooked := &hookedStore{Store: c.st}
+	sweeper, other, dead := c.nodeOn(hooked, time.Hour), c.node(time.Hour), c.node(time.Hour)
+	for _, n := range []*clusterNode{sweeper, other, dead} {
+		c.adopt(n)
+	}
+	h := c.reserve(dead, 0, "answered", 500)
+	c.flush(dead)
+	c.settle(h, 200) // journaled with its row, never written
+	dead.stop()
+	c.lapse(dead)
+	rebuild := func() {
+		other.bal.dirty.Store(true)
+		if err := other.svc.resync(ctx); err != nil {
+			t.Error(err)
+		}
+		deadline := time.Now().Add(3 * time.Second)
+		for sweeper.bal.cur() != other.bal.cur() && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if _, err := other.bal.User(ctx, c.accts[0].user); err != nil {
+			t.Error(err)
+		}
+	}
+	hooked.beforeKinds.Store(&rebuild)
+	_, _ = sweeper.svc.Sweep(ctx) // it ends on the journal's stale epoch
+	if u, _ := c.st.Users().Get(ctx, c.accts[0].user); u.Quota != clusterUserQuota-200 {
+		t.Fatalf("database balance %d, want the answered call charged: %d", u.Quota, clusterUserQuota-200)
 	}
 	c.checkCluster(sweeper, other)
 }
