@@ -16,7 +16,9 @@ import (
 // watching) stops moving balances, writes every ledger entry it has queued
 // to the database, and acknowledges in Redis. The first node to see every
 // live node (an unexpired lease in the database) acknowledged sets a new
-// epoch, and every node adopts it. Balances of the new epoch are loaded on
+// epoch, and every node adopts it; a node whose lease had lapsed is not
+// waited for, and has the epoch set again once it wrote its queue (see
+// acknowledge). Balances of the new epoch are loaded on
 // first use from the database, which by then holds every move made before
 // the loss: a hold reserved before the loss is in the database's balance
 // (its reserve entry) and its settle, made after, moves the new balance and
