@@ -16,7 +16,9 @@ import (
 // watching) stops moving balances, writes every ledger entry it has queued
 // to the database, and acknowledges in Redis. The first node to see every
 // live node (an unexpired lease in the database) acknowledged sets a new
-// epoch, and every node adopts it. Balances of the new epoch are loaded on
+// epoch, and every node adopts it; a node whose lease had lapsed is not
+// waited for, and has the epoch set again once it wrote its queue (see
+// acknowledge). Balances of the new epoch are loaded on
 // first use from the database, which by then holds every move made before
 // the loss: a hold reserved before the loss is in the database's balance
 // (its reserve entry) and its settle, made after, moves the new balance and
@@ -146,13 +148,8 @@ func (s *Service) rebuildOnce(r *redisBalances) error {
 			return errRebuilding
 		}
 	}
-	if err := r.rdb.SAdd(ctx, r.acksKey(), s.node).Err(); err != nil {
-		return redisUnavailable(err)
-	}
-	e, err := s.awaitEpoch(ctx, r)
+	e, err := s.acknowledge(ctx, r, old)
 	if err != nil {
-		// The acknowledgement no longer holds once this node moves again.
-		_ = r.rdb.SRem(context.Background(), r.acksKey(), s.node).Err()
 		return err
 	}
 	r.epoch.Store(&e)
@@ -163,6 +160,49 @@ func (s *Service) rebuildOnce(r *redisBalances) error {
 		go r.dropEpoch(old)
 	}
 	return nil
+}
+
+// acknowledge says in Redis that this node has written its queue, and
+// returns the epoch set once every live node did. The acknowledgement is
+// withdrawn before this node moves again, whatever happened: one left
+// behind would count at the next rebuild, which could then set its epoch
+// before this node wrote what it queued meanwhile (a node that adopts an
+// epoch someone else set acknowledges too late to be counted, and every
+// node joining a running cluster does).
+//
+// Setting an epoch removes the acknowledgements it counted, so one still
+// there was not counted: the epoch was set without waiting for this node,
+// because its lease had lapsed (it was taken for dead while it ran), and
+// balances loaded in it may miss the entries this node has just written.
+// Such an epoch is ended and another one set, acknowledged by this node
+// before the end so that it is counted. A node that never moved (old "")
+// has written nothing and adopts the epoch as it is.
+func (s *Service) acknowledge(ctx context.Context, r *redisBalances, old string) (string, error) {
+	if err := r.rdb.SAdd(ctx, r.acksKey(), s.node).Err(); err != nil {
+		return "", redisUnavailable(err)
+	}
+	for {
+		e, err := s.awaitEpoch(ctx, r)
+		left, rerr := r.rdb.SRem(context.Background(), r.acksKey(), s.node).Result()
+		switch {
+		case err != nil:
+			return "", err
+		case rerr != nil:
+			return "", redisUnavailable(rerr)
+		case left == 0 || old == "":
+			return e, nil
+		}
+		s.writer.log.Warn("the live balances were rebuilt without waiting for this node (its lease had lapsed); rebuilding them again",
+			"node", s.node, "epoch", e)
+		if err := r.rdb.SAdd(ctx, r.acksKey(), s.node).Err(); err != nil {
+			return "", redisUnavailable(err)
+		}
+		if err := dropScript.Run(ctx, r.rdb, []string{r.epochKey()}, e).Err(); err != nil {
+			_ = r.rdb.SRem(context.Background(), r.acksKey(), s.node).Err()
+			return "", redisUnavailable(err)
+		}
+		go r.dropEpoch(e)
+	}
 }
 
 // awaitEpoch waits until an epoch is set, setting it itself once every

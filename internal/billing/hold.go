@@ -282,6 +282,9 @@ func (s *Service) commit(ctx context.Context, items []store.BillingItem, moves [
 	// acknowledgement, so balances of it are loaded after this write.
 	s.moves.RLock()
 	defer s.moves.RUnlock()
+	if r, ok := s.balances.(*redisBalances); ok {
+		r.loadFor(ctx, moves)
+	}
 	var written []bool
 	err := s.balances.Committed(ctx, func() ([]Move, error) {
 		var err error

@@ -196,14 +196,31 @@ func (s *Service) reconcileJournals(ctx context.Context, now time.Time) (int, er
 }
 
 // writeAnswered stores the items of calls a dead node answered but never
-// wrote (see redisBalances.reconcile). The live moves were made when the
-// node settled, so nothing moves here.
-func (s *Service) writeAnswered(ctx context.Context, items []store.BillingItem) ([]bool, error) {
+// wrote, from its journal of epoch e (see redisBalances.reconcile). The
+// live moves were made in e when the node settled, so nothing moves here
+// while e is this node's epoch; s.moves keeps it so until the write is
+// stored, so the next epoch, which needs this node's acknowledgement, loads
+// balances that hold it. Once this node has left e, balances of the epoch
+// in force may have been loaded without the items, so they are committed
+// with their moves like a sweep's release.
+func (s *Service) writeAnswered(ctx context.Context, e string, items []store.BillingItem) ([]bool, error) {
 	bw, ok := s.writer.st.(store.BatchWriter)
 	if !ok {
 		return nil, errNoBatchWriter
 	}
-	return bw.WriteItems(ctx, items)
+	s.moves.RLock()
+	if r, ok := s.balances.(*redisBalances); !ok || r.cur() == e {
+		defer s.moves.RUnlock()
+		return bw.WriteItems(ctx, items)
+	}
+	s.moves.RUnlock()
+	moves := make([]Move, len(items))
+	for i, it := range items {
+		if en := it.Entry; en != nil {
+			moves[i] = Move{UserID: en.UserID, TokenID: en.TokenID, Delta: en.Delta, TeamID: en.TeamID}
+		}
+	}
+	return s.commit(ctx, items, moves)
 }
 
 // storedEntries says which journaled entries the database holds. A hold

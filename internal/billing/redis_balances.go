@@ -322,13 +322,14 @@ func (r *redisBalances) Forget(userID, tokenID int64) {
 
 // Committed moves the balances Redis holds; a balance Redis does not hold
 // is loaded from the database on first use, which already has the
-// movement. A node loading that very balance at the same instant may read
-// the database just before the commit and then SET NX the old value: the
-// window is one Redis round trip between the commit and the move, and is
-// not closed. A stale epoch moves nothing: the caller adopted an epoch
-// before writing (Service.commit), and no balance of a later one is loaded
-// before this node has acknowledged it (epoch.go), so that load reads this
-// commit.
+// movement. The caller loads the balances first (loadFor): a balance some
+// node loaded between the commit and this move would read the commit and
+// be moved by it again, and right after a rebuild, when no balance is
+// loaded yet, that is no rare race (a sweep releasing a dead node's holds
+// moves them one round trip after another). A stale epoch moves nothing:
+// the caller adopted an epoch before writing (Service.commit), and no
+// balance of a later one is loaded before this node has acknowledged it
+// (epoch.go), so that load reads this commit.
 func (r *redisBalances) Committed(ctx context.Context, write func() ([]Move, error)) error {
 	moves, err := write()
 	if err != nil {
@@ -346,6 +347,34 @@ func (r *redisBalances) Committed(ctx context.Context, write func() ([]Move, err
 		}
 	}
 	return nil
+}
+
+// loadFor loads, in the epoch in force, every balance moves would move,
+// before their commit (see Committed). Loads are SET NX, so a balance some
+// other node loads meanwhile keeps the value read first, which predates
+// the commit too. A load that fails leaves the outcome unknown: the
+// balances are rebuilt from the ledger. A stale epoch loads nothing, and
+// needs nothing (see Committed).
+func (r *redisBalances) loadFor(ctx context.Context, moves []Move) {
+	seen := make(map[string]bool, 2*len(moves))
+	load := func(keys func(e string) []string, reload func(e string) error) {
+		if k := keys(r.cur())[0]; !seen[k] {
+			seen[k] = true
+			if _, err := r.add(ctx, keys, 0, reload); err != nil && !errors.Is(err, errStaleEpoch) {
+				r.dirty.Store(true)
+			}
+		}
+	}
+	for _, mv := range moves {
+		if mv.Delta == 0 {
+			continue
+		}
+		p, id := mv.payer(), mv.TokenID
+		load(func(e string) []string { return r.payerKeys(e, p) }, func(e string) error { return r.loadPayer(ctx, e, p) })
+		if id != 0 {
+			load(func(e string) []string { return r.tokenKeys(e, id) }, func(e string) error { return r.loadToken(ctx, e, id) })
+		}
+	}
 }
 
 // addLoaded adds delta to a balance Redis holds and leaves a missing one

@@ -161,13 +161,18 @@ func parseRecord(rec string) journalRecord {
 // reconcile is Reconcile that first stores, through write, the settles
 // the dead node journaled but never wrote (with their reserve, when that
 // was lost too): those calls were answered, so they are charged and their
-// moves stay. write nil undoes them like any other lost move.
+// moves stay. write nil undoes them like any other lost move; write is
+// told the epoch whose journal it stores from (see Service.writeAnswered).
 func (r *redisBalances) reconcile(ctx context.Context, node string, stored func(context.Context, []string) (map[string]bool, error),
-	write func(context.Context, []store.BillingItem) ([]bool, error)) (int, error) {
+	write func(ctx context.Context, e string, items []store.BillingItem) ([]bool, error)) (int, error) {
 	e := r.cur()
+	var writeFromE func(context.Context, []store.BillingItem) ([]bool, error)
+	if write != nil {
+		writeFromE = func(ctx context.Context, items []store.BillingItem) ([]bool, error) { return write(ctx, e, items) }
+	}
 	undone := 0
 	for _, j := range r.journals(e, node) {
-		n, err := r.reconcileJournal(ctx, e, node, j, stored, write)
+		n, err := r.reconcileJournal(ctx, e, node, j, stored, writeFromE)
 		undone += n
 		if err != nil {
 			return undone, err
