@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/turnpike-gw/turnpike/internal/books"
 	"github.com/turnpike-gw/turnpike/internal/config"
+	"github.com/turnpike-gw/turnpike/internal/ratelimit"
 	"github.com/turnpike-gw/turnpike/internal/store"
 	"github.com/turnpike-gw/turnpike/internal/store/testdb"
 	"github.com/turnpike-gw/turnpike/internal/testkit"
@@ -93,6 +95,28 @@ func teamOf(t *testing.T, g *testkit.Gateway, orgLimits, teamLimits map[string]a
 	return id
 }
 
+// awaitLimitsOn waits until node b knows the team's and organisation's
+// limits set on node a. They reach b through Redis (CONTRACT: within
+// seconds), and a call b admits before they do is not held against a
+// budget it does not know of yet: under CI's load that window let a burst
+// pass the budget (2026-12-07, 12 calls of 200 under 1,500). This test is
+// about the money of calls both nodes know the limits of; propagation has
+// its own test.
+func awaitLimitsOn(t *testing.T, a, b *testkit.Gateway, team int64) {
+	t.Helper()
+	tm, err := a.App.Store.Teams().GetTeam(context.Background(), team)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := func(g *testkit.Gateway) [2]ratelimit.Limits {
+		return [2]ratelimit.Limits{g.App.Limits.Get(store.SubjectTeam, team), g.App.Limits.Get(store.SubjectOrg, tm.OrgID)}
+	}
+	want := limits(a)
+	if !testkit.WaitFor(10*time.Second, 10*time.Millisecond, func() bool { return reflect.DeepEqual(limits(b), want) }) {
+		t.Fatalf("node b's limits of the team and organisation are %+v after 10 s, want node a's %+v", limits(b), want)
+	}
+}
+
 // teamBooks are the team's figures as the database holds them.
 type teamBooks struct {
 	balance, ledger, rows, consumed int64
@@ -146,6 +170,7 @@ func TestTwoNodesNeverOverspendATeamsSharedBalanceOrBudget(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			a, b, keys := teamNodes(t)
 			team := teamOf(t, a, c.org, c.team, c.balance)
+			awaitLimitsOn(t, a, b, team)
 			var ok, refused atomic.Int64
 			var wg sync.WaitGroup
 			for i := range 30 { // three members, both nodes, all at once
