@@ -106,7 +106,7 @@ func (b *redisBackend) budgetOwnersKey() string              { return b.prefix +
 // share, whose end is decided by the durable record and the database
 // alone), it corrects every counter that still exists (a counter whose
 // period ended is left to expire; none goes below zero), and drops the
-// record, or for a settle of a share not kept marks it settled at the
+// record, or for a settle (above 0) of a share not kept marks it settled at the
 // charge, for the sweep to drop once the row is stored (or to take the
 // charge back once the row is known refused). Returns {1, used…} when it
 // corrected, {0} when it did not. A settle whose record a sweep ended (its
@@ -115,7 +115,7 @@ func (b *redisBackend) budgetOwnersKey() string              { return b.prefix +
 // is stored (see sweepLate).
 var budgetEndScript = redis.NewScript(`
 local rec = redis.call('HGET', KEYS[1], ARGV[1])
-if rec and ARGV[3] ~= '1' and ARGV[4] ~= '0' then
+if rec and ARGV[3] ~= '1' and tonumber(ARGV[4]) > 0 then
   redis.call('HSET', KEYS[1], ARGV[1], 's ' .. ARGV[4] .. ' ' .. string.match(rec, '^%S+ (.*)$'))
 elseif rec then
   redis.call('HDEL', KEYS[1], ARGV[1])
