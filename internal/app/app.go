@@ -236,6 +236,7 @@ func (a *App) failureCounter() auth.Counter {
 func (a *App) buildTraffic() {
 	a.Limits = ratelimit.New(a.sql.Traffic(), a.redis, a.Log)
 	a.Limits.JournalAs(a.Billing.Node())
+	a.Limits.CountLateWith(a.Billing)
 	a.Notify = notify.New(a.Store, a.sql.Traffic(), a.Log)
 	a.Limits.OnBudget(a.Notify.Budget)
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "turnpike_ratelimited_total",

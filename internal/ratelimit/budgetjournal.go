@@ -15,11 +15,15 @@ import (
 // period ends, and the budget looks more spent than it is. So each share
 // taken there is journaled in the same script run, in a hash per owner
 // (the billing node id: hold key → "amount counter counter …") beside the
-// set of owners, and its end (settle or refund) drops the record in the
-// script run that corrects the counters. Whatever a dead owner left is
-// ended by the sweep (budgetsweep.go) once, as the books say the call
-// ended. A share is corrected only by whoever drops its record, so the
-// owner's late end and a sweep never both move a counter.
+// set of owners. A refund drops the record in the script run that corrects
+// the counters; a settle turns it into a settled record ("s charge
+// counter …") in that run instead, kept until the sweep finds the hold's
+// settle stored: until then the row may yet be refused (a sweep released
+// the hold while this node stalled) or die in the writer's queue, and the
+// charge must then be taken back. Whatever a dead owner left is ended by
+// the sweep (budgetsweep.go) once, as the books say the call ended. A
+// share is corrected only by whoever changes its record, so the owner's
+// late end and a sweep never both move a counter.
 
 // journalTag names the journal record of one share: its owner and the hold
 // key of the reservation it belongs to. kept: the share belongs to a
@@ -58,19 +62,38 @@ func budgetRecord(amount int64, takes []budgetTake) string {
 	return b.String()
 }
 
-// keptMark starts the record of a share handed to a durable record.
-const keptMark = "k "
+// keptMark starts the record of a share handed to a durable record;
+// settledMark the record of a share settled, whose row may not be stored.
+const (
+	keptMark    = "k "
+	settledMark = "s "
+)
+
+// journalShare is a parsed journal record: its hold key and text, the
+// amount it counts (the estimate, or the charge once settled) and its
+// counters (without the backend's prefix).
+type journalShare struct {
+	hold, raw     string
+	amount        int64
+	keys          []string
+	kept, settled bool
+}
 
 // parseBudgetRecord reads a record; ok is false for one this version does
-// not understand (it is left for an operator to see).
-func parseBudgetRecord(rec string) (amount int64, keys []string, kept, ok bool) {
-	rec, kept = strings.CutPrefix(rec, keptMark)
+// not understand (it is left for an operator to see). Releases before
+// settled records read one as not understood, and so leave it alone.
+func parseBudgetRecord(hold, raw string) (sh journalShare, ok bool) {
+	sh = journalShare{hold: hold, raw: raw}
+	rec, kept := strings.CutPrefix(raw, keptMark)
+	rec, settled := strings.CutPrefix(rec, settledMark)
+	sh.kept, sh.settled = kept, settled && !kept
 	f := strings.Fields(rec)
-	if len(f) < 2 {
-		return 0, nil, kept, false
+	if len(f) < 2 || kept && settled {
+		return sh, false
 	}
 	amount, err := strconv.ParseInt(f[0], 10, 64)
-	return amount, f[1:], kept, err == nil && amount > 0
+	sh.amount, sh.keys = amount, f[1:]
+	return sh, err == nil && amount > 0
 }
 
 func (b *redisBackend) budgetJournalKey(owner string) string { return b.prefix + "bj:" + owner }
@@ -79,20 +102,28 @@ func (b *redisBackend) budgetOwnersKey() string              { return b.prefix +
 // budgetEndScript: KEYS the owner's journal, the late records, then the
 // counters; ARGV the hold key, the correction, whether to correct without
 // a record, and for a settle the charge, the owner and the end's time (ms)
-// (charge 0: a refund). It drops the record and, if it was there (or
-// always, for a kept share, whose end is decided by the durable record and
-// the database alone), corrects every counter that still exists (a
-// counter whose period ended is left to expire; none goes below zero).
-// Returns {1, used…} when it corrected, {0} when it did not. A settle
-// whose record a sweep ended (its owner was taken for dead while it ran)
-// leaves a late record instead, "owner charge ms counter…", for the sweep
-// to count once the call's row is stored (see sweepLate).
+// (charge 0: a refund). If the record is there (or always, for a kept
+// share, whose end is decided by the durable record and the database
+// alone), it corrects every counter that still exists (a counter whose
+// period ended is left to expire; none goes below zero), and drops the
+// record, or for a settle (above 0) of a share not kept marks it settled at the
+// charge, for the sweep to drop once the row is stored (or to take the
+// charge back once the row is known refused). Returns {1, used…} when it
+// corrected, {0} when it did not. A settle whose record a sweep ended (its
+// owner was taken for dead while it ran) leaves a late record instead,
+// "owner charge ms counter…", for the sweep to count once the call's row
+// is stored (see sweepLate).
 var budgetEndScript = redis.NewScript(`
-if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 and ARGV[3] ~= '1' then
+local rec = redis.call('HGET', KEYS[1], ARGV[1])
+if rec and ARGV[3] ~= '1' and tonumber(ARGV[4]) > 0 then
+  redis.call('HSET', KEYS[1], ARGV[1], 's ' .. ARGV[4] .. ' ' .. string.match(rec, '^%S+ (.*)$'))
+elseif rec then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+elseif ARGV[3] ~= '1' then
   if ARGV[4] ~= '0' then
-    local rec = ARGV[5] .. ' ' .. ARGV[4] .. ' ' .. ARGV[6]
-    for i = 3, #KEYS do rec = rec .. ' ' .. KEYS[i] end
-    redis.call('HSET', KEYS[2], ARGV[1], rec)
+    local late = ARGV[5] .. ' ' .. ARGV[4] .. ' ' .. ARGV[6]
+    for i = 3, #KEYS do late = late .. ' ' .. KEYS[i] end
+    redis.call('HSET', KEYS[2], ARGV[1], late)
   end
   return {0}
 end
@@ -111,8 +142,8 @@ return out
 // budgetEnd ends the journaled share jr by correcting keys (empty ones
 // skipped) by delta, once: ended is false when the record was already
 // gone (a sweep ended it) and the share is not kept, and then nothing
-// moved; a settle's charge (late, 0 for a refund or a sweep's end) is then
-// owed by a late record made at at. used is each key's spending after the
+// moved; a settle's charge (late, 0 for a refund) is then owed by a late
+// record made at at, and otherwise kept in a settled record. used is each key's spending after the
 // correction.
 func (b *redisBackend) budgetEnd(ctx context.Context, jr *journalTag, keys []string, delta, late int64, at time.Time) (used []int64, ended bool, err error) {
 	var kb [2 + maxBudgets]string

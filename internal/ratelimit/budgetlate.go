@@ -110,3 +110,50 @@ func (s *Service) sweepLate(ctx context.Context, rb *redisBackend, books BudgetB
 	}
 	return ended, nil
 }
+
+// lateRecordOf is the late record a sweep leaves for owner's settled share
+// sh when it takes the charge back at at: "owner charge ms counter…".
+func lateRecordOf(rb *redisBackend, owner string, sh journalShare, at time.Time) string {
+	var b strings.Builder
+	b.WriteString(owner)
+	b.WriteByte(' ')
+	b.WriteString(strconv.FormatInt(sh.amount, 10))
+	b.WriteByte(' ')
+	b.WriteString(strconv.FormatInt(at.UnixMilli(), 10))
+	for _, k := range sh.keys {
+		b.WriteByte(' ')
+		b.WriteString(rb.prefix + k)
+	}
+	return b.String()
+}
+
+// sweepEndScript: KEYS the owner's journal, the late records, then the
+// counters; ARGV the hold key, the record as the sweep read it, the move
+// and the late record to leave (” for none). Only a record still as read
+// is ended: the owner's settle may have changed it since (it was taken
+// for dead while it ran), and then the sweep reads it again next time.
+var sweepEndScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+if ARGV[3] ~= '0' then
+  for i = 3, #KEYS do
+    if redis.call('EXISTS', KEYS[i]) == 1 then
+      if redis.call('INCRBY', KEYS[i], ARGV[3]) < 0 then redis.call('SET', KEYS[i], 0, 'KEEPTTL') end
+    end
+  end
+end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[2], ARGV[1], ARGV[4]) end
+return 1
+`)
+
+// sweepEnd ends owner's share sh as m says, if its record is still as the
+// sweep read it; it answers whether it did.
+func (b *redisBackend) sweepEnd(ctx context.Context, owner string, sh journalShare, m sweepMove) (bool, error) {
+	keys := make([]string, 0, 2+len(sh.keys))
+	keys = append(keys, b.budgetJournalKey(owner), b.budgetLateKey())
+	for _, k := range sh.keys {
+		keys = append(keys, b.prefix+k)
+	}
+	n, err := sweepEndScript.Run(ctx, b.rdb, keys, sh.hold, sh.raw, m.delta, m.lateRec).Int()
+	return n == 1, err
+}

@@ -23,28 +23,34 @@ type lateEnv struct {
 	st           *sqlstore.Store
 	acct         billing.Account
 	billA, billB *billing.Service
-	wA           *billing.Writer
+	wA, wB       *billing.Writer
 	limA, limB   *Service
 	id           int64
 }
 
 func newLateEnv(t *testing.T) *lateEnv {
 	t.Helper()
+	return newLateEnvOn(t, sqlitetest.DSN(t))
+}
+
+// newLateEnvOn is newLateEnv over the database dsn names.
+func newLateEnvOn(t *testing.T, dsn string) *lateEnv {
+	t.Helper()
 	ctx := context.Background()
 	now := time.Now()
 	limA, id := redisService(t, &now)
-	st, err := sqlstore.OpenStore(ctx, sqlitetest.DSN(t))
+	st, err := sqlstore.OpenStore(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	u := &store.User{Username: "u", Role: store.RoleUser, Group: "default", Quota: 1000}
+	u := &store.User{Username: "u", Role: store.RoleUser, Group: "default", Quota: 1 << 40}
 	if err := st.Users().Create(ctx, u); err != nil {
 		t.Fatal(err)
 	}
 	e := &lateEnv{now: &now, st: st, acct: billing.Account{UserID: u.ID, Group: "default"}, limA: limA, id: id}
 	e.billA, e.wA = billingProcess(t, st)
-	e.billB, _ = billingProcess(t, st)
+	e.billB, e.wB = billingProcess(t, st)
 	e.limB = New(&fakeRepo{spent: map[string]int64{}}, limA.be.(*redisBackend).rdb, nil)
 	e.limB.SetClock(func() time.Time { return *e.now })
 	r := make([]byte, 6)
@@ -56,7 +62,7 @@ func newLateEnv(t *testing.T) *lateEnv {
 	}{{limA, e.billA.Node()}, {e.limB, e.billB.Node()}} {
 		p.s.be.(*redisBackend).prefix = prefix
 		p.s.JournalAs(p.node)
-		set(t, p.s, store.SubjectToken, strconv.FormatInt(id, 10), Limits{PeriodQuota: 1000, Period: Month})
+		set(t, p.s, store.SubjectToken, strconv.FormatInt(id, 10), Limits{PeriodQuota: 1 << 40, Period: Month})
 	}
 	return e
 }
@@ -76,7 +82,7 @@ func billingProcess(t *testing.T, st store.Store) (*billing.Service, *billing.Wr
 // rowsSum is what the stored consume rows charged.
 func (e *lateEnv) rowsSum(t *testing.T) int64 {
 	t.Helper()
-	rows, _, err := e.st.Logs().List(context.Background(), store.LogFilter{}, store.Page{PageSize: 100})
+	rows, _, err := e.st.Logs().List(context.Background(), store.LogFilter{}, store.Page{PageSize: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

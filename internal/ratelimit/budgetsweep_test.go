@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,13 +30,16 @@ func (f *fakeBooks) HoldEnds(_ context.Context, holds []string) (map[string]stor
 	return f.ends, nil
 }
 
-// twoRedisNodes are two services counting in one Redis, journaling as
+// twoRedisNodes are two services counting in one Redis under a prefix of
+// their own (so that no other test's owners are swept), journaling as
 // owners "dead-<id>" and "live-<id>", with the same budget on key id.
 func twoRedisNodes(t *testing.T, limit int64) (dead, live *Service, id int64) {
 	now := time.Now()
 	dead, id = redisService(t, &now)
 	live = New(&fakeRepo{spent: map[string]int64{}}, dead.be.(*redisBackend).rdb, nil)
 	sid := strconv.FormatInt(id, 10)
+	prefix := "turnpike:rl-test:" + sid + ":"
+	dead.be.(*redisBackend).prefix, live.be.(*redisBackend).prefix = prefix, prefix
 	dead.JournalAs("dead-" + sid)
 	live.JournalAs("live-" + sid)
 	for _, s := range []*Service{dead, live} {
@@ -121,7 +125,8 @@ func TestBudgetSweepEndsADeadNodesSharesAsTheLedgerSaysTheirCallsEnded(t *testin
 	}
 }
 
-// A node whose lease still runs is not swept: its calls are in flight.
+// A node whose lease still runs is not swept: its calls are in flight;
+// only its settled shares' records go once their settles are stored.
 func TestBudgetSweepLeavesTheSharesOfALiveNode(t *testing.T) {
 	dead, live, id := twoRedisNodes(t, 1000)
 	ctx := context.Background()
@@ -137,7 +142,17 @@ func TestBudgetSweepLeavesTheSharesOfALiveNode(t *testing.T) {
 	if got := periodUsed(t, live, id); got != 40 {
 		t.Fatalf("the live node's settle left the counter at %d, want 40", got)
 	}
-	if left, _ := live.be.(*redisBackend).budgetRecords(ctx, "dead-"+strconv.FormatInt(id, 10)); len(left) != 0 {
-		t.Fatalf("a settled share left its record: %v", left)
+	// Its record stays, settled at the charge, until a sweep finds the
+	// settle stored; then only the record goes.
+	owner := "dead-" + strconv.FormatInt(id, 10)
+	if left, _ := live.be.(*redisBackend).budgetRecords(ctx, owner); len(left) != 1 || !strings.HasPrefix(left["in-flight"], settledMark+"40 ") {
+		t.Fatalf("the settled share's record is %v, want it settled at 40", left)
+	}
+	books.ends = map[string]store.HoldEnd{"in-flight": {Settled: true, Charge: 40}}
+	if n, err := live.SweepBudgets(ctx, books); err != nil || n != 0 {
+		t.Fatalf("the sweep of a stored settle ended %d shares (%v), want 0: it only drops the record", n, err)
+	}
+	if left, _ := live.be.(*redisBackend).budgetRecords(ctx, owner); len(left) != 0 || periodUsed(t, live, id) != 40 {
+		t.Fatalf("after the sweep saw the settle stored, records %v and the counter %d, want none and 40", left, periodUsed(t, live, id))
 	}
 }

@@ -17,6 +17,8 @@ import (
 type redisBackend struct {
 	rdb    redis.UniversalClient
 	prefix string
+	// books say whether a late record's row is stored (budgetreload.go).
+	books BudgetBooks
 }
 
 func newRedisBackend(rdb redis.UniversalClient) *redisBackend {
@@ -199,17 +201,8 @@ func (b *redisBackend) budgetTake(ctx context.Context, takes []budgetTake, amoun
 		case 0:
 			return int(res[1]) - 1, res[2], nil
 		}
-		t := &takes[res[1]-1]
-		used, err := load(ctx, t)
-		if err != nil {
-			return 0, 0, &storeErr{err}
-		}
 		// The first node to load the period wins; later ones count on it.
-		// expire may come from a test's clock; a day of slack keeps the
-		// counter past its period either way, and a period's key is never
-		// read after the period.
-		ttl := max(time.Until(t.expire)+24*time.Hour, time.Hour)
-		if err := b.rdb.SetNX(ctx, keys[res[1]-1], used, ttl).Err(); err != nil {
+		if err := b.loadCounter(ctx, keys[res[1]-1], &takes[res[1]-1], load); err != nil {
 			return 0, 0, err
 		}
 	}

@@ -258,19 +258,3 @@ func (s *Service) GetSubject(kind, subject string) Limits {
 	id, _ := strconv.ParseInt(subject, 10, 64)
 	return s.Get(kind, id)
 }
-
-// PeriodBooks is a subject's budget counter in its current period beside
-// what the database says it spent since the period began (consume rows
-// and open batch holds), for reconcile; ok is false without a budget.
-func (s *Service) PeriodBooks(ctx context.Context, kind string, id int64) (live, stored int64, ok bool, err error) {
-	l := s.Get(kind, id)
-	if l.PeriodQuota <= 0 {
-		return 0, 0, false, nil
-	}
-	st, err := s.Period(ctx, kind, id)
-	if err != nil {
-		return 0, 0, false, err
-	}
-	stored, err = s.st.PeriodSpent(ctx, kind, id, PeriodStart(l.Period, s.Now()))
-	return st.Used, stored, err == nil, err
-}
