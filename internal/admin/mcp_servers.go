@@ -49,10 +49,19 @@ func mcpView(s *store.MCPServer) mcpServerView {
 
 var mcpFields = []string{"name", "url", "headers", "timeout_seconds", "price_per_call_usd", "tools"}
 
-// mcpName is a server name: it prefixes its tools as <server>__<tool> on
-// /mcp and is a path segment of /mcp/<server>, so it is a plain token
-// without the separator.
-var mcpName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+// validMCPName says whether s is a server name: it prefixes its tools as
+// <server>__<tool> on /mcp and is a path segment of /mcp/<server>, so it is
+// a plain token without the separator, of at most 64 bytes.
+func validMCPName(s string) bool { return len(s) <= 64 && mcpNameChars.MatchString(s) }
+
+// The length caps of names are checked apart from their alphabets: a
+// counted repetition ({0,63}, {1,128}) compiles into a program of one
+// state per count, which together held about 97 KB for the life of the
+// process.
+var (
+	mcpNameChars     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	headerTokenChars = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+)
 
 // readMCPServer applies the members of the request to s; old holds the
 // stored header values (nil on create).
@@ -65,7 +74,7 @@ func readMCPServer(w http.ResponseWriter, r *http.Request, s *store.MCPServer) (
 	if _, err := get(f, "name", &s.Name); err != nil {
 		return nil, err
 	}
-	if f.has("name") && (!mcpName.MatchString(s.Name) || strings.Contains(s.Name, "__")) {
+	if f.has("name") && (!validMCPName(s.Name) || strings.Contains(s.Name, "__")) {
 		return nil, badField("name", "must be 1 to 64 letters, digits, '-' or '_', start with a letter or digit, and not contain \"__\"")
 	}
 	if _, err := get(f, "url", &s.URL); err != nil {
@@ -105,7 +114,7 @@ func readMCPHeaders(f fields, s *store.MCPServer, old map[string]string) error {
 		}
 	}
 	for name, v := range hs {
-		if !headerToken.MatchString(name) || strings.ContainsAny(v, "\r\n\x00") {
+		if !validHeaderName(name) || strings.ContainsAny(v, "\r\n\x00") {
 			return badField("headers", "%q is not a header name with a one-line value", name)
 		}
 		if prev, ok := old[name]; ok && v == maskSecret(prev) {
@@ -116,7 +125,8 @@ func readMCPHeaders(f fields, s *store.MCPServer, old map[string]string) error {
 	return nil
 }
 
-var headerToken = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+// validHeaderName is an HTTP header name (a token) of at most 128 bytes.
+func validHeaderName(s string) bool { return len(s) <= 128 && headerTokenChars.MatchString(s) }
 
 func readMCPTools(f fields, s *store.MCPServer) error {
 	if !f.has("tools") {

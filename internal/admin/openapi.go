@@ -14,14 +14,15 @@ import (
 // the mux patterns they are registered with; the gateway's own test checks
 // it against the routes really served.
 func OpenAPIRoutes() []string {
-	out := make([]string, len(apiOps))
-	for i, op := range apiOps {
+	ops := newDocSchemas().ops()
+	out := make([]string, len(ops))
+	for i, op := range ops {
 		out[i] = op.route
 	}
 	return out
 }
 
-// openAPI serves the document. It is built from apiOps and from the roles
+// openAPI serves the document. It is built from the operations and from the roles
 // this package registered its routes with, so who may call a route is
 // what the code enforces.
 func (a *API) openAPI(w http.ResponseWriter, _ *http.Request, _ *auth.Principal) error {
@@ -55,8 +56,9 @@ func (a *API) access(op apiOp) string {
 var pathParam = regexp.MustCompile(`\{([a-z_]+)(\.\.\.)?\}`)
 
 func (a *API) document() schema {
+	d := newDocSchemas()
 	paths := map[string]schema{}
-	for _, op := range apiOps {
+	for _, op := range d.ops() {
 		method, pattern, _ := strings.Cut(op.route, " ")
 		path := pathParam.ReplaceAllString(pattern, "{$1}")
 		if paths[path] == nil {
@@ -75,7 +77,7 @@ func (a *API) document() schema {
 				"Errors are {\"error\":{\"code\",\"message\"}}; lists take ?page=&page_size= and answer {\"items\",\"total\"}.",
 		},
 		"components": schema{
-			"schemas": componentSchemas,
+			"schemas": d.components(),
 			"securitySchemes": schema{
 				"rootToken": schema{"type": "http", "scheme": "bearer", "description": "the root_token setting: root on every route"},
 				"session":   schema{"type": "apiKey", "in": "cookie", "name": auth.SessionCookie, "description": "a console session (POST /api/auth/login)"},

@@ -141,4 +141,5 @@ var (
 	boolean = schema{"type": "boolean"}
 	anyObj  = schema{"type": "object"}
 	strList = schema{"type": "array", "items": str}
+	paging  = []string{"page", "page_size"}
 )
