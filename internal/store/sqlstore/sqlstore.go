@@ -29,6 +29,7 @@ type Store struct {
 	prepMu sync.Mutex                 // serialises the first preparation of stmts
 	stmts  atomic.Pointer[batchStmts] // nil until the first billing write
 	polls  polledStmts                // the change-following loops' queries
+	wal    *walCheckpointer           // SQLite file: checkpoints off the commits; nil otherwise
 
 	applied []Migration // what opening the store applied
 }
@@ -68,7 +69,11 @@ func OpenStore(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Store{db: db, dialect: t.dialect, applied: applied}, nil
+	s := &Store{db: db, dialect: t.dialect, applied: applied}
+	if t.dialect == SQLite && !t.memory {
+		s.wal = newWALCheckpointer(db, checkpointPages)
+	}
+	return s, nil
 }
 
 func openDB(t target) (*sql.DB, error) {
@@ -131,6 +136,9 @@ func (s *Store) Close() error {
 		errs = append(errs, b.close())
 	}
 	errs = append(errs, s.polls.close())
+	if s.wal != nil {
+		s.wal.wait()
+	}
 	return errors.Join(append(errs, s.db.Close())...)
 }
 
