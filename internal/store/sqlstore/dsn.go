@@ -43,8 +43,8 @@ type target struct {
 // index build, an import) still spills past 4 MiB, and the commit writes
 // and syncs as before. wal_autocheckpoint is raised to autocheckpointPages:
 // the store checkpoints on a connection of its own (walCheckpointer), and
-// SQLite's checkpoint in the commit is a backstop. The sqlite time format writes sortable UTC text
-// that the driver parses back into time.Time.
+// SQLite's checkpoint in the commit is a backstop. The sqlite time format
+// writes sortable UTC text that the driver parses back into time.Time.
 const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)" +
 	"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-512)" +
 	"&_pragma=cache_spill(1024)&_pragma=wal_autocheckpoint(16000)" +
