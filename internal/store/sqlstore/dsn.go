@@ -41,13 +41,11 @@ type target struct {
 // BenchmarkBillingWriteCalls. The cache shrinks back once the commit has
 // cleaned its pages, one transaction writes at a time, a larger one (an
 // index build, an import) still spills past 4 MiB, and the commit writes
-// and syncs as before. wal_autocheckpoint is raised to autocheckpointPages:
-// the store checkpoints on a connection of its own (walCheckpointer), and
-// SQLite's checkpoint in the commit is a backstop. The sqlite time format
-// writes sortable UTC text that the driver parses back into time.Time.
+// and syncs as before. The sqlite time format writes sortable UTC text
+// that the driver parses back into time.Time.
 const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)" +
 	"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-512)" +
-	"&_pragma=cache_spill(1024)&_pragma=wal_autocheckpoint(16000)" +
+	"&_pragma=cache_spill(1024)" +
 	"&_txlock=immediate&_time_format=sqlite"
 
 // parseDSN understands the three address forms of the TURNPIKE_DATABASE

@@ -42,9 +42,6 @@ func (s *Store) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 func (s *Store) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	if s.wal != nil {
-		return s.tryCountedTx(ctx, fn)
-	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -54,29 +51,6 @@ func (s *Store) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
-}
-
-// tryCountedTx is tryTx on a connection held to the end, which then tells
-// the checkpointer how many WAL frames it wrote (see walCheckpointer).
-func (s *Store) tryCountedTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	s.wal.committed(conn)
-	return nil
 }
 
 // insert runs an INSERT and returns the new row's id: through RETURNING on

@@ -29,7 +29,6 @@ type Store struct {
 	prepMu sync.Mutex                 // serialises the first preparation of stmts
 	stmts  atomic.Pointer[batchStmts] // nil until the first billing write
 	polls  polledStmts                // the change-following loops' queries
-	wal    *walCheckpointer           // SQLite file: checkpoints off the commits; nil otherwise
 
 	applied []Migration // what opening the store applied
 }
@@ -69,11 +68,7 @@ func OpenStore(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &Store{db: db, dialect: t.dialect, applied: applied}
-	if t.dialect == SQLite && !t.memory {
-		s.wal = newWALCheckpointer(db, checkpointPages)
-	}
-	return s, nil
+	return &Store{db: db, dialect: t.dialect, applied: applied}, nil
 }
 
 func openDB(t target) (*sql.DB, error) {
@@ -136,9 +131,6 @@ func (s *Store) Close() error {
 		errs = append(errs, b.close())
 	}
 	errs = append(errs, s.polls.close())
-	if s.wal != nil {
-		s.wal.wait()
-	}
 	return errors.Join(append(errs, s.db.Close())...)
 }
 
