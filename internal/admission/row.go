@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/turnpike-gw/turnpike/internal/billing"
 	"github.com/turnpike-gw/turnpike/internal/guardrail"
@@ -69,6 +71,32 @@ type Other struct {
 func SetOther(row *store.UsageLog, o *Other, detail map[string]any) {
 	o.Team, o.Org = row.TeamID, row.OrgID
 	row.Other = MarshalOther(o, detail)
+	if factsHold(o, detail) {
+		key := int64(0)
+		if n := len(o.Attempts); n > 0 {
+			key = int64(o.Attempts[n-1].KeyIndex)
+		}
+		row.Facts = store.NewOtherFacts(row.Other, int64(o.CacheRead), o.UpstreamCostUSD, o.UpstreamModel, key)
+	}
+}
+
+// rollupMembers are the members of other that the rollups read.
+var rollupMembers = [...]string{"cache_read_tokens", "upstream_cost_usd", "adjustment", "upstream_model", "attempts"}
+
+// factsHold reports whether reading the other that MarshalOther writes of
+// o and detail back gives o's own values: no detail key may fold to a
+// member the rollups read (they match names case-insensitively, the last
+// one winning), and the strings must be valid UTF-8, which the encoding
+// would otherwise change.
+func factsHold(o *Other, detail map[string]any) bool {
+	for k := range detail {
+		for _, m := range rollupMembers {
+			if strings.EqualFold(k, m) {
+				return false
+			}
+		}
+	}
+	return utf8.ValidString(o.UpstreamCostUSD) && utf8.ValidString(o.UpstreamModel)
 }
 
 // Row is the usage row of acct's call of model with usage u, started at

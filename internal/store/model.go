@@ -262,6 +262,10 @@ type UsageLog struct {
 	// filters need no join through a membership that may have changed.
 	TeamID int64 `json:"team_id"`
 	OrgID  int64 `json:"org_id"`
+	// Facts are what the rollups read of Other, given by the code that
+	// wrote Other (see OtherFacts); they count only while Other is the
+	// very bytes they were taken from.
+	Facts OtherFacts `json:"-"`
 }
 
 // Ledger kinds: every quota movement is one of these.

@@ -54,7 +54,7 @@ var picoPerUSD = big.NewRat(1_000_000_000_000, 1)
 // that corrects a task's charge (other.adjustment) moves money but is no
 // request of its own, as in the margin report.
 func RollupOf(l UsageLog) (RollupKey, RollupSums) {
-	return rollupOf(l, readRollupOther(l.Other)) // a row without these members adds none of them
+	return rollupOf(l, l.rollupOther()) // a row without these members adds none of them
 }
 
 func rollupOf(l UsageLog, o rollupOther) (RollupKey, RollupSums) {

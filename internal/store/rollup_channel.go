@@ -66,7 +66,7 @@ func (a *lastAttempt) UnmarshalJSON(b []byte) error {
 // (ok), to the channel rollups: its other is read once for both, as the
 // billing writer folds every row into each.
 func Rollups(l UsageLog) (k RollupKey, s RollupSums, ck ChannelKey, cs ChannelSums, ok bool) {
-	o := readRollupOther(l.Other) // a row without these members adds none of them
+	o := l.rollupOther() // a row without these members adds none of them
 	k, s = rollupOf(l, o)
 	if l.ChannelID == 0 || l.Type != LogConsume && l.Type != LogRefund {
 		return k, s, ck, cs, false

@@ -97,3 +97,32 @@ func FuzzPicoMatchesMathBig(f *testing.F) {
 		}
 	})
 }
+
+// TestFactsHoldOnlyForTheBytesTheyWereMadeWith: a row's other replaced
+// after its facts were taken (a plan's or team's mark appended) is read,
+// not answered from facts that no longer describe it.
+func TestFactsHoldOnlyForTheBytesTheyWereMadeWith(t *testing.T) {
+	other := []byte(`{"upstream_model":"a","cache_read_tokens":5}`)
+	l := UsageLog{Other: other, Facts: NewOtherFacts(other, 5, "", "a", 0)}
+	if got := l.rollupOther(); got.UpstreamModel != "a" || got.CacheRead != 5 {
+		t.Fatalf("with its facts: %+v", got)
+	}
+	l.Facts.o.CacheRead = 99 // facts that would show if they were used
+	if got := l.rollupOther(); got.CacheRead != 99 {
+		t.Fatalf("the facts of these very bytes were not used: %+v", got)
+	}
+	cases := map[string][]byte{
+		"other replaced by equal bytes": []byte(`{"upstream_model":"a","cache_read_tokens":5}`),
+		"other grown by a mark":         append(other[:len(other)-1:len(other)-1], []byte(`,"plan":1}`)...),
+		"other cut short":               other[:len(other)-1],
+	}
+	for name, replaced := range cases {
+		t.Run(name, func(t *testing.T) {
+			l := l
+			l.Other = replaced
+			if got, want := l.rollupOther(), readRollupOther(replaced); got != want {
+				t.Errorf("got %+v, want other read: %+v", got, want)
+			}
+		})
+	}
+}
