@@ -48,10 +48,7 @@ func TestABudgetsBooksAllowWhatLateAndSettledSharesWaitFor(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			lateStores(t, func(t *testing.T, e *lateEnv) {
 				ctx := context.Background()
-				hold, err := e.billA.Reserve(ctx, e.acct, "call-1", 100)
-				must(t, err)
-				share, err := e.limA.For(Subject{TokenID: e.id}).Hold(ctx, 100, "call-1")
-				must(t, err)
+				hold, share := e.callOnA(t)
 				if c.late {
 					must(t, e.billA.TakeLease(ctx, -time.Second))
 					if n, err := e.limB.SweepBudgets(ctx, e.billB); err != nil || n != 1 {

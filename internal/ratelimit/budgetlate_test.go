@@ -80,6 +80,17 @@ func billingProcess(t *testing.T, st store.Store) (*billing.Service, *billing.Wr
 }
 
 // rowsSum is what the stored consume rows charged.
+// callOnA starts call-1 on node A: its billing hold and its budget share
+// of 100, the state every late-end test starts from.
+func (e *lateEnv) callOnA(t *testing.T) (*billing.Hold, *BudgetHold) {
+	t.Helper()
+	hold, err := e.billA.Reserve(context.Background(), e.acct, "call-1", 100)
+	must(t, err)
+	share, err := e.limA.For(Subject{TokenID: e.id}).Hold(context.Background(), 100, "call-1")
+	must(t, err)
+	return hold, share
+}
+
 func (e *lateEnv) rowsSum(t *testing.T) int64 {
 	t.Helper()
 	rows, _, err := e.st.Logs().List(context.Background(), store.LogFilter{}, store.Page{PageSize: 1000})
@@ -169,14 +180,7 @@ func TestALateEndOfAShareASweepEndedCountsWhatItsRowSays(t *testing.T) {
 func TestALateShareOfANodeThatThenDiesIsDroppedAfterTheGrace(t *testing.T) {
 	e := newLateEnv(t)
 	ctx := context.Background()
-	hold, err := e.billA.Reserve(ctx, e.acct, "call-1", 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	share, err := e.limA.For(Subject{TokenID: e.id}).Hold(ctx, 100, "call-1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hold, share := e.callOnA(t)
 	must(t, e.billA.TakeLease(ctx, -time.Second))
 	if n, err := e.limB.SweepBudgets(ctx, e.billB); err != nil || n != 1 {
 		t.Fatalf("the budget sweep ended %d shares (%v), want 1", n, err)

@@ -22,10 +22,7 @@ func TestACounterLoadedFromTheRowsTakesItselfOffLateRecordsAlreadyStored(t *test
 			lateStores(t, func(t *testing.T, e *lateEnv) {
 				ctx := context.Background()
 				e.limB.CountLateWith(e.billB)
-				hold, err := e.billA.Reserve(ctx, e.acct, "call-1", 100)
-				must(t, err)
-				share, err := e.limA.For(Subject{TokenID: e.id}).Hold(ctx, 100, "call-1")
-				must(t, err)
+				hold, share := e.callOnA(t)
 				rb := e.limA.be.(*redisBackend)
 				lost := append([]string{rb.budgetJournalKey(e.billA.Node())}, share.Keys()...)
 				lost[1] = rb.prefix + lost[1]

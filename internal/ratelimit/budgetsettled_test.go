@@ -118,10 +118,7 @@ func TestASettledShareOfAStalledNodeCountsWhatItsRowSays(t *testing.T) {
 		t.Run("wakes "+strconv.FormatBool(wakes), func(t *testing.T) {
 			lateStores(t, func(t *testing.T, e *lateEnv) {
 				ctx := context.Background()
-				hold, err := e.billA.Reserve(ctx, e.acct, "call-1", 100)
-				must(t, err)
-				share, err := e.limA.For(Subject{TokenID: e.id}).Hold(ctx, 100, "call-1")
-				must(t, err)
+				hold, share := e.callOnA(t)
 				hold.Settle(ctx, 60, store.UsageLog{UserID: e.acct.UserID, Model: "m"})
 				share.Settle(ctx, 60)
 				must(t, e.billA.TakeLease(ctx, -time.Second)) // stalls before its writer writes
