@@ -172,7 +172,9 @@ func (c *cluster) reserve(n *clusterNode, i int, key string, amount int64) *Hold
 	return h
 }
 
-func (c *cluster) acct(i int) Account { return Account{UserID: c.accts[i].user, TokenID: c.accts[i].token} }
+func (c *cluster) acct(i int) Account {
+	return Account{UserID: c.accts[i].user, TokenID: c.accts[i].token}
+}
 
 func (c *cluster) settle(h *Hold, charge int64) {
 	a := h.Account()
