@@ -160,26 +160,27 @@ func TestOptionsReachTheConfiguration(t *testing.T) {
 func TestWaitFor(t *testing.T) {
 	cases := []struct {
 		name      string
-		trueAfter int // calls until cond is true; 0 never
+		timeout   time.Duration // long where the answer must not depend on a loaded machine's sleeps
+		trueAfter int           // calls until cond is true; 0 never
 		want      bool
 		wantCalls func(int) bool
 	}{
-		{"true at once is checked once", 1, true, func(n int) bool { return n == 1 }},
-		{"true on the third look", 3, true, func(n int) bool { return n == 3 }},
-		{"never true gives up after the deadline", 0, false, func(n int) bool { return n >= 2 }},
+		{"true at once is checked once", time.Minute, 1, true, func(n int) bool { return n == 1 }},
+		{"true on the third look", time.Minute, 3, true, func(n int) bool { return n == 3 }},
+		{"never true gives up after the deadline", 50 * time.Millisecond, 0, false, func(n int) bool { return n >= 2 }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
 			start := time.Now()
-			got := WaitFor(50*time.Millisecond, 5*time.Millisecond, func() bool {
+			got := WaitFor(tc.timeout, 5*time.Millisecond, func() bool {
 				calls++
 				return tc.trueAfter > 0 && calls >= tc.trueAfter
 			})
 			if got != tc.want || !tc.wantCalls(calls) {
 				t.Fatalf("WaitFor = %v after %d calls, want %v", got, calls, tc.want)
 			}
-			if !got && time.Since(start) < 50*time.Millisecond {
+			if !got && time.Since(start) < tc.timeout {
 				t.Fatalf("gave up after %s, before the deadline", time.Since(start))
 			}
 		})
