@@ -94,7 +94,7 @@ type itemTx struct {
 }
 
 func (t *itemTx) run(ctx context.Context) error {
-	t.seen = map[string]bool{}
+	t.seen = make(map[string]bool, len(t.items))
 	t.written = make([]bool, len(t.items))
 	var plain, guarded []int
 	for i, it := range t.items {
@@ -179,11 +179,21 @@ func (t *itemTx) insertEntries(ctx context.Context, idx []int) error {
 	if err != nil {
 		return err
 	}
-	t.fresh = slices.Grow(t.fresh, len(entries))
+	all := t.fresh == nil && !slices.Contains(fresh, false)
+	if all {
+		// The usual first call: every entry is new, and t.fresh can be
+		// the entries themselves, capped so that a later call's
+		// appends copy instead of writing past them.
+		t.fresh = entries[:len(entries):len(entries)]
+	} else {
+		t.fresh = slices.Grow(t.fresh, len(entries))
+	}
 	for k, ok := range fresh {
 		if ok {
 			t.written[owner[k]] = true
-			t.fresh = append(t.fresh, entries[k])
+			if !all {
+				t.fresh = append(t.fresh, entries[k])
+			}
 			if j, paired := t.merged[owner[k]]; paired {
 				t.written[j], t.done[j] = true, true
 			}
@@ -202,8 +212,8 @@ func (t *itemTx) insertEntries(ctx context.Context, idx []int) error {
 // before), the end goes through the hold table as usual. A hold some item
 // hands over (Keep) is never paired: its row must outlive the batch.
 func (t *itemTx) pairUp(plain, guarded []int) {
-	t.merged, t.done = map[int]int{}, make([]bool, len(t.items))
-	ends := map[string]int{}
+	t.merged, t.done = make(map[int]int, len(plain)), make([]bool, len(t.items))
+	ends := make(map[string]int, len(guarded))
 	kept := map[string]bool{}
 	for _, i := range guarded {
 		it := t.items[i]
