@@ -54,7 +54,7 @@ func appendLedgerArgs(args []any, entries []store.LedgerEntry, stamp time.Time) 
 // marks the entries whose keys the database reports as inserted. A
 // concurrent transaction inserting the same key makes the database wait for
 // it, so the report is exact.
-func insertLedgerReturning(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, pos map[string]int,
+func insertLedgerReturning(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry,
 	stamp time.Time, careful bool) ([]bool, error) {
 	fresh := make([]bool, len(entries))
 	if b.ledgerBatch != nil {
@@ -66,9 +66,10 @@ func insertLedgerReturning(ctx context.Context, tx *sql.Tx, b *batchStmts, entri
 			if err != nil {
 				return err
 			}
-			return markKeys(rows, pos, fresh)
+			return markKeys(rows, keyPositions(entries), fresh)
 		})
 	}
+	pos := keyPositions(entries)
 	args := make([]any, 0, chunkSizes[0]*ledgerCols)
 	err := chunks(len(entries), func(lo, hi, k int) error {
 		args = appendLedgerArgs(args[:0], entries[lo:hi], stamp)
@@ -107,6 +108,17 @@ func insertLedgerCounted(ctx context.Context, tx *sql.Tx, b *batchStmts, h int64
 	return nil
 }
 
+// keyPositions maps each entry's key to its index; the keys of a batch's
+// entries are distinct. Only the paths that read keys back need it, so
+// SQLite's first try at a batch builds no map.
+func keyPositions(entries []store.LedgerEntry) map[string]int {
+	pos := make(map[string]int, len(entries))
+	for i, e := range entries {
+		pos[e.Key] = i
+	}
+	return pos
+}
+
 // markKeys sets mark[pos[key]] for every key in rows and closes rows.
 func markKeys(rows *sql.Rows, pos map[string]int, mark []bool) error {
 	defer rows.Close()
@@ -129,12 +141,12 @@ func markKeys(rows *sql.Rows, pos map[string]int, mark []bool) error {
 // which first looks up which keys are recorded and inserts only the others.
 // If even then a row is skipped, another transaction recorded that key in
 // between, and the rerun is repeated.
-func insertLedgerIgnore(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry, pos map[string]int,
+func insertLedgerIgnore(ctx context.Context, tx *sql.Tx, b *batchStmts, entries []store.LedgerEntry,
 	stamp time.Time, careful bool) ([]bool, error) {
 	pending := entries
 	var index []int // pending[i] is entries[index[i]]; nil when pending is entries
 	if careful {
-		known, err := knownKeys(ctx, tx, b, entries, pos)
+		known, err := knownKeys(ctx, tx, b, entries, keyPositions(entries))
 		if err != nil {
 			return nil, err
 		}

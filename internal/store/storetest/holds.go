@@ -60,6 +60,28 @@ var holdTests = []namedTest{
 			t.Errorf("written %v, user %d/%d token %d, logs %d", got, uq, uu, tq, countLogs(t, s))
 		}
 	}},
+	{"a batch that opens holds, pairs one and ends an older one moves every balance once", func(t *testing.T, s store.Store) {
+		// The new entries of one batch are recorded in two steps (the
+		// unguarded items, then the ends whose hold was open); both
+		// steps' entries must reach the balances.
+		w := itemWriter(t, s)
+		u := newUser(t, s, "erin", 1000)
+		tok := newToken(t, s, u, "k", 500)
+		_, err := w.WriteItems(ctx(t), []store.BillingItem{reserveItem("h1", "n", u, tok, 100)})
+		must(t, err, "first batch")
+		got, err := w.WriteItems(ctx(t), []store.BillingItem{
+			reserveItem("h2", "n", u, tok, 200), reserveItem("h3", "n", u, tok, 80), settleItem("h3", u, tok, 80, 50),
+			settleItem("h1", u, tok, 100, 70),
+		})
+		must(t, err, "second batch")
+		uq, uu, tq, _ := balances(t, s, u.ID, tok.ID)
+		hs := openHolds(t, s)
+		if len(got) != 4 || !got[0] || !got[1] || !got[2] || !got[3] || uq != 680 || uu != 120 || tq != 180 ||
+			countLogs(t, s) != 2 || len(hs) != 1 || hs[0].Key != "h2" {
+			t.Errorf("written %v, user %d/%d token %d, logs %d, holds %+v; want user 680/120, token 180, 2 logs, hold h2",
+				got, uq, uu, tq, countLogs(t, s), hs)
+		}
+	}},
 	{"a hold opened and ended in one batch ends once", func(t *testing.T, s store.Store) {
 		w := itemWriter(t, s)
 		u := newUser(t, s, "bob", 1000)
