@@ -4,7 +4,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
+	"strings"
 	"syscall"
 )
 
@@ -37,6 +39,53 @@ func unreachableCause(err error) string {
 		return "TLS handshake failed"
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return "timed out"
+	case goAway(err):
+		return "the upstream closed its HTTP/2 connection (GOAWAY)"
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "the connection closed before the answer"
 	}
 	return "network error"
+}
+
+// goAway recognises a call lost with an HTTP/2 connection its upstream
+// closed (a GOAWAY, as a server's rapid-reset guard sends with
+// ENHANCE_YOUR_CALM). net/http's HTTP/2 error types are unexported, so the
+// text its GoAwayError and lost-connection errors carry is all there is.
+func goAway(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "GOAWAY") || strings.Contains(s, "http2: client connection lost")
+}
+
+// localShortage names the gateway's own lack of a resource the call needed
+// — a file descriptor, kernel memory for a socket, a free local port —
+// or "" when err is no such thing. Such a failure says nothing of the
+// channel: every other channel would need the same resource.
+func localShortage(err error) string {
+	switch {
+	case errors.Is(err, syscall.EMFILE):
+		return "the gateway has no free file descriptor (too many open files: raise its descriptor limit)"
+	case errors.Is(err, syscall.ENFILE):
+		return "the system has no free file descriptor (the kernel's open-file table is full)"
+	case errors.Is(err, syscall.ENOBUFS), errors.Is(err, syscall.ENOMEM):
+		return "the system has no memory left for another connection"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return "the gateway has no free local port for another connection"
+	}
+	return ""
+}
+
+// lostUnderway reports a failure that came after the connection carried
+// the request — not a dial, name lookup or handshake that failed for this
+// attempt alone — so that every call the connection carried lost it in the
+// same event (an HTTP/2 connection carries many).
+func lostUnderway(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var recordErr tls.RecordHeaderError
+	var alert tls.AlertError
+	return !errors.As(err, &dnsErr) && !errors.As(err, &certErr) && !errors.As(err, &recordErr) && !errors.As(err, &alert)
 }
