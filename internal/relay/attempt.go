@@ -27,6 +27,9 @@ func (rl *Relay) tryChannels(clientCtx context.Context, plan []*routing.Channel,
 		func(ch *routing.Channel, e *ir.Error, moveOn bool) {
 			if !moveOn {
 				rl.Metrics.attempt("rejected")
+				if e.Code == codeOutOfResources {
+					noteShortage(clientCtx, rl.Logger, e)
+				}
 				return
 			}
 			rl.Metrics.attempt("retried")
@@ -155,7 +158,7 @@ func exchangeFailed(clientCtx context.Context, err error, timedOut bool, timeout
 			Message: fmt.Sprintf("the upstream sent nothing within %s", timeout), Retry: ir.RetryNext, Cause: err}
 	}
 	if short := localShortage(err); short != "" {
-		return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: "gateway_out_of_resources",
+		return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: codeOutOfResources,
 			Message: "the upstream could not be reached: " + short, Retry: ir.RetryNever, Cause: classifyNetErr(err)}
 	}
 	e := &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
