@@ -9,7 +9,7 @@ import (
 
 // RecordedEntries is implemented by stores that can return the ledger
 // entries recorded under keys, so the writer can tell a replay from a
-// conflict (see checkConflicts).
+// conflict (see checkConflicts) in one indexed read.
 type RecordedEntries interface {
 	Entries(ctx context.Context, keys []string) (map[string]store.LedgerEntry, error)
 }
@@ -60,26 +60,54 @@ func (w *Writer) checkConflicts(batch []store.BillingItem, written []bool) {
 }
 
 // recorded reads the entries recorded under the refused items' keys; nil
-// (every refusal an alarm) when the store cannot say or the read fails.
+// (every refusal an alarm) when the read fails.
 func (w *Writer) recorded(batch []store.BillingItem, refused []int) map[string]store.LedgerEntry {
-	re, ok := w.st.(RecordedEntries)
-	if !ok {
-		return nil
-	}
-	keys := make([]string, len(refused))
-	for k, i := range refused {
-		keys[k] = batch[i].Entry.Key
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	stop := context.AfterFunc(w.stop, cancel)
 	defer stop()
-	out, err := re.Entries(ctx, keys)
+	keys := make([]string, len(refused))
+	for k, i := range refused {
+		keys[k] = batch[i].Entry.Key
+	}
+	var out map[string]store.LedgerEntry
+	var err error
+	if re, ok := w.st.(RecordedEntries); ok {
+		out, err = re.Entries(ctx, keys)
+	} else {
+		out, err = recentEntries(ctx, w.st.Ledger(), batch, refused)
+	}
 	if err != nil {
 		w.log.Warn("could not read the ledger entries of refused keys; each counts as a conflict", "err", err)
 		return nil
 	}
 	return out
+}
+
+// recentEntries finds the refused keys among their users' latest ledger
+// entries, for a store (a wrapper) that does not offer RecordedEntries: a
+// replay finds a movement recorded moments before. A key not among them
+// stays an alarm.
+func recentEntries(ctx context.Context, ledger store.LedgerRepo, batch []store.BillingItem, refused []int) (map[string]store.LedgerEntry, error) {
+	want := map[string]bool{}
+	users := map[int64]bool{}
+	for _, i := range refused {
+		want[batch[i].Entry.Key] = true
+		users[batch[i].Entry.UserID] = true
+	}
+	out := map[string]store.LedgerEntry{}
+	for u := range users {
+		entries, _, err := ledger.List(ctx, u, store.Page{Page: 1, PageSize: 200})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if want[e.Key] {
+				out[e.Key] = e
+			}
+		}
+	}
+	return out, nil
 }
 
 // replayOf reports that rec, recorded under the key of it's entry, is the
