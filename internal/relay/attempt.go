@@ -27,7 +27,7 @@ func (rl *Relay) tryChannels(clientCtx context.Context, plan []*routing.Channel,
 		func(ch *routing.Channel, e *ir.Error, moveOn bool) {
 			if !moveOn {
 				rl.Metrics.attempt("rejected")
-				if e.Code == codeOutOfResources {
+				if e.Code == upstream.CodeOutOfResources {
 					noteShortage(clientCtx, rl.Logger, e)
 				}
 				return
@@ -157,9 +157,9 @@ func exchangeFailed(clientCtx context.Context, err error, timedOut bool, timeout
 		return &ir.Error{Status: 504, Kind: ir.KindTimeout, Code: "upstream_timeout",
 			Message: fmt.Sprintf("the upstream sent nothing within %s", timeout), Retry: ir.RetryNext, Cause: err}
 	}
-	if short := localShortage(err); short != "" {
-		return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: codeOutOfResources,
-			Message: "the upstream could not be reached: " + short, Retry: ir.RetryNever, Cause: classifyNetErr(err)}
+	if short := upstream.Shortage(err); short != nil {
+		short.Cause = classifyNetErr(err)
+		return short
 	}
 	e := &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
 		Message: "the upstream could not be reached: " + unreachableCause(err), Retry: ir.RetryNext, Cause: classifyNetErr(err)}

@@ -16,10 +16,6 @@ import (
 	"github.com/turnpike-gw/turnpike/internal/ir"
 )
 
-// codeOutOfResources is the code of a call the gateway could not send for
-// want of a descriptor, a port or memory of its own (localShortage).
-const codeOutOfResources = "gateway_out_of_resources"
-
 // lastShortageLog is when noteShortage last wrote (Unix nanoseconds).
 var lastShortageLog atomic.Int64
 
@@ -80,24 +76,6 @@ func unreachableCause(err error) string {
 func goAway(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "GOAWAY") || strings.Contains(s, "http2: client connection lost")
-}
-
-// localShortage names the gateway's own lack of a resource the call needed
-// — a file descriptor, kernel memory for a socket, a free local port —
-// or "" when err is no such thing. Such a failure says nothing of the
-// channel: every other channel would need the same resource.
-func localShortage(err error) string {
-	switch {
-	case errors.Is(err, syscall.EMFILE):
-		return "the gateway has no free file descriptor (too many open files: raise its descriptor limit)"
-	case errors.Is(err, syscall.ENFILE):
-		return "the system has no free file descriptor (the kernel's open-file table is full)"
-	case errors.Is(err, syscall.ENOBUFS), errors.Is(err, syscall.ENOMEM):
-		return "the system has no memory left for another connection"
-	case errors.Is(err, syscall.EADDRNOTAVAIL):
-		return "the gateway has no free local port for another connection"
-	}
-	return ""
 }
 
 // lostUnderway reports a failure that came after the connection carried
