@@ -411,39 +411,6 @@ func (w *Writer) tryWrite(batch []store.BillingItem) ([]bool, error) {
 	return nil, nil
 }
 
-// checkConflicts raises the alarm for idempotency keys that were taken
-// when they must have been new. Every key is made fresh (a UUIDv7) for one
-// movement, so on the first attempt at a batch an unguarded entry (a
-// reserve, a top-up, an adjustment: no Close or Keep) that was not written
-// found its key already recorded by someone else — two movements share a
-// key and one of them is lost from the ledger. That is never silent: it is
-// logged at error level, with the item, and counted in
-// turnpike_idempotency_conflicts_total. A retried batch is not checked,
-// because an earlier attempt whose commit was reported failed may have
-// stored it (a replay legitimately finds its own keys), and guarded items
-// are not, because an end that finds its hold already ended (by the sweep,
-// by another node) is the designed outcome.
-func (w *Writer) checkConflicts(batch []store.BillingItem, written []bool) {
-	if written == nil {
-		return
-	}
-	for i, it := range batch {
-		if it.Entry == nil || it.Close != "" || it.Keep != "" || written[i] {
-			continue
-		}
-		w.conflicts.Add(1)
-		w.log.Error("idempotency key conflict: a new ledger entry's key was already recorded, so the entry was not written",
-			"key", it.Entry.Key, "request_id", requestIDOf(it), "item", describe(it))
-	}
-}
-
-func requestIDOf(it store.BillingItem) string {
-	if it.Log != nil {
-		return it.Log.RequestID
-	}
-	return ""
-}
-
 // Conflicts is the number of idempotency key conflicts seen (see
 // checkConflicts), for turnpike_idempotency_conflicts_total.
 func (w *Writer) Conflicts() uint64 { return w.conflicts.Load() }

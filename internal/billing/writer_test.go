@@ -58,6 +58,12 @@ func (f *flakyStore) WriteItems(ctx context.Context, items []store.BillingItem) 
 	return written, err
 }
 
+// Entries passes RecordedEntries on, so the writer can tell a replay from
+// a conflict through the wrapper.
+func (f *flakyStore) Entries(ctx context.Context, keys []string) (map[string]store.LedgerEntry, error) {
+	return f.Store.(RecordedEntries).Entries(ctx, keys)
+}
+
 func (f *flakyStore) setDown(down bool) { f.mu.Lock(); f.down = down; f.mu.Unlock() }
 
 func (f *flakyStore) callCount() int { f.mu.Lock(); defer f.mu.Unlock(); return f.calls }

@@ -59,6 +59,10 @@ type Error struct {
 	UpstreamStatus int
 	// RetryAfter is the upstream's Retry-After, when it sent one.
 	RetryAfter time.Duration
+	// SentAt is when the attempt went out, set on a connection lost after
+	// it carried the request: calls in flight on one HTTP/2 connection
+	// all fail when it goes, and channel health counts that as one failure.
+	SentAt time.Time
 }
 
 func (e *Error) Error() string {

@@ -27,6 +27,9 @@ func (rl *Relay) tryChannels(clientCtx context.Context, plan []*routing.Channel,
 		func(ch *routing.Channel, e *ir.Error, moveOn bool) {
 			if !moveOn {
 				rl.Metrics.attempt("rejected")
+				if e.Code == upstream.CodeOutOfResources {
+					noteShortage(clientCtx, rl.Logger, e)
+				}
 				return
 			}
 			rl.Metrics.attempt("retried")
@@ -133,13 +136,20 @@ func (rl *Relay) exchange(clientCtx context.Context, req *http.Request, ch *rout
 		}
 		return resp, nil
 	}
-	return nil, exchangeFailed(clientCtx, err, timedOut.Load() && !stopped, timeout)
+	return nil, exchangeFailed(clientCtx, err, timedOut.Load() && !stopped, timeout, sent)
 }
 
 // exchangeFailed is the error of an exchange that got no answer. It is a
 // function of its own so that exchange's frame, which lies under every
 // call's wait for its upstream, holds none of it.
-func exchangeFailed(clientCtx context.Context, err error, timedOut bool, timeout time.Duration) error {
+//
+// The gateway's own shortage (no file descriptor, no local port) is a 503
+// that stops the call and leaves channel health alone: the channel did not
+// fail, and no other channel could be reached without the same resource. A
+// connection lost under a call that was sent carries the time it was sent
+// (ir.Error.SentAt), so health counts the loss once however many calls the
+// connection carried.
+func exchangeFailed(clientCtx context.Context, err error, timedOut bool, timeout time.Duration, sent time.Time) error {
 	if clientCtx.Err() != nil {
 		return &ir.Error{Status: 499, Kind: ir.KindInvalidRequest, Code: "client_closed", Message: "the client closed the request", Cause: err}
 	}
@@ -147,8 +157,16 @@ func exchangeFailed(clientCtx context.Context, err error, timedOut bool, timeout
 		return &ir.Error{Status: 504, Kind: ir.KindTimeout, Code: "upstream_timeout",
 			Message: fmt.Sprintf("the upstream sent nothing within %s", timeout), Retry: ir.RetryNext, Cause: err}
 	}
-	return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
+	if short := upstream.Shortage(err); short != nil {
+		short.Cause = classifyNetErr(err)
+		return short
+	}
+	e := &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
 		Message: "the upstream could not be reached: " + unreachableCause(err), Retry: ir.RetryNext, Cause: classifyNetErr(err)}
+	if lostUnderway(err) {
+		e.SentAt = sent
+	}
+	return e
 }
 
 func classifyNetErr(err error) error {

@@ -200,6 +200,9 @@ func (s *rtSession) dialChannel(r *http.Request, ch *routing.Channel) (*websocke
 		conn.SetReadLimit(realtimeFrameLimit)
 		return conn, nil
 	}
+	if short := upstream.Shortage(err); short != nil {
+		return nil, short
+	}
 	if resp == nil || resp.StatusCode < 300 {
 		return nil, &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
 			Message: "the upstream realtime socket could not be reached", Retry: ir.RetryNext, Cause: err}

@@ -1,12 +1,36 @@
 package relay
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
+	"log/slog"
 	"net"
+	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
+
+	"github.com/turnpike-gw/turnpike/internal/ir"
 )
+
+// lastShortageLog is when noteShortage last wrote (Unix nanoseconds).
+var lastShortageLog atomic.Int64
+
+// noteShortage logs the gateway's own shortage at most once a second: a
+// node out of descriptors fails every call that needs one at once, and a
+// line per call would bury the cause. Channel health is not told (the
+// channel did nothing wrong), so this line is where an operator learns it.
+func noteShortage(ctx context.Context, log *slog.Logger, e *ir.Error) {
+	now, last := time.Now().UnixNano(), lastShortageLog.Load()
+	if now-last < int64(time.Second) || !lastShortageLog.CompareAndSwap(last, now) {
+		return
+	}
+	log.ErrorContext(ctx, "a call failed for want of the gateway's own resources; calls fail with 503 until they free up (docs/OPERATIONS.md, file descriptors)",
+		"err", e.Message)
+}
 
 // unreachableCause names why an upstream could not be reached, in words an
 // operator can act on (fix the address, the DNS, the certificate, the
@@ -37,6 +61,35 @@ func unreachableCause(err error) string {
 		return "TLS handshake failed"
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return "timed out"
+	case goAway(err):
+		return "the upstream closed its HTTP/2 connection (GOAWAY)"
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "the connection closed before the answer"
 	}
 	return "network error"
+}
+
+// goAway recognises a call lost with an HTTP/2 connection its upstream
+// closed (a GOAWAY, as a server's rapid-reset guard sends with
+// ENHANCE_YOUR_CALM). net/http's HTTP/2 error types are unexported, so the
+// text its GoAwayError and lost-connection errors carry is all there is.
+func goAway(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "GOAWAY") || strings.Contains(s, "http2: client connection lost")
+}
+
+// lostUnderway reports a failure that came after the connection carried
+// the request — not a dial, name lookup or handshake that failed for this
+// attempt alone — so that every call the connection carried lost it in the
+// same event (an HTTP/2 connection carries many).
+func lostUnderway(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var recordErr tls.RecordHeaderError
+	var alert tls.AlertError
+	return !errors.As(err, &dnsErr) && !errors.As(err, &certErr) && !errors.As(err, &recordErr) && !errors.As(err, &alert)
 }

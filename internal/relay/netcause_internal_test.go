@@ -3,10 +3,12 @@ package relay
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -49,11 +51,37 @@ func TestAnUnreachableUpstreamNamesItsCause(t *testing.T) {
 			Err: &net.DNSError{Err: "no such host", Name: "api.example.invalid", IsNotFound: true}}}, "no such host"},
 		{"resolver down", &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "server misbehaving", Name: "x", IsTemporary: true}},
 			"the host name could not be resolved"},
+		{"an HTTP/2 connection the upstream closed", &url.Error{Op: "Post", URL: "http://up", Err: errors.New(
+			`http2: server sent GOAWAY and closed the connection; LastStreamID=1999, ErrCode=ENHANCE_YOUR_CALM, debug=""`)},
+			"the upstream closed its HTTP/2 connection (GOAWAY)"},
+		{"a connection closed under the call", &url.Error{Op: "Post", URL: "http://up", Err: io.ErrUnexpectedEOF},
+			"the connection closed before the answer"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := unreachableCause(tc.err); got != tc.want {
 				t.Fatalf("cause of %v: %q, want %q", tc.err, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOnlyAConnectionLostUnderACallIsSharedWithTheCallsItCarried(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"a refused dial fails one call", &url.Error{Op: "Post", URL: "http://up", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}, false},
+		{"an unknown host fails one call", &net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}, false},
+		{"a reset connection", &url.Error{Op: "Post", URL: "http://up", Err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}, true},
+		{"a GOAWAY", errors.New("http2: server sent GOAWAY and closed the connection; LastStreamID=5, ErrCode=NO_ERROR"), true},
+		{"a connection closed early", io.ErrUnexpectedEOF, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := lostUnderway(tc.err); got != tc.want {
+				t.Fatalf("lostUnderway(%v) = %v, want %v", tc.err, got, tc.want)
 			}
 		})
 	}

@@ -72,7 +72,29 @@ type entry struct {
 	// nanoseconds since start), so a Sync that read the store before that
 	// does not put the older record back.
 	changed atomic.Int64
-	mu      sync.Mutex // one transition of this key at a time on this node
+	// lost is when the last lost connection counted against the key
+	// (monotonic, as changed); see sameLoss.
+	lost atomic.Int64
+	mu   sync.Mutex // one transition of this key at a time on this node
+}
+
+// sameLoss reports a lost connection that belongs to one already counted
+// against the key: the failed attempt was sent before that loss was
+// counted, so it was in flight on the connection (or one lost with it) —
+// an HTTP/2 connection that goes takes every call it carries, and that is
+// one failure of the channel, not one per call. Otherwise the loss is
+// counted from now.
+func (en *entry) sameLoss(sent time.Time) bool {
+	at := int64(sent.Sub(started))
+	for {
+		last := en.lost.Load()
+		if last != 0 && at < last {
+			return true
+		}
+		if en.lost.CompareAndSwap(last, monotonic()) {
+			return false
+		}
+	}
 }
 
 // started anchors the monotonic clock of entry.changed.
@@ -224,6 +246,9 @@ func (h *Health) Report(ch *Channel, key int, e *ir.Error) bool {
 		h.coolKey(ch, key, reason, e.RetryAfter)
 	case failure:
 		en := h.get(HealthKey{ch.ID, key})
+		if !e.SentAt.IsZero() && en.sameLoss(e.SentAt) {
+			return moveOn
+		}
 		n := en.failures.Add(1)
 		cur := en.rec.Load()
 		probation := cur != nil && cur.State == StateCooling

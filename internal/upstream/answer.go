@@ -67,10 +67,16 @@ func RetryAfter(v string, now time.Time) time.Duration {
 // out): the channel's failure, counted towards cooling, and another
 // channel may serve. The URL is dropped from the cause, since a query
 // may carry a credential on some providers.
+//
+// The gateway's own shortage (no descriptor, no port) is Shortage's 503
+// instead: not the channel's failure.
 func Unreachable(err error) *ir.Error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
+	}
+	if short := Shortage(err); short != nil {
+		return short
 	}
 	msg := "the upstream could not be reached"
 	var ne net.Error
