@@ -197,7 +197,7 @@ func (c *call) estimate(price *billing.Price, exact bool) charge {
 	if c.req.MaxTokens != nil && *c.req.MaxTokens > 0 {
 		maxOut = *c.req.MaxTokens
 	}
-	return charge{usage: ir.Usage{InputTokens: prompt, OutputTokens: maxOut}, usd: price.CallCost(1)}
+	return charge{usage: ir.Usage{InputTokens: prompt, OutputTokens: maxOut}, usd: price.OneCallCost()}
 }
 
 // promptTokens is the prompt counted with the tokenizer, once per call.
@@ -220,7 +220,7 @@ func (c *call) settleUsage(outputText func() string) {
 		u.OutputTokens = tokenize.Count(c.model, outputText())
 	}
 	c.usage = u
-	c.settle(charge{usage: u, usd: c.price.CallCost(1)})
+	c.settle(charge{usage: u, usd: c.price.OneCallCost()})
 }
 
 // chatOther names the client format (or the playground) instead of an
