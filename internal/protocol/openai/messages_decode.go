@@ -26,10 +26,17 @@ func decodeMessages(root getter, req *ir.Request) error {
 		return invalid("messages", "'messages' must not be empty")
 	}
 	d := messageDecoder{req: req, callNames: map[string]string{}}
+	// Sized once: appending grows a long conversation's slice by copying
+	// it some log2(n) times. System messages are hoisted and consecutive
+	// tool messages gathered, so there are at most as many IR messages.
+	req.Messages = make([]ir.Message, 0, len(items))
 	for i, m := range items {
 		if err := d.message(m, messageItem(i)); err != nil {
 			return err
 		}
+	}
+	if len(req.Messages) == 0 {
+		req.Messages = nil // only system messages: none, as before
 	}
 	return nil
 }
