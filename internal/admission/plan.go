@@ -60,7 +60,7 @@ func (tk *Ticket) balanceShare(charge int64) int64 {
 // (plans.Service.Sweep).
 func (tk *Ticket) settleRow(bg context.Context, hold *billing.Hold, charge int64, row store.UsageLog) {
 	if tk.plan == nil {
-		hold.Settle(bg, charge, row)
+		hold.SettleRow(bg, charge, &row)
 		return
 	}
 	tk.plan.Settle(bg, charge)

@@ -85,7 +85,7 @@ func startAccepted(log *slog.Logger, tracer *obs.Tracer, w http.ResponseWriter, 
 	id := obs.RequestIDFrom(r.Header.Get(obs.HeaderRequestID))
 	w.Header().Set(obs.HeaderRequestID, id)
 	a := &accepted{statusRecorder: statusRecorder{ResponseWriter: w, status: 200}, log: log, id: id, start: start}
-	a.r = r.WithContext(obs.WithRequestID(r.Context(), id))
+	a.r = r.WithContext(obs.WithRequestIDAt(r.Context(), &a.id))
 	if tracer.On() {
 		var ctx context.Context
 		ctx, a.span = tracer.StartServer(a.r)

@@ -60,13 +60,15 @@ func (s *Service) Reserve(ctx context.Context, acct Account, key string, amount 
 func (s *Service) reserve(ctx context.Context, acct Account, key string, amount int64) (*Hold, error) {
 	s.moves.RLock()
 	defer s.moves.RUnlock()
-	if err := s.moveFor(ctx, acct, key+":"+store.LedgerReserve, -amount, false); err != nil {
+	h := &Hold{s: s, acct: acct, key: key, Reserved: amount}
+	// The live move is keyed as the entry is: one key string, not two.
+	entry := h.entry(store.LedgerReserve, -amount, 0)
+	if err := s.moveFor(ctx, acct, entry.Key, -amount, false); err != nil {
 		return nil, err
 	}
-	h := &Hold{s: s, acct: acct, key: key, Reserved: amount}
 	now := time.Now().UTC()
 	s.writer.Item(store.BillingItem{
-		Entry: h.entry(store.LedgerReserve, -amount, 0),
+		Entry: entry,
 		Open: &store.Hold{Key: key, Owner: s.node, UserID: acct.UserID, TokenID: acct.TokenID, Amount: amount, CreatedAt: now,
 			TeamID: acct.Payer().TeamID},
 	})
@@ -136,12 +138,19 @@ func (h *Hold) Key() string { return h.key }
 // or returned, and the consume log row is written with the ledger entry. It
 // returns false when the hold had already ended.
 func (h *Hold) Settle(ctx context.Context, charge int64, log store.UsageLog) bool {
+	return h.SettleRow(ctx, charge, &log)
+}
+
+// SettleRow is Settle with the consume row given by pointer: it fills in the
+// row's type, quota and request id and queues that very row, so a caller
+// whose row is already on the heap does not pay for a second copy.
+func (h *Hold) SettleRow(ctx context.Context, charge int64, log *store.UsageLog) bool {
 	log.Type = store.LogConsume
 	log.Quota = charge
 	if log.RequestID == "" {
 		log.RequestID = h.key
 	}
-	return h.SettleWith(ctx, charge, &log)
+	return h.SettleWith(ctx, charge, log)
 }
 
 // SettleWith is Settle with the usage row written as given (nil: none).
@@ -163,11 +172,15 @@ func (h *Hold) SettleWith(ctx context.Context, charge int64, log *store.UsageLog
 func (h *Hold) end(ctx context.Context, kind string, delta int64, it store.BillingItem) {
 	s := h.s
 	var journaled *store.BillingItem
-	if kind == store.LedgerSettle {
-		journaled = &it
+	if _, recorded := s.balances.(*redisBalances); recorded && kind == store.LedgerSettle {
+		// Only Redis's move records the item; a copy made here keeps it
+		// from going to the heap on every other end.
+		cp := it
+		journaled = &cp
 	}
 	s.moves.RLock()
-	err := s.moveForItem(ctx, h.acct, h.key+":"+kind, delta, true, journaled)
+	// it.Entry is h.entry(kind, ...): its key is the move's.
+	err := s.moveForItem(ctx, h.acct, it.Entry.Key, delta, true, journaled)
 	s.writer.Item(it)
 	s.moves.RUnlock()
 	switch {

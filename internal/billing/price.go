@@ -146,6 +146,16 @@ func (p *Price) CallCost(n int) *big.Rat {
 	return cost.Mul(p.perCall, big.NewRat(int64(n), 1))
 }
 
+// OneCallCost is CallCost(1), or nil when the price has no per-call part:
+// every pricing function takes a nil part as zero, and the zero CallCost
+// makes is an allocation a chat call paid twice (estimate and settle).
+func (p *Price) OneCallCost() *big.Rat {
+	if p.Free || p.perCall == nil {
+		return nil
+	}
+	return p.CallCost(1)
+}
+
 // HasTokenPrice reports whether the price charges for tokens, at its base
 // rates or at a tier's.
 func (p *Price) HasTokenPrice() bool {

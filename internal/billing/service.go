@@ -188,7 +188,7 @@ func (s *Service) fixedCharge(p *Price, u ir.Usage, group string) (int64, bool) 
 // collide, and sort by time. A key is used for exactly one movement; one
 // found already recorded is an alarm (Writer.checkConflicts).
 func (s *Service) NewRequestKey(prefix string) string {
-	return prefix + "-" + uuid.Must(uuid.NewV7()).String()
+	return requestKey(prefix, uuid.Must(uuid.NewV7()))
 }
 
 // Credit is money that comes from outside the model calls: a starting

@@ -61,13 +61,26 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, requestIDKey{}, id)
 }
 
+// WithRequestIDAt returns ctx carrying the id at *id, which must not change
+// afterwards. A pointer into a struct already on the heap goes into the
+// context as it is; a string is copied to the heap to fit in an interface,
+// an allocation on every request.
+func WithRequestIDAt(ctx context.Context, id *string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
 // RequestID is the request id ctx carries, or "".
 func RequestID(ctx context.Context) string {
 	if ctx == nil {
 		return ""
 	}
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	switch id := ctx.Value(requestIDKey{}).(type) {
+	case string:
+		return id
+	case *string:
+		return *id
+	}
+	return ""
 }
 
 // ContextHandler wraps a slog.Handler so that every record logged with a

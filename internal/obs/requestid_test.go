@@ -77,6 +77,7 @@ func TestLogLinesWrittenWithARequestContextCarryItsID(t *testing.T) {
 	}{
 		{"a request's line", WithRequestID(context.Background(), "rid-1"), "request_id=rid-1", ""},
 		{"a line outside any request", context.Background(), "", "request_id"},
+		{"a request whose id the context holds by pointer", WithRequestIDAt(context.Background(), &heldID), "request_id=rid-2", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,5 +89,26 @@ func TestLogLinesWrittenWithARequestContextCarryItsID(t *testing.T) {
 				t.Fatalf("line %q", line)
 			}
 		})
+	}
+}
+
+var heldID = "rid-2"
+
+func TestARequestIDReadsTheSameWhetherHeldAsAStringOrAtAPointer(t *testing.T) {
+	id := "0192f1a4-7b3c-7d2e-8f01-a2b3c4d5e6f7"
+	cases := []struct {
+		name string
+		ctx  context.Context
+		want string
+	}{
+		{"a string", WithRequestID(context.Background(), id), id},
+		{"at a pointer", WithRequestIDAt(context.Background(), &id), id},
+		{"none", context.Background(), ""},
+		{"a nil context", nil, ""},
+	}
+	for _, tc := range cases {
+		if got := RequestID(tc.ctx); got != tc.want {
+			t.Errorf("%s: RequestID = %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/sjson"
@@ -120,12 +119,14 @@ func (rl *Relay) exchange(clientCtx context.Context, req *http.Request, ch *rout
 	if s := settingSeconds(ch.Settings, "first_byte_timeout_seconds"); s > 0 {
 		timeout = s
 	}
-	var timedOut atomic.Bool
 	rl.Tracer.Inject(req.Context(), req.Header)
 	sent := time.Now()
-	timer := time.AfterFunc(timeout, func() { timedOut.Store(true); cancel() })
+	// cancel is the timer's function itself: a timer that can no longer
+	// be stopped has fired, which is all a failed exchange needs to know,
+	// so no flag and no closure are allocated for it.
+	timer := time.AfterFunc(timeout, cancel)
 	resp, err := upstream.Do(rl.clientFor(ch.Settings), req)
-	stopped := timer.Stop()
+	fired := !timer.Stop()
 	if err == nil {
 		took := time.Since(sent)
 		rl.Metrics.firstByteAt(ch.Name, took.Seconds())
@@ -136,7 +137,7 @@ func (rl *Relay) exchange(clientCtx context.Context, req *http.Request, ch *rout
 		}
 		return resp, nil
 	}
-	return nil, exchangeFailed(clientCtx, err, timedOut.Load() && !stopped, timeout, sent)
+	return nil, exchangeFailed(clientCtx, err, fired, timeout, sent)
 }
 
 // exchangeFailed is the error of an exchange that got no answer. It is a

@@ -215,7 +215,7 @@ func (rc *responseCache) store(usage ir.Usage) {
 		return
 	}
 	res.Usage = usage
-	amount, err := c.quota(charge{usage: usage, usd: c.price.CallCost(1)})
+	amount, err := c.quota(charge{usage: usage, usd: c.price.OneCallCost()})
 	if err != nil {
 		return
 	}

@@ -175,7 +175,14 @@ type attemptScope struct {
 }
 
 func (c *callCore) openAttempt() attemptScope {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.r.Context()), c.rl.Options.UpstreamTimeout)
+	// bg is the request's context without its cancellation, made once at
+	// begin; only a traced attempt's request (c.r carries the attempt's
+	// span then) needs a context of its own.
+	parent := c.bg
+	if c.span != nil || parent == nil {
+		parent = context.WithoutCancel(c.r.Context())
+	}
+	ctx, cancel := context.WithTimeout(parent, c.rl.Options.UpstreamTimeout)
 	c.cancelUpstream = cancel
 	// A client that leaves a stream ends the upstream call at once (the
 	// stream tail does so once the answer streams); any other call is

@@ -33,6 +33,9 @@ type call struct {
 	// resume is the stream failover of the call's streamed answer (nil
 	// when its model has none).
 	resume *resumer
+	// h is the call's hooks, held here so that they come with the call's
+	// one allocation rather than one of their own.
+	h hooks
 }
 
 // answerStarted also lets go of the client's raw body: from the first byte
@@ -44,12 +47,14 @@ func (c *call) answerStarted() {
 }
 
 func (rl *Relay) chatHandler(sf surface) http.Handler {
+	// A method value is a closure of its own: made here once, not per call.
+	filter := rl.hasChatWire
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &call{sf: sf}
 		c.begin(rl, w, r, string(sf.codec.Format()), sf.codec.Format())
 		c.rowOther = c.chatOther
 		c.cache = responseCache{core: &c.callCore, surface: c}
-		c.serve(&hooks{
+		c.h = hooks{
 			// The key (or session) is checked from the headers before the
 			// body is read: an anonymous caller must not make the gateway
 			// take 32 MB first.
@@ -58,11 +63,12 @@ func (rl *Relay) chatHandler(sf surface) http.Handler {
 			guard:        c.guardRequest,
 			cached:       c.lookupCache,
 			estimate:     c.estimate,
-			filter:       rl.hasChatWire,
+			filter:       filter,
 			session:      c.session,
 			send:         c.send,
 			relay:        c.relayKeeping,
-		})
+		}
+		c.serve(&c.h)
 	})
 }
 
@@ -191,7 +197,7 @@ func (c *call) estimate(price *billing.Price, exact bool) charge {
 	if c.req.MaxTokens != nil && *c.req.MaxTokens > 0 {
 		maxOut = *c.req.MaxTokens
 	}
-	return charge{usage: ir.Usage{InputTokens: prompt, OutputTokens: maxOut}, usd: price.CallCost(1)}
+	return charge{usage: ir.Usage{InputTokens: prompt, OutputTokens: maxOut}, usd: price.OneCallCost()}
 }
 
 // promptTokens is the prompt counted with the tokenizer, once per call.
@@ -214,7 +220,7 @@ func (c *call) settleUsage(outputText func() string) {
 		u.OutputTokens = tokenize.Count(c.model, outputText())
 	}
 	c.usage = u
-	c.settle(charge{usage: u, usd: c.price.CallCost(1)})
+	c.settle(charge{usage: u, usd: c.price.OneCallCost()})
 }
 
 // chatOther names the client format (or the playground) instead of an

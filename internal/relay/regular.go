@@ -15,7 +15,9 @@ const maxResponseBody = 64 << 20
 // relayRegular answers a non-streamed call: the upstream body as it is when
 // the formats match, converted otherwise.
 func (c *call) relayRegular(up protocol.UpstreamCodec, resp *http.Response) error {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	// Sized from the declared length: io.ReadAll starts at 512 bytes and
+	// grows by copying, several allocations for an answer of a few KB.
+	body, err := readAllSized(io.LimitReader(resp.Body, maxResponseBody), resp.ContentLength, maxResponseBody)
 	if err != nil {
 		return &ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_read_failed", Message: "the upstream answer was cut off", Retry: ir.RetryNext, Cause: err}
 	}

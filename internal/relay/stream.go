@@ -74,5 +74,5 @@ func failEvent(s *sink, codec any) func() {
 // chatCharge is a chat answer's charge: its tokens plus the per-call price.
 func (c *call) chatCharge(u ir.Usage) charge {
 	c.usage = u
-	return charge{usage: u, usd: c.price.CallCost(1)}
+	return charge{usage: u, usd: c.price.OneCallCost()}
 }

@@ -43,7 +43,9 @@ func (OpenAICompatible) Codec(Target) protocol.UpstreamCodec { return openai.Cha
 
 // Chat posts to {prefix}/chat/completions.
 func (a OpenAICompatible) Chat(ctx context.Context, t Target, body []byte, stream bool, _ http.Header) (*http.Request, error) {
-	req, err := a.Endpoint(ctx, t, http.MethodPost, "/v1/chat/completions", bytes.NewReader(body), "application/json")
+	// No content type for Endpoint to set: newJSONRequest sets it, after
+	// the channel's headers, and each Set is an allocation.
+	req, err := a.Endpoint(ctx, t, http.MethodPost, "/v1/chat/completions", bytes.NewReader(body), "")
 	if err != nil {
 		return nil, err
 	}

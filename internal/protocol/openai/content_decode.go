@@ -44,7 +44,7 @@ func decodePart(p gjson.Result, param string, allowMedia bool) (ir.Part, error) 
 	if _, err := readObject(p, param); err != nil {
 		return ir.Part{}, err
 	}
-	typ, err := optString(p, param, "type")
+	typ, err := memberString(p.Get("type"), param, "type")
 	if err != nil {
 		return ir.Part{}, err
 	}

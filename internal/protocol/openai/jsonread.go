@@ -141,11 +141,20 @@ func optIntMin(obj getter, key string, lo int64) (*int64, error) {
 
 // optString reads an optional string field of obj.
 func optString(obj getter, parent, key string) (string, error) {
-	r := obj.Get(key)
+	return memberString(obj.Get(key), parent, key)
+}
+
+// memberString is optString for member key's value r, already looked up:
+// a gjson.Result passed as a getter is boxed, an allocation each time.
+func memberString(r gjson.Result, parent, key string) (string, error) {
 	if !present(r) {
 		return "", nil
 	}
-	return readString(r, field(parent, key))
+	// The path is built only for the error: most members are strings.
+	if r.Type != gjson.String {
+		return "", wrongType(field(parent, key), "a string")
+	}
+	return r.Str, nil
 }
 
 // clampInt converts to int, saturating where int is narrower than the value.

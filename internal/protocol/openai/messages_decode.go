@@ -26,10 +26,17 @@ func decodeMessages(root getter, req *ir.Request) error {
 		return invalid("messages", "'messages' must not be empty")
 	}
 	d := messageDecoder{req: req, callNames: map[string]string{}}
+	// Sized once: appending grows a long conversation's slice by copying
+	// it some log2(n) times. System messages are hoisted and consecutive
+	// tool messages gathered, so there are at most as many IR messages.
+	req.Messages = make([]ir.Message, 0, len(items))
 	for i, m := range items {
-		if err := d.message(m, item("messages", i)); err != nil {
+		if err := d.message(m, messageItem(i)); err != nil {
 			return err
 		}
+	}
+	if len(req.Messages) == 0 {
+		req.Messages = nil // only system messages: none, as before
 	}
 	return nil
 }
@@ -38,11 +45,11 @@ func (d *messageDecoder) message(m gjson.Result, param string) error {
 	if _, err := readObject(m, param); err != nil {
 		return err
 	}
-	role, err := optString(m, param, "role")
+	role, err := memberString(m.Get("role"), param, "role")
 	if err != nil {
 		return err
 	}
-	name, err := optString(m, param, "name")
+	name, err := memberString(m.Get("name"), param, "name")
 	if err != nil {
 		return err
 	}
@@ -50,7 +57,7 @@ func (d *messageDecoder) message(m gjson.Result, param string) error {
 	case "system", "developer":
 		return d.system(m, param)
 	case "user":
-		parts, err := decodeContent(m.Get("content"), field(param, "content"), true)
+		parts, err := decodeMessageContent(m, param, true)
 		if err != nil {
 			return err
 		}
@@ -70,7 +77,7 @@ func (d *messageDecoder) message(m gjson.Result, param string) error {
 // other formats only have a top-level system prompt, and hoisting here keeps
 // all three encoders from each solving that.
 func (d *messageDecoder) system(m gjson.Result, param string) error {
-	parts, err := decodeContent(m.Get("content"), field(param, "content"), false)
+	parts, err := decodeMessageContent(m, param, false)
 	if err != nil {
 		return err
 	}
@@ -83,7 +90,7 @@ func (d *messageDecoder) assistant(m gjson.Result, param, name string) error {
 	if text := reasoningText(m); text != "" {
 		parts = append(parts, ir.Part{Kind: ir.PartThinking, Thinking: &ir.Thinking{Text: text}})
 	}
-	content, err := decodeContent(m.Get("content"), field(param, "content"), false)
+	content, err := decodeMessageContent(m, param, false)
 	if err != nil {
 		return err
 	}
@@ -186,14 +193,14 @@ func toolArguments(r gjson.Result, param string) (string, error) {
 // gathered into one IR message, since formats that carry results in a user
 // turn need all results of one assistant turn together.
 func (d *messageDecoder) tool(m gjson.Result, param, name string) error {
-	id, err := optString(m, param, "tool_call_id")
+	id, err := memberString(m.Get("tool_call_id"), param, "tool_call_id")
 	if err != nil {
 		return err
 	}
 	if id == "" {
 		return missing(field(param, "tool_call_id"))
 	}
-	content, err := decodeContent(m.Get("content"), field(param, "content"), true)
+	content, err := decodeMessageContent(m, param, true)
 	if err != nil {
 		return err
 	}
@@ -208,4 +215,32 @@ func (d *messageDecoder) tool(m gjson.Result, param, name string) error {
 	}
 	d.req.Messages = append(msgs, ir.Message{Role: ir.RoleTool, Parts: []ir.Part{part}})
 	return nil
+}
+
+// messageItems are the parameter paths of the first messages, made once:
+// every message's path is built whether or not an error names it.
+var messageItems = func() (names [16]string) {
+	for i := range names {
+		names[i] = item("messages", i)
+	}
+	return names
+}()
+
+// messageItem is item("messages", i).
+func messageItem(i int) string {
+	if i < len(messageItems) {
+		return messageItems[i]
+	}
+	return item("messages", i)
+}
+
+// decodeMessageContent decodes message m's content. Its parameter path
+// (param.content) only names errors, and a string or absent content has
+// none, so the path is built for the other forms alone.
+func decodeMessageContent(m gjson.Result, param string, allowMedia bool) ([]ir.Part, error) {
+	r := m.Get("content")
+	if r.Type == gjson.String || !present(r) {
+		return decodeContent(r, "", allowMedia)
+	}
+	return decodeContent(r, field(param, "content"), allowMedia)
 }
