@@ -351,14 +351,20 @@ func (c *convertStep) encodeInput(u ir.Usage) error {
 // "usageMetadata"); every dialect reads usage only from such a member
 // holding an object, so an event without one carries none (OpenAI's chunks
 // name "usage":null on every chunk but the last).
+//
+// name is spelled without its opening quote, which is checked where name
+// is found: bytes.Index steps through every occurrence of a pattern's
+// first byte, and a quote is the commonest byte of JSON (as in the OpenAI
+// dialect's own sniffers).
 func namesNonNull(data, name []byte) bool {
 	for off := 0; off < len(data); {
 		i := bytes.Index(data[off:], name)
 		if i < 0 {
 			return false
 		}
-		off += i + len(name)
-		if !bytes.HasPrefix(data[off:], nullValue) {
+		at := off + i
+		off = at + len(name)
+		if at > 0 && data[at-1] == '"' && !bytes.HasPrefix(data[off:], nullValue) {
 			return true
 		}
 	}
@@ -366,7 +372,7 @@ func namesNonNull(data, name []byte) bool {
 }
 
 var (
-	usageName  = []byte(`"usage`)
-	finishName = []byte(`"finish_reason`)
+	usageName  = []byte(`usage`)
+	finishName = []byte(`finish_reason`)
 	nullValue  = []byte(`":null`)
 )
