@@ -187,31 +187,13 @@ func (p *passStep) event(name string, data []byte) error {
 		p.note(name, data)
 	}
 	if p.ends != nil && !p.whole {
-		if namesNonNull(data, finishName) {
-			// A chat chunk with a finish reason is read with a JSON
-			// path lookup through the choices, 3 KB deep: aside.
-			aside(func() { p.whole = p.ends.StreamEnds(name, data) })
-		} else {
-			p.whole = p.ends.StreamEnds(name, data)
-		}
+		p.sniffEnd(name, data)
 	}
 	usageOnly := false
 	if namesNonNull(data, usageName) {
-		var u ir.Usage
-		var ok bool
-		// The dialects read usage with a JSON path lookup 3 KB deep,
-		// under the pump's own 3.7 KB: aside, the few events that carry
-		// usage (one or two a stream) do not double the handler's stack.
-		aside(func() {
-			if u, ok = p.sp.SniffStreamUsage(name, data); ok {
-				usageOnly = p.sp.UsageOnlyEvent(name, data)
-			}
-		})
-		if ok {
-			p.tally.usage.Merge(u)
-			if usageOnly && p.dropUsageOnly {
-				return nil
-			}
+		var drop bool
+		if usageOnly, drop = p.sniffUsage(name, data); drop {
+			return nil
 		}
 	}
 	if err := p.sink.Event(name, data); err != nil {
@@ -220,17 +202,57 @@ func (p *passStep) event(name string, data []byte) error {
 	if !usageOnly && !p.noText {
 		p.tally.answer.keepEvent(name, data) // delivered
 		if !p.sink.textSent {
-			// Reading an event's text is a JSON path lookup as deep as
-			// the usage's; until the first text is sent, aside too, with
-			// the first flush it makes.
-			aside(func() {
-				if len(p.sp.AppendStreamText(nil, name, data)) > 0 {
-					p.sink.textOutHere()
-				}
-			})
+			p.firstText(name, data)
 		}
 	}
 	return nil
+}
+
+// The few moments of an event that go aside are methods of their own: the
+// variables their closures capture move to the heap, and declared in event
+// they would be allocated for every event, not just for those few.
+
+// sniffEnd reads whether the event marks the stream whole.
+func (p *passStep) sniffEnd(name string, data []byte) {
+	if namesNonNull(data, finishName) {
+		// A chat chunk with a finish reason is read with a JSON
+		// path lookup through the choices, 3 KB deep: aside.
+		aside(func() { p.whole = p.ends.StreamEnds(name, data) })
+		return
+	}
+	p.whole = p.ends.StreamEnds(name, data)
+}
+
+// sniffUsage adds the usage an event carries to the tally; drop is set for
+// a usage-only event the client did not ask for.
+func (p *passStep) sniffUsage(name string, data []byte) (usageOnly, drop bool) {
+	var u ir.Usage
+	var ok bool
+	// The dialects read usage with a JSON path lookup 3 KB deep,
+	// under the pump's own 3.7 KB: aside, the few events that carry
+	// usage (one or two a stream) do not double the handler's stack.
+	aside(func() {
+		if u, ok = p.sp.SniffStreamUsage(name, data); ok {
+			usageOnly = p.sp.UsageOnlyEvent(name, data)
+		}
+	})
+	if !ok {
+		return false, false
+	}
+	p.tally.usage.Merge(u)
+	return usageOnly, usageOnly && p.dropUsageOnly
+}
+
+// firstText sends the event at once if it carries the answer's first text.
+func (p *passStep) firstText(name string, data []byte) {
+	// Reading an event's text is a JSON path lookup as deep as
+	// the usage's; until the first text is sent, aside too, with
+	// the first flush it makes.
+	aside(func() {
+		if len(p.sp.AppendStreamText(nil, name, data)) > 0 {
+			p.sink.textOutHere()
+		}
+	})
 }
 
 func (p *passStep) end() error {
@@ -329,14 +351,20 @@ func (c *convertStep) encodeInput(u ir.Usage) error {
 // "usageMetadata"); every dialect reads usage only from such a member
 // holding an object, so an event without one carries none (OpenAI's chunks
 // name "usage":null on every chunk but the last).
+//
+// name is spelled without its opening quote, which is checked where name
+// is found: bytes.Index steps through every occurrence of a pattern's
+// first byte, and a quote is the commonest byte of JSON (as in the OpenAI
+// dialect's own sniffers).
 func namesNonNull(data, name []byte) bool {
 	for off := 0; off < len(data); {
 		i := bytes.Index(data[off:], name)
 		if i < 0 {
 			return false
 		}
-		off += i + len(name)
-		if !bytes.HasPrefix(data[off:], nullValue) {
+		at := off + i
+		off = at + len(name)
+		if at > 0 && data[at-1] == '"' && !bytes.HasPrefix(data[off:], nullValue) {
 			return true
 		}
 	}
@@ -344,7 +372,7 @@ func namesNonNull(data, name []byte) bool {
 }
 
 var (
-	usageName  = []byte(`"usage`)
-	finishName = []byte(`"finish_reason`)
+	usageName  = []byte(`usage`)
+	finishName = []byte(`finish_reason`)
 	nullValue  = []byte(`":null`)
 )

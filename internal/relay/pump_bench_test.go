@@ -80,3 +80,27 @@ func BenchmarkPumpConverted(b *testing.B) {
 		return newConvertStep(openai.Chat.NewStreamDecoder(), enc, "m", 10, t)
 	})
 }
+
+// TestAPassedThroughEventAllocatesNothing relays streams of 20 and 200
+// deltas: what a stream allocates (its sink, its tally, the aside calls of
+// its first text, finish and usage) must not grow with its events.
+func TestAPassedThroughEventAllocatesNothing(t *testing.T) {
+	w := &discardWriter{h: http.Header{}}
+	relayOf := func(n int) float64 {
+		stream := benchOpenAIStreamOf(n)
+		return testing.AllocsPerRun(50, func() {
+			s := newSink(w, benchHost{}, false)
+			tally := &streamTally{answer: keptAnswer{sp: openai.Chat}}
+			step := &passStep{sp: openai.Chat, sink: s, tally: tally, dropUsageOnly: true, ends: openai.Chat}
+			if err := pump(bytes.NewReader(stream), s, step); err != nil {
+				t.Fatal(err)
+			}
+			tally.answer.release()
+		})
+	}
+	short, long := relayOf(20), relayOf(200)
+	if long-short >= 1 {
+		t.Errorf("a stream of 200 deltas allocated %v times, one of 20 %v: %.2f allocations an event",
+			long, short, (long-short)/180)
+	}
+}

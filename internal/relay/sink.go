@@ -154,13 +154,23 @@ func (s *sink) start() {
 	case s.jsonArray:
 		h.Set("Content-Type", "application/json")
 	default:
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
+		// The values are shared by every event stream's header: Set
+		// would allocate a slice for each, three a stream. Nothing
+		// writes a header's values in place, and Add appends to a full
+		// slice by copying it.
+		h["Content-Type"] = eventStreamType
+		h["Cache-Control"] = noCache
 		// Proxies such as nginx would otherwise buffer the stream.
-		h.Set("X-Accel-Buffering", "no")
+		h["X-Accel-Buffering"] = noBuffering
 	}
 	s.w.WriteHeader(http.StatusOK)
 }
+
+var (
+	eventStreamType = []string{"text/event-stream"}
+	noCache         = []string{"no-cache"}
+	noBuffering     = []string{"no"}
+)
 
 // write hands b to the ResponseWriter. Until the first flush it does so
 // aside: net/http writes the headers at the first write that fills its
