@@ -88,11 +88,25 @@ func (u *Upstream) stream(w http.ResponseWriter, r *http.Request, delay time.Dur
 	w.Header().Set("Cache-Control", "no-cache")
 	rc := http.NewResponseController(w)
 	start := time.Now()
+	// A client that left ends the handler at once rather than a chunk's
+	// delay later: a handler that outlives its reset stream is what makes
+	// an HTTP/2 server call a client too fast at resets and close the
+	// whole connection (GOAWAY), failing every stream it carried.
+	var due *time.Timer
+	if delay > 0 {
+		due = time.NewTimer(delay)
+		defer due.Stop()
+	}
 	for i := 1; i <= u.Chunks; i++ {
-		// Chunk i is due at start + i × delay; sleeping until then instead
-		// of for delay keeps oversleeping from adding up along the stream.
-		if delay > 0 {
-			time.Sleep(time.Until(start.Add(time.Duration(i) * delay)))
+		// Chunk i is due at start + i × delay; waiting until then instead
+		// of for delay keeps overwaiting from adding up along the stream.
+		if due != nil {
+			due.Reset(time.Until(start.Add(time.Duration(i) * delay)))
+			select {
+			case <-due.C:
+			case <-r.Context().Done():
+				return
+			}
 		}
 		if r.Context().Err() != nil {
 			return

@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -109,5 +110,35 @@ func TestBaselineProxyForwardsBodiesAndStreams(t *testing.T) {
 	}
 	if n := strings.Count(answer, string(contentMarker)); n != 2 || !strings.HasSuffix(answer, "data: [DONE]\n\n") {
 		t.Errorf("proxied stream %q, want 2 content chunks ending in DONE", answer)
+	}
+}
+
+// A paced stream whose client leaves ends its handler at once, not at the
+// next chunk's time: an HTTP/2 server closes a connection whose streams
+// are reset faster than their handlers end, failing every stream on it.
+func TestAPacedStreamsHandlerEndsWhenItsClientLeaves(t *testing.T) {
+	ended := make(chan struct{}, 1)
+	up := NewUpstream(3, time.Hour).Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		up.ServeHTTP(w, r)
+		ended <- struct{}{}
+	}))
+	defer srv.Close()
+	ctx, leave := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"`+BenchModel+PacedSuffix+`","stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client leaves while the handler waits for its first chunk, an
+	// hour away (the answer's headers go with that chunk).
+	time.AfterFunc(50*time.Millisecond, leave)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	select {
+	case <-ended:
+	case <-time.After(time.Minute):
+		t.Fatal("the handler of a stream whose client left was still waiting for its next chunk")
 	}
 }
