@@ -27,7 +27,7 @@ func (rl *Relay) tryChannels(clientCtx context.Context, plan []*routing.Channel,
 			if !moveOn {
 				rl.Metrics.attempt("rejected")
 				if e.Code == upstream.CodeOutOfResources {
-					noteShortage(clientCtx, rl.Logger, e)
+					upstream.NoteShortage(clientCtx, rl.Logger, e)
 				}
 				return
 			}

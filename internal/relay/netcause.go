@@ -1,36 +1,14 @@
 package relay
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"strings"
-	"sync/atomic"
 	"syscall"
-	"time"
-
-	"github.com/turnpike-gw/turnpike/internal/ir"
 )
-
-// lastShortageLog is when noteShortage last wrote (Unix nanoseconds).
-var lastShortageLog atomic.Int64
-
-// noteShortage logs the gateway's own shortage at most once a second: a
-// node out of descriptors fails every call that needs one at once, and a
-// line per call would bury the cause. Channel health is not told (the
-// channel did nothing wrong), so this line is where an operator learns it.
-func noteShortage(ctx context.Context, log *slog.Logger, e *ir.Error) {
-	now, last := time.Now().UnixNano(), lastShortageLog.Load()
-	if now-last < int64(time.Second) || !lastShortageLog.CompareAndSwap(last, now) {
-		return
-	}
-	log.ErrorContext(ctx, "a call failed for want of the gateway's own resources; calls fail with 503 until they free up (docs/OPERATIONS.md, file descriptors)",
-		"err", e.Message)
-}
 
 // unreachableCause names why an upstream could not be reached, in words an
 // operator can act on (fix the address, the DNS, the certificate, the

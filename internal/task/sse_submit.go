@@ -47,9 +47,7 @@ func (s *Service) exchangeSSE(ctx context.Context, sub *submission, t *Task, at 
 	resp, err := s.client.Do(req)
 	headerTimer.Stop()
 	if err != nil {
-		s.log.Warn("task SSE submit transport failure", "channel", at.ch.ID, "err", scrub(err.Error(), at.cr.secrets...))
-		return nil, &errRetry{&ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
-			Message: fmt.Sprintf("upstream %s unreachable", egress.HostPort(d.URL)), Retry: ir.RetryNext}}
+		return nil, s.transportFailure(ctx, at, err, fmt.Sprintf("upstream %s unreachable", egress.HostPort(d.URL)))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {

@@ -34,9 +34,7 @@ func (s *Service) exchange(ctx context.Context, sub *submission, t *Task, at *at
 		if _, ok := err.(*egress.DescriptorError); ok {
 			return nil, hookError(400, "invalid_request", err, at.cr.secrets)
 		}
-		s.log.Warn("task submit transport failure", "channel", at.ch.ID, "err", scrub(err.Error(), at.cr.secrets...))
-		return nil, &errRetry{&ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable",
-			Message: scrub(err.Error(), at.cr.secrets...), Retry: ir.RetryNext}}
+		return nil, s.transportFailure(ctx, at, err, scrub(err.Error(), at.cr.secrets...))
 	}
 	if resp.status/100 != 2 {
 		return nil, s.submitError(ctx, pluginCaller{l}, at, resp)
@@ -45,6 +43,21 @@ func (s *Service) exchange(ctx context.Context, sub *submission, t *Task, at *at
 		sub.Action = d.Action
 	}
 	return s.accept(ctx, sub, t, at, resp)
+}
+
+// transportFailure is a submit request that got no answer. The gateway's
+// own shortage (no descriptor, no local port) says nothing of the channel
+// and every other channel would need the same: a 503 that ends the
+// submission and leaves channel health alone, as for a chat call. Any
+// other failure is the channel's, and the next channel may serve.
+func (s *Service) transportFailure(ctx context.Context, at *attempt, err error, msg string) error {
+	if short := upstream.Shortage(err); short != nil {
+		short.Cause = nil // the cause names the upstream's address
+		upstream.NoteShortage(ctx, s.log, short)
+		return short
+	}
+	s.log.WarnContext(ctx, "task submit transport failure", "channel", at.ch.ID, "err", scrub(err.Error(), at.cr.secrets...))
+	return &errRetry{&ir.Error{Status: 502, Kind: ir.KindUpstream, Code: "upstream_unreachable", Message: msg, Retry: ir.RetryNext}}
 }
 
 // submitError words a non-2xx submit answer, through parseSubmitError when

@@ -1,8 +1,12 @@
 package upstream
 
 import (
+	"context"
 	"errors"
+	"log/slog"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/turnpike-gw/turnpike/internal/ir"
 )
@@ -33,4 +37,20 @@ func Shortage(err error) *ir.Error {
 	}
 	return &ir.Error{Status: 503, Kind: ir.KindOverloaded, Code: CodeOutOfResources,
 		Message: "the upstream could not be reached: " + what, Retry: ir.RetryNever, Cause: err}
+}
+
+// lastShortageLog is when NoteShortage last wrote (Unix nanoseconds).
+var lastShortageLog atomic.Int64
+
+// NoteShortage logs the gateway's own shortage at most once a second: a
+// node out of descriptors fails every call that needs one at once, and a
+// line per call would bury the cause. Channel health is not told (the
+// channel did nothing wrong), so this line is where an operator learns it.
+func NoteShortage(ctx context.Context, log *slog.Logger, e *ir.Error) {
+	now, last := time.Now().UnixNano(), lastShortageLog.Load()
+	if now-last < int64(time.Second) || !lastShortageLog.CompareAndSwap(last, now) {
+		return
+	}
+	log.ErrorContext(ctx, "a call failed for want of the gateway's own resources; calls fail with 503 until they free up (docs/OPERATIONS.md, file descriptors)",
+		"err", e.Message)
 }
