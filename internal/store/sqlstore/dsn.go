@@ -36,7 +36,7 @@ type target struct {
 // blocks mapped, so the process holds about the peak of all connections'
 // caches at once: under load the pool reaches five to eight connections,
 // each filled by whichever transactions it ran, and at 512 KiB each that
-// peak was 11 MB of the gateway's memory (4.7 MB at 128 KiB), while the
+// peak was 9-11 MiB of the gateway's memory (5-5.2 MiB at 128 KiB), while the
 // billing writer's CPU did not measurably depend on the cache at rest
 // (docs/PERFORMANCE.md, "Round four, seventh pass: SQLite's memory").
 // cache_spill(1024) lets one transaction's dirty pages grow that cache to
