@@ -28,13 +28,20 @@ type target struct {
 // upgrade fails with SQLITE_BUSY without waiting); temp_store(MEMORY) keeps
 // statement journals off disk (every multi-row INSERT of the billing writer
 // opens one, and on a temp file each journaled page cost a write system
-// call); cache_size(-512) gives each of the pool's connections 512 KiB of
+// call); cache_size(-128) gives each of the pool's connections 128 KiB of
 // page cache at rest instead of 2 MiB: the operating system caches the
-// file anyway, and at the default the caches of eight connections grew to
-// 12 MB of the gateway's memory under load. cache_spill(1024) lets one
-// transaction's dirty pages grow that cache to 1,024 pages (4 MiB) before
-// any is written to the WAL ahead of the commit: a billing batch of a few
-// hundred calls over many keys dirties more pages than 512 KiB holds (an
+// file anyway, and what stays in memory costs more than its size. SQLite's
+// allocator (modernc.org/memory) puts a 4 KiB page with its header in an
+// 8 KiB slot, seven to a 64 KiB block, and keeps up to 4 MiB of freed
+// blocks mapped, so the process holds about the peak of all connections'
+// caches at once: under load the pool reaches five to eight connections,
+// each filled by whichever transactions it ran, and at 512 KiB each that
+// peak was 9-11 MiB of the gateway's memory (5-5.2 MiB at 128 KiB), while the
+// billing writer's CPU did not measurably depend on the cache at rest
+// (docs/PERFORMANCE.md, "Round four, seventh pass: SQLite's memory").
+// cache_spill(1024) lets one transaction's dirty pages grow that cache to
+// 1,024 pages (4 MiB) before any is written to the WAL ahead of the commit: a billing batch of a few
+// hundred calls over many keys dirties more pages than the cache holds (an
 // index leaf per user and key in each of the log's indexes), and a
 // spilled page went to the WAL before the commit, often again at it, and
 // was read back when touched again, a third of the writer's CPU in
@@ -44,7 +51,7 @@ type target struct {
 // and syncs as before. The sqlite time format writes sortable UTC text
 // that the driver parses back into time.Time.
 const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)" +
-	"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-512)" +
+	"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-128)" +
 	"&_pragma=cache_spill(1024)" +
 	"&_txlock=immediate&_time_format=sqlite"
 
