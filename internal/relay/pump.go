@@ -180,11 +180,11 @@ type passStep struct {
 	// (CONTRACT §22). whole is set once it passed.
 	ends  protocol.StreamEndSniffer
 	whole bool
-	// at is the event an aside moment reads, and what it found.
+	// at is the event an aside moment reads and, from the usage sniff,
+	// whether it carried nothing but usage; the usage itself goes
+	// straight to the tally, so the step stays small for open streams.
 	atName      string
 	atData      []byte
-	atUsage     ir.Usage
-	atOK        bool
 	atUsageOnly bool
 }
 
@@ -246,17 +246,16 @@ func (p *passStep) sniffUsage(name string, data []byte) (usageOnly, drop bool) {
 	p.atName, p.atData = name, data
 	asideOn(sniffUsageAside, p)
 	p.atData = nil
-	if !p.atOK {
-		return false, false
-	}
-	p.tally.usage.Merge(p.atUsage)
 	return p.atUsageOnly, p.atUsageOnly && p.dropUsageOnly
 }
 
 func sniffUsageAside(v any) {
 	p := v.(*passStep)
-	p.atUsage, p.atOK = p.sp.SniffStreamUsage(p.atName, p.atData)
-	p.atUsageOnly = p.atOK && p.sp.UsageOnlyEvent(p.atName, p.atData)
+	u, ok := p.sp.SniffStreamUsage(p.atName, p.atData)
+	if ok {
+		p.tally.usage.Merge(u)
+	}
+	p.atUsageOnly = ok && p.sp.UsageOnlyEvent(p.atName, p.atData)
 }
 
 // firstText sends the event at once if it carries the answer's first text.
