@@ -180,6 +180,12 @@ type passStep struct {
 	// (CONTRACT §22). whole is set once it passed.
 	ends  protocol.StreamEndSniffer
 	whole bool
+	// at is the event an aside moment reads and, from the usage sniff,
+	// whether it carried nothing but usage; the usage itself goes
+	// straight to the tally, so the step stays small for open streams.
+	atName      string
+	atData      []byte
+	atUsageOnly bool
 }
 
 func (p *passStep) event(name string, data []byte) error {
@@ -208,39 +214,48 @@ func (p *passStep) event(name string, data []byte) error {
 	return nil
 }
 
-// The few moments of an event that go aside are methods of their own: the
-// variables their closures capture move to the heap, and declared in event
-// they would be allocated for every event, not just for those few.
+// The few moments of an event that go aside hand the step itself to a
+// function that is no closure (asideOn), with the event and the results in
+// the step's at fields: a closure would be allocated, with the variables it
+// shares, at every such moment, four a stream.
 
 // sniffEnd reads whether the event marks the stream whole.
 func (p *passStep) sniffEnd(name string, data []byte) {
 	if namesNonNull(data, finishName) {
 		// A chat chunk with a finish reason is read with a JSON
 		// path lookup through the choices, 3 KB deep: aside.
-		aside(func() { p.whole = p.ends.StreamEnds(name, data) })
+		p.atName, p.atData = name, data
+		asideOn(sniffEndAside, p)
+		p.atData = nil
 		return
 	}
 	p.whole = p.ends.StreamEnds(name, data)
 }
 
+func sniffEndAside(v any) {
+	p := v.(*passStep)
+	p.whole = p.ends.StreamEnds(p.atName, p.atData)
+}
+
 // sniffUsage adds the usage an event carries to the tally; drop is set for
 // a usage-only event the client did not ask for.
 func (p *passStep) sniffUsage(name string, data []byte) (usageOnly, drop bool) {
-	var u ir.Usage
-	var ok bool
 	// The dialects read usage with a JSON path lookup 3 KB deep,
 	// under the pump's own 3.7 KB: aside, the few events that carry
 	// usage (one or two a stream) do not double the handler's stack.
-	aside(func() {
-		if u, ok = p.sp.SniffStreamUsage(name, data); ok {
-			usageOnly = p.sp.UsageOnlyEvent(name, data)
-		}
-	})
-	if !ok {
-		return false, false
+	p.atName, p.atData = name, data
+	asideOn(sniffUsageAside, p)
+	p.atData = nil
+	return p.atUsageOnly, p.atUsageOnly && p.dropUsageOnly
+}
+
+func sniffUsageAside(v any) {
+	p := v.(*passStep)
+	u, ok := p.sp.SniffStreamUsage(p.atName, p.atData)
+	if ok {
+		p.tally.usage.Merge(u)
 	}
-	p.tally.usage.Merge(u)
-	return usageOnly, usageOnly && p.dropUsageOnly
+	p.atUsageOnly = ok && p.sp.UsageOnlyEvent(p.atName, p.atData)
 }
 
 // firstText sends the event at once if it carries the answer's first text.
@@ -248,11 +263,16 @@ func (p *passStep) firstText(name string, data []byte) {
 	// Reading an event's text is a JSON path lookup as deep as
 	// the usage's; until the first text is sent, aside too, with
 	// the first flush it makes.
-	aside(func() {
-		if len(p.sp.AppendStreamText(nil, name, data)) > 0 {
-			p.sink.textOutHere()
-		}
-	})
+	p.atName, p.atData = name, data
+	asideOn(firstTextAside, p)
+	p.atData = nil
+}
+
+func firstTextAside(v any) {
+	p := v.(*passStep)
+	if len(p.sp.AppendStreamText(nil, p.atName, p.atData)) > 0 {
+		p.sink.textOutHere()
+	}
 }
 
 func (p *passStep) end() error {
