@@ -197,14 +197,12 @@ func (c *callCore) openAttempt() attemptScope {
 	// A client that leaves a stream ends the upstream call at once (the
 	// stream tail does so once the answer streams); any other call is
 	// awaited clientLeftGrace more, so an answer being made is billed.
-	stream := c.stream
-	left := context.AfterFunc(c.r.Context(), func() {
-		if stream {
-			cancel()
-			return
-		}
-		time.AfterFunc(clientLeftGrace, cancel)
-	})
+	// A stream's watch is the cancel itself: no closure for it.
+	onLeft := cancel
+	if !c.stream {
+		onLeft = func() { time.AfterFunc(clientLeftGrace, cancel) }
+	}
+	left := context.AfterFunc(c.r.Context(), onLeft)
 	// When the shutdown grace is over the upstream read ends: the stream
 	// tail then tells the client in its dialect and bills what was sent.
 	stopped := context.AfterFunc(c.rl.stopped.watch(), cancel)
