@@ -19,8 +19,8 @@ import (
 // beginContent starts the call's capture when its key or group asks for
 // one. Realtime sessions (a WebSocket, not one request and one answer) and
 // batch lines (no row of their own) keep none.
-func (c *callCore) beginContent(h *hooks) {
-	if c.rl.Content == nil || c.line != nil || h.connect != nil {
+func (c *callCore) beginContent(h hooks) {
+	if c.rl.Content == nil || c.line != nil || h.connector() != nil {
 		return
 	}
 	p := c.principal

@@ -33,7 +33,7 @@ func TestContentLoggingOffAllocatesNothingOnTheCallPath(t *testing.T) {
 		{Group: "audited", LogContent: &store.ContentLogging{Enabled: false, MaxKB: 64}},
 	} {
 		c := &callCore{rl: rl, principal: p}
-		h := &hooks{}
+		h := &funcHooks{}
 		allocs := testing.AllocsPerRun(200, func() {
 			c.beginContent(h)
 			if c.content != nil {
@@ -47,13 +47,13 @@ func TestContentLoggingOffAllocatesNothingOnTheCallPath(t *testing.T) {
 	}
 	// The group that logs gets a capture.
 	c := &callCore{rl: rl, principal: &auth.Principal{Group: "audited"}}
-	c.beginContent(&hooks{})
+	c.beginContent(&funcHooks{})
 	if c.content == nil {
 		t.Fatal("a call of a group that logs has no capture")
 	}
 	// Realtime (a connect hook) and batch lines keep none.
 	rt := &callCore{rl: rl, principal: &auth.Principal{Group: "audited"}}
-	rt.beginContent(&hooks{connect: func(*routing.Channel) error { return nil }})
+	rt.beginContent(&funcHooks{connect: func(*routing.Channel) error { return nil }})
 	if rt.content != nil {
 		t.Error("a realtime session has a capture")
 	}

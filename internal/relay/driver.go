@@ -17,7 +17,29 @@ import (
 // how the upstream request is built and how the answer is relayed and
 // billed. No surface writes its own loop over channels, its own attempt or
 // its own settle.
-type hooks struct {
+//
+// It is an interface so that a surface can be its own hooks: the chat
+// call's methods reach the driver through one pointer, not as a method
+// value (a closure of its own) per hook and per call. Surfaces that fill
+// their hooks from parts use funcHooks.
+type hooks interface {
+	authenticateCaller() (*auth.Principal, error)
+	offerToPlugin() (served bool, err error)
+	readRequest() error
+	guardStage() error
+	cachedAnswer() (bool, error)
+	sizer() estimator
+	channelFilter() func(*routing.Channel) bool
+	affinity() (key routing.Session, ok bool)
+	noChannelAnswer(err error) error
+	sendAttempt(ctx context.Context, a upstream.Adapter, t upstream.Target, ch *routing.Channel) (req *http.Request, done func(), err error)
+	relayAnswer(a upstream.Adapter, t upstream.Target, ch *routing.Channel, resp *http.Response) error
+	connector() func(*routing.Channel) error
+}
+
+// funcHooks are hooks as function fields; a nil field is the driver's
+// default.
+type funcHooks struct {
 	// authenticate finds the caller from the request's headers, before
 	// the body is read.
 	authenticate func() (*auth.Principal, error)
@@ -60,7 +82,7 @@ var errServed = errors.New("relay: served by a task plugin")
 // attempt every planned channel under the shared retry rule; any error is
 // failed (refunded once, error row, error in the surface's dialect), and
 // every call is finished.
-func (c *callCore) serve(h *hooks) {
+func (c *callCore) serve(h hooks) {
 	err := c.drive(h)
 	if errors.Is(err, errServed) {
 		return
@@ -73,56 +95,44 @@ func (c *callCore) serve(h *hooks) {
 
 // drive runs the stages up to the attempts; a surface that lives on after
 // them (realtime) calls it directly.
-func (c *callCore) drive(h *hooks) error {
+func (c *callCore) drive(h hooks) error {
 	if c.line != nil {
 		c.principal = c.line.principal
 	} else {
-		p, err := h.authenticate()
+		p, err := h.authenticateCaller()
 		if err != nil {
 			return err
 		}
 		c.principal = p
 	}
 	c.beginContent(h)
-	if h.offer != nil {
-		served, err := h.offer()
-		if err != nil {
-			return err
+	if served, err := h.offerToPlugin(); err != nil || served {
+		if err == nil {
+			err = errServed
 		}
-		if served {
-			return errServed
-		}
-	}
-	if err := h.read(); err != nil {
 		return err
 	}
-	if h.guard != nil {
-		if err := h.guard(); err != nil {
-			return err
-		}
-	}
-	if h.cached != nil {
-		if hit, err := h.cached(); hit || err != nil {
-			return err
-		}
-	}
-	if err := c.admit(h.estimate); err != nil {
+	if err := h.readRequest(); err != nil {
 		return err
 	}
-	c.filter = h.filter
-	if h.session != nil {
-		if key, ok := h.session(); ok {
-			c.lookupPin(key)
-		}
+	if err := h.guardStage(); err != nil {
+		return err
 	}
-	plan, err := c.plan(h.filter)
+	if hit, err := h.cachedAnswer(); hit || err != nil {
+		return err
+	}
+	if err := c.admit(h.sizer()); err != nil {
+		return err
+	}
+	c.filter = h.channelFilter()
+	if key, ok := h.affinity(); ok {
+		c.lookupPin(key)
+	}
+	plan, err := c.plan(c.filter)
 	if err != nil {
-		if h.noChannel != nil {
-			return h.noChannel(err)
-		}
-		return err
+		return h.noChannelAnswer(err)
 	}
-	attempt := h.connect
+	attempt := h.connector()
 	if attempt == nil {
 		attempt = func(ch *routing.Channel) error { return c.attempt(ch, h) }
 	}
@@ -132,14 +142,14 @@ func (c *callCore) drive(h *hooks) error {
 // attempt is the one attempt body: build the request for the channel's
 // target, exchange it under the first-byte deadline, turn a non-2xx answer
 // into the provider's error (which health judges), and relay a 2xx one.
-func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
+func (c *callCore) attempt(ch *routing.Channel, h hooks) error {
 	a, t, err := c.rl.target(ch, c.model)
 	if err != nil {
 		return err
 	}
 	s := c.openAttempt()
 	defer s.close(c)
-	req, done, err := h.send(s.ctx, a, t, ch)
+	req, done, err := h.sendAttempt(s.ctx, a, t, ch)
 	if err != nil {
 		return err
 	}
@@ -159,7 +169,7 @@ func (c *callCore) attempt(ch *routing.Channel, h *hooks) error {
 	}
 	c.rl.Router.Health.SucceededKey(ch, ch.KeyIndex)
 	c.servedBy(ch)
-	return h.relay(a, t, ch, resp)
+	return h.relayAnswer(a, t, ch, resp)
 }
 
 // attemptScope is the upstream request's context of one attempt and the
@@ -187,14 +197,12 @@ func (c *callCore) openAttempt() attemptScope {
 	// A client that leaves a stream ends the upstream call at once (the
 	// stream tail does so once the answer streams); any other call is
 	// awaited clientLeftGrace more, so an answer being made is billed.
-	stream := c.stream
-	left := context.AfterFunc(c.r.Context(), func() {
-		if stream {
-			cancel()
-			return
-		}
-		time.AfterFunc(clientLeftGrace, cancel)
-	})
+	// A stream's watch is the cancel itself: no closure for it.
+	onLeft := cancel
+	if !c.stream {
+		onLeft = func() { time.AfterFunc(clientLeftGrace, cancel) }
+	}
+	left := context.AfterFunc(c.r.Context(), onLeft)
 	// When the shutdown grace is over the upstream read ends: the stream
 	// tail then tells the client in its dialect and bills what was sent.
 	stopped := context.AfterFunc(c.rl.stopped.watch(), cancel)

@@ -123,8 +123,8 @@ func (c *epCall) serve() {
 }
 
 // hooks are the endpoint's hooks for the one driver.
-func (c *epCall) hooks() *hooks {
-	h := &hooks{
+func (c *epCall) hooks() *funcHooks {
+	h := &funcHooks{
 		authenticate: c.keyAuth(keyFor(c.ep.dialect)),
 		offer:        c.offerToHost,
 		read:         c.readAndValidate,

@@ -138,7 +138,7 @@ func offeredProtocols(r *http.Request) []string {
 // retry rule. A failure after admission is refunded with its error row by
 // fail.
 func (s *rtSession) open() error {
-	return s.drive(&hooks{
+	return s.drive(&funcHooks{
 		authenticate: s.keyAuth(realtimeKey),
 		read:         s.read,
 		estimate: exactly(func(price *billing.Price) charge {

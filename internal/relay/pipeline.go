@@ -33,9 +33,9 @@ type call struct {
 	// resume is the stream failover of the call's streamed answer (nil
 	// when its model has none).
 	resume *resumer
-	// h is the call's hooks, held here so that they come with the call's
-	// one allocation rather than one of their own.
-	h hooks
+	// wire is the surface's channel filter (made once per surface), for
+	// the call's hooks (chatHooks).
+	wire func(*routing.Channel) bool
 }
 
 // answerStarted also lets go of the client's raw body: from the first byte
@@ -54,21 +54,8 @@ func (rl *Relay) chatHandler(sf surface) http.Handler {
 		c.begin(rl, w, r, string(sf.codec.Format()), sf.codec.Format())
 		c.rowOther = c.chatOther
 		c.cache = responseCache{core: &c.callCore, surface: c}
-		c.h = hooks{
-			// The key (or session) is checked from the headers before the
-			// body is read: an anonymous caller must not make the gateway
-			// take 32 MB first.
-			authenticate: c.authenticate,
-			read:         c.read,
-			guard:        c.guardRequest,
-			cached:       c.lookupCache,
-			estimate:     c.estimate,
-			filter:       filter,
-			session:      c.session,
-			send:         c.send,
-			relay:        c.relayKeeping,
-		}
-		c.serve(&c.h)
+		c.wire = filter
+		c.serve((*chatHooks)(c))
 	})
 }
 
