@@ -108,7 +108,7 @@ func buildGateway(t *testing.T) string {
 			return
 		}
 		gatewayBuild.bin = filepath.Join(dir, "turnpike")
-		cmd := exec.Command("go", "build", "-pgo=off", "-o", gatewayBuild.bin, "github.com/turnpike-gw/turnpike/cmd/turnpike")
+		cmd := exec.Command("go", "build", "-o", gatewayBuild.bin, "github.com/turnpike-gw/turnpike/cmd/turnpike")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			gatewayBuild.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
