@@ -224,17 +224,10 @@ func (p *passStep) sniffEnd(name string, data []byte) {
 	if namesNonNull(data, finishName) {
 		// A chat chunk with a finish reason is read with a JSON
 		// path lookup through the choices, 3 KB deep: aside.
-		p.atName, p.atData = name, data
-		asideOn(sniffEndAside, p)
-		p.atData = nil
+		p.asideAt(sniffEndAside, name, data)
 		return
 	}
 	p.whole = p.ends.StreamEnds(name, data)
-}
-
-func sniffEndAside(v any) {
-	p := v.(*passStep)
-	p.whole = p.ends.StreamEnds(p.atName, p.atData)
 }
 
 // sniffUsage adds the usage an event carries to the tally; drop is set for
@@ -243,19 +236,8 @@ func (p *passStep) sniffUsage(name string, data []byte) (usageOnly, drop bool) {
 	// The dialects read usage with a JSON path lookup 3 KB deep,
 	// under the pump's own 3.7 KB: aside, the few events that carry
 	// usage (one or two a stream) do not double the handler's stack.
-	p.atName, p.atData = name, data
-	asideOn(sniffUsageAside, p)
-	p.atData = nil
+	p.asideAt(sniffUsageAside, name, data)
 	return p.atUsageOnly, p.atUsageOnly && p.dropUsageOnly
-}
-
-func sniffUsageAside(v any) {
-	p := v.(*passStep)
-	u, ok := p.sp.SniffStreamUsage(p.atName, p.atData)
-	if ok {
-		p.tally.usage.Merge(u)
-	}
-	p.atUsageOnly = ok && p.sp.UsageOnlyEvent(p.atName, p.atData)
 }
 
 // firstText sends the event at once if it carries the answer's first text.
@@ -263,16 +245,7 @@ func (p *passStep) firstText(name string, data []byte) {
 	// Reading an event's text is a JSON path lookup as deep as
 	// the usage's; until the first text is sent, aside too, with
 	// the first flush it makes.
-	p.atName, p.atData = name, data
-	asideOn(firstTextAside, p)
-	p.atData = nil
-}
-
-func firstTextAside(v any) {
-	p := v.(*passStep)
-	if len(p.sp.AppendStreamText(nil, p.atName, p.atData)) > 0 {
-		p.sink.textOutHere()
-	}
+	p.asideAt(firstTextAside, name, data)
 }
 
 func (p *passStep) end() error {
